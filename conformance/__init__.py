@@ -1,0 +1,1 @@
+"""The conformance harness and the user-facing tools built on the specification (the ``ptxspec`` command)."""

@@ -1,0 +1,3 @@
+from ptxspec.conformance.cli import main
+
+main()

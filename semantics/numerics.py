@@ -1,0 +1,428 @@
+"""The numerics core: exact decoding of every PTX floating-point format, and ONE rounding routine.
+
+Every floating-point result in ptxspec is computed as an exact value -- an integer significand and a
+power of two, never a host float -- and then handed to :func:`round_value`, the single place where
+rounding (§6.5.2: .rn, .rna, .rz, .rm, .rp; §9.7.9.21: .rs), flush-to-zero, .sat, .satfinite and
+.relu happen, for every format of §5.2.3. This mirrors how Berkeley SoftFloat shares one
+round-and-pack routine between all operations.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from ptxspec.spec.types import FORMATS, FloatFormat, NanEncoding
+
+# ---------------------------------------------------------------------------------------------
+# Exact values
+# ---------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Exact:
+    """A finite real number ``(-1)^sign * significand * 2^exponent``, exactly.
+
+    ``sticky`` marks a value known only to lie strictly between ``significand * 2^exponent`` and
+    ``(significand + 1) * 2^exponent`` (the quotient or square root whose remainder was not zero).
+    A producer of a sticky value keeps at least two bits below the result's last place, so that the
+    open interval never straddles a rounding boundary.
+    """
+
+    sign: int
+    significand: int
+    exponent: int = 0
+    sticky: bool = False
+
+    @property
+    def is_zero(self) -> bool:
+        return self.significand == 0 and not self.sticky
+
+    def negate(self) -> Exact:
+        return attrs.evolve(self, sign=self.sign ^ 1)
+
+    def magnitude(self) -> Exact:
+        return attrs.evolve(self, sign=0)
+
+
+@attrs.frozen
+class Infinity:
+    sign: int
+
+    def negate(self) -> Infinity:
+        return Infinity(self.sign ^ 1)
+
+
+@attrs.frozen
+class NaN:
+    """A NaN of some format: its sign and trailing significand field (the payload, quiet bit included)."""
+
+    sign: int
+    payload: int
+    format: FloatFormat
+
+    @property
+    def is_signalling(self) -> bool:
+        """IEEE formats: the top trailing-significand bit clear means signalling."""
+        quiet_bit = 1 << (self.format.mantissa_bits - 1)
+        return self.format.nan is NanEncoding.IEEE and not (self.payload & quiet_bit)
+
+    def negate(self) -> NaN:
+        return attrs.evolve(self, sign=self.sign ^ 1)
+
+
+Value = Exact | Infinity | NaN
+
+
+def fmt_of(name_or_format: str | FloatFormat) -> FloatFormat:
+    return FORMATS[name_or_format] if isinstance(name_or_format, str) else name_or_format
+
+
+# ---------------------------------------------------------------------------------------------
+# Decoding (§5.2.1, §5.2.3)
+# ---------------------------------------------------------------------------------------------
+
+
+def fields(fmt: FloatFormat, bits: int) -> tuple[int, int, int]:
+    """Split ``bits`` into (sign, exponent field, mantissa field)."""
+    raw = bits >> fmt.shift
+    mantissa = raw & ((1 << fmt.mantissa_bits) - 1)
+    exponent = (raw >> fmt.mantissa_bits) & fmt.exponent_field_max
+    sign = (raw >> (fmt.exponent_bits + fmt.mantissa_bits)) & 1 if fmt.signed else 0
+    return sign, exponent, mantissa
+
+
+def is_nan_fields(fmt: FloatFormat, exponent: int, mantissa: int) -> bool:
+    if fmt.nan is NanEncoding.IEEE:
+        return exponent == fmt.exponent_field_max and mantissa != 0
+    if fmt.nan is NanEncoding.ALL_ONES:
+        return exponent == fmt.exponent_field_max and mantissa == (1 << fmt.mantissa_bits) - 1
+    return False
+
+
+def decode(fmt: FloatFormat | str, bits: int, *, ftz: bool = False) -> Value:
+    """The exact value that ``bits`` encodes in ``fmt``.
+
+    With ``ftz`` a subnormal input is read as a zero of the same sign (the ``.ftz`` input rule of
+    §9.7.3: "flush subnormal inputs ... to sign-preserving zero").
+    """
+    fmt = fmt_of(fmt)
+    sign, exponent, mantissa = fields(fmt, bits)
+    if is_nan_fields(fmt, exponent, mantissa):
+        return NaN(sign, mantissa, fmt)
+    if fmt.has_infinity and exponent == fmt.exponent_field_max:
+        return Infinity(sign)
+    if not fmt.has_subnormals:
+        return Exact(sign, 1 << fmt.mantissa_bits | mantissa, exponent - fmt.bias - fmt.mantissa_bits)
+    if exponent == 0:
+        if ftz:
+            return Exact(sign, 0)
+        return Exact(sign, mantissa, fmt.min_normal_exponent - fmt.mantissa_bits)
+    return Exact(sign, (1 << fmt.mantissa_bits) | mantissa, exponent - fmt.bias - fmt.mantissa_bits)
+
+
+def is_subnormal(fmt: FloatFormat | str, bits: int) -> bool:
+    fmt = fmt_of(fmt)
+    _, exponent, mantissa = fields(fmt, bits)
+    return fmt.has_subnormals and exponent == 0 and mantissa != 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Encoding the special values
+# ---------------------------------------------------------------------------------------------
+
+
+def pack(fmt: FloatFormat, sign: int, exponent_field: int, mantissa: int) -> int:
+    raw = (exponent_field << fmt.mantissa_bits) | mantissa
+    if fmt.signed:
+        raw |= sign << (fmt.exponent_bits + fmt.mantissa_bits)
+    return raw << fmt.shift
+
+
+def zero(fmt: FloatFormat | str, sign: int = 0) -> int:
+    fmt = fmt_of(fmt)
+    return pack(fmt, sign if fmt.signed else 0, 0, 0)
+
+
+def infinity(fmt: FloatFormat | str, sign: int = 0) -> int:
+    fmt = fmt_of(fmt)
+    assert fmt.has_infinity, f"{fmt} has no infinity"
+    return pack(fmt, sign, fmt.exponent_field_max, 0)
+
+
+def max_finite(fmt: FloatFormat | str, sign: int = 0) -> int:
+    fmt = fmt_of(fmt)
+    return pack(fmt, sign if fmt.signed else 0, *fmt.max_finite_fields)
+
+
+def min_subnormal(fmt: FloatFormat | str, sign: int = 0) -> int:
+    """The smallest positive magnitude of ``fmt`` (for ue8m0, which has no zero: 2^-127)."""
+    fmt = fmt_of(fmt)
+    return pack(fmt, sign if fmt.signed else 0, 0, 0 if not fmt.has_subnormals else 1)
+
+
+def canonical_nan(fmt: FloatFormat | str) -> int:
+    """The canonical NaN: positive, every exponent and mantissa bit set (0x7fffffff for f32, 0x7fff
+    for f16 and bf16, 0x7f for e4m3, 0xff for ue8m0), the NaN that PTX names canonical."""
+    fmt = fmt_of(fmt)
+    assert fmt.nan is not NanEncoding.NONE, f"{fmt} has no NaN"
+    return pack(fmt, 0, fmt.exponent_field_max, (1 << fmt.mantissa_bits) - 1)
+
+
+def encode_nan(fmt: FloatFormat | str, nan: NaN) -> int:
+    """A NaN's bits in ``fmt``; an IEEE payload keeps its most significant bits and is made quiet."""
+    fmt = fmt_of(fmt)
+    if fmt.nan is not NanEncoding.IEEE:
+        return canonical_nan(fmt)
+    src_bits = nan.format.mantissa_bits
+    if src_bits >= fmt.mantissa_bits:
+        payload = nan.payload >> (src_bits - fmt.mantissa_bits)
+    else:
+        payload = nan.payload << (fmt.mantissa_bits - src_bits)
+    payload |= 1 << (fmt.mantissa_bits - 1)
+    return pack(fmt, nan.sign, fmt.exponent_field_max, payload)
+
+
+def quiet(nan: NaN) -> int:
+    """The input NaN with its quiet bit set, in its own format (IEEE 754 payload propagation)."""
+    return encode_nan(nan.format, nan)
+
+
+# ---------------------------------------------------------------------------------------------
+# The rounding routine
+# ---------------------------------------------------------------------------------------------
+
+
+class Rounding(enum.Enum):
+    """Floating-point rounding modifiers (§6.5.2 Table 16) and stochastic rounding (§9.7.9.21)."""
+
+    RN = "rn"  #: to nearest, ties to even
+    RNA = "rna"  #: to nearest, ties away from zero
+    RZ = "rz"  #: toward zero
+    RM = "rm"  #: toward negative infinity
+    RP = "rp"  #: toward positive infinity
+    RS = "rs"  #: stochastic: the carry of (discarded bits + random bits) decides
+
+
+def _round_up(mode: Rounding, sign: int, q: int, rem: int, shift: int, sticky: bool, random: tuple[int, int] | None) -> bool:
+    """Whether the truncated magnitude ``q`` (the discarded part being ``rem`` over ``2^shift``, plus
+    an infinitesimal when ``sticky``) moves one unit away from zero."""
+    if shift == 0:
+        inexact, above_half, tie = sticky, False, False
+    else:
+        half = 1 << (shift - 1)
+        inexact = rem != 0 or sticky
+        above_half = rem > half or (rem == half and sticky)
+        tie = rem == half and not sticky
+    if mode is Rounding.RN:
+        return above_half or (tie and bool(q & 1))
+    if mode is Rounding.RNA:
+        return above_half or tie
+    if mode is Rounding.RZ:
+        return False
+    if mode is Rounding.RP:
+        return inexact and sign == 0
+    if mode is Rounding.RM:
+        return inexact and sign == 1
+    # .rs: "rounded toward or away from zero by the carry of the integer addition of the supplied
+    # random bits with the truncated (discarded) bits of the input mantissa" (§9.7.9.21). The k
+    # random bits are added to the k most significant discarded bits.
+    assert random is not None, ".rs needs random bits"
+    rbits, k = random
+    discarded = (rem << k) >> shift if shift else 0
+    return discarded + (rbits & ((1 << k) - 1)) >= (1 << k)
+
+
+def _overflow(fmt: FloatFormat, sign: int, mode: Rounding, satfinite: bool) -> int:
+    """The result of a magnitude beyond the largest finite value of ``fmt`` (IEEE 754 §7.4 for the
+    directed modes; formats without infinity give NaN where they have one, else saturate)."""
+    toward_zero = mode is Rounding.RZ or (mode is Rounding.RP and sign) or (mode is Rounding.RM and not sign)
+    if satfinite or toward_zero:
+        return max_finite(fmt, sign)
+    if fmt.has_infinity:
+        return infinity(fmt, sign)
+    return _no_infinity(fmt, sign)
+
+
+def _no_infinity(fmt: FloatFormat, sign: int) -> int:
+    """What an infinite result becomes in a format without infinities and without .satfinite:
+    the NaN of that sign where the format has one, else its largest finite value."""
+    if fmt.nan is NanEncoding.NONE:
+        return max_finite(fmt, sign)
+    return pack(fmt, sign if fmt.signed else 0, fmt.exponent_field_max, (1 << fmt.mantissa_bits) - 1)
+
+
+def round_exact(
+    x: Exact,
+    fmt: FloatFormat | str,
+    mode: Rounding = Rounding.RN,
+    *,
+    ftz: bool = False,
+    satfinite: bool = False,
+    random: tuple[int, int] | None = None,
+) -> int:
+    """Round the finite value ``x`` into ``fmt`` and return the bits.
+
+    ``ftz`` flushes a result that is subnormal after rounding to a zero of the same sign.
+    ``satfinite`` turns overflow into the largest finite value of the same sign.
+    ``random`` is ``(bits, k)``: k random bits for ``Rounding.RS``.
+    """
+    fmt = fmt_of(fmt)
+    sign = x.sign if fmt.signed else 0
+    if x.is_zero:
+        return zero(fmt, sign) if fmt.has_subnormals else min_subnormal(fmt)
+    if not fmt.signed and x.sign:
+        # Unsigned formats hold no negative value; the callers that allow one (cvt to ue8m0)
+        # decide what it becomes before coming here.
+        raise ValueError(f"negative value for unsigned format {fmt}")
+    msb = x.exponent + x.significand.bit_length() - 1
+    lsb = max(msb, fmt.min_normal_exponent) - fmt.mantissa_bits
+    shift = lsb - x.exponent
+    if shift <= 0:
+        assert not x.sticky, "a sticky value must carry bits below the result's last place"
+        q, rem, shift = x.significand << -shift, 0, 0
+    else:
+        q, rem = x.significand >> shift, x.significand & ((1 << shift) - 1)
+    if _round_up(mode, x.sign, q, rem, shift, x.sticky, random):
+        q += 1
+        if q >> fmt.precision:  # carried into a new binade
+            q >>= 1
+            lsb += 1
+    if q == 0:
+        return zero(fmt, sign) if fmt.has_subnormals else min_subnormal(fmt)
+    if q < (1 << fmt.mantissa_bits):  # subnormal after rounding
+        if ftz or not fmt.has_subnormals:
+            return zero(fmt, sign) if fmt.has_subnormals else min_subnormal(fmt)
+        return pack(fmt, sign, 0, q)
+    exponent_field = lsb + fmt.mantissa_bits + fmt.bias
+    mantissa = q - (1 << fmt.mantissa_bits)
+    max_e, max_m = fmt.max_finite_fields
+    if exponent_field > max_e or (exponent_field == max_e and mantissa > max_m):
+        return _overflow(fmt, x.sign, mode, satfinite)
+    return pack(fmt, sign, exponent_field, mantissa)
+
+
+def round_value(
+    value: Value,
+    fmt: FloatFormat | str,
+    mode: Rounding = Rounding.RN,
+    *,
+    ftz: bool = False,
+    sat: bool = False,
+    satfinite: bool = False,
+    relu: bool = False,
+    random: tuple[int, int] | None = None,
+    nan: int | None = None,
+) -> int:
+    """The one rounding routine: ``value`` (exact, infinite or NaN) to the bits of ``fmt``.
+
+    * ``mode``/``random``: the rounding of :func:`round_exact`.
+    * ``ftz``: flush a subnormal result to a zero of the same sign.
+    * ``sat``: clamp to [0.0, 1.0], NaN to +0.0 (§9.7.3: "saturates the result to [0.0, 1.0], with
+      NaNs being flushed to positive zero").
+    * ``satfinite``: infinities and overflow become the largest finite value of the same sign; a
+      NaN stays NaN (§9.7.9.21).
+    * ``relu``: a negative result becomes +0.0 and a NaN the canonical NaN (§9.7.9.21).
+    * ``nan``: the bits to return for a NaN value (the caller's NaN rule); by default the value's
+      payload carried over, made quiet.
+    """
+    fmt = fmt_of(fmt)
+    if isinstance(value, NaN):
+        if sat:
+            return zero(fmt, 0)
+        if relu:
+            return canonical_nan(fmt)
+        return nan if nan is not None else encode_nan(fmt, value)
+    if sat:
+        value = _clamp_unit(value)
+    if relu and value.sign == 1 and not (isinstance(value, Exact) and value.is_zero):
+        return zero(fmt, 0)
+    if isinstance(value, Infinity):
+        if satfinite:
+            return max_finite(fmt, value.sign)
+        if fmt.has_infinity:
+            return infinity(fmt, value.sign)
+        return _no_infinity(fmt, value.sign)
+    return round_exact(value, fmt, mode, ftz=ftz, satfinite=satfinite, random=random)
+
+
+def _clamp_unit(value: Exact | Infinity) -> Exact:
+    """Clamp to [0.0, 1.0]; -0.0 is kept (it is in the range)."""
+    if value.sign == 1:
+        return Exact(1, 0) if isinstance(value, Exact) and value.is_zero else Exact(0, 0)
+    if isinstance(value, Infinity) or _greater_than_one(value):
+        return Exact(0, 1)
+    return value
+
+
+def _greater_than_one(x: Exact) -> bool:
+    if x.exponent >= 0:
+        return x.significand << x.exponent > 1 or (x.significand << x.exponent == 1 and x.sticky)
+    whole = x.significand >> -x.exponent
+    frac = x.significand & ((1 << -x.exponent) - 1)
+    return whole > 1 or (whole == 1 and (frac != 0 or x.sticky))
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact arithmetic on decoded values
+# ---------------------------------------------------------------------------------------------
+
+
+def exact_sum(a: Exact, b: Exact, mode: Rounding = Rounding.RN) -> Exact:
+    """``a + b`` exactly. An exact zero sum takes IEEE 754's sign rule (§6.3): +0 unless both
+    addends are -0, or the rounding is toward negative infinity."""
+    assert not (a.sticky or b.sticky)
+    e = min(a.exponent, b.exponent)
+    sa = (a.significand << (a.exponent - e)) * (-1 if a.sign else 1)
+    sb = (b.significand << (b.exponent - e)) * (-1 if b.sign else 1)
+    total = sa + sb
+    if total == 0:
+        if a.significand == 0 and b.significand == 0 and a.sign == b.sign:
+            return Exact(a.sign, 0)
+        return Exact(1 if mode is Rounding.RM else 0, 0)
+    return Exact(int(total < 0), abs(total), e)
+
+
+def exact_product(a: Exact, b: Exact) -> Exact:
+    """``a * b`` exactly (the sign of a zero product is the exclusive or of the signs)."""
+    return Exact(a.sign ^ b.sign, a.significand * b.significand, a.exponent + b.exponent)
+
+
+def exact_quotient(a: Exact, b: Exact, precision: int) -> Exact:
+    """``a / b`` (b non-zero) to at least ``precision + 2`` significant bits, sticky if inexact."""
+    assert b.significand != 0
+    if a.significand == 0:
+        return Exact(a.sign ^ b.sign, 0)
+    # Scale the dividend so the integer quotient has at least precision + 2 bits.
+    k = max(0, precision + 2 + b.significand.bit_length() - a.significand.bit_length() + 1)
+    q, r = divmod(a.significand << k, b.significand)
+    return Exact(a.sign ^ b.sign, q, a.exponent - b.exponent - k, sticky=r != 0)
+
+
+def exact_sqrt(a: Exact, precision: int) -> Exact:
+    """``sqrt(a)`` for a >= 0 to at least ``precision + 2`` significant bits, sticky if inexact."""
+    import math
+
+    assert a.sign == 0 or a.significand == 0
+    if a.significand == 0:
+        return Exact(a.sign, 0)
+    sig, exp = a.significand, a.exponent
+    if exp & 1:
+        sig, exp = sig << 1, exp - 1
+    # Make the radicand wide enough that its root has precision + 2 bits (even shift keeps exp even).
+    need = 2 * (precision + 2) - sig.bit_length() + 2
+    if need > 0:
+        need += need & 1
+        sig, exp = sig << need, exp - need
+    root = math.isqrt(sig)
+    return Exact(0, root, exp // 2, sticky=root * root != sig)
+
+
+def to_fraction(x: Exact):
+    """The exact rational value (for oracles and documentation; sticky values are not exact)."""
+    from fractions import Fraction
+
+    assert not x.sticky
+    v = Fraction(x.significand) * (Fraction(2) ** x.exponent)
+    return -v if x.sign else v

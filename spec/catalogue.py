@@ -1,0 +1,267 @@
+"""The instruction catalogue and the parser from instruction text to a frozen :class:`Form`.
+
+An instruction *family* is one syntax line of the manual, such as §9.7.3.3's
+``add{.rnd}{.ftz}{.sat}.f32`` / ``add{.rnd}.f64``: an opcode followed by an ordered list of
+qualifier :class:`Slot` s, the operands, the legality rules that the syntax alone does not say (as
+small predicates with the manual's reason), and the PTX ISA version and target that it needs.
+
+:func:`parse` turns ``"fma.rn.ftz.f32"`` into a :class:`Form` -- the family plus the qualifier
+chosen for each slot -- or raises :class:`~ptxspec.spec.errors.IllegalForm` naming the offending
+qualifier and the section whose rule it breaks.
+
+Families live in the chapter modules (:mod:`ptxspec.spec.floating_point`,
+:mod:`ptxspec.spec.data_movement`, ...) and are collected here in :data:`CATALOGUE`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import attrs
+
+from ptxspec.spec.errors import IllegalForm, Location
+
+
+@attrs.frozen
+class Slot:
+    """One position in an instruction's qualifier list: its name and the tokens it admits.
+
+    A boolean modifier such as ``.ftz`` is a slot with the single token ``"ftz"``.
+    """
+
+    name: str
+    tokens: tuple[str, ...]
+    required: bool = False
+
+    def __str__(self) -> str:
+        body = "|".join("." + t for t in self.tokens)
+        return body if self.required else "{" + body + "}"
+
+
+@attrs.frozen
+class Operand:
+    """An operand of an instruction form: its name in the manual, its register type, and whether it
+    is written (a destination) or read."""
+
+    name: str
+    type: str
+    destination: bool = False
+
+
+@attrs.frozen
+class Target:
+    """The PTX ISA version and target architecture that a form needs (``sm`` as an integer: 90 for
+    sm_90; ``suffix`` "a" or "f" for the architecture-specific targets)."""
+
+    ptx: tuple[int, int] = (1, 0)
+    sm: int = 10
+    suffix: str = ""
+
+    def __str__(self) -> str:
+        return f"PTX ISA {self.ptx[0]}.{self.ptx[1]}, sm_{self.sm}{self.suffix}"
+
+
+@attrs.frozen
+class Rule:
+    """A legality rule: ``illegal(form)`` is true for the forms the manual forbids, with the reason."""
+
+    illegal: Callable[[Form], bool]
+    message: str | Callable[[Form], str]
+    section: str | None = None
+
+    def reason(self, form: Form) -> str:
+        return self.message(form) if callable(self.message) else self.message
+
+
+@attrs.frozen
+class Family:
+    """One syntax line of the manual (see the module docstring)."""
+
+    opcode: str
+    key: str
+    section: str
+    slots: tuple[Slot, ...]
+    operands: Callable[[Form], tuple[Operand, ...]]
+    rules: tuple[Rule, ...] = ()
+    target: Callable[[Form], Target] | Target = Target()
+    summary: str = ""
+
+    def syntax(self) -> str:
+        return self.opcode + "".join(str(s) for s in self.slots)
+
+    def target_of(self, form: Form) -> Target:
+        return self.target(form) if callable(self.target) else self.target
+
+
+@attrs.frozen
+class Form:
+    """A legal instruction form: a family and the token chosen in each of its slots.
+
+    ``form.get("rnd")`` is the rounding token or None; ``"ftz" in form`` tests a modifier.
+    """
+
+    family: Family
+    choices: tuple[tuple[str, str], ...]
+
+    @property
+    def opcode(self) -> str:
+        return self.family.opcode
+
+    @property
+    def text(self) -> str:
+        return ".".join([self.opcode, *(token for _, token in self.choices)])
+
+    def get(self, slot: str, default: str | None = None) -> str | None:
+        for name, token in self.choices:
+            if name == slot:
+                return token
+        return default
+
+    def __contains__(self, token: str) -> bool:
+        return any(t == token for _, t in self.choices)
+
+    def __getitem__(self, slot: str) -> str:
+        value = self.get(slot)
+        if value is None:
+            raise KeyError(slot)
+        return value
+
+    @property
+    def operands(self) -> tuple[Operand, ...]:
+        return self.family.operands(self)
+
+    @property
+    def destinations(self) -> tuple[Operand, ...]:
+        return tuple(o for o in self.operands if o.destination)
+
+    @property
+    def sources(self) -> tuple[Operand, ...]:
+        return tuple(o for o in self.operands if not o.destination)
+
+    @property
+    def target(self) -> Target:
+        return self.family.target_of(self)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Catalogue:
+    """All families, indexed by opcode."""
+
+    def __init__(self, families: Iterable[Family] = ()):
+        self._by_opcode: dict[str, list[Family]] = {}
+        self._by_key: dict[str, Family] = {}
+        for family in families:
+            self.add(family)
+
+    def add(self, family: Family) -> None:
+        if family.key in self._by_key:
+            raise ValueError(f"duplicate family key {family.key}")
+        self._by_key[family.key] = family
+        self._by_opcode.setdefault(family.opcode, []).append(family)
+
+    def families(self, opcode: str | None = None) -> list[Family]:
+        if opcode is None:
+            return list(self._by_key.values())
+        return list(self._by_opcode.get(opcode, ()))
+
+    def family(self, key: str) -> Family:
+        return self._by_key[key]
+
+    @property
+    def opcodes(self) -> list[str]:
+        return sorted(self._by_opcode)
+
+    def parse(self, text: str, *, where: Location | str | None = None) -> Form:
+        """Parse instruction text such as ``"cvt.rn.satfinite.e4m3x2.f32"`` into a :class:`Form`."""
+        where = where if where is not None else Location("<instruction>")
+        raw = text.strip()
+        if not raw or any(c.isspace() for c in raw):
+            raise IllegalForm(f"expected an instruction such as 'add.rn.f32', got {text!r}", where=where)
+        opcode, *tokens = raw.split(".")
+        if any(t == "" for t in tokens):
+            raise IllegalForm(f"empty qualifier in {raw!r}", where=where)
+        candidates = self._by_opcode.get(opcode)
+        if not candidates:
+            raise IllegalForm(f"unknown opcode {opcode!r}", where=where)
+        best: tuple[int, str, str | None] | None = None
+        for family in candidates:
+            matched = _match(family, tokens)
+            if isinstance(matched, Form):
+                for rule in family.rules:
+                    if rule.illegal(matched):
+                        raise IllegalForm(f"{raw}: {rule.reason(matched)}", where=where, section=rule.section or family.section)
+                return matched
+            depth, message = matched
+            if best is None or depth > best[0]:
+                best = (depth, message, family.section)
+        assert best is not None
+        syntaxes = " | ".join(f.syntax() for f in candidates)
+        raise IllegalForm(f"{raw}: {best[1]}; the forms are {syntaxes}", where=where, section=best[2])
+
+
+def _match(family: Family, tokens: list[str]) -> Form | tuple[int, str]:
+    """Match tokens to the family's slots in order; a Form, or how far it got and why it stopped."""
+    choices: list[tuple[str, str]] = []
+    slot_index = 0
+    for i, token in enumerate(tokens):
+        while slot_index < len(family.slots) and token not in family.slots[slot_index].tokens:
+            slot = family.slots[slot_index]
+            if slot.required:
+                return i, _unexpected(token, slot, family)
+            slot_index += 1
+        if slot_index == len(family.slots):
+            return i, _misplaced(token, family)
+        choices.append((family.slots[slot_index].name, token))
+        slot_index += 1
+    for slot in family.slots[slot_index:]:
+        if slot.required:
+            return len(tokens), f"missing {slot.name} qualifier ({' '.join('.' + t for t in slot.tokens)})"
+    return Form(family, tuple(choices))
+
+
+def _unexpected(token: str, slot: Slot, family: Family) -> str:
+    if any(token in s.tokens for s in family.slots):
+        return f"qualifier .{token} is out of place (expected {slot.name}: {' '.join('.' + t for t in slot.tokens)})"
+    return f"qualifier .{token} is not allowed here (expected {slot.name}: {' '.join('.' + t for t in slot.tokens)})"
+
+
+def _misplaced(token: str, family: Family) -> str:
+    if any(token in s.tokens for s in family.slots):
+        return f"qualifier .{token} is repeated or out of place"
+    return f"qualifier .{token} is not allowed with {family.opcode}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers for the chapter modules
+# ---------------------------------------------------------------------------------------------
+
+
+def same_type_operands(*names: str, slot: str = "type") -> Callable[[Form], tuple[Operand, ...]]:
+    """Operands all of the instruction type: the first is the destination (``d, a, b, ...``)."""
+
+    def operands(form: Form) -> tuple[Operand, ...]:
+        t = form[slot]
+        return tuple(Operand(n, t, destination=(i == 0)) for i, n in enumerate(names))
+
+    return operands
+
+
+def forbid(slot: str, when: Callable[[Form], bool], message: str, section: str | None = None) -> Rule:
+    """A rule: the slot's qualifier is illegal when ``when(form)`` holds."""
+    return Rule(lambda f: f.get(slot) is not None and when(f), message, section)
+
+
+def _load_catalogue() -> Catalogue:
+    from ptxspec.spec import data_movement, floating_point
+
+    return Catalogue([*floating_point.FAMILIES, *data_movement.FAMILIES])
+
+
+CATALOGUE = _load_catalogue()
+
+
+def parse(text: str, *, where: Location | str | None = None) -> Form:
+    """Parse instruction text against the whole catalogue (see :meth:`Catalogue.parse`)."""
+    return CATALOGUE.parse(text, where=where)
