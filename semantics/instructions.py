@@ -76,6 +76,6 @@ def _load_chapters() -> None:
     """Import the chapter modules, whose decorators fill :data:`SEMANTICS`."""
     global _loaded
     if not _loaded:
-        from ptxspec.semantics import data_movement, floating_point  # noqa: F401
+        from ptxspec.semantics import data_movement, floating_point, floating_point_approx  # noqa: F401
 
         _loaded = True

@@ -254,9 +254,9 @@ def forbid(slot: str, when: Callable[[Form], bool], message: str, section: str |
 
 
 def _load_catalogue() -> Catalogue:
-    from ptxspec.spec import data_movement, floating_point
+    from ptxspec.spec import data_movement, floating_point, floating_point_approx
 
-    return Catalogue([*floating_point.FAMILIES, *data_movement.FAMILIES])
+    return Catalogue([*floating_point.FAMILIES, *floating_point_approx.FAMILIES, *data_movement.FAMILIES])
 
 
 CATALOGUE = _load_catalogue()
