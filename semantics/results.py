@@ -131,10 +131,15 @@ class Profile:
     name: str
     #: Whether an unspecified NaN (f32, f16, bf16 arithmetic) is the canonical NaN (else: any NaN).
     canonical_nan: bool = False
-    #: How a format with NaN payloads (f64) picks its NaN result: "any" (spec: one of the quieted
-    #: input NaNs, or any NaN for an invalid operation), "canonical" (always the canonical NaN),
-    #: "first" (the first NaN operand, quieted; the canonical NaN for an invalid operation).
+    #: How a format with NaN payloads (f64) picks its NaN result. "any" (spec): one of the quieted
+    #: input NaNs, or any NaN for an invalid operation. "ordered": the quieted input NaN that
+    #: ``nan_operand_order`` prefers, and ``default_nan`` for an invalid operation.
     payload_nan_rule: str = "any"
+    #: Per opcode, which NaN operand an operation with several NaN operands returns: "first" or
+    #: "last" (in the operand order of the instruction). Opcodes not listed use "last".
+    nan_operand_order: dict[str, str] = attrs.field(factory=dict)
+    #: Per format, the NaN an invalid operation (inf - inf, 0 * inf, sqrt(-1)) returns.
+    default_nan: dict[str, int] = attrs.field(factory=dict)
 
     def unspecified_nan(self, fmt: FloatFormat | str) -> Result:
         """The result where the manual says only "a NaN" (an unspecified NaN)."""
@@ -143,13 +148,15 @@ class Profile:
             return canonical_nan(fmt)
         return AnyNaN(fmt)
 
-    def payload_nan(self, fmt: FloatFormat | str, quieted_inputs: list[int]) -> Result:
-        """The NaN result of a format that supports NaN payloads, given the input NaNs made quiet."""
+    def payload_nan(self, fmt: FloatFormat | str, quieted_inputs: list[int], opcode: str | None = None) -> Result:
+        """The NaN result of a format that supports NaN payloads, given the input NaNs made quiet
+        (in operand order) and the instruction's opcode."""
         fmt = fmt_of(fmt)
-        if self.payload_nan_rule == "canonical" or (self.payload_nan_rule == "first" and not quieted_inputs):
-            return canonical_nan(fmt)
-        if self.payload_nan_rule == "first":
-            return quieted_inputs[0]
+        if self.payload_nan_rule == "ordered":
+            if not quieted_inputs:
+                return self.default_nan.get(fmt.name, canonical_nan(fmt))
+            order = self.nan_operand_order.get(opcode or "", "last")
+            return quieted_inputs[0] if order == "first" else quieted_inputs[-1]
         if not quieted_inputs:
             return AnyNaN(fmt)
         members = frozenset(quieted_inputs)
@@ -158,8 +165,19 @@ class Profile:
 
 SPEC = Profile("spec")
 
-#: NVIDIA H100/H200 (sm_90). Each choice is backed by recordings under conformance/data/sm_90/.
-SM_90 = Profile("sm_90", canonical_nan=True, payload_nan_rule="first")
+#: NVIDIA H100/H200 (sm_90). Each choice is backed by the recordings in conformance/data/sm_90/
+#: (replayed by tests/test_silicon_sm90.py); docs/profiles.rst lists the measurements.
+SM_90 = Profile(
+    "sm_90",
+    # f32 (and f16, bf16) arithmetic returns 0x7fffffff (0x7fff): the canonical NaN.
+    canonical_nan=True,
+    payload_nan_rule="ordered",
+    # f64 add, sub, mul, min, max return the second NaN operand when both are NaN; div the first
+    # (its f64 division runs as a software sequence that meets the dividend's NaN first).
+    nan_operand_order={"div": "first"},
+    # inf - inf, 0 * inf, sqrt(-1) in f64 give the negative quiet NaN 0xfff8000000000000.
+    default_nan={"f64": 0xFFF8000000000000},
+)
 
 PROFILES: dict[str, Profile] = {"spec": SPEC, "sm_90": SM_90}
 
