@@ -1,39 +1,200 @@
 """The ``ptxspec`` command line. It only orchestrates: the meaning is in semantics/ and spec/.
 
-Every bad input ends in a one-line, located message on standard error and exit code 2.
+Every bad input ends in a one-line, located message on standard error and exit code 2: a
+command-line argument is named by its position (``<command line>, argument 3``), a line of an
+``--file`` by ``file:line:column``.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
+from collections.abc import Sequence
 
+import attrs
 import click
 
 from ptxspec import PTX_ISA_VERSION, __version__
-from ptxspec.spec.errors import OperandError, PtxSpecError
+from ptxspec.spec.errors import Location, OperandError, PtxSpecError
+
+# A PTX floating-point hex literal (§4.5.2: "0f" + 8 hex digits for .f32, "0d" + 16 for .f64), a
+# hex, binary or decimal integer. Underscores may group digits.
+_OPERAND = re.compile(r"(?:0[fFdDxX](?P<hex>[0-9a-fA-F_]+)|0[bB](?P<bin>[01_]+)|(?P<dec>[0-9][0-9_]*))")
 
 
-def parse_operand(text: str, position: int) -> int:
-    """An operand bit pattern: ``0x3f800000``, a decimal integer, or a PTX floating-point hex
-    literal ``0f3F800000`` / ``0d3FF0000000000000`` (§4.5.2)."""
-    t = text.strip().lower().replace("_", "")
-    try:
-        if t.startswith(("0f", "0d")) and len(t) > 2:
-            return int(t[2:], 16)
-        if t.startswith("0x"):
-            return int(t[2:], 16)
-        if t.startswith("0b"):
-            return int(t[2:], 2)
-        if t.isdigit():
-            return int(t, 10)
-    except ValueError:
-        pass
-    raise OperandError(f"operand {position} {text!r} is not a bit pattern (use 0x..., 0f..., 0d... or a decimal integer)", where="<command line>")
+def parse_operand(text: str, position: int | Location | str) -> int:
+    """An operand bit pattern: ``0x3f800000``, ``0b101``, a decimal integer, or a PTX
+    floating-point hex literal ``0f3F800000`` / ``0d3FF0000000000000`` (§4.5.2).
+
+    ``position`` is the operand's place, for the error message: an operand number on the command
+    line, or a :class:`~ptxspec.spec.errors.Location`.
+    """
+    where = f"<command line>, operand {position}" if isinstance(position, int) else position
+    match = _OPERAND.fullmatch(text.strip())
+    if match is None or text.strip().endswith("_"):
+        raise OperandError(f"{text!r} is not a bit pattern (use 0x..., 0f..., 0d..., 0b... or a decimal integer)", where=where)
+    if match["hex"] is not None:
+        return int(match["hex"].replace("_", ""), 16)
+    if match["bin"] is not None:
+        return int(match["bin"].replace("_", ""), 2)
+    return int(match["dec"].replace("_", ""), 10)
 
 
 def _hex(bits: int, width: int) -> str:
     return f"0x{bits:0{max(1, (width + 3) // 4)}x}"
+
+
+# ---------------------------------------------------------------------------------------------
+# One evaluation request: an instruction and its operands, each with where it came from
+# ---------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Request:
+    """An instruction text and its operand texts, with the location of each (for error messages)
+    and the location just past the last operand (where a missing operand would go)."""
+
+    instruction: str
+    instruction_at: Location | str
+    operands: tuple[tuple[str, Location | str], ...]
+    end: Location | str
+    line: Location | str
+
+
+@attrs.frozen
+class Evaluation:
+    form: object
+    sources: tuple[int, ...]
+    results: tuple[object, ...]
+    line: Location | str
+
+
+def prepare(request: Request):
+    """Parse the instruction and operands of ``request`` and check the operands against the form's
+    source operands (count and register width), with the location of whatever is wrong."""
+    from ptxspec.spec.catalogue import parse
+    from ptxspec.spec.types import register_bits
+
+    form = parse(request.instruction, where=request.instruction_at)
+    sources = tuple(parse_operand(text, where) for text, where in request.operands)
+    expected = form.sources
+    if len(sources) != len(expected):
+        names = ", ".join(o.name for o in expected) or "none"
+        where = request.operands[len(expected)][1] if len(sources) > len(expected) else request.end
+        raise OperandError(
+            f"{form.text} takes {len(expected)} source operand(s) ({names}), got {len(sources)}",
+            where=where,
+            section=form.family.section,
+        )
+    for value, operand, (text, where) in zip(sources, expected, request.operands):
+        width = register_bits(operand.type)
+        if value >= 1 << width:
+            raise OperandError(f"operand {operand.name} of {form.text} is a .{operand.type} register ({width} bits); {text} does not fit", where=where)
+    return form, sources
+
+
+def run(request: Request, profile: str) -> Evaluation:
+    """Evaluate one request; an error from the semantics is located at the request's line."""
+    from ptxspec.semantics.instructions import evaluate
+
+    form, sources = prepare(request)
+    try:
+        results = evaluate(form, sources, profile)
+    except PtxSpecError as error:
+        if error.where is None or error.where == form.text:
+            error.where = request.line
+        raise
+    return Evaluation(form, sources, results, request.line)
+
+
+def _outputs(evaluation: Evaluation) -> list:
+    from ptxspec.spec.types import register_bits
+
+    widths = [register_bits(d.type) for d in evaluation.form.destinations]
+    return [_hex(r, w) if isinstance(r, int) else r for r, w in zip(evaluation.results, widths)]
+
+
+def to_json(evaluation: Evaluation, profile: str, *, where: bool = False) -> dict:
+    """The ``--json`` object: ``instr``, ``inputs`` and ``outputs`` (hex strings, or an allowed set's
+    JSON form), ``profile``; ``where`` (``file:line``) in ``--file`` mode."""
+    from ptxspec.spec.types import register_bits
+
+    inputs = [_hex(v, register_bits(o.type)) for v, o in zip(evaluation.sources, evaluation.form.sources)]
+    outputs = [o if isinstance(o, str) else o.to_json() for o in _outputs(evaluation)]
+    obj = {"instr": evaluation.form.text, "inputs": inputs, "outputs": outputs, "profile": profile}
+    if where:
+        obj["where"] = str(evaluation.line)
+    return obj
+
+
+def describe(evaluation: Evaluation) -> list[str]:
+    """One text per destination: its bits in hex, or the allowed set described."""
+    return [o if isinstance(o, str) else o.describe() for o in _outputs(evaluation)]
+
+
+# ---------------------------------------------------------------------------------------------
+# --file: one "INSTRUCTION OPERAND..." per line
+# ---------------------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"\S+")
+
+
+def read_requests(path: str) -> list[Request]:
+    """The requests of an eval file: one ``INSTRUCTION OPERAND...`` per line, separated by blanks
+    (commas are allowed too, as in PTX); ``#`` or ``//`` starts a comment; blank lines are skipped."""
+    source = "<stdin>" if path == "-" else path
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as stream:
+                data = stream.read()
+    except OSError as error:
+        raise PtxSpecError(f"cannot read the file: {error.strerror or error}", where=Location(source)) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise PtxSpecError("the file is not UTF-8 text", where=Location(source, line, column)) from None
+    requests = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = _strip_comment(raw).replace(",", " ")
+        tokens = [(m.group(), Location(source, number, m.start() + 1)) for m in _TOKEN.finditer(line)]
+        if not tokens:
+            continue
+        (instruction, at), operands = tokens[0], tokens[1:]
+        end = Location(source, number, len(line.rstrip()) + 2)
+        requests.append(Request(instruction, at, tuple(operands), end, Location(source, number)))
+    if not requests:
+        raise PtxSpecError("the file holds no instruction (expected lines 'INSTRUCTION OPERAND...')", where=Location(source))
+    return requests
+
+
+def _strip_comment(line: str) -> str:
+    cut = len(line)
+    for marker in ("#", "//"):
+        i = line.find(marker)
+        if i != -1:
+            cut = min(cut, i)
+    return line[:cut]
+
+
+def command_line_request(instruction: str, operands: Sequence[str]) -> Request:
+    return Request(
+        instruction,
+        "<command line>, INSTRUCTION",
+        tuple((text, f"<command line>, operand {i}") for i, text in enumerate(operands, start=1)),
+        f"<command line>, operand {len(operands) + 1}",
+        "<command line>",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Commands
+# ---------------------------------------------------------------------------------------------
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -52,34 +213,56 @@ PROFILE_OPTION = click.option(
 
 
 @cli.command("eval")
-@click.argument("instruction")
+@click.argument("instruction", required=False)
 @click.argument("operands", nargs=-1)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of hex lines.")
+@click.option(
+    "--file",
+    "path",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Evaluate every line 'INSTRUCTION OPERAND...' of this file ('-': standard input; '#' starts a comment).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (one object; with --file, one object per line) instead of hex.")
 @PROFILE_OPTION
-def eval_command(instruction: str, operands: tuple[str, ...], as_json: bool, profile: str) -> None:
+def eval_command(instruction: str | None, operands: tuple[str, ...], path: str | None, as_json: bool, profile: str) -> None:
     """Evaluate INSTRUCTION (e.g. 'fma.rn.ftz.f32') on OPERANDS given as bit patterns.
 
     Prints one line per destination operand: its bits in hex, or, where the manual allows more than
     one result (a NaN of any payload, the error bound of an .approx instruction), the allowed set.
 
+    With --file, every line of the file is checked first and then evaluated; each prints as
+    'INSTRUCTION INPUTS -> OUTPUTS' (or one JSON object with --json).
+
     \b
-    Example:
-      ptxspec eval fma.rn.ftz.f32 0x3f800000 0x40000000 0x00000000
+    Examples:
+      ptxspec eval add.rn.f32 0x3f800000 0x40000000
+      ptxspec eval --json --profile sm_90 add.f32 0x7fc00000 0x3f800000
+      ptxspec eval --file examples/golden.txt
     """
-    from ptxspec.semantics.instructions import as_form, evaluate
+    if path is not None:
+        if instruction is not None:
+            raise click.UsageError("give either INSTRUCTION OPERANDS... or --file, not both")
+        evaluations = [run(request, profile) for request in read_requests(path)]
+        for evaluation in evaluations:
+            if as_json:
+                click.echo(json.dumps(to_json(evaluation, profile, where=True)))
+            else:
+                inputs = " ".join(_hex(v, _width(o.type)) for v, o in zip(evaluation.sources, evaluation.form.sources))
+                click.echo(f"{evaluation.form.text} {inputs} -> {'; '.join(describe(evaluation))}")
+        return
+    if instruction is None:
+        raise click.UsageError("missing INSTRUCTION (or --file)")
+    evaluation = run(command_line_request(instruction, operands), profile)
+    if as_json:
+        click.echo(json.dumps(to_json(evaluation, profile)))
+        return
+    for text in describe(evaluation):
+        click.echo(text)
+
+
+def _width(type_name: str) -> int:
     from ptxspec.spec.types import register_bits
 
-    form = as_form(instruction)
-    sources = [parse_operand(o, i + 1) for i, o in enumerate(operands)]
-    results = evaluate(form, sources, profile)
-    widths = [register_bits(d.type) for d in form.destinations]
-    if as_json:
-        outputs = [_hex(r, w) if isinstance(r, int) else r.to_json() for r, w in zip(results, widths)]
-        inputs = [_hex(v, register_bits(o.type)) for v, o in zip(sources, form.sources)]
-        click.echo(json.dumps({"instr": form.text, "inputs": inputs, "outputs": outputs, "profile": profile}))
-        return
-    for r, w in zip(results, widths):
-        click.echo(_hex(r, w) if isinstance(r, int) else r.describe())
+    return register_bits(type_name)
 
 
 @cli.command("forms")
@@ -90,7 +273,7 @@ def forms_command(opcode: str | None) -> None:
 
     families = CATALOGUE.families(opcode)
     if opcode and not families:
-        raise PtxSpecError(f"unknown opcode {opcode!r}", where="<command line>")
+        raise PtxSpecError(f"unknown opcode {opcode!r}", where="<command line>, OPCODE")
     for family in families:
         click.echo(f"§{family.section:10} {family.syntax()}")
 
@@ -105,9 +288,17 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("ptxspec: aborted", err=True)
         sys.exit(130)
+    except click.UsageError as error:
+        command = error.ctx.command_path if error.ctx is not None else "ptxspec"
+        click.echo(f"ptxspec: error: <command line>: {error.format_message()} (see '{command} --help')", err=True)
+        sys.exit(2)
     except click.ClickException as error:
         click.echo(f"ptxspec: error: {error.format_message()}", err=True)
         sys.exit(2)
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
+    except BrokenPipeError:
+        # The reader (`| head`) went away: stop quietly, as other command-line tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
     sys.exit(0)

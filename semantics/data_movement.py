@@ -1,3 +1,537 @@
-"""§9.7.9 Data movement and conversion instructions: cvt (§9.7.9.21) and cvt.pack (§9.7.9.22)."""
+"""§9.7.9 Data movement and conversion: cvt (§9.7.9.21) and cvt.pack (§9.7.9.22).
+
+Every floating-point element goes through :func:`convert`, the ``convert()`` of the manual's
+pseudo-code: decode the source exactly, apply the NaN rule, and round once with the numerics core's
+:func:`~ptxspec.semantics.numerics.round_value` (rounding, .ftz, .sat, .satfinite, .relu and the
+random bits of .rs). The packed forms only say which element lands where; they follow the manual's
+pseudo-code, in which operand ``a`` always lands in the most significant position::
+
+    d[31:16] = convert(a); d[15:0] = convert(b);           // .f16x2, .bf16x2
+    d[15:8]  = convert(a); d[7:0]  = convert(b);           // .e4m3x2, .e5m2x2, .ue8m0x2
+    d[7:4]   = convert(a); d[3:0]  = convert(b);           // .e2m1x2
+    d[13:8]  = convert(a); d[5:0]  = convert(b);           // .e2m3x2, .e3m2x2 (d[15:14] = d[7:6] = 0)
+    d[31:24], d[23:16], d[15:8], d[7:0] = convert(a, b, e, f)   // .e4m3x4 ... (.e2m1x4: 4-bit lanes)
+
+NaN results. The manual fixes some: ".sat ... NaN results are flushed to positive zero"; ".relu
+... NaN results are converted to canonical NaN"; ".satfinite ... if the input value is NaN, then
+the result is NaN in the specified destination format", and for .e2m1x2, .e2m3x2, .e3m2x2 (which
+have no NaN) "NaN results are converted to positive MAX_NORM"; "In float-to-integer conversions,
+NaN inputs are converted to 0". Everywhere else it leaves the NaN open -- it says so outright
+only for one form ("For cvt.f32.bf16, NaN input yields unspecified NaN"), and it gives cvt no
+payload rule (§9.7.3's "double-precision instructions support NaN payloads" is about the
+floating-point instructions; IEEE 754-2019 §6.2.3 only recommends payload preservation). So the
+spec-level result of such a conversion is any NaN of the destination format, and a profile pins
+the one a chip writes: :data:`MEASURED` holds what an H100 (sm_90) was measured to write, and the
+two places where it was measured to depart from the manual.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from ptxspec.spec.catalogue import Form
+from ptxspec.spec.data_movement import is_integer
+from ptxspec.spec.types import FORMATS, INTEGER_TYPES, PACKED_TYPES, FloatFormat, NanEncoding
+from ptxspec.semantics.instructions import semantic
+from ptxspec.semantics.numerics import (
+    Exact,
+    Infinity,
+    NaN,
+    Rounding,
+    Value,
+    _round_up,
+    canonical_nan,
+    decode,
+    encode_nan,
+    round_value,
+)
+from ptxspec.semantics.results import Profile, Result, pack_lanes, split_lanes
+
+F64 = FORMATS["f64"]
+F32 = FORMATS["f32"]
+TF32 = FORMATS["tf32"]
+F16 = FORMATS["f16"]
+BF16 = FORMATS["bf16"]
+UE8M0 = FORMATS["ue8m0"]
+
+#: Table 17 (§6.5.2): the integer rounding modifiers, as the direction of rounding to an integer.
+INTEGER_ROUNDING = {"rni": Rounding.RN, "rzi": Rounding.RZ, "rmi": Rounding.RM, "rpi": Rounding.RP}
+
+
+# ---------------------------------------------------------------------------------------------
+# NaN results the manual leaves open, as measured
+# ---------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Measured:
+    """What a chip writes for cvt where §9.7.9.21 leaves the result open, and where it was measured
+    to depart from the manual. The profile of that name uses it; the spec profile does not."""
+
+    #: The NaN written where the manual leaves a conversion's NaN open.
+    nan: Callable[[Form, FloatFormat, FloatFormat, NaN, int], int]
+    #: The integer written for a NaN input of a float-to-integer conversion (the manual: 0).
+    integer_nan: Callable[[Form], int]
+    #: Whether .ftz flushes a subnormal .f32 input of this form (the manual: always).
+    ftz_flushes_input: Callable[[Form], bool]
+
+
+def _sm90_nan(form: Form, src: FloatFormat, dst: FloatFormat, nan: NaN, bits: int) -> int:
+    """The NaN an H100 (sm_90) writes where §9.7.9.21 leaves it open, as recorded in
+    conformance/data/sm_90 (replayed by tests/test_silicon_sm90.py):
+
+    * to .f64: the input's sign and payload, made quiet (IEEE 754 §6.2.3) -- but with .ftz the
+      .f32 input goes through the single-precision unit first and arrives as 0x7fffffffe0000000,
+      the canonical .f32 NaN widened;
+    * from .f64: sign and leading payload bits, made quiet (0xfff4000000000007 -> .f16 0xff00);
+    * .bf16 to .f32: the bits shifted up unchanged, a signalling NaN staying signalling;
+    * .rna to .tf32: the low 13 bits cleared (so 0x7f800001 becomes +inf); with .satfinite one
+      .tf32 unit is then taken off the magnitude (0x7fc00000 -> 0x7fbfe000, 0x7f800001 ->
+      0x7f7fe000, the largest finite value);
+    * everything else: the canonical NaN of the destination (0x7fff, 0x7fffffff, 0x7fffe000, 0x7f).
+    """
+    if dst is F64:
+        if "ftz" in form:
+            return encode_nan(F64, NaN(0, (1 << F32.mantissa_bits) - 1, F32))
+        return encode_nan(F64, nan)
+    if src is F64:
+        return encode_nan(dst, nan)
+    if src is BF16 and dst is F32:
+        return bits << 16
+    if dst is TF32 and form.get("rnd") == "rna":
+        sign, magnitude = bits & 0x8000_0000, bits & 0x7FFF_E000
+        if "satfinite" in form:
+            magnitude -= 1 << TF32.shift
+        return sign | magnitude
+    return canonical_nan(dst)
+
+
+#: (dtype, atype) of the float-to-integer conversions whose NaN result an H100 was recorded to
+#: write as the most negative value's bit pattern, 1 << (bits - 1), instead of the manual's 0.
+_SM90_INTEGER_NAN_HIGH_BIT = frozenset({("s32", "f64"), ("s64", "f32"), ("s64", "f64"), ("u64", "f32"), ("u64", "f64")})
+
+
+def _sm90_integer_nan(form: Form) -> int:
+    """NaN to integer on an H100 (conformance/data/sm_90): 0, as §9.7.9.21 says, from .f32 and .f16
+    into 8- to 32-bit integers; but 0x80000000 for cvt.s32.f64 and 0x8000000000000000 for .s64 and
+    .u64 from .f32 and .f64 -- the hardware departs from the manual there. Pairs not recorded
+    follow the manual."""
+    dtype = form["dtype"]
+    if (dtype, form["atype"]) in _SM90_INTEGER_NAN_HIGH_BIT:
+        return 1 << (INTEGER_TYPES[dtype].bits - 1)
+    return 0
+
+
+MEASURED: dict[str, Measured] = {
+    "sm_90": Measured(
+        nan=_sm90_nan,
+        integer_nan=_sm90_integer_nan,
+        # cvt.rm.ftz.f16.f32 of -2^-149 gives -2^-24 (0x8001) and cvt.rp.ftz.f16.f32 of 2^-149
+        # gives 0x0001 on an H100: .ftz does not flush the .f32 input of a conversion to .f16.
+        ftz_flushes_input=lambda form: form["dtype"] != "f16",
+    ),
+}
+
+
+def _measured(profile: Profile) -> Measured | None:
+    return MEASURED.get(profile.name)
+
+
+def _single_nan(fmt: FloatFormat) -> bool:
+    """Whether ``fmt`` has exactly one NaN encoding (ue8m0: 0xff; ue4m3: 0x7f)."""
+    return fmt.nan is NanEncoding.ALL_ONES and not fmt.signed
+
+
+def conversion_nan(form: Form, src: FloatFormat, dst: FloatFormat, nan: NaN, bits: int, profile: Profile, *, sat: bool = False, relu: bool = False) -> Result:
+    """The result of converting the NaN ``nan`` (encoded as ``bits`` in ``src``) to ``dst``.
+
+    Fixed by §9.7.9.21: .sat gives +0.0, a destination without NaN gives +MAX_NORM, .relu gives
+    the canonical NaN (the core's :func:`round_value` applies those three); a destination with a
+    single NaN encoding (ue8m0) gives that. Otherwise the NaN is open: the profile's measurement,
+    else any NaN of ``dst``.
+    """
+    if sat or relu or dst.nan is NanEncoding.NONE:
+        return round_value(nan, dst, sat=sat, relu=relu)
+    if _single_nan(dst):
+        return canonical_nan(dst)
+    measured = _measured(profile)
+    if measured is not None:
+        return measured.nan(form, src, dst, nan, bits)
+    return profile.unspecified_nan(dst)
+
+
+# ---------------------------------------------------------------------------------------------
+# convert(): one floating-point element
+# ---------------------------------------------------------------------------------------------
+
+
+def flushes_input(form: Form, profile: Profile) -> bool:
+    """Whether the form's .ftz flushes its subnormal .f32 inputs: always by the manual; a measured
+    profile may record otherwise."""
+    measured = _measured(profile)
+    return measured is None or measured.ftz_flushes_input(form)
+
+
+def _unsigned(value: Exact | Infinity) -> Exact | Infinity:
+    """.ue8m0 has no sign bit: "... positive MAX_NORM in .ue8m0x2 for which destination sign is
+    not supported" -- the magnitude of the input is what gets converted (the manual compares
+    "the absolute value of input (ignoring sign)")."""
+    return Infinity(0) if isinstance(value, Infinity) else value.magnitude()
+
+
+def convert(
+    bits: int,
+    src: FloatFormat,
+    dst: FloatFormat,
+    mode: Rounding,
+    *,
+    form: Form,
+    profile: Profile,
+    ftz: bool = False,
+    sat: bool = False,
+    satfinite: bool = False,
+    relu: bool = False,
+    random: tuple[int, int] | None = None,
+) -> Result:
+    """``convert(a)`` of §9.7.9.21 for one floating-point element ``bits`` of format ``src``.
+
+    ``.ftz`` "applies only to single precision (.f32) inputs and results": a subnormal .f32
+    input is read as a zero of its sign, and a .f32 result that is subnormal is flushed.
+    """
+    value = decode(src, bits, ftz=ftz and src is F32 and flushes_input(form, profile))
+    if isinstance(value, NaN):
+        return conversion_nan(form, src, dst, value, bits, profile, sat=sat, relu=relu)
+    if not dst.signed:
+        value = _unsigned(value)
+    return round_value(value, dst, mode, ftz=ftz and dst is F32, sat=sat, satfinite=satfinite, relu=relu, random=random)
+
+
+# ---------------------------------------------------------------------------------------------
+# Integers
+# ---------------------------------------------------------------------------------------------
+
+
+def integer_value(type_name: str, bits: int) -> int:
+    """The integer that ``bits`` holds as a ``type_name`` (two's complement for .sN)."""
+    t = INTEGER_TYPES[type_name]
+    bits &= (1 << t.bits) - 1
+    return bits - (1 << t.bits) if t.signed and bits >> (t.bits - 1) else bits
+
+
+def integer_bits(type_name: str, value: int) -> int:
+    """The low bits of ``value`` that a ``type_name`` holds ("chop" of Table 15, §6.5.1)."""
+    return value & ((1 << INTEGER_TYPES[type_name].bits) - 1)
+
+
+def clamp(type_name: str, value: int) -> int:
+    """``value`` limited to MININT..MAXINT of ``type_name``."""
+    t = INTEGER_TYPES[type_name]
+    return max(t.min, min(t.max, value))
+
+
+def round_to_integer(x: Exact, mode: Rounding) -> int:
+    """The integer that ``x`` rounds to in direction ``mode`` (Table 17: .rni nearest-even, .rzi
+    toward zero, .rmi toward -inf, .rpi toward +inf), with the core's rounding decision."""
+    magnitude = x.significand << x.exponent if x.exponent >= 0 else None
+    if magnitude is None:
+        shift = -x.exponent
+        magnitude, rem = x.significand >> shift, x.significand & ((1 << shift) - 1)
+        if _round_up(mode, x.sign, magnitude, rem, shift, x.sticky, None):
+            magnitude += 1
+    return -magnitude if x.sign else magnitude
+
+
+def integer_to_integer(form: Form, a: int) -> int:
+    """Table 15 (§6.5.1): the source is sign- or zero-extended by its own type, then chopped to the
+    destination ("sext", "zext", "chop"). ".sat limits the result to MININT..MAXINT for the size of
+    the operation" (§9.7.9.21)."""
+    value = integer_value(form["atype"], a)
+    if "sat" in form:
+        value = clamp(form["dtype"], value)
+    return integer_bits(form["dtype"], value)
+
+
+def float_to_integer(form: Form, a: int, profile: Profile) -> int:
+    """Float to integer, rounded by .irnd. "In float-to-integer conversions, NaN inputs are
+    converted to 0"; "For float-to-integer conversions, the result is clamped to the destination
+    range by default; i.e, .sat is redundant" (§9.7.9.21) -- infinities clamp to MININT/MAXINT."""
+    src = FORMATS[form["atype"]]
+    value = decode(src, a, ftz="ftz" in form and src is F32 and flushes_input(form, profile))
+    dtype = form["dtype"]
+    if isinstance(value, NaN):
+        measured = _measured(profile)
+        return 0 if measured is None else integer_bits(dtype, measured.integer_nan(form))
+    if isinstance(value, Infinity):
+        t = INTEGER_TYPES[dtype]
+        return integer_bits(dtype, t.min if value.sign else t.max)
+    return integer_bits(dtype, clamp(dtype, round_to_integer(value, INTEGER_ROUNDING[form["rnd"]])))
+
+
+def integer_to_float(form: Form, a: int, profile: Profile) -> Result:
+    """Integer to float: the exact integer, rounded once by .frnd (§9.7.9.21 floating-point notes),
+    then .sat ([0.0, 1.0]) and .ftz (.f32 results) as for any float result."""
+    n = integer_value(form["atype"], a)
+    exact = Exact(int(n < 0), abs(n))
+    dst = FORMATS[form["dtype"]]
+    return round_value(exact, dst, Rounding(form["rnd"]), ftz="ftz" in form and dst is F32, sat="sat" in form)
+
+
+def round_to_integral(form: Form, a: int, profile: Profile) -> Result:
+    """Same-size float to float with integer rounding (``cvt.rni.f32.f32``): "The result is an
+    integral value, stored in floating-point format" (§9.7.9.21). A zero result keeps the sign of
+    the input (IEEE 754 roundToIntegral: -0.4 with .rni gives -0.0); infinities stay infinities."""
+    fmt = FORMATS[form["atype"]]
+    ftz, sat = "ftz" in form, "sat" in form
+    value = decode(fmt, a, ftz=ftz and fmt is F32 and flushes_input(form, profile))
+    if isinstance(value, NaN):
+        return conversion_nan(form, fmt, fmt, value, a, profile, sat=sat)
+    if isinstance(value, Exact):
+        value = Exact(value.sign, abs(round_to_integer(value, INTEGER_ROUNDING[form["rnd"]])))
+    return round_value(value, fmt, Rounding.RN, ftz=ftz and fmt is F32, sat=sat)
+
+
+# ---------------------------------------------------------------------------------------------
+# cvt: the scalar forms
+# ---------------------------------------------------------------------------------------------
+
+
+@semantic("cvt")
+def cvt(form: Form, a: int, *, profile: Profile) -> Result:
+    """§9.7.9.21 cvt ``d, a``: convert between the fundamental types (and to .tf32).
+
+    * integer to integer: sign/zero extension or chop by Table 15, optionally saturated (.sat);
+    * float to integer: rounded by .irnd, clamped to the destination range, NaN -> 0;
+    * integer to float: rounded by .frnd;
+    * same-type float with .irnd: rounded to an integral value in the same format;
+    * float to float: rounded once by .frnd (exact widenings need none), with .ftz (.f32 inputs and
+      results), .sat ([0.0, 1.0], NaN -> +0.0), .relu (negative -> +0.0, NaN -> canonical NaN) and
+      .satfinite (infinities and overflow -> ±MAX_NORM, NaN stays NaN).
+
+    NaN results that the manual leaves open are any NaN (see the module docstring).
+    """
+    dtype, atype, rnd = form["dtype"], form["atype"], form.get("rnd")
+    if is_integer(dtype) and is_integer(atype):
+        return integer_to_integer(form, a)
+    if is_integer(dtype):
+        return float_to_integer(form, a, profile)
+    if is_integer(atype):
+        return integer_to_float(form, a, profile)
+    if rnd in INTEGER_ROUNDING:
+        return round_to_integral(form, a, profile)
+    # An exact conversion (a widening, or a .f32 -> .f32 move with .ftz/.sat) has no rounding to
+    # do; .rn stands in for the absent modifier.
+    mode = Rounding(rnd) if rnd else Rounding.RN
+    return convert(
+        a,
+        FORMATS[atype],
+        FORMATS[dtype],
+        mode,
+        form=form,
+        profile=profile,
+        ftz="ftz" in form,
+        sat="sat" in form,
+        satfinite="satfinite" in form,
+        relu="relu" in form,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# cvt: packed destinations and sources
+# ---------------------------------------------------------------------------------------------
+
+
+def _element(packed_type: str) -> FloatFormat:
+    return FORMATS[PACKED_TYPES[packed_type].element]
+
+
+def _lane_bits(packed_type: str) -> int:
+    return PACKED_TYPES[packed_type].lane_bits
+
+
+def _convert_all(form: Form, profile: Profile, sources: list[int], src: FloatFormat, mode: Rounding, randoms: list[tuple[int, int]] | None = None) -> Result:
+    """Convert each source element to the destination's element format and pack them, the first
+    source in the most significant lane (the manual's pseudo-code)."""
+    dst = _element(form["dtype"])
+    randoms = randoms or [None] * len(sources)
+    lanes = [
+        convert(x, src, dst, mode, form=form, profile=profile, satfinite="satfinite" in form, relu="relu" in form, random=r)
+        for x, r in zip(sources, randoms)
+    ]
+    return pack_lanes(lanes, _lane_bits(form["dtype"]))
+
+
+@semantic("cvt.x2.f32")
+def cvt_f32_pair_to_half2(form: Form, a: int, b: int, *, profile: Profile) -> Result:
+    """§9.7.9.21 ``cvt.frnd2{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b``: "two inputs a and b of
+    .f32 type are converted into .f16 or .bf16 type and the converted values are packed in the
+    destination register d, such that the value converted from input a is stored in the upper half
+    of d and the value converted from input b is stored in the lower half of d"."""
+    return _convert_all(form, profile, [a, b], F32, Rounding(form["rnd"]))
+
+
+def rs_random_bits(dtype: str, rbits: int) -> list[tuple[int, int]]:
+    """The random bits of each source (in operand order a, b[, e, f]) for .rs, as ``(bits, k)``.
+
+    §9.7.9.21, as read here (the figures 37-40 the text refers to are not in the text):
+
+    * .f16x2: "13 LSBs from upper 16-bits are used as random bits for operand a with 3 MSBs are 0
+      and 13 LSBs from lower 16-bits are used as random bits for operand b" -- a: rbits[28:16],
+      b: rbits[12:0], 13 bits each (as many as .f32 -> .f16 discards); rbits[31:29] and
+      rbits[15:13] are not used.
+    * .bf16x2: "upper 16-bits are used as random bits for operand a and lower 16-bits ... for
+      operand b" -- a: rbits[31:16], b: rbits[15:0].
+    * .e4m3x4/.e5m2x4/.e2m3x4/.e3m2x4: "lower 16-bits are used for operands e, f and upper 16 bits
+      are used for operands a, b" -- a and b both take rbits[31:16], e and f both rbits[15:0],
+      16 bits each.
+    * .e2m1x4: "lower 8-bits from both 16-bits half of rbits are used for operands e, f and upper
+      8-bits from both 16-bits half of rbits are used for operands a, b" -- a: rbits[31:24],
+      b: rbits[15:8], e: rbits[23:16], f: rbits[7:0], 8 bits each (the higher half for the
+      earlier operand, as everywhere else in cvt).
+    """
+    if dtype == "f16x2":
+        return [((rbits >> 16) & 0x1FFF, 13), (rbits & 0x1FFF, 13)]
+    if dtype == "bf16x2":
+        return [((rbits >> 16) & 0xFFFF, 16), (rbits & 0xFFFF, 16)]
+    if dtype == "e2m1x4":
+        return [((rbits >> 24) & 0xFF, 8), ((rbits >> 8) & 0xFF, 8), ((rbits >> 16) & 0xFF, 8), (rbits & 0xFF, 8)]
+    upper, lower = (rbits >> 16) & 0xFFFF, rbits & 0xFFFF
+    return [(upper, 16), (upper, 16), (lower, 16), (lower, 16)]
+
+
+@semantic("cvt.rs.x2.f32")
+def cvt_rs_f32_pair_to_half2(form: Form, a: int, b: int, rbits: int, *, profile: Profile) -> Result:
+    """§9.7.9.21 ``cvt.rs{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b, rbits``: as the .rn form,
+    rounded by .rs: "the result of the operation is rounded toward or away from zero based on the
+    carry out of the integer addition of the supplied random bits (rbits) to the truncated bits
+    (discarded bits) of the input mantissa" -- the random bits of :func:`rs_random_bits`."""
+    return _convert_all(form, profile, [a, b], F32, Rounding.RS, rs_random_bits(form["dtype"], rbits))
+
+
+@semantic("cvt.f8x2.f32")
+def cvt_f32_pair_to_narrow2(form: Form, a: int, b: int, *, profile: Profile) -> Result:
+    """§9.7.9.21 ``cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2,e2m3x2,e3m2x2,e2m1x2}.f32 d, a, b``:
+    "the value converted from input a is stored in the upper 8 bits of d and the value converted
+    from input b is stored in the lower 8 bits of d" (upper/lower 4 bits for .e2m1x2; for
+    .e2m3x2/.e3m2x2 each 6-bit value is padded with zeros in its byte's 2 MSBs).
+
+    .satfinite: "If the absolute value of input (ignoring sign) is greater than MAX_NORM of the
+    specified destination format, then the result is sign-preserved MAX_NORM of the destination
+    format" -- infinities included; a NaN gives a NaN of .e4m3/.e5m2 and +MAX_NORM of the formats
+    without NaN (.e2m1, .e2m3, .e3m2).
+
+    Where ml_dtypes differs (tests/test_cvt.py pins each case): its float8_e4m3fn turns overflow
+    and infinities into NaN and its float8_e5m2 into infinities, where the mandatory .satfinite
+    gives ±MAX_NORM; its float6/float4 types turn NaN into -0.0, where PTX gives +MAX_NORM; its
+    float8_e5m2 NaN is 0x7e, where PTX allows any .e5m2 NaN.
+    """
+    return _convert_all(form, profile, [a, b], F32, Rounding.RN)
+
+
+@semantic("cvt.f8x2.f16x2")
+def cvt_half2_to_narrow2(form: Form, a: int, *, profile: Profile) -> Result:
+    """§9.7.9.21 ``cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f16x2 d, a``: "the value converted from
+    the upper 16 bits of input a is stored in the upper 8 bits of d and the value converted from
+    the lower 16 bits of input a is stored in the lower 8 bits of d"."""
+    return _convert_all(form, profile, split_lanes(a, 2, 16), F16, Rounding.RN)
+
+
+@semantic("cvt.f16x2.f8x2")
+def cvt_narrow2_to_half2(form: Form, a: int, *, profile: Profile) -> Result:
+    """§9.7.9.21 ``cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2,e2m3x2,e3m2x2,e2m1x2} d, a``: "the value
+    converted from the upper 8 bits of a is stored in the upper 16 bits of d and the value
+    converted from the lower 8 bits of a is stored in the lower 16 bits of d" (4-bit halves for
+    .e2m1x2). Every value of these formats is an .f16 value, so .rn never rounds; .relu clamps
+    negative results to +0.0 and turns NaN into the canonical NaN; other NaNs are open.
+
+    .e2m3x2/.e3m2x2: "Each 8-bit input value in operand a with the 2 MSBs being 0 is converted";
+    the manual defines no other input, and this reads only the 6 low bits of each byte.
+    """
+    src = _element(form["atype"])
+    lane = _lane_bits(form["atype"])
+    elements = [x & ((1 << src.width) - 1) for x in split_lanes(a, 2, lane)]
+    return _convert_all(form, profile, elements, src, Rounding.RN)
+
+
+@semantic("cvt.rs.x4")
+def cvt_rs_f32_quad_to_narrow4(form: Form, a: int, b: int, e: int, f: int, rbits: int, *, profile: Profile) -> Result:
+    """§9.7.9.21 ``cvt.rs{.relu}.satfinite.{e4m3x4,e5m2x4,e2m3x4,e3m2x4,e2m1x4}.f32 d, {a, b, e, f},
+    rbits``: "the value converted from inputs a, b, e, f are stored in each 8 bits starting from
+    the upper bits of d" (4 bits for .e2m1x4; each 6-bit value of .e2m3x4/.e3m2x4 padded with 2
+    zero MSBs), stochastically rounded with the random bits of :func:`rs_random_bits`."""
+    return _convert_all(form, profile, [a, b, e, f], F32, Rounding.RS, rs_random_bits(form["dtype"], rbits))
+
+
+@semantic("cvt.ue8m0x2")
+def cvt_to_ue8m0x2(form: Form, *sources: int, profile: Profile) -> Result:
+    """§9.7.9.21 ``cvt.frnd3{.satfinite}.ue8m0x2.f32 d, a, b`` and ``... .ue8m0x2.bf16x2 d, a``
+    (.frnd3 = .rz, .rp): "the value converted from input a is stored in the upper 8 bits of d and
+    the value converted from input b is stored in the lower 8 bits of d" (for .bf16x2: the upper
+    and lower halves of a).
+
+    .ue8m0 is 2^(e-127), e in 0..254, with 0xff the NaN: no sign, no zero, no infinity. The input's
+    magnitude is converted (the sign is ignored, see :func:`_unsigned`); .satfinite turns overflow
+    and infinity into 2^127 ("positive MAX_NORM in .ue8m0x2"), and without it an infinite or
+    overflowing result is the NaN 0xff. Zero and magnitudes below 2^-127 become 2^-127 (0x00), the
+    smallest value (the core's rule for ue8m0, which has no zero; the manual is silent).
+    """
+    if form["atype"] == "f32":
+        elements, src = list(sources), F32
+    else:
+        elements, src = split_lanes(sources[0], 2, 16), BF16
+    return _convert_all(form, profile, elements, src, Rounding(form["rnd"]))
+
+
+@semantic("cvt.bf16x2.ue8m0x2")
+def cvt_ue8m0x2_to_bf16x2(form: Form, a: int, *, profile: Profile) -> Result:
+    """§9.7.9.21 ``cvt.rn.bf16x2.ue8m0x2 d, a``: "the value converted from the upper 8 bits of a is
+    stored in the upper 16 bits of d and the value converted from the lower 8 bits of a is stored
+    in the lower 16 bits of d". Every .ue8m0 value 2^-127..2^127 is a .bf16 value (2^-127 a
+    subnormal), so nothing rounds; the NaN 0xff gives a .bf16 NaN the manual leaves open."""
+    return _convert_all(form, profile, split_lanes(a, 2, 8), UE8M0, Rounding.RN)
+
+
+# ---------------------------------------------------------------------------------------------
+# §9.7.9.22 cvt.pack
+# ---------------------------------------------------------------------------------------------
+
+#: Widths and signedness of the .convertType of cvt.pack (§9.7.9.22).
+PACK_TYPES = {"u2": (2, False), "s2": (2, True), "u4": (4, False), "s4": (4, True), "u8": (8, False), "s8": (8, True), "u16": (16, False), "s16": (16, True)}
+
+
+def _saturate_pack(type_name: str, value: int) -> int:
+    """MIN(convertType)..MAX(convertType) as a two's complement field of the type's width."""
+    size, signed = PACK_TYPES[type_name]
+    low, high = (-(1 << (size - 1)), (1 << (size - 1)) - 1) if signed else (0, (1 << size) - 1)
+    return max(low, min(high, value)) & ((1 << size) - 1)
+
+
+def _pack(form: Form, a: int, b: int, c: int = 0) -> int:
+    """§9.7.9.22 semantics: ``ta``, ``tb`` are a, b clamped to the range of .convertType ("The .sat
+    modifier limits the converted values to MIN(convertType)..MAX(convertedType) (no overflow)";
+    the pseudo-code's second ``ta = a > MAX ? MAX : a`` line reads as continuing the clamp, not
+    undoing the first); ``td[size-1:0] = tb``, ``td[2*size-1:size] = ta``; for .u16/.s16
+    ``d = td``, else ``d[2*size-1:0] = td`` and ``d[31:2*size] = c[31-2*size:0]``."""
+    size, _ = PACK_TYPES[form["convertType"]]
+    ta = _saturate_pack(form["convertType"], integer_value("s32", a))
+    tb = _saturate_pack(form["convertType"], integer_value("s32", b))
+    td = (ta << size) | tb
+    if size == 16:
+        return td
+    return (td | (c << (2 * size))) & 0xFFFF_FFFF
+
+
+@semantic("cvt.pack")
+def cvt_pack(form: Form, a: int, b: int, *, profile: Profile) -> int:
+    """§9.7.9.22 ``cvt.pack.sat.{u16,s16}.s32 d, a, b``: "Convert two 32-bit integers a and b into
+    specified type and pack the results into d" -- a in d[31:16], b in d[15:0], each saturated."""
+    return _pack(form, a, b)
+
+
+@semantic("cvt.pack.c")
+def cvt_pack_c(form: Form, a: int, b: int, c: int, *, profile: Profile) -> int:
+    """§9.7.9.22 ``cvt.pack.sat.{u2,s2,u4,s4,u8,s8}.s32.b32 d, a, b, c``: a and b saturated and
+    packed into the low 2*size bits of d (a above b); "If operand c is specified then remaining bits
+    of d are copied from lower bits of c"."""
+    return _pack(form, a, b, c)

@@ -171,9 +171,18 @@ def canonical_nan(fmt: FloatFormat | str) -> int:
 
 
 def encode_nan(fmt: FloatFormat | str, nan: NaN) -> int:
-    """A NaN's bits in ``fmt``; an IEEE payload keeps its most significant bits and is made quiet."""
+    """A NaN's bits in ``fmt``; an IEEE payload keeps its most significant bits and is made quiet.
+
+    Narrowing keeps the top ``fmt.mantissa_bits`` bits of the payload, widening appends zeros
+    below it (IEEE 754 §6.2.3: the payload is preserved as far as the format allows); the quiet
+    bit is then set, so a signalling NaN whose payload lies only in the dropped bits is still a NaN.
+    Formats whose NaN is not IEEE have no payload: a NaN from e4m3, ue4m3 or ue8m0 (§5.2.3: "NaN
+    values are restricted to 0x7f and 0xff") becomes the canonical NaN of ``fmt``, as does any
+    NaN stored into such a format. Formats without NaN have no encoding for it (see
+    :func:`round_value`, which gives +MAX_NORM there).
+    """
     fmt = fmt_of(fmt)
-    if fmt.nan is not NanEncoding.IEEE:
+    if fmt.nan is not NanEncoding.IEEE or nan.format.nan is not NanEncoding.IEEE:
         return canonical_nan(fmt)
     src_bits = nan.format.mantissa_bits
     if src_bits >= fmt.mantissa_bits:
@@ -264,9 +273,27 @@ def round_exact(
 ) -> int:
     """Round the finite value ``x`` into ``fmt`` and return the bits.
 
+    The value is rounded once, at ``fmt``'s precision with its subnormal range and an unbounded
+    exponent range above (IEEE 754 §4.3, §7.4); a rounded magnitude beyond the largest finite value
+    is an overflow:
+
+    * ``.rz``, and ``.rm``/``.rp`` toward zero, give the largest finite value of the sign;
+    * ``.rn``, ``.rna``, ``.rs`` and the directed modes away from zero give infinity; a format
+      without infinity gives its NaN of that sign (e4m3, ue4m3, ue8m0), or its largest finite value
+      when it has no NaN either (e2m1, e2m3, e3m2);
+    * ``satfinite`` turns every overflow into the largest finite value of the same sign.
+
     ``ftz`` flushes a result that is subnormal after rounding to a zero of the same sign.
-    ``satfinite`` turns overflow into the largest finite value of the same sign.
-    ``random`` is ``(bits, k)``: k random bits for ``Rounding.RS``.
+
+    ``random`` is ``(bits, k)``: k random bits for ``Rounding.RS``. They are added to the k most
+    significant bits of the discarded fraction (zeros where fewer than k bits are discarded; bits
+    below the k-th are not looked at), and a carry out of those k bits rounds away from zero
+    (§9.7.9.21: "rounded toward or away from zero by the carry of the integer addition of the
+    supplied random bits with the truncated (discarded) bits of the input mantissa").
+
+    Formats of precision 1 (ue8m0): every significand is odd, so ``.rn`` ties have no even
+    candidate and go away from zero. ue8m0 has no zero: a zero or a value below 2^-127 gives 2^-127,
+    the representable value nearest to it.
     """
     fmt = fmt_of(fmt)
     sign = x.sign if fmt.signed else 0
@@ -319,25 +346,35 @@ def round_value(
 
     * ``mode``/``random``: the rounding of :func:`round_exact`.
     * ``ftz``: flush a subnormal result to a zero of the same sign.
-    * ``sat``: clamp to [0.0, 1.0], NaN to +0.0 (§9.7.3: "saturates the result to [0.0, 1.0], with
-      NaNs being flushed to positive zero").
+    * ``sat``: clamp to [+0.0, 1.0], NaN to +0.0 (§9.7.3: "saturates the result to [0.0, 1.0], with
+      NaNs being flushed to positive zero"). -0.0 also becomes +0.0: the lower end of the range is
+      +0.0 (sm_90 agrees: ``add.rn.sat.f32`` of -0.0 + -0.0 and ``cvt.rn.sat.f16.f32`` of -0.0
+      give +0.0).
     * ``satfinite``: infinities and overflow become the largest finite value of the same sign; a
       NaN stays NaN (§9.7.9.21).
-    * ``relu``: a negative result becomes +0.0 and a NaN the canonical NaN (§9.7.9.21).
+    * ``relu``: "if the result is negative, .relu clamps it to 0. NaN results are converted to the
+      canonical NaN" (§9.7.9.21). A result whose sign is negative, -0.0 and results that round to
+      -0.0 included, becomes +0.0 (sm_90 agrees: ``cvt.rn.relu.f16.f32`` of -0.0 gives +0.0).
     * ``nan``: the bits to return for a NaN value (the caller's NaN rule); by default the value's
       payload carried over, made quiet.
+
+    A format without NaN (e2m1, e2m3, e3m2) turns a NaN into +MAX_NORM: "for .e2m1x2, .e2m3x2,
+    .e3m2x2, ... NaN results are converted to positive MAX_NORM" (§9.7.9.21 .satfinite; those
+    destinations require .satfinite).
     """
     fmt = fmt_of(fmt)
     if isinstance(value, NaN):
         if sat:
             return zero(fmt, 0)
+        if fmt.nan is NanEncoding.NONE:
+            return max_finite(fmt, 0)
         if relu:
             return canonical_nan(fmt)
         return nan if nan is not None else encode_nan(fmt, value)
     if sat:
         value = _clamp_unit(value)
-    if relu and value.sign == 1 and not (isinstance(value, Exact) and value.is_zero):
-        return zero(fmt, 0)
+    if relu and value.sign == 1:
+        return zero(fmt, 0) if fmt.has_subnormals else min_subnormal(fmt)
     if isinstance(value, Infinity):
         if satfinite:
             return max_finite(fmt, value.sign)
@@ -348,9 +385,9 @@ def round_value(
 
 
 def _clamp_unit(value: Exact | Infinity) -> Exact:
-    """Clamp to [0.0, 1.0]; -0.0 is kept (it is in the range)."""
+    """Clamp to [+0.0, 1.0]: anything with the sign bit set, -0.0 included, becomes +0.0."""
     if value.sign == 1:
-        return Exact(1, 0) if isinstance(value, Exact) and value.is_zero else Exact(0, 0)
+        return Exact(0, 0)
     if isinstance(value, Infinity) or _greater_than_one(value):
         return Exact(0, 1)
     return value

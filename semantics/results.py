@@ -132,12 +132,12 @@ class Profile:
     #: Whether an unspecified NaN (f32, f16, bf16 arithmetic) is the canonical NaN (else: any NaN).
     canonical_nan: bool = False
     #: How a format with NaN payloads (f64) picks its NaN result. "any" (spec): one of the quieted
-    #: input NaNs, or any NaN for an invalid operation. "ordered": the quieted input NaN that
-    #: ``nan_operand_order`` prefers, and ``default_nan`` for an invalid operation.
+    #: input NaNs, or any NaN for an invalid operation. "ordered": the quieted NaN operand that
+    #: ``nan_operand_priority`` ranks first, and ``default_nan`` for an invalid operation.
     payload_nan_rule: str = "any"
-    #: Per opcode, which NaN operand an operation with several NaN operands returns: "first" or
-    #: "last" (in the operand order of the instruction). Opcodes not listed use "last".
-    nan_operand_order: dict[str, str] = attrs.field(factory=dict)
+    #: Per opcode, the operand positions (0 = a) in the order a chip prefers their NaNs when
+    #: several operands are NaN. Opcodes not listed prefer the last operand first.
+    nan_operand_priority: dict[str, tuple[int, ...]] = attrs.field(factory=dict)
     #: Per format, the NaN an invalid operation (inf - inf, 0 * inf, sqrt(-1)) returns.
     default_nan: dict[str, int] = attrs.field(factory=dict)
 
@@ -148,18 +148,21 @@ class Profile:
             return canonical_nan(fmt)
         return AnyNaN(fmt)
 
-    def payload_nan(self, fmt: FloatFormat | str, quieted_inputs: list[int], opcode: str | None = None) -> Result:
-        """The NaN result of a format that supports NaN payloads, given the input NaNs made quiet
-        (in operand order) and the instruction's opcode."""
+    def payload_nan(self, fmt: FloatFormat | str, operands: list[int | None], opcode: str | None = None) -> Result:
+        """The NaN result of a format that supports NaN payloads (f64).
+
+        ``operands`` holds, in operand order, each NaN operand made quiet and None for the others.
+        """
         fmt = fmt_of(fmt)
+        nans = [q for q in operands if q is not None]
         if self.payload_nan_rule == "ordered":
-            if not quieted_inputs:
+            if not nans:
                 return self.default_nan.get(fmt.name, canonical_nan(fmt))
-            order = self.nan_operand_order.get(opcode or "", "last")
-            return quieted_inputs[0] if order == "first" else quieted_inputs[-1]
-        if not quieted_inputs:
+            priority = self.nan_operand_priority.get(opcode or "", tuple(reversed(range(len(operands)))))
+            return next(operands[i] for i in priority if i < len(operands) and operands[i] is not None)
+        if not nans:
             return AnyNaN(fmt)
-        members = frozenset(quieted_inputs)
+        members = frozenset(nans)
         return next(iter(members)) if len(members) == 1 else OneOf(members, fmt.width)
 
 
@@ -172,9 +175,9 @@ SM_90 = Profile(
     # f32 (and f16, bf16) arithmetic returns 0x7fffffff (0x7fff): the canonical NaN.
     canonical_nan=True,
     payload_nan_rule="ordered",
-    # f64 add, sub, mul, min, max return the second NaN operand when both are NaN; div the first
-    # (its f64 division runs as a software sequence that meets the dividend's NaN first).
-    nan_operand_order={"div": "first"},
+    # When several f64 operands are NaN: add, sub, mul, min, max return b's; fma and mad prefer b,
+    # then c, then a; div returns a's (f64 division runs as a software sequence).
+    nan_operand_priority={"fma": (1, 2, 0), "mad": (1, 2, 0), "div": (0, 1)},
     # inf - inf, 0 * inf, sqrt(-1) in f64 give the negative quiet NaN 0xfff8000000000000.
     default_nan={"f64": 0xFFF8000000000000},
 )

@@ -1,0 +1,92 @@
+"""Throughput of the batched paths (ptxspec.semantics.batch) against the readable semantics.
+
+    python bench/throughput.py [--n 1000000] [--loop-n 20000] [--profile spec|sm_90] [--seed 0]
+
+For each form with a fast path it prints:
+
+* the batched path's results/s on ``--n`` seeded input vectors (best of ``--repeat`` runs, one
+  thread: numpy's elementwise loops do not use threads);
+* the readable semantics' results/s, calling ``evaluate()`` once per vector in a plain Python loop
+  on the first ``--loop-n`` vectors only, and the time that loop would take for all ``--n``
+  vectors extrapolated linearly from that measurement (labelled as such);
+* the ratio of the two rates;
+* whether the batched results are identical to the one-at-a-time results on the looped vectors
+  (the bits, and the open "any NaN" lanes under the spec profile). Exit status 1 if not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from ptxspec.semantics.batch import FAST_PATHS, evaluate_batch
+from ptxspec.semantics.instructions import as_form, evaluate
+
+#: Every input class, mixed into the random inputs: zeros, infinities, NaNs with payloads (quiet
+#: and signalling), subnormals, 1 and its neighbours, the largest finite value, e4m3's 448.
+SPECIALS = np.array(
+    [0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC12345, 0x7F800001, 0x00000001, 0x807FFFFF,
+     0x00800000, 0x3F800000, 0xBF800001, 0x3F7FFFFF, 0x7F7FFFFF, 0x43E00000, 0x43E80000],
+    dtype=np.uint32,
+)
+
+
+def seeded_f32(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Binary32 bit patterns: 1/2 uniform, 1/2 with exponents near 1 (so that operands interact),
+    and 1 in 64 replaced by a special value."""
+    uniform = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    near = (rng.integers(127 - 24, 127 + 24, n, dtype=np.uint64).astype(np.uint32) << np.uint32(23)) | (uniform & np.uint32(0x807FFFFF))
+    out = np.where(rng.random(n) < 0.5, uniform, near)
+    special = rng.random(n) < 1 / 64
+    out[special] = rng.choice(SPECIALS, int(special.sum()))
+    return out
+
+
+def measure(text: str, n: int, loop_n: int, profile: str, repeat: int, rng: np.random.Generator) -> bool:
+    form = as_form(text)
+    sources = [seeded_f32(rng, n) for _ in form.sources]
+
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = evaluate_batch(form, sources, profile)
+        best = min(best, time.perf_counter() - start)
+    batched_rate = n / best
+
+    loop_n = min(loop_n, n)
+    columns = [s[:loop_n].tolist() for s in sources]
+    start = time.perf_counter()
+    scalar = [evaluate(form, [col[i] for col in columns], profile)[0] for i in range(loop_n)]
+    loop_seconds = time.perf_counter() - start
+    loop_rate = loop_n / loop_seconds
+
+    identical = all(result.result(i) == want for i, want in enumerate(scalar))
+    print(f"{text}  (profile {profile})")
+    print(f"  batched:           {batched_rate:14,.0f} results/s   ({n:,} vectors in {best * 1e3:.1f} ms, best of {repeat})")
+    print(f"  one at a time:     {loop_rate:14,.0f} results/s   (evaluate() in a Python loop, measured on {loop_n:,} vectors:"
+          f" {loop_seconds:.2f} s; extrapolated to {n:,}: {n / loop_rate:.0f} s)")
+    print(f"  ratio:             {batched_rate / loop_rate:14,.0f} x")
+    print(f"  identical: {'yes' if identical else 'no'}   (batched vs one at a time on the {loop_n:,} looped vectors)")
+    return identical
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1_000_000, help="vectors per batch (default 10^6)")
+    parser.add_argument("--loop-n", type=int, default=20_000, help="vectors evaluated one at a time (default 20000)")
+    parser.add_argument("--profile", choices=["spec", "sm_90"], default="spec")
+    parser.add_argument("--repeat", type=int, default=3, help="batched runs; the best is reported")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    rng = np.random.default_rng(args.seed)
+    ok = True
+    for text in sorted(FAST_PATHS):
+        ok &= measure(text, args.n, args.loop_n, args.profile, args.repeat, rng)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
