@@ -21,8 +21,9 @@ only for one form ("For cvt.f32.bf16, NaN input yields unspecified NaN"), and it
 payload rule (§9.7.3's "double-precision instructions support NaN payloads" is about the
 floating-point instructions; IEEE 754-2019 §6.2.3 only recommends payload preservation). So the
 spec-level result of such a conversion is any NaN of the destination format, and a profile pins
-the one a chip writes: :data:`MEASURED` holds what an H100 (sm_90) was measured to write, and the
-two places where it was measured to depart from the manual.
+the one a chip writes: :data:`MEASURED` holds what an H100 (sm_90) was measured to write, including
+the places where it departs from the manual (float-to-integer NaN, .ftz on cvt.f16.f32, and a
+cvt.rna.tf32.f32 NaN that comes out as infinity).
 """
 
 from __future__ import annotations
@@ -40,8 +41,7 @@ from ptxspec.semantics.numerics import (
     Infinity,
     NaN,
     Rounding,
-    Value,
-    _round_up,
+    round_to_integer,
     canonical_nan,
     decode,
     encode_nan,
@@ -231,18 +231,6 @@ def clamp(type_name: str, value: int) -> int:
     return max(t.min, min(t.max, value))
 
 
-def round_to_integer(x: Exact, mode: Rounding) -> int:
-    """The integer that ``x`` rounds to in direction ``mode`` (Table 17: .rni nearest-even, .rzi
-    toward zero, .rmi toward -inf, .rpi toward +inf), with the core's rounding decision."""
-    magnitude = x.significand << x.exponent if x.exponent >= 0 else None
-    if magnitude is None:
-        shift = -x.exponent
-        magnitude, rem = x.significand >> shift, x.significand & ((1 << shift) - 1)
-        if _round_up(mode, x.sign, magnitude, rem, shift, x.sticky, None):
-            magnitude += 1
-    return -magnitude if x.sign else magnitude
-
-
 def integer_to_integer(form: Form, a: int) -> int:
     """Table 15 (§6.5.1): the source is sign- or zero-extended by its own type, then chopped to the
     destination ("sext", "zext", "chop"). ".sat limits the result to MININT..MAXINT for the size of
@@ -269,7 +257,7 @@ def float_to_integer(form: Form, a: int, profile: Profile) -> int:
     return integer_bits(dtype, clamp(dtype, round_to_integer(value, INTEGER_ROUNDING[form["rnd"]])))
 
 
-def integer_to_float(form: Form, a: int, profile: Profile) -> Result:
+def integer_to_float(form: Form, a: int) -> Result:
     """Integer to float: the exact integer, rounded once by .frnd (§9.7.9.21 floating-point notes),
     then .sat ([0.0, 1.0]) and .ftz (.f32 results) as for any float result."""
     n = integer_value(form["atype"], a)
@@ -317,7 +305,7 @@ def cvt(form: Form, a: int, *, profile: Profile) -> Result:
     if is_integer(dtype):
         return float_to_integer(form, a, profile)
     if is_integer(atype):
-        return integer_to_float(form, a, profile)
+        return integer_to_float(form, a)
     if rnd in INTEGER_ROUNDING:
         return round_to_integral(form, a, profile)
     # An exact conversion (a widening, or a .f32 -> .f32 move with .ftz/.sat) has no rounding to

@@ -104,38 +104,14 @@ def round_element(
 
     ".sat clamps the result to [0.0, 1.0]. NaN results are flushed to +0.0f" (§9.7.3.3); the
     core's clamp makes -0.0 (from -0.0 + -0.0, say) +0.0 too, as sm_90 does. Under ``.ftz`` a
-    result that is tiny (:func:`tiny_after_rounding`) becomes a zero of its sign.
+    result that is tiny after rounding (see :func:`~ptxspec.semantics.numerics.round_exact`)
+    becomes a zero of its sign.
     """
     if isinstance(value, NaN) or any(isinstance(v, NaN) for v in operands):
         if sat:
             return round_value(Exact(0, 0), fmt)
         return nan_result(fmt, operands, profile, opcode)
-    if ftz and isinstance(value, Exact) and tiny_after_rounding(value, fmt, mode):
-        return round_value(Exact(value.sign, 0), fmt, sat=sat)
     return round_value(value, fmt, mode, ftz=ftz, sat=sat)
-
-
-def tiny_after_rounding(x: Exact, fmt: FloatFormat, mode: Rounding) -> bool:
-    """Whether ``.ftz`` flushes the exact result ``x``: IEEE 754 §7.5 tininess "after rounding",
-    "computed as though the exponent range were unbounded".
-
-    The result is rounded once to ``fmt``'s precision in a format with ``fmt``'s significand and a
-    wider exponent (the one rounding routine, so no second rounding logic), and it is a "subnormal
-    result" when that lies below the smallest normal of ``fmt``. sm_90 decides so: mul.rn.ftz.f32
-    of 0x3f21e58f and 0x00ca6691 (exactly 2^-126 - 2^-173) gives 0x00800000, while mul.rn.ftz.f32
-    of 0x3f7fffff and 0x00800000 (exactly 2^-126 - 2^-150, a tie on the subnormal grid that
-    rounds up to 2^-126 there) gives +0.0 (conformance/data/sm_90 and a probe on an H200).
-    """
-    if x.is_zero:
-        return False
-    wide = _WIDE[fmt.name]
-    rounded = decode(wide, round_value(x, wide, mode))
-    assert isinstance(rounded, Exact), "the wide format holds every product and quotient of two f32/f64 values"
-    return rounded.exponent + rounded.significand.bit_length() - 1 < fmt.min_normal_exponent
-
-
-#: f32 and f64 significands with four more exponent bits: the "unbounded" range for tininess.
-_WIDE = {f.name: FloatFormat(f"{f.name}-wide", f.exponent_bits + 4, f.mantissa_bits) for f in (F32, F64)}
 
 
 def invalid(fmt: FloatFormat = F32) -> NaN:

@@ -36,6 +36,11 @@ enclosed rigorously with integer arithmetic (Machin's formula, Taylor and atanh 
 remainders bounded) in open intervals that shrink as the precision asked for grows; a bound's
 endpoint is rounded by refining the enclosure until the rounding of its two ends agrees. Every
 rounding is :func:`~ptxspec.semantics.numerics.round_exact`'s, so no rounding logic lives here.
+
+sm_90: these sets were checked against an H200 on every f32 input of every one-operand .f32 form,
+every upper word of the two 1.11.20 forms, 2^32 random operand pairs of each division and 2^30
+inputs of rsqrt.approx.f64. The chip keeps every bound except cos.approx.f32 on 4698 inputs
+(:data:`MEASURED_NEAR_BOUND`), which the sm_90 profile allows and the spec does not.
 """
 
 from __future__ import annotations
@@ -643,9 +648,10 @@ def compare(x: Fraction, y: Real) -> int:
 
 
 def tanh(x: Fraction) -> Real:
-    """tanh(x) for a dyadic x != 0: (E - 1)/(E + 1) with ``E = exp(2|x|)``, computed from ``exp(2|x|/2^j)``
-    by j squarings; odd in x. Past ``|x| = (p + 3)/2``, ``1 - tanh|x| < 2 exp(-2|x|) < 2^-(p + 2)``, which
-    gives the enclosure (1 - 2^-(p + 2), 1) without evaluating exp."""
+    """tanh(x) for a dyadic x != 0: (E - 1)/(E + 1) with ``E = exp(2|x|)``, computed from
+    ``exp(2|x|/2^j)`` by j squarings; odd in x. Past ``|x| = (p + 3)/2``,
+    ``1 - tanh|x| < 2 exp(-2|x|) < 2^-(p + 2)``, which gives the enclosure (1 - 2^-(p + 2), 1)
+    without evaluating exp."""
     sign = -1 if x < 0 else 1
     u = 2 * abs(x)
 
@@ -918,6 +924,14 @@ def rsqrt_approx_ftz_f64(form: Form, a: int, *, profile: Profile) -> Result:
     return _upper_word_result(reciprocal(square_root(to_fraction(tmp))))
 
 
+#: Where a chip's results leave the manual's bound, the bound that its profile allows instead
+#: (the spec keeps the manual's). sm_90 (H100/H200): cos.approx.f32 on [-2 pi, 2 pi] errs by up to
+#: 2^-20.427, beyond the manual's 2^-20.5, for 4698 of the 2^32 inputs (``4.74 <= |a| <= 5.05``;
+#: found by running every f32 input on an H200, with and without .ftz). sin.approx.f32 and the
+#: wider range keep to the manual.
+MEASURED_NEAR_BOUND: dict[tuple[str, str], Real] = {("sm_90", "cos"): power_of_two(-204, 10)}  # 2^-20.4
+
+
 def _sin_cos(form: Form, a: int, profile: Profile, cosine: bool) -> Result:
     """The common part of §9.7.3.18-19: absolute error 2^-20.5 on [-2 pi, 2 pi], 2^-14.7 on
     [-100 pi, 100 pi], "outside of the range [-100 pi .. +100 pi], only best effort is provided.
@@ -929,7 +943,7 @@ def _sin_cos(form: Form, a: int, profile: Profile, cosine: bool) -> Result:
         return F32_ONE if cosine else zero(F32, x.sign)
     value = to_fraction(x.magnitude())
     if compare(value, two_pi_times(1)) <= 0:
-        delta = SIN_COS_NEAR
+        delta = MEASURED_NEAR_BOUND.get((profile.name, form.opcode), SIN_COS_NEAR)
     elif compare(value, two_pi_times(50)) <= 0:
         delta = SIN_COS_FAR
     else:
@@ -957,6 +971,9 @@ def cos_approx(form: Form, a: int, *, profile: Profile) -> Result:
     2^-14.7; "outside of the range [-100pi .. +100pi], only best effort is provided".
 
     Table: -Inf -> NaN, -0.0 -> +1.0, +0.0 -> +1.0, +Inf -> NaN, NaN -> NaN.
+
+    sm_90 does not meet the 2^-20.5 bound everywhere (see :data:`MEASURED_NEAR_BOUND`): its
+    profile allows 2^-20.4 on [-2pi, 2pi], the spec the manual's bound.
     """
     return _sin_cos(form, a, profile, cosine=True)
 

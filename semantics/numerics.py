@@ -26,8 +26,9 @@ class Exact:
 
     ``sticky`` marks a value known only to lie strictly between ``significand * 2^exponent`` and
     ``(significand + 1) * 2^exponent`` (the quotient or square root whose remainder was not zero).
-    A producer of a sticky value keeps at least two bits below the result's last place, so that the
-    open interval never straddles a rounding boundary.
+    A producer of a sticky value keeps at least the target precision + 2 significant bits, so that
+    the open interval never straddles a rounding boundary, on the subnormal grid or on the
+    unbounded-exponent grid that decides tininess under ``.ftz``.
     """
 
     sign: int
@@ -243,6 +244,24 @@ def _round_up(mode: Rounding, sign: int, q: int, rem: int, shift: int, sticky: b
     return discarded + (rbits & ((1 << k) - 1)) >= (1 << k)
 
 
+def _round_at(x: Exact, lsb: int, mode: Rounding, random: tuple[int, int] | None = None) -> tuple[int, int]:
+    """Round the magnitude of ``x`` to a multiple of ``2^lsb``: returns ``(q, lsb)`` with the
+    rounded magnitude ``q * 2^lsb`` (q may have carried one bit beyond the caller's precision)."""
+    shift = lsb - x.exponent
+    if shift <= 0:
+        assert not x.sticky, "a sticky value must carry bits below the result's last place"
+        return x.significand << -shift, lsb
+    q, rem = x.significand >> shift, x.significand & ((1 << shift) - 1)
+    return q + int(_round_up(mode, x.sign, q, rem, shift, x.sticky, random)), lsb
+
+
+def round_to_integer(x: Exact, mode: Rounding) -> int:
+    """``x`` rounded to an integer in ``mode`` (the integer rounding of §6.5.2 Table 17: .rni is
+    Rounding.RN, .rzi RZ, .rmi RM, .rpi RP), as a signed Python int."""
+    q, _ = _round_at(x, 0, mode)
+    return -q if x.sign else q
+
+
 def _overflow(fmt: FloatFormat, sign: int, mode: Rounding, satfinite: bool) -> int:
     """The result of a magnitude beyond the largest finite value of ``fmt`` (IEEE 754 §7.4 for the
     directed modes; formats without infinity give NaN where they have one, else saturate)."""
@@ -283,7 +302,9 @@ def round_exact(
       when it has no NaN either (e2m1, e2m3, e3m2);
     * ``satfinite`` turns every overflow into the largest finite value of the same sign.
 
-    ``ftz`` flushes a result that is subnormal after rounding to a zero of the same sign.
+    ``ftz`` flushes a tiny result to a zero of the same sign: one that, rounded to ``fmt``'s
+    precision with an unbounded exponent range, lies below the smallest normal (IEEE 754 §7.5
+    tininess after rounding).
 
     ``random`` is ``(bits, k)``: k random bits for ``Rounding.RS``. They are added to the k most
     significant bits of the discarded fraction (zeros where fewer than k bits are discarded; bits
@@ -304,24 +325,27 @@ def round_exact(
         # decide what it becomes before coming here.
         raise ValueError(f"negative value for unsigned format {fmt}")
     msb = x.exponent + x.significand.bit_length() - 1
-    lsb = max(msb, fmt.min_normal_exponent) - fmt.mantissa_bits
-    shift = lsb - x.exponent
-    if shift <= 0:
-        assert not x.sticky, "a sticky value must carry bits below the result's last place"
-        q, rem, shift = x.significand << -shift, 0, 0
-    else:
-        q, rem = x.significand >> shift, x.significand & ((1 << shift) - 1)
-    if _round_up(mode, x.sign, q, rem, shift, x.sticky, random):
-        q += 1
-        if q >> fmt.precision:  # carried into a new binade
-            q >>= 1
-            lsb += 1
+    if ftz and fmt.has_subnormals:
+        # IEEE 754 §7.5 tininess "after rounding": round to the format's precision as though the
+        # exponent range were unbounded, and flush when that lies below the smallest normal. sm_90
+        # decides so (docs/profiles.rst): mul.rn.ftz.f32 of 0x3f21e58f and 0x00ca6691 (exactly
+        # 2^-126 - 2^-173) keeps 0x00800000, while 0x3f7fffff * 0x00800000 (2^-126 - 2^-150, a tie
+        # that the subnormal grid would round up) flushes to +0.
+        # Only a value in the binade just below the smallest normal can round up out of tininess.
+        if msb < fmt.min_normal_exponent - 1:
+            return zero(fmt, sign)
+        if msb < fmt.min_normal_exponent:
+            q, lsb = _round_at(x, msb - fmt.mantissa_bits, mode, random)
+            if q.bit_length() - 1 + lsb < fmt.min_normal_exponent:
+                return zero(fmt, sign)
+    q, lsb = _round_at(x, max(msb, fmt.min_normal_exponent) - fmt.mantissa_bits, mode, random)
+    if q >> fmt.precision:  # carried into a new binade
+        q >>= 1
+        lsb += 1
     if q == 0:
         return zero(fmt, sign) if fmt.has_subnormals else min_subnormal(fmt)
     if q < (1 << fmt.mantissa_bits):  # subnormal after rounding
-        if ftz or not fmt.has_subnormals:
-            return zero(fmt, sign) if fmt.has_subnormals else min_subnormal(fmt)
-        return pack(fmt, sign, 0, q)
+        return pack(fmt, sign, 0, q) if fmt.has_subnormals else min_subnormal(fmt)
     exponent_field = lsb + fmt.mantissa_bits + fmt.bias
     mantissa = q - (1 << fmt.mantissa_bits)
     max_e, max_m = fmt.max_finite_fields

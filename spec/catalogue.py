@@ -35,7 +35,9 @@ class Slot:
 
     def __str__(self) -> str:
         body = "|".join("." + t for t in self.tokens)
-        return body if self.required else "{" + body + "}"
+        if not self.required:
+            return "{" + body + "}"
+        return body if len(self.tokens) == 1 else "(" + body + ")"
 
 
 @attrs.frozen
@@ -202,35 +204,26 @@ class Catalogue:
 
 
 def _match(family: Family, tokens: list[str]) -> Form | tuple[int, str]:
-    """Match tokens to the family's slots in order; a Form, or how far it got and why it stopped."""
-    choices: list[tuple[str, str]] = []
-    slot_index = 0
+    """Assign each token to the first still-empty slot (in the manual's order) that admits it.
+
+    Modifiers may come in any order, as ptxas accepts them (``add.ftz.rn.f32`` is
+    ``add.rn.ftz.f32``); two slots that admit the same tokens (cvt's ``.dtype.atype``) keep their
+    relative order. The Form's choices are in slot order, so ``Form.text`` is canonical.
+    Returns the Form, or how many tokens matched and why matching stopped.
+    """
+    filled: dict[int, str] = {}
     for i, token in enumerate(tokens):
-        while slot_index < len(family.slots) and token not in family.slots[slot_index].tokens:
-            slot = family.slots[slot_index]
-            if slot.required:
-                return i, _unexpected(token, slot, family)
-            slot_index += 1
-        if slot_index == len(family.slots):
-            return i, _misplaced(token, family)
-        choices.append((family.slots[slot_index].name, token))
-        slot_index += 1
-    for slot in family.slots[slot_index:]:
-        if slot.required:
+        admitting = [k for k, slot in enumerate(family.slots) if token in slot.tokens]
+        free = [k for k in admitting if k not in filled]
+        if not free:
+            if admitting:
+                return i, f"qualifier .{token} is repeated (only one {family.slots[admitting[0]].name} qualifier is allowed)"
+            return i, f"qualifier .{token} is not allowed with {family.opcode}"
+        filled[free[0]] = token
+    for k, slot in enumerate(family.slots):
+        if slot.required and k not in filled:
             return len(tokens), f"missing {slot.name} qualifier ({' '.join('.' + t for t in slot.tokens)})"
-    return Form(family, tuple(choices))
-
-
-def _unexpected(token: str, slot: Slot, family: Family) -> str:
-    if any(token in s.tokens for s in family.slots):
-        return f"qualifier .{token} is out of place (expected {slot.name}: {' '.join('.' + t for t in slot.tokens)})"
-    return f"qualifier .{token} is not allowed here (expected {slot.name}: {' '.join('.' + t for t in slot.tokens)})"
-
-
-def _misplaced(token: str, family: Family) -> str:
-    if any(token in s.tokens for s in family.slots):
-        return f"qualifier .{token} is repeated or out of place"
-    return f"qualifier .{token} is not allowed with {family.opcode}"
+    return Form(family, tuple((family.slots[k].name, filled[k]) for k in sorted(filled)))
 
 
 # ---------------------------------------------------------------------------------------------

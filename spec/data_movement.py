@@ -177,14 +177,6 @@ def _relu_satfinite_problem(form: Form) -> str | None:
     return None
 
 
-def _twice(slot_name: str) -> Rule:
-    return Rule(
-        lambda f: sum(1 for n, _ in f.choices if n == slot_name) > 1,
-        f".{slot_name} is given twice",
-        SECTION,
-    )
-
-
 def _check(problem: Callable[[Form], str | None], applies: Callable[[Form], bool] = lambda f: True) -> Rule:
     """A rule from a function that names the problem with a form (or returns None)."""
     return Rule(lambda f: applies(f) and problem(f) is not None, lambda f: problem(f) or "", SECTION)
@@ -200,7 +192,8 @@ def _scalar_target(form: Form) -> Target:
       cvt.tf32.f32.{relu}.{rn/rz} introduced in PTX ISA 7.8" and "require sm_90 or higher";
     * "cvt.satfinite.{f16, bf16, f16x2, bf16x2, tf32}.f32 introduced in PTX ISA version 8.1";
     * "cvt.{rn/rz}.satfinite.tf32.f32 introduced in PTX ISA version 8.6" and "requires sm_100";
-    * cvt.f32.bf16 is in none of these lists; ptxas asks for PTX ISA 7.1 and sm_80, used here.
+    * cvt.f32.bf16 is in none of these lists; ptxas asks for PTX ISA 7.1 and sm_80 (with .ftz:
+      PTX ISA 7.8 and sm_90, like the other .bf16 conversions of PTX ISA 7.8), used here.
     """
     d, a, rnd = form["dtype"], form["atype"], form.get("rnd")
     ptx, sm = (1, 0), 10
@@ -215,6 +208,8 @@ def _scalar_target(form: Form) -> Target:
         need((7, 0), 80)
     if d == "f32" and a == "bf16":
         need((7, 1), 80)
+        if "ftz" in form:
+            need((7, 8), 90)
     if "bf16" in (d, a) and not (d == "bf16" and a == "f32") and not (d == "f32" and a == "bf16"):
         need((7, 8), 90)
     if d == "tf32" and rnd in ("rn", "rz"):
@@ -243,14 +238,11 @@ SCALAR = Family(
         SAT,
         RELU,
         SATFINITE,
-        # cvt.frnd2{.satfinite}{.relu}.tf32.f32 writes .relu after .satfinite.
-        RELU,
         Slot("dtype", (*INTEGER, *FLOATS, "tf32"), required=True),
         Slot("atype", (*INTEGER, *FLOATS), required=True),
     ),
     operands=_scalar_operands,
     rules=(
-        _twice("relu"),
         _check(_rounding_problem),
         _check(_ftz_problem, lambda f: "ftz" in f),
         _check(_sat_problem, lambda f: "sat" in f),
@@ -280,9 +272,8 @@ HALF_PAIR = Family(
     opcode="cvt",
     key="cvt.x2.f32",
     section=SECTION,
-    slots=(Slot("rnd", ("rn", "rz"), required=True), RELU, SATFINITE, RELU, Slot("dtype", ("f16x2", "bf16x2"), required=True), Slot("atype", ("f32",), required=True)),
+    slots=(Slot("rnd", ("rn", "rz"), required=True), RELU, SATFINITE, Slot("dtype", ("f16x2", "bf16x2"), required=True), Slot("atype", ("f32",), required=True)),
     operands=lambda f: (Operand("d", "b32", destination=True), Operand("a", "f32"), Operand("b", "f32")),
-    rules=(_twice("relu"),),
     target=_x2_target,
     summary="Convert two .f32 values to .f16 or .bf16 and pack them: a in the upper half, b in the lower.",
 )
@@ -291,9 +282,8 @@ HALF_PAIR_RS = Family(
     opcode="cvt",
     key="cvt.rs.x2.f32",
     section=SECTION,
-    slots=(Slot("rnd", ("rs",), required=True), RELU, SATFINITE, RELU, Slot("dtype", ("f16x2", "bf16x2"), required=True), Slot("atype", ("f32",), required=True)),
+    slots=(Slot("rnd", ("rs",), required=True), RELU, SATFINITE, Slot("dtype", ("f16x2", "bf16x2"), required=True), Slot("atype", ("f32",), required=True)),
     operands=lambda f: (Operand("d", "b32", destination=True), Operand("a", "f32"), Operand("b", "f32"), Operand("rbits", "b32")),
-    rules=(_twice("relu"),),
     target=_rs_target,
     summary="Convert two .f32 values to packed .f16x2 or .bf16x2 with stochastic rounding by rbits.",
 )
@@ -336,16 +326,14 @@ NARROW_PAIR = Family(
     section=SECTION,
     slots=(
         Slot("rnd", ("rn",), required=True),
-        # ".satfinite ... For such conversions, .satfinite modifier is mandatory." The manual writes
-        # .satfinite{.relu}; ptxas also takes .relu.satfinite, so .relu may stand on either side.
-        RELU,
+        # ".satfinite ... For such conversions, .satfinite modifier is mandatory."
+        # Slot order is the manual's (cvt.rn.satfinite{.relu}); the parser takes any order.
         Slot("satfinite", ("satfinite",), required=True),
         RELU,
         Slot("dtype", (*F8X2, *F6X2, *F4X2), required=True),
         Slot("atype", ("f32",), required=True),
     ),
     operands=lambda f: (Operand("d", PACKED_REGISTER[f["dtype"]], destination=True), Operand("a", "f32"), Operand("b", "f32")),
-    rules=(_twice("relu"),),
     target=_f8_target,
     summary="Convert two .f32 values to a packed fp8/fp6/fp4 pair: a in the upper element, b in the lower.",
 )
@@ -356,14 +344,12 @@ NARROW_FROM_HALF = Family(
     section=SECTION,
     slots=(
         Slot("rnd", ("rn",), required=True),
-        RELU,
         Slot("satfinite", ("satfinite",), required=True),
         RELU,
         Slot("dtype", F8X2, required=True),
         Slot("atype", ("f16x2",), required=True),
     ),
     operands=lambda f: (Operand("d", "b16", destination=True), Operand("a", "b32")),
-    rules=(_twice("relu"),),
     target=_f8_target,
     summary="Convert the two .f16 halves of a to a packed .e4m3x2/.e5m2x2.",
 )
@@ -391,9 +377,6 @@ NARROW_QUAD_RS = Family(
         Slot("rnd", ("rs",), required=True),
         RELU,
         Slot("satfinite", ("satfinite",), required=True),
-        # The manual writes cvt.rs{.relu}.satfinite; ptxas also takes .satfinite.relu, as the
-        # .x2 lines write it (cvt.rn.satfinite{.relu}.f8x2type.f32).
-        RELU,
         Slot("dtype", (*F8X4, *F6X4, *F4X4), required=True),
         Slot("atype", ("f32",), required=True),
     ),
@@ -405,7 +388,6 @@ NARROW_QUAD_RS = Family(
         Operand("f", "f32"),
         Operand("rbits", "b32"),
     ),
-    rules=(_twice("relu"),),
     target=_rs_target,
     summary="Convert four .f32 values {a, b, e, f} to a packed fp8/fp6/fp4 quad with stochastic rounding.",
 )

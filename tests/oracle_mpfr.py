@@ -36,7 +36,7 @@ MODES = ("rn", "rz", "rm", "rp")
 _MPFR_ROUND = {"rn": gmpy2.RoundToNearest, "rz": gmpy2.RoundToZero, "rm": gmpy2.RoundDown, "rp": gmpy2.RoundUp}
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class IeeeFormat:
     """An IEEE 754 binary interchange format: ``ebits`` exponent bits and ``mbits`` trailing
     significand bits behind a sign bit."""
@@ -45,32 +45,32 @@ class IeeeFormat:
     ebits: int
     mbits: int
 
-    @property
+    @functools.cached_property
     def width(self) -> int:
         return 1 + self.ebits + self.mbits
 
-    @property
+    @functools.cached_property
     def bias(self) -> int:
         return (1 << (self.ebits - 1)) - 1
 
-    @property
+    @functools.cached_property
     def precision(self) -> int:
         return self.mbits + 1
 
-    @property
+    @functools.cached_property
     def emin(self) -> int:
         """Exponent of the smallest normal, 2^emin."""
         return 1 - self.bias
 
-    @property
+    @functools.cached_property
     def emax(self) -> int:
         return self.bias
 
-    @property
+    @functools.cached_property
     def sign_bit(self) -> int:
         return 1 << (self.width - 1)
 
-    @property
+    @functools.cached_property
     def exp_all_ones(self) -> int:
         return (1 << self.ebits) - 1
 

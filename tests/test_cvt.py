@@ -162,7 +162,7 @@ def chunks(n_heavy: int):
     return [pytest.param(0, id="smoke")] + [pytest.param(i, id=f"chunk{i}", marks=pytest.mark.heavy) for i in range(1, n_heavy + 1)]
 
 
-SMOKE, CHUNK = 600, 25_000
+SMOKE, CHUNK = 1500, 25_000
 
 
 def size(chunk: int) -> int:
@@ -194,8 +194,11 @@ LEGAL = [
 
 @pytest.mark.parametrize("text", LEGAL)
 def test_legal_forms_parse(text):
+    """Legal forms parse, in whatever qualifier order (as ptxas accepts), to a Form whose text is
+    canonical: the same qualifiers in the manual's slot order, which parses to the same Form."""
     form = parse(text)
-    assert form.text == text
+    assert sorted(form.text.split(".")) == sorted(text.split("."))
+    assert parse(form.text) == form
 
 
 ILLEGAL = [
@@ -226,7 +229,7 @@ ILLEGAL = [
     ("cvt.rn.satfinite.f16.f64", ".relu and .satfinite"),
     ("cvt.rm.relu.f16.f32", "need .rn or .rz"),
     ("cvt.rna.relu.tf32.f32", "not allowed with .rna"),
-    ("cvt.rn.relu.satfinite.relu.f16.f32", "given twice"),
+    ("cvt.rn.relu.satfinite.relu.f16.f32", "is repeated"),
     ("cvt.rn.e4m3x2.f32", ""),  # ".satfinite modifier is mandatory" for these
     ("cvt.rz.satfinite.e4m3x2.f32", ""),
     ("cvt.rs.relu.e2m1x4.f32", ""),
@@ -237,7 +240,7 @@ ILLEGAL = [
     ("cvt.rz.f16x2.e4m3x2", ""),
     ("cvt.rm.f16x2.f32", ""),
     ("cvt.rs.f16.f32", ""),
-    ("cvt.pack.s16.s32", "expected sat"),
+    ("cvt.pack.s16.s32", "missing sat"),
     ("cvt.pack.sat.u8.s32", "missing cType"),
     ("cvt.pack.sat.s16.s32.b32", ""),
     ("cvt.pack.sat.u8.u32.b32", ""),
@@ -303,6 +306,8 @@ TARGETS = [
     ("cvt.rz.bf16.u64", Target((7, 8), 90)),
     ("cvt.rpi.s8.bf16", Target((7, 8), 90)),
     ("cvt.f64.bf16", Target((7, 8), 90)),
+    ("cvt.f32.bf16", Target((7, 1), 80)),  # not in the notes: ptxas's requirement
+    ("cvt.ftz.f32.bf16", Target((7, 8), 90)),
     ("cvt.rn.satfinite.f16.f32", Target((8, 1), 80)),
     ("cvt.rna.satfinite.tf32.f32", Target((8, 1), 80)),
     ("cvt.rn.satfinite.tf32.f32", Target((8, 6), 100)),
@@ -413,7 +418,7 @@ def assert_conversion(form, dst: str, src: str, bits: int, expected):
 def test_narrowing_matches_mpfr(dst, src, mode, chunk):
     form = parse(f"cvt.{mode}.{dst}.{src}")
     rng = random.Random(f"narrow {dst} {src} {mode} {chunk}")
-    for bits in random_encodings(rng, src, size(chunk) // 4):
+    for bits in random_encodings(rng, src, size(chunk) // 2):
         assert_conversion(form, dst, src, bits, expected_float(dst, src, bits, mode))
 
 
@@ -706,7 +711,7 @@ def test_relu_and_satfinite_half(dst, rnd):
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("chunk", chunks(2))
+@pytest.mark.parametrize("chunk", chunks(4))
 def test_tf32(chunk):
     """.tf32 keeps the .f32 layout with the 13 low bits zero (§5.2.3). .rna rounds to nearest,
     ties away from zero; .rn/.rz as usual; .satfinite turns overflow and infinities into MAX_NORM."""
@@ -715,7 +720,7 @@ def test_tf32(chunk):
     sat = {m: parse(f"cvt.{m}.satfinite.tf32.f32") for m in ("rna", "rn", "rz")}
     relu = {m: parse(f"cvt.{m}.relu.tf32.f32") for m in ("rn", "rz")}
     max_norm = 0x7F7FE000
-    for bits in random_f32(rng, size(chunk) // 3, -140, 127) + F32_SPECIALS:
+    for bits in random_f32(rng, size(chunk), -140, 127) + F32_SPECIALS:
         x = to_float("f32", bits)
         for mode, form in forms.items():
             result = one(form, bits)
@@ -850,7 +855,7 @@ def test_f16x2_to_small_matches_ml_dtypes(packed, relu, chunk):
     fmt, _ = SMALL_PAIRS[packed]
     form = parse(f"cvt.rn.satfinite{'.relu' if relu else ''}.{packed}.f16x2")
     rng = random.Random(f"f16x2 {packed} {relu} {chunk}")
-    halves = list(range(0, 1 << 16, 3)) if chunk else [rng.getrandbits(16) for _ in range(SMOKE)]
+    halves = list(range(chunk - 1, 1 << 16, 2)) if chunk else [rng.getrandbits(16) for _ in range(SMOKE)]
     values = np.array(halves, np.uint16).view(np.float16).astype(np.float32)
     codes = ml_codes(values, fmt)
     for i in range(0, len(halves) - 1, 2):
@@ -986,7 +991,7 @@ def ue8m0_expected(x: float, mode: str, satfinite: bool) -> int:
     return k + 127
 
 
-@pytest.mark.parametrize("chunk", chunks(2))
+@pytest.mark.parametrize("chunk", chunks(4))
 @pytest.mark.parametrize("satfinite", [False, True])
 @pytest.mark.parametrize("mode", ["rz", "rp"])
 def test_ue8m0x2(mode, satfinite, chunk):
@@ -1052,7 +1057,7 @@ def encode_any(fmt: str, value: float) -> int:
     return from_float(fmt, value)
 
 
-@pytest.mark.parametrize("chunk", chunks(2))
+@pytest.mark.parametrize("chunk", chunks(4))
 @pytest.mark.parametrize("mods", ["", ".relu", ".satfinite", ".relu.satfinite"])
 @pytest.mark.parametrize("packed", ["f16x2", "bf16x2"])
 def test_rs_half2(packed, mods, chunk):
@@ -1062,7 +1067,7 @@ def test_rs_half2(packed, mods, chunk):
     form = parse(f"cvt.rs{mods}.{packed}.f32")
     rng = random.Random(f"rs {packed} {mods} {chunk}")
     lo_exp, hi_exp = (-26, 16) if fmt == "f16" else (-135, 127)
-    encodings = random_f32(rng, size(chunk) // 2, lo_exp, hi_exp) + F32_SPECIALS
+    encodings = random_f32(rng, size(chunk), lo_exp, hi_exp) + F32_SPECIALS
     for i in range(0, len(encodings) - 1, 2):
         a, b = encodings[i], encodings[i + 1]
         rbits = rng.getrandbits(32)
@@ -1088,7 +1093,7 @@ def x4_random_bits(packed: str, rbits: int) -> list[tuple[int, int]]:
     return [(rbits >> 16, 16), (rbits >> 16, 16), (rbits & 0xFFFF, 16), (rbits & 0xFFFF, 16)]
 
 
-@pytest.mark.parametrize("chunk", chunks(2))
+@pytest.mark.parametrize("chunk", chunks(4))
 @pytest.mark.parametrize("relu", [False, True])
 @pytest.mark.parametrize("packed", list(X4))
 def test_rs_x4(packed, relu, chunk):
@@ -1096,7 +1101,7 @@ def test_rs_x4(packed, relu, chunk):
     form = parse(f"cvt.rs{'.relu' if relu else ''}.satfinite.{packed}.f32")
     _, emin, emax = MPFR[fmt]
     rng = random.Random(f"rs4 {packed} {relu} {chunk}")
-    encodings = random_f32(rng, size(chunk) // 2, emin - 3, emax + 1) + F32_SPECIALS
+    encodings = random_f32(rng, size(chunk), emin - 3, emax + 1) + F32_SPECIALS
     for i in range(0, len(encodings) - 3, 4):
         sources = encodings[i : i + 4]
         rbits = rng.getrandbits(32)
@@ -1247,3 +1252,43 @@ def test_every_legal_scalar_form_evaluates_specials():
         for bits in {0, 1, (1 << width) - 1, 1 << (width - 1), ((1 << width) - 1) >> 1}:
             result = one(form, bits)
             assert isinstance(result, int) or isinstance(result, AnyNaN), (form.text, bits, result)
+
+
+# ---------------------------------------------------------------------------------------------
+# The H100 recording against the spec: inside the allowed sets, except where documented
+# ---------------------------------------------------------------------------------------------
+
+
+def sm90_deviation(form, sources: list[int], observed: int) -> str | None:
+    """Name the documented way in which an H100 result falls outside the spec's allowed set."""
+    d, a = form.get("dtype"), form.get("atype")
+    if d in INTS and a in ("f32", "f64") and math.isnan(to_float(a, sources[0])):
+        return "float-to-integer NaN is not 0"
+    if "ftz" in form and d == "f16" and sources[0] & 0x7F800000 == 0:
+        return ".ftz keeps the f32 input of cvt.f16.f32"
+    if d == "tf32" and form["rnd"] == "rna" and math.isnan(to_float("f32", sources[0])):
+        return "cvt.rna.tf32.f32 clears a NaN's low bits"
+    return None
+
+
+@pytest.mark.parametrize("limit", [pytest.param(48, id="specials"), pytest.param(None, id="all", marks=pytest.mark.heavy)])
+def test_sm90_recording_lies_within_the_spec_except_where_documented(limit):
+    from ptxspec.conformance.silicon import replay
+
+    recording = replay.load()
+    found: dict[str, int] = {}
+    for text, recorded in sorted(recording.forms.items()):
+        if not text.startswith("cvt"):
+            continue
+        form = parse(text)
+        widths = [register_bits(s.type) for s in form.sources]
+        out_width = register_bits(form.destinations[0].type)
+        for i in range(len(recorded.inputs[0]) if limit is None else min(limit, len(recorded.inputs[0]))):
+            sources = [int(column[i]) & ((1 << w) - 1) for column, w in zip(recorded.inputs, widths)]
+            observed = int(recorded.outputs[0][i]) & ((1 << out_width) - 1)
+            if check(form, sources, [observed]):
+                continue
+            reason = sm90_deviation(form, sources, observed)
+            assert reason is not None, (text, [hex(s) for s in sources], hex(observed), evaluate(form, sources)[0])
+            found[reason] = found.get(reason, 0) + 1
+    assert set(found) == {"float-to-integer NaN is not 0", ".ftz keeps the f32 input of cvt.f16.f32", "cvt.rna.tf32.f32 clears a NaN's low bits"}, found

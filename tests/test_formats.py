@@ -41,6 +41,8 @@ from ptxspec.semantics.numerics import (
 )
 from ptxspec.spec.types import FORMATS, NanEncoding, register_bits
 
+pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered in cast:RuntimeWarning")
+
 # ---------------------------------------------------------------------------------------------
 # §5.2.3 as a table, transcribed from the manual
 # ---------------------------------------------------------------------------------------------
