@@ -355,14 +355,11 @@ def evaluate_batch(form: Form | str, sources: Sequence[np.ndarray], profile: Pro
     of vector ``i``. Same meaning as calling :func:`~ptxspec.semantics.instructions.evaluate` on
     each vector; a fast path is used where one exists, else the readable semantics is looped.
     """
-    from ptxspec.semantics.instructions import as_form, evaluate
+    from ptxspec.semantics.instructions import as_form, check_source_count, evaluate
 
     form = as_form(form)
     profile = profile_named(profile)
-    operands = form.sources
-    if len(sources) != len(operands):
-        names = ", ".join(o.name for o in operands)
-        raise OperandError(f"{form.text} takes {len(operands)} source operand(s) ({names}), got {len(sources)}", where=form.text)
+    operands = check_source_count(form, len(sources))
     if len(form.destinations) != 1:
         raise PtxSpecError(f"{form.text}: batched evaluation supports forms with one destination operand")
     arrays = [_as_bits(s, register_bits(o.type), f"operand {o.name} of {form.text}") for s, o in zip(sources, operands)]

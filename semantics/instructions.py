@@ -47,14 +47,20 @@ def semantic_function(form: Form) -> SemanticFunction:
         raise PtxSpecError(f"{form.text}: no semantics implemented for this form yet", section=form.family.section) from None
 
 
+def check_source_count(form: Form, count: int) -> tuple:
+    """The form's source operands, after checking that ``count`` of them were given."""
+    operands = form.sources
+    if count != len(operands):
+        names = ", ".join(o.name for o in operands)
+        raise OperandError(f"{form.text} takes {len(operands)} source operand(s) ({names}), got {count}", where=form.text)
+    return operands
+
+
 def evaluate(form: Form | str, sources: Sequence[int], profile: Profile | str = "spec") -> tuple[Result, ...]:
     """The results of ``form`` applied to the source operands' bit patterns, one per destination."""
     form = as_form(form)
     fn = semantic_function(form)
-    operands = form.sources
-    if len(sources) != len(operands):
-        names = ", ".join(o.name for o in operands)
-        raise OperandError(f"{form.text} takes {len(operands)} source operand(s) ({names}), got {len(sources)}", where=form.text)
+    operands = check_source_count(form, len(sources))
     for value, operand in zip(sources, operands):
         width = register_bits(operand.type)
         if not 0 <= value < (1 << width):

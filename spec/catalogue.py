@@ -15,6 +15,7 @@ Families live in the chapter modules (:mod:`ptxspec.spec.floating_point`,
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 
 import attrs
@@ -246,15 +247,21 @@ def forbid(slot: str, when: Callable[[Form], bool], message: str, section: str |
     return Rule(lambda f: f.get(slot) is not None and when(f), message, section)
 
 
+@functools.cache
 def _load_catalogue() -> Catalogue:
+    # Imported here, not at the top: the chapter modules import this module for Slot and Family.
     from ptxspec.spec import data_movement, floating_point, floating_point_approx
 
     return Catalogue([*floating_point.FAMILIES, *floating_point_approx.FAMILIES, *data_movement.FAMILIES])
 
 
-CATALOGUE = _load_catalogue()
+def __getattr__(name: str):
+    # CATALOGUE is built on first use (PEP 562), so that a chapter module can be imported first.
+    if name == "CATALOGUE":
+        return _load_catalogue()
+    raise AttributeError(name)
 
 
 def parse(text: str, *, where: Location | str | None = None) -> Form:
     """Parse instruction text against the whole catalogue (see :meth:`Catalogue.parse`)."""
-    return CATALOGUE.parse(text, where=where)
+    return _load_catalogue().parse(text, where=where)
