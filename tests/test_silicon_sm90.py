@@ -57,3 +57,16 @@ def test_rejected_forms_are_not_available_on_sm90():
         if form.target.sm <= 90:
             available.append(f"{text} ({form.target})")
     assert not available, f"ptxas rejected these for sm_90a but the catalogue allows them there: {available}"
+
+
+def test_h100_and_h200_agree():
+    """Both sm_90 chips were recorded with the same campaign; every output must be the same bits."""
+    h100 = replay.load(replay.DATA / "sm_90_h100")
+    assert "H100" in h100.meta["gpu"] and "H200" in RECORDING.meta["gpu"]
+    assert sorted(h100.forms) == FORMS
+    differing = [
+        text
+        for text in FORMS
+        if any((x != y).any() for x, y in zip(h100.forms[text].inputs + h100.forms[text].outputs, RECORDING.forms[text].inputs + RECORDING.forms[text].outputs))
+    ]
+    assert not differing, f"H100 and H200 differ on {differing[:10]}"
