@@ -82,6 +82,11 @@ def _load_chapters() -> None:
     """Import the chapter modules, whose decorators fill :data:`SEMANTICS`."""
     global _loaded
     if not _loaded:
-        from ptxspec.semantics import data_movement, floating_point, floating_point_approx  # noqa: F401
+        import importlib
+
+        from ptxspec.spec.catalogue import CHAPTERS
+
+        for name in CHAPTERS:
+            importlib.import_module(f"ptxspec.semantics.{name}")
 
         _loaded = True

@@ -250,9 +250,24 @@ def forbid(slot: str, when: Callable[[Form], bool], message: str, section: str |
 @functools.cache
 def _load_catalogue() -> Catalogue:
     # Imported here, not at the top: the chapter modules import this module for Slot and Family.
-    from ptxspec.spec import data_movement, floating_point, floating_point_approx
+    import importlib
 
-    return Catalogue([*floating_point.FAMILIES, *floating_point_approx.FAMILIES, *data_movement.FAMILIES])
+    modules = [importlib.import_module(f"ptxspec.spec.{name}") for name in CHAPTERS]
+    return Catalogue([family for module in modules for family in module.FAMILIES])
+
+
+#: The chapter modules of spec/ (and, by the same names, of semantics/), in the manual's order.
+CHAPTERS = (
+    "integer",  # §9.7.1, §9.7.2
+    "floating_point",  # §9.7.3
+    "floating_point_approx",  # §9.7.3, the .approx forms
+    "half_precision",  # §9.7.4, §9.7.5
+    "comparison",  # §9.7.6, §9.7.7
+    "logic_shift",  # §9.7.8
+    "data_movement",  # §9.7.9
+    "warp",  # warp-level collectives
+    "video",  # §9.7.18
+)
 
 
 def __getattr__(name: str):

@@ -1,0 +1,3 @@
+"""Semantic functions (being written)."""
+
+from __future__ import annotations
