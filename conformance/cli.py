@@ -71,15 +71,49 @@ class Evaluation:
     line: Location | str
 
 
-def prepare(request: Request):
+def is_warp_form(form) -> bool:
+    """Whether ``form`` is a warp-level collective (its operands are per-lane, see
+    :mod:`ptxspec.semantics.warp`)."""
+    from ptxspec.semantics.instructions import semantic_function
+
+    try:
+        return getattr(semantic_function(form), "warp", False)
+    except PtxSpecError:
+        return False
+
+
+def parse_warp_operand(text: str, where: Location | str) -> int | tuple[int, ...]:
+    """A warp operand: 32 comma-separated lane values (lane 0 first), or one value for every lane."""
+    if "," not in text:
+        return parse_operand(text, where)
+    lanes = text.split(",")
+    if len(lanes) != 32:
+        raise OperandError(f"a warp operand is 32 comma-separated lane values (or one value for all lanes), got {len(lanes)}", where=where)
+    return tuple(parse_operand(lane, where) for lane in lanes)
+
+
+def prepare(request: Request, mask: int | None = None):
     """Parse the instruction and operands of ``request`` and check the operands against the form's
-    source operands (count and register width), with the location of whatever is wrong."""
+    source operands (count and register width), with the location of whatever is wrong.
+
+    For a warp-level form, an operand may be 32 comma-separated lane values, and a missing last
+    operand ``membermask`` is ``mask`` (default 0xffffffff)."""
     from ptxspec.spec.catalogue import parse
     from ptxspec.spec.types import register_bits
 
     form = parse(request.instruction, where=request.instruction_at)
-    sources = tuple(parse_operand(text, where) for text, where in request.operands)
+    warp = is_warp_form(form)
+    if warp:
+        sources = tuple(parse_warp_operand(text, where) for text, where in request.operands)
+    else:
+        if mask is not None:
+            raise OperandError(f"{form.text} has no membermask operand; --mask is for warp-level instructions", where="<command line>, --mask")
+        sources = tuple(parse_operand(text, where) for text, where in request.operands)
     expected = form.sources
+    if warp and expected and expected[-1].name == "membermask" and len(sources) == len(expected) - 1:
+        sources = (*sources, 0xFFFFFFFF if mask is None else mask)
+    elif warp and mask is not None:
+        raise OperandError(f"{form.text}: give membermask either as the last operand or as --mask, not both (or the form has none)", where="<command line>, --mask")
     if len(sources) != len(expected):
         names = ", ".join(o.name for o in expected) or "none"
         where = request.operands[len(expected)][1] if len(sources) > len(expected) else request.end
@@ -90,18 +124,21 @@ def prepare(request: Request):
         )
     for value, operand, (text, where) in zip(sources, expected, request.operands):
         width = register_bits(operand.type)
-        if value >= 1 << width:
+        if any(lane >= 1 << width for lane in (value if isinstance(value, tuple) else (value,))):
             raise OperandError(f"operand {operand.name} of {form.text} is a .{operand.type} register ({width} bits); {text} does not fit", where=where)
     return form, sources
 
 
-def run(request: Request, profile: str) -> Evaluation:
-    """Evaluate one request; an error from the semantics is located at the request's line."""
+def run(request: Request, profile: str, mask: int | None = None, active: int | None = None) -> Evaluation:
+    """Evaluate one request; an error from the semantics is located at the request's line.
+    ``mask`` and ``active`` are the membermask and the executing lanes of a warp-level form."""
     from ptxspec.semantics.instructions import evaluate
 
-    form, sources = prepare(request)
+    form, sources = prepare(request, mask)
+    if active is not None and not is_warp_form(form):
+        raise OperandError(f"{form.text} is not a warp-level instruction; --active is for warp-level instructions", where="<command line>, --active")
     try:
-        results = evaluate(form, sources, profile)
+        results = evaluate(form, sources, profile, active=active)
     except PtxSpecError as error:
         if error.where is None or error.where == form.text:
             error.where = request.line
@@ -121,12 +158,17 @@ def to_json(evaluation: Evaluation, profile: str, *, where: bool = False) -> dic
     JSON form), ``profile``; ``where`` (``file:line``) in ``--file`` mode."""
     from ptxspec.spec.types import register_bits
 
-    inputs = [_hex(v, register_bits(o.type)) for v, o in zip(evaluation.sources, evaluation.form.sources)]
+    inputs = [_operand_text(v, register_bits(o.type)) if isinstance(v, tuple) else _hex(v, register_bits(o.type)) for v, o in zip(evaluation.sources, evaluation.form.sources)]
     outputs = [o if isinstance(o, str) else o.to_json() for o in _outputs(evaluation)]
     obj = {"instr": evaluation.form.text, "inputs": inputs, "outputs": outputs, "profile": profile}
     if where:
         obj["where"] = str(evaluation.line)
     return obj
+
+
+def _operand_text(value: int | tuple[int, ...], width: int) -> str:
+    """An operand as text: its bits in hex, or a warp operand's 32 lanes separated by commas."""
+    return ",".join(_hex(v, width) for v in value) if isinstance(value, tuple) else _hex(value, width)
 
 
 def describe(evaluation: Evaluation) -> list[str]:
@@ -222,8 +264,10 @@ PROFILE_OPTION = click.option(
     help="Evaluate every line 'INSTRUCTION OPERAND...' of this file ('-': standard input; '#' starts a comment).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (one object; with --file, one object per line) instead of hex.")
+@click.option("--mask", "mask_text", default=None, help="Warp-level forms: the membermask operand when it is not given last [default: 0xffffffff].")
+@click.option("--active", "active_text", default=None, help="Warp-level forms: the lanes that execute the instruction, a 32-bit mask [default: 0xffffffff].")
 @PROFILE_OPTION
-def eval_command(instruction: str | None, operands: tuple[str, ...], path: str | None, as_json: bool, profile: str) -> None:
+def eval_command(instruction: str | None, operands: tuple[str, ...], path: str | None, as_json: bool, mask_text: str | None, active_text: str | None, profile: str) -> None:
     """Evaluate INSTRUCTION (e.g. 'fma.rn.ftz.f32') on OPERANDS given as bit patterns.
 
     Prints one line per destination operand: its bits in hex, or, where the manual allows more than
@@ -237,26 +281,40 @@ def eval_command(instruction: str | None, operands: tuple[str, ...], path: str |
       ptxspec eval add.rn.f32 0x3f800000 0x40000000
       ptxspec eval --json --profile sm_90 add.f32 0x7fc00000 0x3f800000
       ptxspec eval --file examples/golden.txt
+      ptxspec eval --mask 0xffff --active 0xffff shfl.sync.down.b32 0,1,...,31 1 0x1f
+
+    A warp-level form takes a per-lane operand as 32 comma-separated lane values (lane 0 first) or
+    one value for every lane, and prints each destination as 32 comma-separated lane values
+    ('undefined' where the manual leaves the lane's result undefined).
     """
+    mask = None if mask_text is None else _mask_option(mask_text, "--mask")
+    active = None if active_text is None else _mask_option(active_text, "--active")
     if path is not None:
         if instruction is not None:
             raise click.UsageError("give either INSTRUCTION OPERANDS... or --file, not both")
-        evaluations = [run(request, profile) for request in read_requests(path)]
+        evaluations = [run(request, profile, mask, active) for request in read_requests(path)]
         for evaluation in evaluations:
             if as_json:
                 click.echo(json.dumps(to_json(evaluation, profile, where=True)))
             else:
-                inputs = " ".join(_hex(v, _width(o.type)) for v, o in zip(evaluation.sources, evaluation.form.sources))
+                inputs = " ".join(_operand_text(v, _width(o.type)) for v, o in zip(evaluation.sources, evaluation.form.sources))
                 click.echo(f"{evaluation.form.text} {inputs} -> {'; '.join(describe(evaluation))}")
         return
     if instruction is None:
         raise click.UsageError("missing INSTRUCTION (or --file)")
-    evaluation = run(command_line_request(instruction, operands), profile)
+    evaluation = run(command_line_request(instruction, operands), profile, mask, active)
     if as_json:
         click.echo(json.dumps(to_json(evaluation, profile)))
         return
     for text in describe(evaluation):
         click.echo(text)
+
+
+def _mask_option(text: str, option: str) -> int:
+    value = parse_operand(text, f"<command line>, {option}")
+    if value >> 32:
+        raise OperandError(f"{text} is not a 32-bit lane mask", where=f"<command line>, {option}")
+    return value
 
 
 def _width(type_name: str) -> int:

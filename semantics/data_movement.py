@@ -523,3 +523,131 @@ def cvt_pack_c(form: Form, a: int, b: int, c: int, *, profile: Profile) -> int:
     packed into the low 2*size bits of d (a above b); "If operand c is specified then remaining bits
     of d are copied from lower bits of c"."""
     return _pack(form, a, b, c)
+
+
+# ---------------------------------------------------------------------------------------------
+# §9.7.9.3, §9.7.9.4 mov
+# ---------------------------------------------------------------------------------------------
+
+
+@semantic("mov")
+def mov(form: Form, a: int, *, profile: Profile) -> int:
+    """§9.7.9.3 ``mov.type d, a``: "Write register d with the value of a." Semantics ``d = a;``.
+
+    Every type moves its bit pattern unchanged ("Although only predicate and bit-size types are
+    required, we include the arithmetic types for the programmer's convenience"): a NaN of .f32 or
+    .f64 keeps its payload, and ``.pred`` is the one-bit register. Only the register form is
+    modelled; ``d, sreg``, ``d, avar`` and ``d, fname`` read state that a pure function does not see.
+    """
+    return a
+
+
+def _element_bits(form: Form, count: int) -> int:
+    """"The overall size of the vector and the size of the scalar must match the size of the
+    instruction type" (§9.7.9.4): each of ``count`` elements is 1/count of the type."""
+    return INTEGER_TYPES[form["type"]].bits // count
+
+
+def pack(form: Form, elements: tuple[int, ...]) -> int:
+    """§9.7.9.4 pack: ``d = a.x | (a.y << n) | (a.z << 2n) | (a.w << 3n)`` for n-bit elements --
+    the first element of the vector is the least significant."""
+    n = _element_bits(form, len(elements))
+    d = 0
+    for i, element in enumerate(elements):
+        d |= element << (i * n)
+    return d
+
+
+def unpack(form: Form, a: int, count: int) -> tuple[int, ...]:
+    """§9.7.9.4 unpack: ``{ d.x, d.y, ... } = { a[0..n-1], a[n..2n-1], ... }`` -- the first element
+    of the vector receives the least significant bits."""
+    n = _element_bits(form, count)
+    return tuple((a >> (i * n)) & ((1 << n) - 1) for i in range(count))
+
+
+@semantic("mov.pack.x2")
+def mov_pack_x2(form: Form, x: int, y: int, *, profile: Profile) -> int:
+    """§9.7.9.4 ``mov.type d, {a.x, a.y}``: "Write scalar register d with the packed value of vector
+    register a"; ``d = a.x | (a.y << n)`` with n half the type's size (``mov.b64 d, {lo, hi}``)."""
+    return pack(form, (x, y))
+
+
+@semantic("mov.pack.x4")
+def mov_pack_x4(form: Form, x: int, y: int, z: int, w: int, *, profile: Profile) -> int:
+    """§9.7.9.4 ``mov.type d, {a.x, a.y, a.z, a.w}``: ``d = a.x | (a.y << n) | (a.z << 2n) |
+    (a.w << 3n)`` with n a quarter of the type's size."""
+    return pack(form, (x, y, z, w))
+
+
+@semantic("mov.unpack.x2")
+def mov_unpack_x2(form: Form, a: int, *, profile: Profile) -> tuple[int, int]:
+    """§9.7.9.4 ``mov.type {d.x, d.y}, a``: "write vector register d with the unpacked values from
+    scalar register a"; ``{d.x, d.y} = {a[0..n-1], a[n..2n-1]}``. A sink ``_`` in place of an
+    element discards that result; the values do not change."""
+    x, y = unpack(form, a, 2)
+    return x, y
+
+
+@semantic("mov.unpack.x4")
+def mov_unpack_x4(form: Form, a: int, *, profile: Profile) -> tuple[int, int, int, int]:
+    """§9.7.9.4 ``mov.type {d.x, d.y, d.z, d.w}, a``: ``{d.x, d.y, d.z, d.w} = {a[0..n-1],
+    a[n..2n-1], a[2n..3n-1], a[3n..4n-1]}``."""
+    x, y, z, w = unpack(form, a, 4)
+    return x, y, z, w
+
+
+# ---------------------------------------------------------------------------------------------
+# §9.7.9.7 prmt
+# ---------------------------------------------------------------------------------------------
+
+#: §9.7.9.7's table of the specialised modes: for each mode and selector ``c[1:0]``, the source
+#: byte that lands in d.b3, d.b2, d.b1, d.b0 (the manual's column order).
+PRMT_TABLE: dict[str, tuple[tuple[int, int, int, int], ...]] = {
+    "f4e": ((3, 2, 1, 0), (4, 3, 2, 1), (5, 4, 3, 2), (6, 5, 4, 3)),  # forward 4 extract
+    "b4e": ((5, 6, 7, 0), (6, 7, 0, 1), (7, 0, 1, 2), (0, 1, 2, 3)),  # backward 4 extract
+    "rc8": ((0, 0, 0, 0), (1, 1, 1, 1), (2, 2, 2, 2), (3, 3, 3, 3)),  # replicate 8
+    "ecl": ((3, 2, 1, 0), (3, 2, 1, 1), (3, 2, 2, 2), (3, 3, 3, 3)),  # edge clamp left
+    "ecr": ((0, 0, 0, 0), (1, 1, 1, 0), (2, 2, 1, 0), (3, 2, 1, 0)),  # edge clamp right
+    "rc16": ((1, 0, 1, 0), (3, 2, 3, 2), (1, 0, 1, 0), (3, 2, 3, 2)),  # replicate 16
+}
+
+
+def read_byte(mode: str | None, ctl: int, tmp64: int, position: int) -> int:
+    """The manual's ``ReadByte(mode, ctl, tmp64)`` for destination byte ``position``.
+
+    Generic form: "The 3 lsbs of the selection value specify which of the 8 source bytes should be
+    moved into the target position. The msb defines if the byte value should be copied, or if the
+    sign (msb of the byte) should be replicated over all 8 bits of the target position (sign
+    extend of the byte value); msb=0 means copy the literal value; msb=1 means replicate the sign."
+    The modes: the table above; "Note that the sign extension is only performed as part of
+    generic form."
+    """
+    if mode is None:
+        byte = (tmp64 >> (8 * (ctl & 0b111))) & 0xFF
+        if ctl & 0b1000:
+            return 0xFF if byte & 0x80 else 0x00
+        return byte
+    source = PRMT_TABLE[mode][ctl][3 - position]
+    return (tmp64 >> (8 * source)) & 0xFF
+
+
+@semantic("prmt")
+def prmt(form: Form, a: int, b: int, c: int, *, profile: Profile) -> int:
+    """§9.7.9.7 ``prmt.b32{.mode} d, a, b, c``: "Pick four arbitrary bytes from two 32-bit
+    registers, and reassemble them into a 32-bit destination register."
+
+    The bytes are numbered "{b, a} = {{b7, b6, b5, b4}, {b3, b2, b1, b0}}" (``tmp64 = (b<<32) | a``).
+    Without a mode, ``ctl[i] = (c >> 4i) & 0xf``, the selector of d's byte i; with one,
+    "the two lsbs of operand c" select a row of the mode's table: ``ctl[0..3] = c & 0x3``.
+    ``tmp[8i+7:8i] = ReadByte(mode, ctl[i], tmp64)``. The other bits of c are not read.
+    """
+    mode = form.get("mode")
+    tmp64 = (b << 32) | a
+    if mode is None:
+        ctl = [(c >> (4 * i)) & 0xF for i in range(4)]
+    else:
+        ctl = [c & 0x3] * 4
+    d = 0
+    for i in range(4):
+        d |= read_byte(mode, ctl[i], tmp64, i) << (8 * i)
+    return d

@@ -56,22 +56,36 @@ def check_source_count(form: Form, count: int) -> tuple:
     return operands
 
 
-def evaluate(form: Form | str, sources: Sequence[int], profile: Profile | str = "spec") -> tuple[Result, ...]:
-    """The results of ``form`` applied to the source operands' bit patterns, one per destination."""
+def evaluate(form: Form | str, sources: Sequence, profile: Profile | str = "spec", *, active: int | None = None) -> tuple[Result, ...]:
+    """The results of ``form`` applied to the source operands' bit patterns, one per destination.
+
+    A warp-level form (:mod:`ptxspec.semantics.warp`) takes a per-lane operand as a tuple of lane
+    values (each lane is checked like a scalar) and ``active``, the set of executing lanes
+    (default: all 32)."""
     form = as_form(form)
     fn = semantic_function(form)
+    warp = getattr(fn, "warp", False)
     operands = check_source_count(form, len(sources))
     for value, operand in zip(sources, operands):
         width = register_bits(operand.type)
-        if not 0 <= value < (1 << width):
-            raise OperandError(f"operand {operand.name} of {form.text} is .{operand.type} ({width} bits); {value:#x} does not fit", where=form.text)
-    out = fn(form, *sources, profile=profile_named(profile))
+        for lane in value if warp and isinstance(value, tuple) else (value,):
+            if not 0 <= lane < (1 << width):
+                raise OperandError(f"operand {operand.name} of {form.text} is .{operand.type} ({width} bits); {lane:#x} does not fit", where=form.text)
+    if warp:
+        if active is not None and not 0 <= active <= 0xFFFFFFFF:
+            raise OperandError(f"the active lanes of {form.text} are a 32-bit mask; {active:#x} does not fit", where=form.text)
+        out = fn(form, *sources, profile=profile_named(profile), active=0xFFFFFFFF if active is None else active)
+    elif active is not None:
+        raise OperandError(f"{form.text} is not a warp-level instruction; it takes no set of active lanes", where=form.text)
+    else:
+        out = fn(form, *sources, profile=profile_named(profile))
     return out if isinstance(out, tuple) else (out,)
 
 
-def check(form: Form | str, sources: Sequence[int], observed: Sequence[int], profile: Profile | str = "spec") -> bool:
-    """Whether the observed destination bits are allowed results of ``form`` on ``sources``."""
-    expected = evaluate(form, sources, profile)
+def check(form: Form | str, sources: Sequence, observed: Sequence, profile: Profile | str = "spec", *, active: int | None = None) -> bool:
+    """Whether the observed destination bits are allowed results of ``form`` on ``sources``
+    (for a warp-level form, each observed destination is a tuple of 32 lane values)."""
+    expected = evaluate(form, sources, profile, active=active)
     return len(expected) == len(observed) and all(contains(e, o) for e, o in zip(expected, observed))
 
 

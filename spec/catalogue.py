@@ -33,6 +33,11 @@ class Slot:
     name: str
     tokens: tuple[str, ...]
     required: bool = False
+    #: The tokens as a set, for membership tests (video selector slots hold thousands).
+    token_set: frozenset[str] = attrs.field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "token_set", frozenset(self.tokens))
 
     def __str__(self) -> str:
         body = "|".join("." + t for t in self.tokens)
@@ -213,18 +218,33 @@ def _match(family: Family, tokens: list[str]) -> Form | tuple[int, str]:
     Returns the Form, or how many tokens matched and why matching stopped.
     """
     filled: dict[int, str] = {}
+    position: dict[int, int] = {}
     for i, token in enumerate(tokens):
-        admitting = [k for k, slot in enumerate(family.slots) if token in slot.tokens]
+        admitting = [k for k, slot in enumerate(family.slots) if token in slot.token_set]
         free = [k for k in admitting if k not in filled]
         if not free:
             if admitting:
                 return i, f"qualifier .{token} is repeated (only one {family.slots[admitting[0]].name} qualifier is allowed)"
             return i, f"qualifier .{token} is not allowed with {family.opcode}"
         filled[free[0]] = token
+        position[free[0]] = i
+    # The type qualifiers (.dtype.atype of cvt and set, ...) and any slots whose tokens overlap
+    # are told apart by their order, as ptxas does ("Unexpected instruction types").
+    for k1 in filled:
+        for k2 in filled:
+            s1, s2 = family.slots[k1], family.slots[k2]
+            ordered = s1.token_set & s2.token_set or (_is_type_slot(s1) and _is_type_slot(s2))
+            if k1 < k2 and position[k1] > position[k2] and ordered:
+                return position[k2], f"qualifier .{filled[k1]} ({s1.name}) must come before .{filled[k2]} ({s2.name})"
     for k, slot in enumerate(family.slots):
         if slot.required and k not in filled:
             return len(tokens), f"missing {slot.name} qualifier ({' '.join('.' + t for t in slot.tokens)})"
     return Form(family, tuple((family.slots[k].name, filled[k]) for k in sorted(filled)))
+
+
+def _is_type_slot(slot: Slot) -> bool:
+    """The manual names its type qualifiers .type, .dtype, .atype, .btype, .abType, ..."""
+    return slot.name.lower().endswith("type")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -478,3 +478,130 @@ FAMILIES: list[Family] = [
     PACK,
     PACK_C,
 ]
+
+
+# ---------------------------------------------------------------------------------------------
+# §9.7.9.3 mov (scalar) and §9.7.9.4 mov (vector pack / unpack)
+# ---------------------------------------------------------------------------------------------
+#
+# ``mov.b64 d, a`` and ``mov.b64 d, {a.x, a.y}`` are the same instruction text: only the operand
+# list tells them apart. So the pack/unpack lines are families of their own (one per direction and
+# element count), which :func:`parse` never reaches -- ``parse("mov.b64")`` is the scalar move.
+# :func:`vector_mov` parses instruction text against one of them, with its rules.
+
+from ptxspec.spec.catalogue import same_type_operands  # noqa: E402 - kept with the families that use it
+
+MOV_SECTION = "9.7.9.3"
+MOV_VECTOR_SECTION = "9.7.9.4"
+PRMT_SECTION = "9.7.9.7"
+
+#: §9.7.9.3: ".type = { .pred, .b16, .b32, .b64, .u16, .u32, .u64, .s16, .s32, .s64, .f32, .f64 }".
+MOV_TYPES = ("pred", "b16", "b32", "b64", "u16", "u32", "u64", "s16", "s32", "s64", "f32", "f64")
+#: §9.7.9.4: ".type = { .b16, .b32, .b64, .b128 }".
+MOV_VECTOR_TYPES = ("b16", "b32", "b64", "b128")
+#: The element names of a vector operand, in the manual's order (``a.x | (a.y << 8) | ...``).
+LANES = ("x", "y", "z", "w")
+
+
+def _mov_target(form: Form) -> Target:
+    """"Introduced in PTX ISA version 1.0." "mov.f64 requires sm_13 or higher." (§9.7.9.3)"""
+    return Target((1, 0), 13 if form["type"] == "f64" else 10)
+
+
+MOV = Family(
+    opcode="mov",
+    key="mov",
+    section=MOV_SECTION,
+    slots=(Slot("type", MOV_TYPES, required=True),),
+    operands=lambda f: (Operand("d", f["type"], destination=True), Operand("a", f["type"])),
+    target=_mov_target,
+    summary="Set a register to the value of a register (d = a).",
+)
+
+
+def _mov_vector_target(form: Form) -> Target:
+    """"Support for .b128 type introduced in PTX ISA version 8.3." "Support for .b128 type requires
+    sm_70 or higher." (§9.7.9.4)"""
+    return Target((8, 3), 70) if form["type"] == "b128" else Target((1, 0), 10)
+
+
+def element_type(type_name: str, count: int) -> str:
+    """The ``.bN`` type of one of ``count`` elements of a ``type_name`` register: "The overall size
+    of the vector and the size of the scalar must match the size of the instruction type"
+    (§9.7.9.4)."""
+    return f"b{INTEGER_TYPES[type_name].bits // count}"
+
+
+#: §9.7.9.4's semantics lists four-element vectors only for .b32 (8-bit), .b64 (16-bit) and
+#: .b128 (32-bit): a .b16 holds two 8-bit elements, not four 4-bit ones.
+_NO_FOUR_LANES = Rule(
+    lambda f: f["type"] == "b16",
+    "a .b16 register packs or unpacks two 8-bit elements, not four (§9.7.9.4 lists {x, y, z, w} only for .b32, .b64, .b128)",
+    MOV_VECTOR_SECTION,
+)
+
+
+def _vector_family(direction: str, count: int) -> Family:
+    names = tuple(f"{'a' if direction == 'pack' else 'd'}.{lane}" for lane in LANES[:count])
+
+    def operands(form: Form) -> tuple[Operand, ...]:
+        t, e = form["type"], element_type(form["type"], count)
+        if direction == "pack":
+            return (Operand("d", t, destination=True), *(Operand(n, e) for n in names))
+        return (*(Operand(n, e, destination=True) for n in names), Operand("a", t))
+
+    shape = "{" + ", ".join(names) + "}"
+    syntax = f"d, {shape}" if direction == "pack" else f"{shape}, a"
+    return Family(
+        opcode="mov",
+        key=f"mov.{direction}.x{count}",
+        section=MOV_VECTOR_SECTION,
+        slots=(Slot("type", MOV_VECTOR_TYPES, required=True),),
+        operands=operands,
+        rules=(_NO_FOUR_LANES,) if count == 4 else (),
+        target=_mov_vector_target,
+        summary=(
+            f"mov.type {syntax}: "
+            + ("pack the elements into a scalar, x lowest." if direction == "pack" else "unpack a scalar into elements, x from the lowest bits.")
+        ),
+    )
+
+
+MOV_PACK_X2 = _vector_family("pack", 2)
+MOV_PACK_X4 = _vector_family("pack", 4)
+MOV_UNPACK_X2 = _vector_family("unpack", 2)
+MOV_UNPACK_X4 = _vector_family("unpack", 4)
+MOV_VECTOR = {(f.key.split(".")[1], int(f.key[-1])): f for f in (MOV_PACK_X2, MOV_PACK_X4, MOV_UNPACK_X2, MOV_UNPACK_X4)}
+
+
+def vector_mov(text: str, direction: str, count: int) -> Form:
+    """The form of ``text`` (such as ``"mov.b64"``) as the §9.7.9.4 vector move ``direction``
+    ("pack": ``mov.type d, {a.x, ...}``; "unpack": ``mov.type {d.x, ...}, a``) of ``count``
+    elements, with that family's legality rules; raises IllegalForm like :func:`parse`."""
+    from ptxspec.spec.catalogue import Catalogue
+    from ptxspec.spec.errors import IllegalForm
+
+    family = MOV_VECTOR.get((direction, count))
+    if family is None:
+        raise IllegalForm(f"{text}: a vector mov is 'pack' or 'unpack' of 2 or 4 elements, not {direction!r} of {count}", section=MOV_VECTOR_SECTION)
+    return Catalogue([family]).parse(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# §9.7.9.7 prmt
+# ---------------------------------------------------------------------------------------------
+
+#: §9.7.9.7: ".mode = { .f4e, .b4e, .rc8, .ecl, .ecr, .rc16 }".
+PRMT_MODES = ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")
+
+PRMT = Family(
+    opcode="prmt",
+    key="prmt",
+    section=PRMT_SECTION,
+    slots=(Slot("type", ("b32",), required=True), Slot("mode", PRMT_MODES)),
+    operands=same_type_operands("d", "a", "b", "c"),
+    target=Target((2, 0), 20),
+    summary="Pick four bytes of the pair {b, a} under the control of c.",
+)
+
+FAMILIES += [MOV, MOV_PACK_X2, MOV_PACK_X4, MOV_UNPACK_X2, MOV_UNPACK_X4, PRMT]

@@ -1,0 +1,725 @@
+"""Does the catalogue agree with ``ptxas`` on which instruction forms are legal?
+
+For every family of :data:`ptxspec.spec.catalogue.CATALOGUE` this module generates instruction
+texts -- the legal qualifier combinations (every choice of every slot, sampled when there are too
+many) and deliberately illegal variants -- and asks two judges for a verdict at a (PTX ISA version,
+target) pair:
+
+* **the catalogue**: legal iff :func:`~ptxspec.spec.catalogue.parse` accepts the text *and* the
+  form's :class:`~ptxspec.spec.catalogue.Target` is satisfied by the request (:func:`target_allows`);
+* **ptxas**: legal iff ``ptxas -arch=sm_NN`` assembles a kernel with ``.version X.Y`` and
+  ``.target sm_NN`` that declares one register per operand and applies the instruction.
+
+Variant categories (``Case.category``):
+
+``legal``      a combination of slot choices that the catalogue accepts, at every requested target;
+``rule``       a combination of slot choices that a legality Rule (or the slots) rejects;
+``wrong_type`` a type qualifier replaced by a type that the slot does not list;
+``missing``    a required non-type qualifier left out (``fma.f32`` without rounding);
+``duplicate``  a qualifier written twice;
+``foreign``    a qualifier that only other families take (``add.approx.f32``).
+
+Kernels are batched: one module holds many instructions, each in its own ``{ }`` block on one line,
+and ptxas's ``line N; error`` messages say which instruction it rejected; the rest are assembled
+again until ptxas accepts what is left. Run it with
+``python -m ptxspec.conformance.ptxas_agreement [--targets ...] [--sample N] [--seed S] [--json]``;
+``--write`` stores the summary in ``conformance/data/ptxas_agreement.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import itertools
+import json
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import attrs
+
+from ptxspec.spec import catalogue as cat
+from ptxspec.spec.catalogue import Family, Form, Operand, Target
+from ptxspec.spec.errors import PtxSpecError
+
+#: The ISA version this project specifies; every requested target is also tried at it.
+SPEC_VERSION = (8, 7)
+
+#: §11.1.2 / Table "PTX ISA versions": the version that introduced each target string. A module
+#: for sm_NN must declare at least this ``.version``, so it is the lowest version worth asking.
+TARGET_INTRODUCED: dict[str, tuple[int, int]] = {
+    "sm_50": (4, 0),
+    "sm_60": (5, 0),
+    "sm_70": (6, 0),
+    "sm_75": (6, 3),
+    "sm_80": (7, 0),
+    "sm_86": (7, 1),
+    "sm_89": (7, 8),
+    "sm_90": (7, 8),
+    "sm_90a": (8, 0),
+    "sm_100a": (8, 6),
+    "sm_120a": (8, 7),
+}
+
+DEFAULT_TARGETS = tuple(TARGET_INTRODUCED)
+
+#: The target at which the illegal variants are tried: the richest one, so that a rejection is the
+#: form's fault and not the architecture's.
+ILLEGAL_PROBE = ("sm_100a", SPEC_VERSION)
+
+#: Register type used for an operand type that ``.reg`` does not take (§5.2.1: bit-size registers
+#: are compatible with every fundamental type of the same size).
+_REGISTER_OF = {"bf16": "b16", "tf32": "b32", "bf16x2": "b32", "f32x2": "b64"}
+
+_LINE_ERROR = re.compile(r"line (\d+); (?:error|fatal)\s*:\s*(.*)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Targets
+# ---------------------------------------------------------------------------------------------
+
+
+@attrs.frozen(order=True)
+class Request:
+    """A requested (architecture, PTX ISA version) pair, as ``.target`` and ``.version`` say it."""
+
+    arch: str
+    version: tuple[int, int]
+
+    @property
+    def sm(self) -> int:
+        return int(re.sub(r"\D", "", self.arch))
+
+    @property
+    def suffix(self) -> str:
+        return self.arch[-1] if self.arch[-1].isalpha() else ""
+
+    def __str__(self) -> str:
+        return f"{self.arch}@{self.version[0]}.{self.version[1]}"
+
+
+def target_allows(need: Target, request: Request) -> bool:
+    """Whether a form that needs ``need`` may be used at ``request``.
+
+    The comparison is the one the "PTX ISA notes" and "Target ISA notes" read as:
+    ``need.ptx <= version`` and ``need.sm <= sm``. An architecture-specific feature
+    (``need.suffix == "a"``; §5.1: the "a" targets' special features "are not forward
+    compatible") needs an "a" target of the same architecture family -- the same hundreds-and-tens
+    digit pair, ``sm_100a`` for ``sm_100a``/``sm_101a``/``sm_103a`` but not ``sm_120a`` -- and at
+    least that sm. A family-specific feature (``"f"``) accepts an "a" or "f" target of the same
+    family. A :class:`Target` holds one sm, so a feature that the manual lists for "sm_100a,
+    sm_101a, sm_120a" (recorded as sm_100a) is reported illegal on sm_120a: an allowed,
+    documented disagreement (:data:`KNOWN`).
+    """
+    if request.version < need.ptx or request.sm < need.sm:
+        return False
+    if need.suffix in ("a", "f"):
+        allowed = ("a",) if need.suffix == "a" else ("a", "f")
+        return request.suffix in allowed and request.sm // 10 == need.sm // 10
+    return True
+
+
+def requests_for(targets: Sequence[str]) -> list[Request]:
+    """Each target at the version that introduced it and at :data:`SPEC_VERSION`."""
+    out = []
+    for arch in targets:
+        low = TARGET_INTRODUCED[arch]
+        out.append(Request(arch, low))
+        if low != SPEC_VERSION:
+            out.append(Request(arch, SPEC_VERSION))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Generated cases
+# ---------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Case:
+    """One instruction text generated from ``family`` (the family it was made from)."""
+
+    family: str
+    category: str
+    text: str
+    operands: tuple[Operand, ...]
+
+
+def catalogue_verdict(text: str, request: Request) -> tuple[bool, str]:
+    """The catalogue's verdict on ``text`` at ``request`` and why."""
+    try:
+        form = cat.parse(text)
+    except PtxSpecError as error:
+        return False, str(error)
+    need = form.target
+    if not target_allows(need, request):
+        return False, f"needs {need}"
+    return True, ""
+
+
+def _combinations(family: Family, limit: int, rng: random.Random) -> list[tuple[str, ...]]:
+    """Slot choices (``""`` for an optional slot left out): all of them, or ``limit`` sampled."""
+    choices = [(*slot.tokens,) if slot.required else ("", *slot.tokens) for slot in family.slots]
+    total = 1
+    for c in choices:
+        total *= len(c)
+    if total <= limit:
+        return [tuple(t for t in combo if t) for combo in itertools.product(*choices)]
+    picked = sorted(rng.sample(range(total), limit))
+    out = []
+    for index in picked:
+        combo = []
+        for c in reversed(choices):
+            index, k = divmod(index, len(c))
+            combo.append(c[k])
+        out.append(tuple(t for t in reversed(combo) if t))
+    return out
+
+
+def _text(opcode: str, tokens: Iterable[str]) -> str:
+    return ".".join([opcode, *tokens])
+
+
+def _variant(family: Family, category: str, text: str, operands: tuple[Operand, ...]) -> Case:
+    """An illegal-by-construction variant; if the catalogue nonetheless parses it (it is another
+    family's form: ``cvt.sat.u16.s32`` without ``.pack``), it gets that form's operands."""
+    try:
+        operands = cat.parse(text).operands
+    except PtxSpecError:
+        pass
+    return Case(family.key, category, text, operands)
+
+
+def _fallback_operands(family: Family, tokens: Sequence[str]) -> tuple[Operand, ...] | None:
+    """Operands for a text the catalogue rejects: those of the closest legal form of the family
+    (the same type qualifiers), so that ptxas judges the qualifiers, not the operand count."""
+    for form in _legal_forms(family):
+        if all(t in tokens for name, t in form.choices if "type" in name.lower()):
+            return form.operands
+    forms = _legal_forms(family)
+    return forms[0].operands if forms else None
+
+
+_LEGAL_CACHE: dict[str, list[Form]] = {}
+
+
+def _legal_forms(family: Family) -> list[Form]:
+    if family.key not in _LEGAL_CACHE:
+        forms = []
+        for combo in _combinations(family, 300, random.Random(0)):
+            form = _parse_in(family, combo)
+            if form is not None:
+                forms.append(form)
+        _LEGAL_CACHE[family.key] = forms
+    return _LEGAL_CACHE[family.key]
+
+
+def _parse_in(family: Family, tokens: Sequence[str]) -> Form | None:
+    try:
+        form = cat.parse(_text(family.opcode, tokens))
+    except PtxSpecError:
+        return None
+    return form if form.family.key == family.key else None
+
+
+@functools.cache
+def _token_union() -> frozenset[str]:
+    """Every qualifier token of every family."""
+    return frozenset(t for f in cat.CATALOGUE.families() for s in f.slots for t in s.tokens)
+
+
+#: Types tried as replacements in ``wrong_type`` variants.
+_TYPES = ("b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "f16", "f16x2", "bf16", "bf16x2", "f32", "f64")
+
+
+def cases_for(family: Family, limit: int, rng: random.Random) -> list[Case]:
+    """The legal combinations, the rule-rejected ones, and the illegal variants of ``family``."""
+    out: list[Case] = []
+    legal_seen: list[Form] = []
+    for combo in _combinations(family, limit, rng):
+        text = _text(family.opcode, combo)
+        try:
+            form = cat.parse(text)
+        except PtxSpecError:
+            operands = _fallback_operands(family, combo)
+            if operands is not None:
+                out.append(Case(family.key, "rule", text, operands))
+            continue
+        if form.family.key != family.key:
+            continue  # another family's form: it is generated there
+        out.append(Case(family.key, "legal", form.text, form.operands))
+        legal_seen.append(form)
+    if not legal_seen:
+        return out
+    base = legal_seen[rng.randrange(len(legal_seen))]
+    tokens = [t for _, t in base.choices]
+    slots = dict(base.choices)
+    own = {t for s in family.slots for t in s.tokens}
+    # wrong type: each type slot's token replaced by a type the slot does not list.
+    for slot in family.slots:
+        if "type" not in slot.name.lower() or slot.name not in slots:
+            continue
+        old = slots[slot.name]
+        # The same slot of the opcode's other families supplies types of the right kind
+        # (cvt's .e2m1x2 for the .f16x2-source family); the fundamental types the rest.
+        kin = sorted({t for f in cat.CATALOGUE.families(family.opcode) for s in f.slots if s.name == slot.name for t in s.tokens} - set(slot.tokens))
+        pool = sorted(set(_TYPES) - set(slot.tokens))
+        for new in rng.sample(kin, min(2, len(kin))) + rng.sample(pool, 2):
+            swapped = [new if t == old else t for t in tokens]
+            operands = tuple(attrs.evolve(o, type=new) if o.type == old else o for o in base.operands)
+            out.append(_variant(family, "wrong_type", _text(family.opcode, swapped), operands))
+    # missing: a required, non-type qualifier left out.
+    for slot in family.slots:
+        if slot.required and "type" not in slot.name.lower() and slot.name in slots and len(family.slots) > 1:
+            out.append(_variant(family, "missing", _text(family.opcode, [t for n, t in base.choices if n != slot.name]), base.operands))
+    # duplicate: a non-type qualifier written twice.
+    for name, token in base.choices:
+        if "type" not in name.lower():
+            i = tokens.index(token)
+            out.append(_variant(family, "duplicate", _text(family.opcode, tokens[: i + 1] + [token] + tokens[i + 1 :]), base.operands))
+            break
+    # foreign: a qualifier of another family, placed before the type qualifiers.
+    others = sorted(_token_union() - own - set(_TYPES))
+    for token in rng.sample(others, min(2, len(others))):
+        out.append(_variant(family, "foreign", _text(family.opcode, [token, *tokens]), base.operands))
+    return out
+
+
+def generate(limit: int = 200, seed: int = 0, families: Sequence[Family] | None = None) -> list[Case]:
+    """Every family's cases, ``limit`` combinations at most per family, seeded by ``seed``."""
+    out = []
+    for family in families if families is not None else cat.CATALOGUE.families():
+        rng = random.Random(f"{seed}:{family.key}")
+        out.extend(cases_for(family, limit, rng))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# ptxas
+# ---------------------------------------------------------------------------------------------
+
+
+def register_type(type_name: str) -> str:
+    """The ``.reg`` type that holds an operand of ``type_name``."""
+    return _REGISTER_OF.get(type_name, type_name)
+
+
+#: The video chapter models operand selectors as qualifier tokens named after their operand
+#: (``dsel_b1`` is ``d.b1``, ``asel_b7354`` of the SIMD forms ``a.b7354``; see
+#: :mod:`ptxspec.spec.video`); PTX writes them on the operand.
+_SELECTOR = re.compile(r"^([a-z])sel_(b[0-7]+|h[0-3]+)$")
+
+
+#: Source operands that PTX writes as one vector ``{a, b, e, f}`` although the catalogue lists
+#: them one by one (§9.7.9.21: ``cvt.rs.satfinite.f8x4type.f32 d, {a, b, e, f}, rbits``).
+VECTOR_OPERANDS = {"cvt.rs.x4": ("a", "b", "e", "f")}
+
+
+def _reg(operand: Operand) -> str:
+    return "%" + operand.name.replace(".", "_")
+
+
+def _implicit(operand: Operand) -> bool:
+    """The carry flag ``CC.CF`` is an operand of the semantics, not of the PTX text (§9.7.2)."""
+    return operand.name.startswith("CC")
+
+
+def _immediate(operand: Operand) -> bool:
+    """``immLut`` and the like: PTX requires a constant there."""
+    return operand.name.startswith("imm")
+
+
+def operand_text(family_key: str, operands: Sequence[Operand], selectors: dict[str, str] | None = None) -> str:
+    """The operand list as PTX writes it: destinations joined by ``|`` (``d|p``, ``p|q``), the
+    members of a vector (``a.x, a.y``, or :data:`VECTOR_OPERANDS`) in braces, immediates as 0."""
+    selectors = selectors or {}
+
+    def _register(o: Operand) -> str:
+        return _reg(o) + selectors.get(o.name, "")
+
+    explicit = [o for o in operands if not _implicit(o)]
+    parts = ["|".join(_register(o) for o in explicit if o.destination)] if any(o.destination for o in explicit) else []
+    vector = VECTOR_OPERANDS.get(family_key, ())
+    group: list[str] = []
+    group_key = None
+    for o in (o for o in explicit if not o.destination):
+        key = "vec" if o.name in vector else (o.name.split(".")[0] if "." in o.name else None)
+        if key != group_key and group:
+            parts.append("{" + ", ".join(group) + "}")
+            group = []
+        group_key = key
+        if key is None:
+            parts.append("0" if _immediate(o) else _register(o))
+        else:
+            group.append(_register(o))
+    if group:
+        parts.append("{" + ", ".join(group) + "}")
+    return ", ".join(parts)
+
+
+def instruction_line(case: Case) -> str:
+    """One ``{ }`` block: a register per operand and the instruction applied to them."""
+    opcode, *tokens = case.text.split(".")
+    operands = case.operands
+    suffix = {}
+    kept = []
+    for token in tokens:
+        m = _SELECTOR.match(token)
+        if m and any(o.name == m.group(1) for o in operands):
+            suffix[m.group(1)] = "." + m.group(2)
+        else:
+            kept.append(token)
+    regs = " ".join(f".reg .{register_type(o.type)} {_reg(o)};" for o in operands if not _implicit(o) and not _immediate(o))
+    return f"{{ {regs} {_text(opcode, kept)} {operand_text(case.family, operands, suffix)}; }}"
+
+
+def module(request: Request, lines: Sequence[str]) -> str:
+    """A PTX module with one kernel holding ``lines``; line ``5 + i`` is ``lines[i]``."""
+    v = request.version
+    head = [f".version {v[0]}.{v[1]}", f".target {request.arch}", ".address_size 64", ".visible .entry k()", "{"]
+    return "\n".join([*head, *lines, "ret;", "}", ""])
+
+
+FIRST_LINE = 6
+
+
+def _ptxas(ptxas: str, request: Request, lines: Sequence[str]) -> tuple[int, str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "k.ptx"
+        path.write_text(module(request, lines))
+        run = subprocess.run([ptxas, f"-arch={request.arch}", str(path), "-o", str(Path(tmp) / "k.cubin")], capture_output=True, text=True)
+    return run.returncode, run.stderr.replace(str(path), "k.ptx")
+
+
+def ptxas_verdicts(ptxas: str, request: Request, lines: Sequence[str]) -> list[tuple[bool, str]]:
+    """ptxas's verdict on each line: assemble them together, blame the lines it names, and
+    assemble the others again until it accepts them (or, with no line named, split in two)."""
+    verdicts: list[tuple[bool, str] | None] = [None] * len(lines)
+    pending = [list(range(len(lines)))]
+    while pending:
+        group = pending.pop()
+        rc, err = _ptxas(ptxas, request, [lines[i] for i in group])
+        if rc == 0:
+            for i in group:
+                verdicts[i] = (True, "")
+            continue
+        blamed: dict[int, str] = {}
+        for number, message in _LINE_ERROR.findall(err):
+            k = int(number) - FIRST_LINE
+            if 0 <= k < len(group) and group[k] not in blamed:
+                blamed[group[k]] = message.strip()
+        for i, message in blamed.items():
+            verdicts[i] = (False, message)
+        rest = [i for i in group if i not in blamed]
+        if not rest:
+            continue
+        if blamed:
+            pending.append(rest)
+        elif len(group) == 1:
+            verdicts[group[0]] = (False, err.strip().splitlines()[0] if err.strip() else f"ptxas exit {rc}")
+        else:
+            half = len(group) // 2
+            pending += [group[:half], group[half:]]
+    return [v for v in verdicts if v is not None]
+
+
+def supported(ptxas: str, arch: str) -> str | None:
+    """None when ptxas assembles an empty kernel for ``arch``, else its message."""
+    rc, err = _ptxas(ptxas, Request(arch, SPEC_VERSION), [])
+    return None if rc == 0 else (err.strip().splitlines() or [f"exit {rc}"])[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparison
+# ---------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Known:
+    """A known, explained disagreement: which records it covers and the manual's sentence that
+    justifies the catalogue's verdict (or, for ``kind == "catalogue"``, the open catalogue error
+    reported to the owners of spec/, which the tests tolerate until it is fixed)."""
+
+    name: str
+    kind: str  # "ptxas" (ptxas differs from the manual) or "target" (Target's one-pair limit) or "catalogue"
+    pattern: str  # regular expression matched against the instruction text
+    catalogue: str  # the catalogue's verdict it covers: "legal" or "illegal"
+    justification: str
+    category: str | None = None
+    request: str | None = None  # regular expression matched against str(Request)
+    #: A concrete disagreement ``(text, request, operands)`` -- operands as ``"d:f16,a:b16"``, the
+    #: first the destination -- that the tests replay, so that an entry goes stale loudly when
+    #: ptxas or the catalogue changes.
+    example: tuple[str, str, str] | None = None
+
+    def covers(self, record: dict) -> bool:
+        return (
+            re.fullmatch(self.pattern, record["text"]) is not None
+            and record["catalogue"] == self.catalogue
+            and (self.category is None or record["category"] == self.category)
+            and (self.request is None or re.fullmatch(self.request, record["request"]) is not None)
+        )
+
+
+_TESTP_OPS = "(finite|infinite|number|notanumber|normal|subnormal)"
+
+#: The allow-list. Each entry quotes the manual (PTX ISA 8.7) where our verdict follows it.
+KNOWN: tuple[Known, ...] = (
+    Known(
+        "cvt-f16-bf16-without-rounding",
+        "ptxas",
+        r"cvt(\.(relu|satfinite|ftz|sat))*\.(f16\.bf16|bf16\.f16)",
+        "illegal",
+        '§9.7.9.21: "The rounding modifier is mandatory in all of the following cases: float-to-float '
+        'conversions, when destination type is smaller than source type"; ptxas 13.0 accepts both '
+        "directions without one.",
+        example=("cvt.f16.bf16", "sm_90@7.8", "d:f16,a:b16"),
+    ),
+    Known(
+        "rcp-ftz-f64",
+        "ptxas",
+        r"rcp\.(rn|rz|rm|rp)\.ftz\.f64",
+        "illegal",
+        '§9.7.3.12 syntax: "rcp.rnd{.ftz}.f32 d, a; rcp.rnd.f64 d, a;" and Table 28: .ftz on .f64 '
+        '"not applicable"; ptxas 13.0 accepts rcp.rnd.ftz.f64.',
+        example=("rcp.rn.ftz.f64", "sm_90@7.8", "d:f64,a:f64"),
+    ),
+    Known(
+        "cvt-e2m1x2-from-f16x2",
+        "ptxas",
+        r"cvt\.rn\.satfinite(\.relu)?\.(e2m1x2|e2m3x2|e3m2x2)\.f16x2",
+        "illegal",
+        '§9.7.9.21 syntax: "cvt.rn.satfinite{.relu}.f8x2type.f16x2 d, a; .f8x2type = { .e4m3x2, '
+        '.e5m2x2 }": PTX ISA 8.7 has no f16x2 source for the fp6/fp4 pairs; ptxas 13.0 accepts them.',
+        example=("cvt.rn.satfinite.e2m1x2.f16x2", "sm_100a@8.7", "d:b8,a:b32"),
+    ),
+    Known(
+        "f8x2-on-sm90-at-ptx-7.8",
+        "target",
+        r"cvt\..*\.(e4m3x2|e5m2x2)(\..*)?",
+        "illegal",
+        '§9.7.9.21: "cvt with .e4m3x2/.e5m2x2 for sm_90 or higher introduced in PTX ISA version 7.8", '
+        '"for sm_89 introduced in PTX ISA 8.1": a Target holds one (PTX, sm) pair, recorded as '
+        "(8.1, sm_89), so PTX 7.8 on sm_90/sm_90a is reported illegal though it is legal.",
+        request=r"sm_90a?@(7\.8|8\.0)",
+        example=("cvt.rn.satfinite.e4m3x2.f32", "sm_90@7.8", "d:b16,a:f32,b:f32"),
+    ),
+    Known(
+        "sm100a-features-on-sm120a",
+        "target",
+        r"cvt\..*(e2m1x2|e2m3x2|e3m2x2|ue8m0x2).*",
+        "illegal",
+        '§9.7.9.21: "cvt.rn.satfinite{.relu}.{e2m1x2/e2m3x2/e3m2x2/ue8m0x2}.f32 is supported on the '
+        'following architectures: sm_100a, sm_101a, sm_120a" (and likewise the other fp6/fp4/ue8m0 '
+        "forms): a Target holds one architecture, recorded as sm_100a, whose family excludes sm_120a.",
+        request=r"sm_120a@.*",
+        example=("cvt.rn.satfinite.e2m1x2.f32", "sm_120a@8.7", "d:b8,a:f32,b:f32"),
+    ),
+    Known(
+        "repeated-qualifier",
+        "ptxas",
+        r".*",
+        "illegal",
+        "Every syntax line lists a qualifier at most once (for example §9.7.3.19 "
+        '"cos.approx{.ftz}.f32"); ptxas 13.0 accepts a repeated qualifier such as cos.approx.approx.f32.',
+        category="duplicate",
+        example=("cos.approx.approx.f32", "sm_90@7.8", "d:f32,a:f32"),
+    ),
+    Known(
+        "foreign-qualifier-ignored",
+        "ptxas",
+        r".*",
+        "illegal",
+        "A qualifier is legal only where the family's syntax line lists it (for example §9.7.3.6 "
+        '"fma.rnd{.ftz}{.sat}.f32" has no .pred, §9.7.3.21 "ex2.approx{.ftz}.f32" no .normal); '
+        "ptxas 13.0 silently accepts many tokens it knows from other instructions (testp's "
+        ".finite/.normal/..., .pred, video selectors such as .asel_b0) on any instruction.",
+        category="foreign",
+        example=("add.finite.f32", "sm_90@7.8", "d:f32,a:f32,b:f32"),
+    ),
+    Known(
+        "testp-without-property",
+        "ptxas",
+        r"testp\.(f32|f64)",
+        "illegal",
+        '§9.7.3.1: "testp.op.type p, a; .op = { .finite, .infinite, .number, .notanumber, .normal, '
+        '.subnormal }": the property is not optional; ptxas 13.0 accepts testp.f32 without one.',
+        example=("testp.f32", "sm_90@7.8", "p:pred,a:f32"),
+    ),
+    Known(
+        "half-fma-bf16-directed-rounding",
+        "ptxas",
+        r"fma\.(rz|rm|rp)(\.relu)?\.(bf16|bf16x2)",
+        "illegal",
+        '§9.7.4.4: "fma.rnd{.relu}.bf16 d, a, b, c; ... .rnd = { .rn };": PTX ISA 8.7 has only .rn; '
+        "ptxas 13.0 also accepts .rz, .rm and .rp on .bf16/.bf16x2 (not on .f16).",
+        example=("fma.rz.bf16", "sm_90@7.8", "d:b16,a:b16,b:b16,c:b16"),
+    ),
+    Known(
+        "half-approx-missing",
+        "catalogue",
+        r"(ex2|tanh)\.approx(\.ftz)?\.(f16|f16x2|bf16|bf16x2)",
+        "illegal",
+        "Catalogue gap (reported): the half-precision ex2.approx and tanh.approx of §9.7.4.x "
+        '("ex2.approx.atype d, a; ex2.approx.ftz.btype d, a; .atype = { .f16, .f16x2 }; .btype = '
+        '{ .bf16, .bf16x2 }", "tanh.approx.type d, a; .type = { .f16, .f16x2, .bf16, .bf16x2 }") '
+        "are not registered.",
+        example=("ex2.approx.ftz.bf16", "sm_90@7.8", "d:b16,a:b16"),
+    ),
+)
+
+
+def example_outcome(known: Known, ptxas: str) -> Outcome:
+    """Replay ``known.example`` through both judges."""
+    assert known.example is not None
+    text, where, spec = known.example
+    arch, version = where.split("@")
+    request = Request(arch, tuple(int(x) for x in version.split(".")))
+    operands = tuple(Operand(n, t, destination=(i == 0)) for i, (n, t) in enumerate(x.split(":") for x in spec.split(",")))
+    case = Case(text.split(".")[0], known.category or "legal", text, operands)
+    ours, why = catalogue_verdict(text, request)
+    ((theirs, message),) = ptxas_verdicts(ptxas, request, [instruction_line(case)])
+    return Outcome(case, request, ours, why, theirs, message)
+
+
+def record(outcome: Outcome) -> dict:
+    """The JSON record of an outcome (see :func:`summary`)."""
+    o = outcome
+    return {
+        "family": o.case.family,
+        "category": o.case.category,
+        "text": o.case.text,
+        "request": str(o.request),
+        "catalogue": "legal" if o.ours else "illegal",
+        "catalogue_reason": o.why,
+        "ptxas": "legal" if o.theirs else "illegal",
+        "ptxas_message": o.message,
+    }
+
+
+def explain(record: dict) -> str | None:
+    """The name of the :data:`KNOWN` entry that covers a disagreement record, or None."""
+    return next((k.name for k in KNOWN if k.covers(record)), None)
+
+
+@attrs.frozen
+class Outcome:
+    case: Case
+    request: Request
+    ours: bool
+    why: str
+    theirs: bool
+    message: str
+
+    @property
+    def agree(self) -> bool:
+        return self.ours == self.theirs
+
+
+def compare(cases: Sequence[Case], targets: Sequence[str] = DEFAULT_TARGETS, ptxas: str | None = None, workers: int = 2) -> tuple[list[Outcome], dict[str, str]]:
+    """Run every case at its requests; return the outcomes and the skipped targets with why.
+
+    Legal-category cases are tried at every request; the others at :data:`ILLEGAL_PROBE` (their
+    verdict does not depend on the target: the text itself is rejected).
+    """
+    ptxas = ptxas or shutil.which("ptxas")
+    if ptxas is None:
+        raise RuntimeError("ptxas is not on PATH")
+    skipped = {arch: why for arch in targets if (why := supported(ptxas, arch)) is not None}
+    live = [a for a in targets if a not in skipped]
+    jobs: dict[Request, list[Case]] = defaultdict(list)
+    for request in requests_for(live):
+        jobs[request] = [c for c in cases if c.category == "legal"]
+    probe = Request(ILLEGAL_PROBE[0], ILLEGAL_PROBE[1])
+    if probe.arch in live:
+        jobs[probe] = jobs.get(probe, []) + [c for c in cases if c.category != "legal"]
+    chunks = [(request, group[i : i + 200]) for request, group in sorted(jobs.items()) for i in range(0, len(group), 200)]
+
+    def run(chunk: tuple[Request, list[Case]]) -> list[Outcome]:
+        request, group = chunk
+        theirs = ptxas_verdicts(ptxas, request, [instruction_line(c) for c in group])
+        out = []
+        for case, (ok, message) in zip(group, theirs):
+            ours, why = catalogue_verdict(case.text, request)
+            out.append(Outcome(case, request, ours, why, ok, message))
+        return out
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        outcomes = [o for batch in pool.map(run, chunks) for o in batch]
+    return outcomes, skipped
+
+
+def summary(outcomes: Sequence[Outcome], skipped: dict[str, str], *, seed: int, sample: int, targets: Sequence[str]) -> dict:
+    """A deterministic JSON-able summary: counts per family and category, and every disagreement."""
+    per_family: dict[str, Counter] = defaultdict(Counter)
+    per_category: dict[str, Counter] = defaultdict(Counter)
+    disagreements = []
+    for o in outcomes:
+        key = "agree" if o.agree else "disagree"
+        per_family[o.case.family][key] += 1
+        per_category[o.case.category][key] += 1
+        if not o.agree:
+            disagreements.append(record(o))
+            disagreements[-1]["known"] = explain(disagreements[-1])
+    disagreements.sort(key=lambda d: (d["family"], d["text"], d["request"]))
+    total = Counter(o.agree for o in outcomes)
+    return {
+        "ptxas_version": "CUDA 13.0",
+        "seed": seed,
+        "sample_per_family": sample,
+        "targets": list(targets),
+        "skipped_targets": dict(sorted(skipped.items())),
+        "total": len(outcomes),
+        "agree": total[True],
+        "disagree": total[False],
+        "disagree_known": dict(sorted(Counter(d["known"] or "unexplained" for d in disagreements).items())),
+        "by_category": {k: dict(sorted(v.items())) for k, v in sorted(per_category.items())},
+        "by_family": {k: dict(sorted(v.items())) for k, v in sorted(per_family.items())},
+        "disagreements": disagreements,
+    }
+
+
+DATA = Path(__file__).resolve().parent / "data" / "ptxas_agreement.json"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ptxspec.conformance.ptxas_agreement", description=__doc__.splitlines()[0])
+    parser.add_argument("--targets", nargs="+", default=list(DEFAULT_TARGETS), choices=list(DEFAULT_TARGETS))
+    parser.add_argument("--sample", type=int, default=200, help="combinations per family at most (default 200)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--write", action="store_true", help=f"store the summary in {DATA.name}")
+    args = parser.parse_args(argv)
+    cases = generate(args.sample, args.seed)
+    outcomes, skipped = compare(cases, args.targets)
+    result = summary(outcomes, skipped, seed=args.seed, sample=args.sample, targets=args.targets)
+    text = json.dumps(result, indent=1, sort_keys=False) + "\n"
+    if args.write:
+        DATA.write_text(text)
+    if args.json:
+        sys.stdout.write(text)
+        return 0
+    for arch, why in result["skipped_targets"].items():
+        print(f"skipped {arch}: {why}")
+    print(f"{result['total']} verdicts: {result['agree']} agree, {result['disagree']} disagree")
+    for category, counts in result["by_category"].items():
+        print(f"  {category:11} agree {counts.get('agree', 0):6}  disagree {counts.get('disagree', 0):5}")
+    for family, counts in result["by_family"].items():
+        if counts.get("disagree"):
+            print(f"  {family:22} agree {counts.get('agree', 0):6}  disagree {counts['disagree']:5}")
+    for name, n in result["disagree_known"].items():
+        print(f"  {name:30} {n:5}")
+    for d in result["disagreements"]:
+        print(f"[{d['known'] or 'UNEXPLAINED'}] {d['text']} @ {d['request']}: catalogue {d['catalogue']} ({d['catalogue_reason']}); ptxas {d['ptxas']} ({d['ptxas_message']})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
