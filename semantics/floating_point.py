@@ -382,6 +382,14 @@ def _min_max(form: Form, a_bits: int, b_bits: int, profile: Profile, pick_a: Cal
     fmt = element_format(form)
     ftz = "ftz" in form
     a, b = decode(fmt, a_bits, ftz=ftz), decode(fmt, b_bits, ftz=ftz)
+    return min_max_element(form, fmt, a, b, pick_a, lambda: nan_result(fmt, [a, b], profile, form.opcode))
+
+
+def min_max_element(
+    form: Form, fmt: FloatFormat, a: Value, b: Value, pick_a: Callable[[Value, Value], bool], both_nan: Callable[[], Result]
+) -> Result:
+    """One element of min/max (the pseudo-code above) on decoded operands, for every format that
+    has the instruction (§9.7.3.11-12, §9.7.4.7-8); ``both_nan`` is the chapter's NaN rule."""
     xorsign = a.sign ^ b.sign
     if "abs" in form:
         a, b = attrs.evolve(a, sign=0), attrs.evolve(b, sign=0)
@@ -389,14 +397,14 @@ def _min_max(form: Form, a_bits: int, b_bits: int, profile: Profile, pick_a: Cal
     if "NaN" in form and (a_nan or b_nan):
         return canonical_nan(fmt)
     if a_nan and b_nan:
-        return nan_result(fmt, [a, b], profile, form.opcode)
+        return both_nan()
     if a_nan or b_nan:
         d = b if a_nan else a
     else:
         d = a if pick_a(a, b) else b
     if "xorsign" in form:
         d = attrs.evolve(d, sign=xorsign)
-    return round_value(d, fmt, ftz=ftz)
+    return round_value(d, fmt, ftz="ftz" in form)
 
 
 @semantic("min.f")

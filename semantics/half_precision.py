@@ -26,11 +26,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-import attrs
 
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.types import FORMATS, FloatFormat
-from ptxspec.semantics.floating_point import _less, exact_add, exact_fma, exact_mul, exact_sub, invalid, round_element
+from ptxspec.semantics.floating_point import _less, exact_add, exact_fma, exact_mul, exact_sub, invalid, min_max_element, round_element
 from ptxspec.semantics.floating_point_approx import Real, power_of_two, tanh, within_distance
 from ptxspec.semantics.instructions import semantic
 from ptxspec.semantics.numerics import Exact, Infinity, NaN, Rounding, Value, canonical_nan, decode, round_value, to_fraction
@@ -180,21 +179,7 @@ def _min_max(form: Form, profile: Profile, a: int, b: int, pick_a: Callable[[Val
 
     def lane(fmt: FloatFormat, bits: list[int]) -> Result:
         x, y = decode(fmt, bits[0], ftz=ftz), decode(fmt, bits[1], ftz=ftz)
-        xorsign = x.sign ^ y.sign
-        if "abs" in form:
-            x, y = attrs.evolve(x, sign=0), attrs.evolve(y, sign=0)
-        x_nan, y_nan = isinstance(x, NaN), isinstance(y, NaN)
-        if "NaN" in form and (x_nan or y_nan):
-            return canonical_nan(fmt)
-        if x_nan and y_nan:
-            return profile.unspecified_nan(fmt)
-        if x_nan or y_nan:
-            d = y if x_nan else x
-        else:
-            d = x if pick_a(x, y) else y
-        if "xorsign" in form:
-            d = attrs.evolve(d, sign=xorsign)
-        return round_value(d, fmt, ftz=ftz)
+        return min_max_element(form, fmt, x, y, pick_a, lambda: profile.unspecified_nan(fmt))
 
     return per_lane(form, (a, b), lane)
 
