@@ -69,6 +69,19 @@ class Target:
         return f"PTX ISA {self.ptx[0]}.{self.ptx[1]}, sm_{self.sm}{self.suffix}"
 
 
+#: The PTX ISA version that introduced each target (§11.1.2, release notes): a form needs at least
+#: that version for its target, whatever version introduced the form itself.
+SM_INTRODUCED_IN: dict[int, tuple[int, int]] = {
+    10: (1, 0), 13: (1, 2), 20: (2, 0), 30: (3, 0), 53: (4, 2), 61: (5, 0), 70: (6, 0),
+    80: (7, 0), 86: (7, 1), 90: (7, 8), 100: (8, 6),
+}
+
+
+def target_at(ptx: tuple[int, int], sm: int) -> Target:
+    """The form's target, with the PTX ISA version raised to the one that introduced ``sm_<sm>``."""
+    return Target(max(ptx, SM_INTRODUCED_IN[sm]), sm)
+
+
 @attrs.frozen
 class Rule:
     """A legality rule: ``illegal(form)`` is true for the forms the manual forbids, with the reason."""

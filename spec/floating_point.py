@@ -19,20 +19,13 @@ introduced in PTX ISA version 1.2", "sm_20 in PTX ISA version 2.0"), so
 
 from __future__ import annotations
 
+from ptxspec.spec.catalogue import target_at as _target
 from ptxspec.spec.catalogue import Family, Form, Operand, Rule, Slot, Target, forbid
 
 RND = Slot("rnd", ("rn", "rz", "rm", "rp"))
 RND_REQUIRED = Slot("rnd", ("rn", "rz", "rm", "rp"), required=True)
 FTZ = Slot("ftz", ("ftz",))
 SAT = Slot("sat", ("sat",))
-
-#: §11.1.2 PTX ISA notes: the version that introduced each target string this chapter needs.
-_TARGET_INTRODUCED: dict[int, tuple[int, int]] = {10: (1, 0), 13: (1, 2), 20: (2, 0), 80: (7, 0), 86: (7, 1), 100: (8, 6)}
-
-
-def _target(ptx: tuple[int, int], sm: int) -> Target:
-    """The form's target, with the PTX ISA version raised to the one that introduced ``sm_<sm>``."""
-    return Target(max(ptx, _TARGET_INTRODUCED[sm]), sm)
 
 
 def _is(type_name: str):

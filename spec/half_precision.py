@@ -25,6 +25,7 @@ Operand types: "for the .f16 instruction type, operands d, a, b have .f16 or .b1
 
 from __future__ import annotations
 
+from ptxspec.spec.catalogue import target_at as _target
 from ptxspec.spec.catalogue import Family, Form, Operand, Rule, Slot, Target, forbid
 
 HALF_TYPES = ("f16", "f16x2", "bf16", "bf16x2")
@@ -36,14 +37,6 @@ FTZ = Slot("ftz", ("ftz",))
 SAT = Slot("sat", ("sat",))
 RELU = Slot("relu", ("relu",))
 TYPE = Slot("type", HALF_TYPES, required=True)
-
-#: §11.1.2: the PTX ISA version that introduced each target string this chapter needs.
-_TARGET_INTRODUCED: dict[int, tuple[int, int]] = {53: (4, 2), 80: (7, 0), 86: (7, 1), 90: (7, 8), 100: (8, 6)}
-
-
-def _target(ptx: tuple[int, int], sm: int) -> Target:
-    """The form's target, with the PTX ISA version raised to the one that introduced ``sm_<sm>``."""
-    return Target(max(ptx, _TARGET_INTRODUCED[sm]), sm)
 
 
 def _bf16(form: Form) -> bool:

@@ -14,19 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ptxspec.spec.catalogue import target_at as _target
 from ptxspec.spec.catalogue import Family, Form, Operand, Rule, Slot, Target, forbid
 
 INT_TYPES = ("u16", "u32", "u64", "s16", "s32", "s64")
 SAT = Slot("sat", ("sat",))
-#: §11.1.2: "sm_20 ... introduced in PTX ISA version 2.0", sm_90 in PTX ISA version 7.8.
-_TARGET_INTRODUCED: dict[int, tuple[int, int]] = {10: (1, 0), 20: (2, 0), 30: (3, 0), 61: (5, 0), 70: (6, 0), 90: (7, 8)}
 
 CARRY = "CC.CF"
-
-
-def _target(ptx: tuple[int, int], sm: int) -> Target:
-    """The form's target, with the PTX ISA version raised to the one that introduced ``sm_<sm>``."""
-    return Target(max(ptx, _TARGET_INTRODUCED[sm]), sm)
 
 
 def register_type(type_name: str) -> str:
@@ -225,7 +219,6 @@ def _min_max(opcode: str, section: str, summary: str) -> Family:
 
 MIN = _min_max("min", "9.7.1.12", "The minimum of two integers.")
 MAX = _min_max("max", "9.7.1.13", "The maximum of two integers.")
-
 
 
 # ---------------------------------------------------------------------------------------------
