@@ -69,6 +69,14 @@ class Evaluation:
     sources: tuple[int, ...]
     results: tuple[object, ...]
     line: Location | str
+    #: The instruction as printed: the form's canonical text, followed by its operand template
+    #: (``mov.b64 d, {a.x, a.y}``) when the request wrote one.
+    instruction: str = ""
+
+
+def has_template(instruction: str) -> bool:
+    """Whether an instruction text carries an operand template (``"mov.b64 d, {a, b}"``)."""
+    return len(instruction.split(None, 1)) > 1
 
 
 def is_warp_form(form) -> bool:
@@ -143,7 +151,8 @@ def run(request: Request, profile: str, mask: int | None = None, active: int | N
         if error.where is None or error.where == form.text:
             error.where = request.line
         raise
-    return Evaluation(form, sources, results, request.line)
+    text = f"{form.text} {form.template}" if has_template(request.instruction) else form.text
+    return Evaluation(form, sources, results, request.line, text)
 
 
 def _outputs(evaluation: Evaluation) -> list:
@@ -160,7 +169,7 @@ def to_json(evaluation: Evaluation, profile: str, *, where: bool = False) -> dic
 
     inputs = [_operand_text(v, register_bits(o.type)) if isinstance(v, tuple) else _hex(v, register_bits(o.type)) for v, o in zip(evaluation.sources, evaluation.form.sources)]
     outputs = [o if isinstance(o, str) else o.to_json() for o in _outputs(evaluation)]
-    obj = {"instr": evaluation.form.text, "inputs": inputs, "outputs": outputs, "profile": profile}
+    obj = {"instr": evaluation.instruction or evaluation.form.text, "inputs": inputs, "outputs": outputs, "profile": profile}
     if where:
         obj["where"] = str(evaluation.line)
     return obj
@@ -184,8 +193,10 @@ _TOKEN = re.compile(r"\S+")
 
 
 def read_requests(path: str) -> list[Request]:
-    """The requests of an eval file: one ``INSTRUCTION OPERAND...`` per line, separated by blanks
-    (commas are allowed too, as in PTX); ``#`` or ``//`` starts a comment; blank lines are skipped."""
+    """The requests of an eval file: one ``INSTRUCTION [TEMPLATE] OPERAND...`` per line, separated
+    by blanks (commas are allowed too, as in PTX); ``#`` or ``//`` starts a comment; blank lines are
+    skipped. An operand template (``mov.b64 d, {a, b} 0x1 0x2``) is the register names and braces
+    after the instruction, up to the first operand value (which starts with a digit)."""
     source = "<stdin>" if path == "-" else path
     try:
         if path == "-":
@@ -203,16 +214,42 @@ def read_requests(path: str) -> list[Request]:
         raise PtxSpecError("the file is not UTF-8 text", where=Location(source, line, column)) from None
     requests = []
     for number, raw in enumerate(text.splitlines(), start=1):
-        line = _strip_comment(raw).replace(",", " ")
-        tokens = [(m.group(), Location(source, number, m.start() + 1)) for m in _TOKEN.finditer(line)]
-        if not tokens:
+        code = _strip_comment(raw)
+        first = _TOKEN.search(code)
+        if first is None:
             continue
-        (instruction, at), operands = tokens[0], tokens[1:]
-        end = Location(source, number, len(line.rstrip()) + 2)
-        requests.append(Request(instruction, at, tuple(operands), end, Location(source, number)))
+        head_end = _template_end(code, first.end())
+        instruction = code[first.start() : head_end].rstrip().rstrip(",").rstrip()
+        # Commas separate operand values as blanks do; columns stay those of the line.
+        rest = " " * head_end + code[head_end:].replace(",", " ")
+        operands = [(m.group(), Location(source, number, m.start() + 1)) for m in _TOKEN.finditer(rest)]
+        end = Location(source, number, len(rest.rstrip()) + 2)
+        requests.append(Request(instruction, Location(source, number, first.start() + 1), tuple(operands), end, Location(source, number)))
     if not requests:
         raise PtxSpecError("the file holds no instruction (expected lines 'INSTRUCTION OPERAND...')", where=Location(source))
     return requests
+
+
+def _template_end(line: str, start: int) -> int:
+    """Where the operand template that may follow the instruction at ``line[:start]`` ends: it is
+    made of register names (a letter, ``%``, ``_`` or ``$`` first), ``|``, commas and braced
+    vectors; the operand values start with a digit."""
+    k, end, n = start, start, len(line)
+    while True:
+        while k < n and (line[k].isspace() or line[k] == ","):
+            k += 1
+        if k >= n:
+            return end
+        c = line[k]
+        if c == "{":
+            close = line.find("}", k)
+            k = n if close == -1 else close + 1
+        elif c.isalpha() or c in "%_$|":
+            while k < n and not line[k].isspace() and line[k] not in ",{":
+                k += 1
+        else:
+            return end
+        end = k
 
 
 def _strip_comment(line: str) -> str:
@@ -276,11 +313,19 @@ def eval_command(instruction: str | None, operands: tuple[str, ...], path: str |
     With --file, every line of the file is checked first and then evaluated; each prints as
     'INSTRUCTION INPUTS -> OUTPUTS' (or one JSON object with --json).
 
+    INSTRUCTION may carry an operand template after the qualifiers, as PTX writes the operands:
+    the register names are ignored, braces mark a vector operand. It picks among forms that only
+    their operands tell apart, such as the vector mov of §9.7.9.4: 'mov.b64 d, {a, b}' packs a
+    (low) and b (high), 'mov.b64 {a, b}, d' unpacks ('_' may stand for an element it discards).
+    In a --file line the template follows the instruction, before the first operand value.
+
     \b
     Examples:
       ptxspec eval add.rn.f32 0x3f800000 0x40000000
       ptxspec eval --json --profile sm_90 add.f32 0x7fc00000 0x3f800000
       ptxspec eval --file examples/golden.txt
+      ptxspec eval 'mov.b64 d, {a, b}' 0x1 0x2
+      ptxspec eval 'mov.b32 {x, y, z, w}, d' 0x04030201
       ptxspec eval --mask 0xffff --active 0xffff shfl.sync.down.b32 0,1,...,31 1 0x1f
 
     A warp-level form takes a per-lane operand as 32 comma-separated lane values (lane 0 first) or
@@ -298,7 +343,7 @@ def eval_command(instruction: str | None, operands: tuple[str, ...], path: str |
                 click.echo(json.dumps(to_json(evaluation, profile, where=True)))
             else:
                 inputs = " ".join(_operand_text(v, _width(o.type)) for v, o in zip(evaluation.sources, evaluation.form.sources))
-                click.echo(f"{evaluation.form.text} {inputs} -> {'; '.join(describe(evaluation))}")
+                click.echo(f"{evaluation.instruction} {inputs} -> {'; '.join(describe(evaluation))}")
         return
     if instruction is None:
         raise click.UsageError("missing INSTRUCTION (or --file)")
@@ -333,7 +378,14 @@ def forms_command(opcode: str | None) -> None:
     if opcode and not families:
         raise PtxSpecError(f"unknown opcode {opcode!r}", where="<command line>, OPCODE")
     for family in families:
-        click.echo(f"§{family.section:10} {family.syntax()}")
+        click.echo(f"§{family.section:10} {family.full_syntax()}")
+
+
+# `ptxspec litmus` lives beside the memory model's front end; registered here so that the console
+# script has one entry point.
+from ptxspec.conformance.litmus_cli import litmus_command  # noqa: E402
+
+cli.add_command(litmus_command)
 
 
 def main(argv: list[str] | None = None) -> None:

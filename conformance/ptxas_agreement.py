@@ -6,18 +6,24 @@ many) and deliberately illegal variants -- and asks two judges for a verdict at 
 target) pair:
 
 * **the catalogue**: legal iff :func:`~ptxspec.spec.catalogue.parse` accepts the text *and* the
-  form's :class:`~ptxspec.spec.catalogue.Target` is satisfied by the request (:func:`target_allows`);
+  form's :attr:`~ptxspec.spec.catalogue.Form.targets` admit the request (:func:`target_allows`);
 * **ptxas**: legal iff ``ptxas -arch=sm_NN`` assembles a kernel with ``.version X.Y`` and
   ``.target sm_NN`` that declares one register per operand and applies the instruction.
 
 Variant categories (``Case.category``):
 
-``legal``      a combination of slot choices that the catalogue accepts, at every requested target;
-``rule``       a combination of slot choices that a legality Rule (or the slots) rejects;
-``wrong_type`` a type qualifier replaced by a type that the slot does not list;
-``missing``    a required non-type qualifier left out (``fma.f32`` without rounding);
-``duplicate``  a qualifier written twice;
-``foreign``    a qualifier that only other families take (``add.approx.f32``).
+- ``legal``: a combination of slot choices that the catalogue accepts, at every requested target;
+- ``rule``: a combination of slot choices that a legality Rule (or the slots) rejects;
+- ``wrong_type``: a type qualifier replaced by a type that the slot does not list;
+- ``missing``: a required non-type qualifier left out (``fma.f32`` without rounding);
+- ``duplicate``: a qualifier written twice;
+- ``foreign``: a qualifier that only other families take (``add.approx.f32``);
+- ``lane_type``: a legal vector mov whose elements are declared with another type of their size;
+- ``shape``: a vector mov operand template of a length, kind or sink placement that §9.7.9.4
+  and §5.4.2 do or do not allow (:data:`MOV_SHAPES`).
+
+A family that only its operands tell apart from the others of its opcode (§9.7.9.4's vector mov)
+is generated with its operand template, ``mov.b64 d, {a.x, a.y}``.
 
 Kernels are batched: one module holds many instructions, each in its own ``{ }`` block on one line,
 and ptxas's ``line N; error`` messages say which instruction it rejected; the rest are assembled
@@ -46,7 +52,7 @@ from pathlib import Path
 import attrs
 
 from ptxspec.spec import catalogue as cat
-from ptxspec.spec.catalogue import Family, Form, Operand, Target
+from ptxspec.spec.catalogue import Family, Form, Operand, Target, Targets
 from ptxspec.spec.errors import PtxSpecError
 
 #: The ISA version this project specifies; every requested target is also tried at it.
@@ -105,25 +111,12 @@ class Request:
         return f"{self.arch}@{self.version[0]}.{self.version[1]}"
 
 
-def target_allows(need: Target, request: Request) -> bool:
-    """Whether a form that needs ``need`` may be used at ``request``.
-
-    The comparison is the one the "PTX ISA notes" and "Target ISA notes" read as:
-    ``need.ptx <= version`` and ``need.sm <= sm``. An architecture-specific feature
-    (``need.suffix == "a"``; §5.1: the "a" targets' special features "are not forward
-    compatible") needs an "a" target of the same architecture family -- the same hundreds-and-tens
-    digit pair, ``sm_100a`` for ``sm_100a``/``sm_101a``/``sm_103a`` but not ``sm_120a`` -- and at
-    least that sm. A family-specific feature (``"f"``) accepts an "a" or "f" target of the same
-    family. A :class:`Target` holds one sm, so a feature that the manual lists for "sm_100a,
-    sm_101a, sm_120a" (recorded as sm_100a) is reported illegal on sm_120a: an allowed,
-    documented disagreement (:data:`KNOWN`).
-    """
-    if request.version < need.ptx or request.sm < need.sm:
-        return False
-    if need.suffix in ("a", "f"):
-        allowed = ("a",) if need.suffix == "a" else ("a", "f")
-        return request.suffix in allowed and request.sm // 10 == need.sm // 10
-    return True
+def target_allows(need: Target | Targets, request: Request) -> bool:
+    """Whether a form that needs ``need`` (one :class:`~ptxspec.spec.catalogue.Target` or several
+    alternatives) may be used at ``request``: some alternative admits the request's ``.version``
+    and ``.target`` (:meth:`ptxspec.spec.catalogue.Target.admits`: a plain ``sm_XX`` admits every
+    later architecture, an "a" target only itself, an "f" target its family's "a"/"f" targets)."""
+    return need.admits(request.version, request.arch)
 
 
 def requests_for(targets: Sequence[str]) -> list[Request]:
@@ -158,7 +151,7 @@ def catalogue_verdict(text: str, request: Request) -> tuple[bool, str]:
         form = cat.parse(text)
     except PtxSpecError as error:
         return False, str(error)
-    need = form.target
+    need = form.targets
     if not target_allows(need, request):
         return False, f"needs {need}"
     return True, ""
@@ -183,8 +176,15 @@ def _combinations(family: Family, limit: int, rng: random.Random) -> list[tuple[
     return out
 
 
-def _text(opcode: str, tokens: Iterable[str]) -> str:
-    return ".".join([opcode, *tokens])
+def _text(opcode: str, tokens: Iterable[str], family: Family | None = None) -> str:
+    """The instruction text; for a family that only its operands tell apart from others of its
+    opcode (§9.7.9.4's vector mov), followed by its operand template (``mov.b64 d, {a.x, a.y}``)."""
+    text = ".".join([opcode, *tokens])
+    return f"{text} {family.operand_syntax}" if family is not None and family.operand_syntax else text
+
+
+def _form_text(form: Form) -> str:
+    return f"{form.text} {form.template}" if form.family.operand_syntax else form.text
 
 
 def _variant(family: Family, category: str, text: str, operands: tuple[Operand, ...]) -> Case:
@@ -223,7 +223,7 @@ def _legal_forms(family: Family) -> list[Form]:
 
 def _parse_in(family: Family, tokens: Sequence[str]) -> Form | None:
     try:
-        form = cat.parse(_text(family.opcode, tokens))
+        form = cat.parse(_text(family.opcode, tokens, family))
     except PtxSpecError:
         return None
     return form if form.family.key == family.key else None
@@ -244,7 +244,7 @@ def cases_for(family: Family, limit: int, rng: random.Random) -> list[Case]:
     out: list[Case] = []
     legal_seen: list[Form] = []
     for combo in _combinations(family, limit, rng):
-        text = _text(family.opcode, combo)
+        text = _text(family.opcode, combo, family)
         try:
             form = cat.parse(text)
         except PtxSpecError:
@@ -254,7 +254,7 @@ def cases_for(family: Family, limit: int, rng: random.Random) -> list[Case]:
             continue
         if form.family.key != family.key:
             continue  # another family's form: it is generated there
-        out.append(Case(family.key, "legal", form.text, form.operands))
+        out.append(Case(family.key, "legal", _form_text(form), form.operands))
         legal_seen.append(form)
     if not legal_seen:
         return out
@@ -274,22 +274,73 @@ def cases_for(family: Family, limit: int, rng: random.Random) -> list[Case]:
         for new in rng.sample(kin, min(2, len(kin))) + rng.sample(pool, 2):
             swapped = [new if t == old else t for t in tokens]
             operands = tuple(attrs.evolve(o, type=new) if o.type == old else o for o in base.operands)
-            out.append(_variant(family, "wrong_type", _text(family.opcode, swapped), operands))
+            out.append(_variant(family, "wrong_type", _text(family.opcode, swapped, family), operands))
     # missing: a required, non-type qualifier left out.
     for slot in family.slots:
         if slot.required and "type" not in slot.name.lower() and slot.name in slots and len(family.slots) > 1:
-            out.append(_variant(family, "missing", _text(family.opcode, [t for n, t in base.choices if n != slot.name]), base.operands))
+            out.append(_variant(family, "missing", _text(family.opcode, [t for n, t in base.choices if n != slot.name], family), base.operands))
     # duplicate: a non-type qualifier written twice.
     for name, token in base.choices:
         if "type" not in name.lower():
             i = tokens.index(token)
-            out.append(_variant(family, "duplicate", _text(family.opcode, tokens[: i + 1] + [token] + tokens[i + 1 :]), base.operands))
+            out.append(_variant(family, "duplicate", _text(family.opcode, tokens[: i + 1] + [token] + tokens[i + 1 :], family), base.operands))
             break
     # foreign: a qualifier of another family, placed before the type qualifiers.
     others = sorted(_token_union() - own - set(_TYPES))
     for token in rng.sample(others, min(2, len(others))):
-        out.append(_variant(family, "foreign", _text(family.opcode, [token, *tokens]), base.operands))
+        out.append(_variant(family, "foreign", _text(family.opcode, [token, *tokens], family), base.operands))
+    out += _lane_type_cases(family, legal_seen, rng)
+    if family.key == "mov":
+        out += mov_shape_cases()
     return out
+
+
+#: The register types of one element of a vector: §5.4.2 "Vectors of length 2 and 4 of any
+#: non-predicate fundamental type may be declared", so the lanes of a vector mov may be of any
+#: such type of the element's size (§9.7.9.4's examples: ".u16", ".u32", ".b8", ".u8", ".b64").
+LANE_TYPES = {8: ("b8", "u8", "s8"), 16: ("b16", "u16", "s16", "f16"), 32: ("b32", "u32", "s32", "f32"), 64: ("b64", "u64", "s64", "f64")}
+
+
+def _lane_type_cases(family: Family, forms: Sequence[Form], rng: random.Random) -> list[Case]:
+    """Each legal vector form again, its elements declared with another type of their size."""
+    out = []
+    for form in forms:
+        members = {o.name for group in form.layout if cat.is_vector(group) for o in group}
+        if not members or form.family.vector:
+            continue
+        width = int(next(o.type for o in form.operands if o.name in members)[1:])
+        lane = rng.choice([t for t in LANE_TYPES[width] if not t.startswith("b")])
+        operands = tuple(attrs.evolve(o, type=lane) if o.name in members else o for o in form.operands)
+        out.append(Case(family.key, "lane_type", _form_text(form), operands))
+    return out
+
+
+#: Operand templates that no vector mov has, and sinks where they may or may not stand
+#: (``text``, operands as ``name:type``): §9.7.9.4 and §5.4.2.
+MOV_SHAPES: tuple[tuple[str, str], ...] = (
+    ("mov.b64 d, {a, b, c}", "d:b64,a:b16,b:b16,c:b16"),  # "Vectors of length 2 and 4"
+    ("mov.b64 {a, b, c}, d", "a:b16,b:b16,c:b16,d:b64"),
+    ("mov.b64 d, {a, b, c, e, f, g, h, i}", "d:b64,a:b8,b:b8,c:b8,e:b8,f:b8,g:b8,h:b8,i:b8"),
+    ("mov.b32 d, {a}", "d:b32,a:b32"),
+    ("mov.b32 {a}, d", "a:b32,d:b32"),
+    ("mov.b32 {a, b}, {c, e}", "a:b16,b:b16,c:b16,e:b16"),  # vector to vector
+    ("mov.b64 d, {a, _}", "d:b64,a:b32"),  # a sink is never read
+    ("mov.b64 {_, _}, d", "d:b64"),  # "provided that at least one element is a scalar register"
+    ("mov.b64 {a, _}, d", "a:b32,d:b64"),  # the manual's "mov.b64 {%r1, _}, %x"
+    ("mov.b128 {_, a, _, b}, d", "a:b32,b:b32,d:b128"),
+    ("mov.u32 d, {a, b}", "d:u32,a:u16,b:u16"),  # ".type = { .b16, .b32, .b64, .b128 }"
+    ("mov.f64 {a, b}, d", "a:f32,b:f32,d:f64"),
+)
+
+
+def _operands_from(spec: str) -> tuple[Operand, ...]:
+    """``"d:f16,a:b16"`` -> operands, the first a destination."""
+    return tuple(Operand(n, t, destination=(i == 0)) for i, (n, t) in enumerate(x.split(":") for x in spec.split(",")))
+
+
+def mov_shape_cases() -> list[Case]:
+    """:data:`MOV_SHAPES` as cases of category ``shape`` (of the family ``mov``)."""
+    return [Case("mov", "shape", text, _operands_from(spec)) for text, spec in MOV_SHAPES]
 
 
 def generate(limit: int = 200, seed: int = 0, families: Sequence[Family] | None = None) -> list[Case]:
@@ -316,10 +367,11 @@ def register_type(type_name: str) -> str:
 #: :mod:`ptxspec.spec.video`); PTX writes them on the operand.
 _SELECTOR = re.compile(r"^([a-z])sel_(b[0-7]+|h[0-3]+)$")
 
+#: vmad's operand negations ``{-}a``, ``{-}b``, ``{-}c`` (§9.7.18.1.3), modelled as the qualifier
+#: tokens ``neg_a``, ``neg_b``, ``neg_c`` (see :mod:`ptxspec.spec.video`); PTX writes ``-%a``.
+_NEGATION = re.compile(r"^neg_([a-z])$")
 
-#: Source operands that PTX writes as one vector ``{a, b, e, f}`` although the catalogue lists
-#: them one by one (§9.7.9.21: ``cvt.rs.satfinite.f8x4type.f32 d, {a, b, e, f}, rbits``).
-VECTOR_OPERANDS = {"cvt.rs.x4": ("a", "b", "e", "f")}
+
 
 
 def _reg(operand: Operand) -> str:
@@ -336,17 +388,17 @@ def _immediate(operand: Operand) -> bool:
     return operand.name.startswith("imm")
 
 
-def operand_text(family_key: str, operands: Sequence[Operand], selectors: dict[str, str] | None = None) -> str:
+def operand_text(family_key: str, operands: Sequence[Operand], selectors: dict[str, str] | None = None, negated: Iterable[str] = ()) -> str:
     """The operand list as PTX writes it: destinations joined by ``|`` (``d|p``, ``p|q``), the
-    members of a vector (``a.x, a.y``, or :data:`VECTOR_OPERANDS`) in braces, immediates as 0."""
+    members of a vector (``a.x, a.y``, or the family's ``vector``) in braces, immediates as 0."""
     selectors = selectors or {}
 
     def _register(o: Operand) -> str:
-        return _reg(o) + selectors.get(o.name, "")
+        return ("-" if o.name in negated else "") + _reg(o) + selectors.get(o.name, "")
 
     explicit = [o for o in operands if not _implicit(o)]
     parts = ["|".join(_register(o) for o in explicit if o.destination)] if any(o.destination for o in explicit) else []
-    vector = VECTOR_OPERANDS.get(family_key, ())
+    vector = cat.CATALOGUE.family(family_key).vector if family_key in {f.key for f in cat.CATALOGUE.families()} else ()
     group: list[str] = []
     group_key = None
     for o in (o for o in explicit if not o.destination):
@@ -364,20 +416,32 @@ def operand_text(family_key: str, operands: Sequence[Operand], selectors: dict[s
     return ", ".join(parts)
 
 
+def _template_operands(template: str) -> str:
+    """An operand template as PTX operands: each name a register (``a.x`` -> ``%a_x``), ``_`` a sink."""
+    return re.sub(r"[A-Za-z_][\w.]*", lambda m: m.group() if m.group() == "_" else "%" + m.group().replace(".", "_"), template)
+
+
 def instruction_line(case: Case) -> str:
-    """One ``{ }`` block: a register per operand and the instruction applied to them."""
-    opcode, *tokens = case.text.split(".")
+    """One ``{ }`` block: a register per operand and the instruction applied to them (the
+    operands as the case's operand template writes them, when its text has one)."""
+    head, _, template = case.text.partition(" ")
+    opcode, *tokens = head.split(".")
     operands = case.operands
     suffix = {}
+    negated = set()
     kept = []
     for token in tokens:
         m = _SELECTOR.match(token)
+        n = _NEGATION.match(token)
         if m and any(o.name == m.group(1) for o in operands):
             suffix[m.group(1)] = "." + m.group(2)
+        elif n and any(o.name == n.group(1) for o in operands):
+            negated.add(n.group(1))
         else:
             kept.append(token)
     regs = " ".join(f".reg .{register_type(o.type)} {_reg(o)};" for o in operands if not _implicit(o) and not _immediate(o))
-    return f"{{ {regs} {_text(opcode, kept)} {operand_text(case.family, operands, suffix)}; }}"
+    written = _template_operands(template) if template else operand_text(case.family, operands, suffix, negated)
+    return f"{{ {regs} {_text(opcode, kept)} {written}; }}"
 
 
 def module(request: Request, lines: Sequence[str]) -> str:
@@ -448,7 +512,7 @@ class Known:
     reported to the owners of spec/, which the tests tolerate until it is fixed)."""
 
     name: str
-    kind: str  # "ptxas" (ptxas differs from the manual) or "target" (Target's one-pair limit) or "catalogue"
+    kind: str  # "ptxas" (ptxas differs from the manual) or "catalogue" (an open catalogue error)
     pattern: str  # regular expression matched against the instruction text
     catalogue: str  # the catalogue's verdict it covers: "legal" or "illegal"
     justification: str
@@ -501,26 +565,38 @@ KNOWN: tuple[Known, ...] = (
         example=("cvt.rn.satfinite.e2m1x2.f16x2", "sm_100a@8.7", "d:b8,a:b32"),
     ),
     Known(
-        "f8x2-on-sm90-at-ptx-7.8",
-        "target",
-        r"cvt\..*\.(e4m3x2|e5m2x2)(\..*)?",
+        "one-element-vector",
+        "ptxas",
+        r"mov\.b(16|32|64|128) (\{[^,}]*\}, \w+|\w+, \{[^,}]*\})",
         "illegal",
-        '§9.7.9.21: "cvt with .e4m3x2/.e5m2x2 for sm_90 or higher introduced in PTX ISA version 7.8", '
-        '"for sm_89 introduced in PTX ISA 8.1": a Target holds one (PTX, sm) pair, recorded as '
-        "(8.1, sm_89), so PTX 7.8 on sm_90/sm_90a is reported illegal though it is legal.",
-        request=r"sm_90a?@(7\.8|8\.0)",
-        example=("cvt.rn.satfinite.e4m3x2.f32", "sm_90@7.8", "d:b16,a:f32,b:f32"),
+        '§5.4.2: "Vectors of length 2 and 4 of any non-predicate fundamental type may be declared by '
+        'prefixing the type with .v2 or .v4", and §9.7.9.4 packs and unpacks two or four elements '
+        '("pack two 8-bit elements into .b16" ... "unpack 64-bit elements from .b128"); ptxas 13.0 '
+        "accepts a one-element vector such as mov.b32 %d, {%a}.",
+        category="shape",
+        example=("mov.b32 d, {a}", "sm_100a@8.7", "d:b32,a:b32"),
     ),
     Known(
-        "sm100a-features-on-sm120a",
-        "target",
-        r"cvt\..*(e2m1x2|e2m3x2|e3m2x2|ue8m0x2).*",
+        "mov-b128-scalar",
+        "ptxas",
+        r"mov\.b128 d, a",
         "illegal",
-        '§9.7.9.21: "cvt.rn.satfinite{.relu}.{e2m1x2/e2m3x2/e3m2x2/ue8m0x2}.f32 is supported on the '
-        'following architectures: sm_100a, sm_101a, sm_120a" (and likewise the other fp6/fp4/ue8m0 '
-        "forms): a Target holds one architecture, recorded as sm_100a, whose family excludes sm_120a.",
-        request=r"sm_120a@.*",
-        example=("cvt.rn.satfinite.e2m1x2.f32", "sm_120a@8.7", "d:b8,a:f32,b:f32"),
+        '§9.7.9.3: "mov.type d, a; ... .type = { .pred, .b16, .b32, .b64, .u16, .u32, .u64, .s16, '
+        '.s32, .s64, .f32, .f64 }" has no .b128, and §9.7.9.4 gives .b128 only to the vector moves: '
+        '"Write scalar register d with the packed value of vector register a, or write vector register '
+        'd with the unpacked values from scalar register a"; ptxas 13.0 accepts mov.b128 between two '
+        ".b128 registers.",
+        example=("mov.b128 d, a", "sm_100a@8.7", "d:b128,a:b128"),
+    ),
+    Known(
+        "vmad-po-both-negated",
+        "ptxas",
+        r"vmad\.[su]32\.[su]32\.[su]32\.po(\.sat)?(\.shr7|\.shr15)?\.neg_a\.neg_b(\.[ab]sel_\w+)*",
+        "illegal",
+        '§9.7.18.1.3: "The plus-one mode (.po) computes (a*b) + c + 1, which is used in computing '
+        'averages. Source operands may not be negated in .po mode."; ptxas 13.0 rejects a single '
+        "negated operand with .po but accepts -a with -b (whose product is a*b).",
+        example=("vmad.s32.s32.s32.po.neg_a.neg_b", "sm_90@7.8", "d:s32,a:s32,b:s32,c:s32"),
     ),
     Known(
         "repeated-qualifier",
@@ -556,22 +632,21 @@ KNOWN: tuple[Known, ...] = (
     Known(
         "half-fma-bf16-directed-rounding",
         "ptxas",
-        r"fma\.(rz|rm|rp)(\.relu)?\.(bf16|bf16x2)",
+        r"fma\.(rz|rm|rp)(\.relu|\.oob)*\.(bf16|bf16x2)",
         "illegal",
-        '§9.7.4.4: "fma.rnd{.relu}.bf16 d, a, b, c; ... .rnd = { .rn };": PTX ISA 8.7 has only .rn; '
-        "ptxas 13.0 also accepts .rz, .rm and .rp on .bf16/.bf16x2 (not on .f16).",
+        '§9.7.4.4: "fma.rnd{.relu}.bf16 d, a, b, c; ... fma.rnd.oob.{relu}.type d, a, b, c; .rnd = '
+        '{ .rn };": PTX ISA 8.7 has only .rn; ptxas 13.0 also accepts .rz, .rm and .rp on '
+        ".bf16/.bf16x2 (not on .f16), with or without .oob.",
         example=("fma.rz.bf16", "sm_90@7.8", "d:b16,a:b16,b:b16,c:b16"),
     ),
     Known(
-        "half-approx-missing",
-        "catalogue",
-        r"(ex2|tanh)\.approx(\.ftz)?\.(f16|f16x2|bf16|bf16x2)",
+        "half-fma-oob-sat",
+        "ptxas",
+        r"fma\.rn(\.ftz)?\.sat(\.ftz)?(\.relu)?\.oob(\.relu)?\.(f16|f16x2)",
         "illegal",
-        "Catalogue gap (reported): the half-precision ex2.approx and tanh.approx of §9.7.4.x "
-        '("ex2.approx.atype d, a; ex2.approx.ftz.btype d, a; .atype = { .f16, .f16x2 }; .btype = '
-        '{ .bf16, .bf16x2 }", "tanh.approx.type d, a; .type = { .f16, .f16x2, .bf16, .bf16x2 }") '
-        "are not registered.",
-        example=("ex2.approx.ftz.bf16", "sm_90@7.8", "d:b16,a:b16"),
+        '§9.7.4.4: the .oob syntax line is "fma.rnd.oob.{relu}.type d, a, b, c;", with no .sat '
+        "(only the lines without .oob have {.sat}); ptxas 13.0 accepts fma.rn.sat.oob.f16.",
+        example=("fma.rn.sat.oob.f16", "sm_100a@8.7", "d:b16,a:b16,b:b16,c:b16"),
     ),
 )
 
@@ -582,8 +657,7 @@ def example_outcome(known: Known, ptxas: str) -> Outcome:
     text, where, spec = known.example
     arch, version = where.split("@")
     request = Request(arch, tuple(int(x) for x in version.split(".")))
-    operands = tuple(Operand(n, t, destination=(i == 0)) for i, (n, t) in enumerate(x.split(":") for x in spec.split(",")))
-    case = Case(text.split(".")[0], known.category or "legal", text, operands)
+    case = Case(text.split(".")[0], known.category or "legal", text, _operands_from(spec))
     ours, why = catalogue_verdict(text, request)
     ((theirs, message),) = ptxas_verdicts(ptxas, request, [instruction_line(case)])
     return Outcome(case, request, ours, why, theirs, message)

@@ -536,8 +536,17 @@ def mov(form: Form, a: int, *, profile: Profile) -> int:
 
     Every type moves its bit pattern unchanged ("Although only predicate and bit-size types are
     required, we include the arithmetic types for the programmer's convenience"): a NaN of .f32 or
-    .f64 keeps its payload, and ``.pred`` is the one-bit register. Only the register form is
-    modelled; ``d, sreg``, ``d, avar`` and ``d, fname`` read state that a pure function does not see.
+    .f64 keeps its payload, and ``.pred`` is the one-bit register.
+
+    Out of scope, by design: the other syntax lines read state, not register operands.
+    ``mov.type d, sreg`` ("d = sreg;") reads a special register (§10: ``%tid``, ``%laneid``,
+    ``%clock``, ...), whose value is a fact about the executing thread and the machine; given that
+    value explicitly, the move is this same ``d = a`` (evaluate ``mov.u32`` on it), so a second
+    function would add nothing but a table of §10's registers. ``mov.type d, avar{+imm}`` ("d =
+    &avar; // address is non-generic; i.e., within the variable's declared state space") and
+    ``mov.{u32,u64} d, fname/kernel`` give addresses that the placement of variables and functions
+    in the state spaces decides (the loader's choice), which no register operand determines.
+    The vector moves of §9.7.9.4 are :func:`mov_pack_x2` and the three after it.
     """
     return a
 
@@ -583,7 +592,8 @@ def mov_pack_x4(form: Form, x: int, y: int, z: int, w: int, *, profile: Profile)
 def mov_unpack_x2(form: Form, a: int, *, profile: Profile) -> tuple[int, int]:
     """§9.7.9.4 ``mov.type {d.x, d.y}, a``: "write vector register d with the unpacked values from
     scalar register a"; ``{d.x, d.y} = {a[0..n-1], a[n..2n-1]}``. A sink ``_`` in place of an
-    element discards that result; the values do not change."""
+    element discards that result; the values do not change (``ptxspec eval`` prints every element,
+    the discarded ones too)."""
     x, y = unpack(form, a, 2)
     return x, y
 

@@ -19,21 +19,41 @@ Where the manual names the canonical NaN (``fma.relu``, ``min``/``max`` with ``.
 the canonical NaN.
 
 Rounding: ".rnd = { .rn }": every form rounds to nearest even; add, sub and mul default to .rn.
+
+Open results: tanh.approx and ex2.approx return every encoding their error bound allows
+(:func:`tanh_approx`, :func:`ex2_approx`); ``fma.oob`` with a NaN operand returns +0.0 or the NaN
+result, as the manual never gives the OOB-NaN's encoding (:func:`out_of_bounds`). Where an H100 or
+H200 was measured, the sm_90 profile pins or widens these (``MEASURED_*`` tables).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from fractions import Fraction
 
+import attrs
 
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.types import FORMATS, FloatFormat
 from ptxspec.semantics.floating_point import _less, exact_add, exact_fma, exact_mul, exact_sub, invalid, min_max_element, round_element
-from ptxspec.semantics.floating_point_approx import Real, power_of_two, tanh, within_distance
+from ptxspec.semantics.floating_point_approx import (
+    Real,
+    add as add_real,
+    between,
+    exactly,
+    exp2,
+    multiply,
+    negate,
+    ordinal,
+    power_of_two,
+    round_real,
+    tanh,
+    within_distance,
+)
 from ptxspec.semantics.instructions import semantic
-from ptxspec.semantics.numerics import Exact, Infinity, NaN, Rounding, Value, canonical_nan, decode, round_value, to_fraction
-from ptxspec.semantics.results import Profile, Result, pack_lanes, split_lanes
+from ptxspec.semantics.numerics import Exact, Infinity, NaN, Rounding, Value, canonical_nan, decode, infinity, max_finite, min_subnormal, round_value, to_fraction, zero
+from ptxspec.semantics.results import Allowed, OneOf, Profile, Result, pack_lanes, split_lanes
 
 
 def element_format(form: Form) -> FloatFormat:
@@ -63,6 +83,11 @@ def arithmetic(form: Form, profile: Profile, sources: tuple[int, ...], op: Calla
     ``.relu`` "clamps the result to 0 if negative. NaN results are converted to canonical NaN"
     (§9.7.4.4).
     """
+    return per_lane(form, sources, arithmetic_element(form, profile, op))
+
+
+def arithmetic_element(form: Form, profile: Profile, op: Callable[..., Value]) -> Callable[[FloatFormat, list[int]], Result]:
+    """The per-element function of :func:`arithmetic`."""
     ftz, sat, relu = "ftz" in form, "sat" in form, "relu" in form
     mode = Rounding.RN
 
@@ -75,7 +100,7 @@ def arithmetic(form: Form, profile: Profile, sources: tuple[int, ...], op: Calla
             return round_value(value, fmt, mode, ftz=ftz, relu=True)
         return round_element(fmt, profile, operands, value, mode, ftz=ftz, sat=sat, opcode=form.opcode)
 
-    return per_lane(form, sources, lane)
+    return lane
 
 
 # ---------------------------------------------------------------------------------------------
@@ -115,8 +140,72 @@ def fma(form: Form, a: int, b: int, c: int, *, profile: Profile) -> Result:
     "fma.sat.{f16, f16x2} clamps the result to [0.0, 1.0]. NaN results are flushed to +0.0f";
     "fma.relu.{f16, f16x2, bf16, bf16x2} clamps the result to 0 if negative. NaN results are
     converted to canonical NaN." A -0.0 result becomes +0.0 under .relu (the core's reading,
-    which sm_90 shows for cvt.relu)."""
+    which sm_90 shows for cvt.relu). ``.oob``: see :func:`out_of_bounds`."""
+    if "oob" in form:
+        return out_of_bounds(form, profile, (a, b, c))
     return arithmetic(form, profile, (a, b, c), exact_fma)
+
+
+@attrs.frozen
+class ZeroOrNaN(Allowed):
+    """+0.0 or any NaN of ``format`` (not -0.0): the result of ``fma.oob`` with a NaN operand
+    at spec level (see :func:`out_of_bounds`)."""
+
+    format: FloatFormat
+
+    def __contains__(self, bits: int) -> bool:
+        return bits == zero(self.format, 0) or isinstance(decode(self.format, bits), NaN)
+
+    def describe(self) -> str:
+        return f"+0.0 or any {self.format.name} NaN"
+
+    def to_json(self) -> dict:
+        return {"kind": "zero-or-nan", "format": self.format.name}
+
+
+#: Per profile, the encodings a chip reads as OOB-NaN in ``fma.oob`` and the operand positions
+#: (0 = a) where it looks for them. sm_90 (an H200, ptxas 13.0; every 16-bit a, b, c alone with
+#: the others 1.0, and 16^3 triples of NaNs, zeros, infinities and numbers for .f16/.bf16 and
+#: their x2 lanes, .relu or not): 0x7ff7 and 0xfff7 -- for .f16 and .bf16 alike -- in a or b give
+#: +0.0; in c, and every other NaN anywhere, give the ordinary (canonical) NaN result. So the chip
+#: does not test c, where the manual says "any of the operands".
+MEASURED_OOB_NAN: dict[str, tuple[frozenset[int], tuple[int, ...]]] = {"sm_90": (frozenset({0x7FF7, 0xFFF7}), (0, 1))}
+
+
+def out_of_bounds(form: Form, profile: Profile, sources: tuple[int, int, int]) -> Result:
+    """``fma.rn.oob{.relu}``: "fma.oob.{f16, f16x2, bf16, bf16x2} clamps the result to 0 if any
+    of the operands is an OOB NaN value (defined under tensors). The test for the special NaN
+    value and the forcing of the result to +0.0 are performed independently for each SIMD
+    operation" (§9.7.4.4).
+
+    "OOB-NaN" is defined in §5.5.3.3 only as "a special NaN" that tensor operations write into
+    the elements of a bounding box that fall outside the tensor; the manual gives no encoding.
+    So, per element:
+
+    * no operand is a NaN: no operand is the OOB-NaN, and the result is that of ``fma.rn{.relu}``;
+    * some operand is a NaN: it may or may not be the OOB-NaN, so the allowed results are +0.0
+      and the NaN result of ``fma.rn{.relu}`` -- the chapter's unspecified NaN (any NaN at spec
+      level; the canonical NaN under a profile that pins it), or the canonical NaN 0x7fff under
+      ``.relu`` ("NaN results are converted to canonical NaN").
+
+    Which NaN encodings a chip treats as OOB-NaN is a hardware fact the manual leaves out; a
+    profile in :data:`MEASURED_OOB_NAN` pins it (sm_90: 0x7ff7 of either sign, in a or b only).
+    """
+    fma_element = arithmetic_element(form, profile, exact_fma)
+    measured = MEASURED_OOB_NAN.get(profile.name)
+
+    def lane(fmt: FloatFormat, bits: list[int]) -> Result:
+        if measured is not None:
+            encodings, positions = measured
+            return zero(fmt, 0) if any(bits[i] in encodings for i in positions) else fma_element(fmt, bits)
+        if not any(isinstance(decode(fmt, b), NaN) for b in bits):
+            return fma_element(fmt, bits)
+        nan = fma_element(fmt, bits)  # the NaN result of fma.rn{.relu}
+        if isinstance(nan, int):
+            return OneOf(frozenset({zero(fmt, 0), nan}), fmt.width)
+        return ZeroOrNaN(fmt)
+
+    return per_lane(form, sources, lane)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,6 +303,13 @@ TANH_ABSOLUTE = {"f16": power_of_two(-10987, 1000), "bf16": power_of_two(-8, 1)}
 # precisions are asked for again and again, so they are remembered.
 TANH_ABSOLUTE["f16"] = Real(bounds=functools.lru_cache(maxsize=None)(TANH_ABSOLUTE["f16"].bounds))
 
+#: Where a chip leaves the manual's bound, the bound its profile allows instead (the spec keeps
+#: the manual's). sm_90 (H100 and H200, every .bf16 input recorded: "tanh.approx.bf16#all-inputs"
+#: in conformance/data/sm_90/meta-issue3.json): tanh.approx.bf16 of +-0.74609375 (0x3f3f, 0xbf3f)
+#: gives +-0.62890625 (0x3f21, 0xbf21), 2^-7.99991 from tanh -- beyond 2^-8; every other .bf16 and
+#: .f16 input keeps to the manual. 2^-8 (1 + 2^-13) covers it.
+MEASURED_TANH_ABSOLUTE: dict[tuple[str, str], Real] = {("sm_90", "bf16"): exactly(Fraction(2**13 + 1, 2**21))}
+
 
 @semantic("tanh.approx.half")
 def tanh_approx(form: Form, a: int, *, profile: Profile) -> Result:
@@ -233,7 +329,104 @@ def tanh_approx(form: Form, a: int, *, profile: Profile) -> Result:
             return round_value(Exact(x.sign, 1), fmt)
         if x.is_zero:
             return bits[0]
-        return within_distance(fmt, tanh(to_fraction(x)), TANH_ABSOLUTE[fmt.name], ftz=False)
+        bound = MEASURED_TANH_ABSOLUTE.get((profile.name, fmt.name), TANH_ABSOLUTE[fmt.name])
+        return within_distance(fmt, tanh(to_fraction(x)), bound, ftz=False)
+
+    return per_lane(form, (a,), lane)
+
+
+# ---------------------------------------------------------------------------------------------
+# §9.7.4.10 ex2.approx
+# ---------------------------------------------------------------------------------------------
+
+#: "The maximum relative error for .f16 type is 2^-9.9. The maximum relative error for .bf16 type
+#: is 2^-7." (§9.7.4.10)
+EX2_RELATIVE = {"f16": power_of_two(-99, 10), "bf16": power_of_two(-7, 1)}
+# 2^-9.9 is irrational; its enclosures (10th integer roots) are remembered as for tanh's bound.
+EX2_RELATIVE["f16"] = Real(bounds=functools.lru_cache(maxsize=None)(EX2_RELATIVE["f16"].bounds))
+
+
+def ex2_bounds(fmt: FloatFormat) -> tuple[int, int]:
+    """The inputs beyond which 2^a need not be enclosed. For ``a >= max_exponent + 2``, 2^a (1 -
+    eps) is above the largest finite value (which is below 2^(max_exponent + 1)): the set is the
+    largest finite value and +Inf. For ``a <= m - 1``, m the exponent of the smallest subnormal,
+    2^a (1 + eps) is below the smallest subnormal: the set is +0.0 and the smallest subnormal."""
+    smallest_subnormal = fmt.min_normal_exponent - fmt.mantissa_bits
+    return fmt.max_exponent + 2, smallest_subnormal - 1
+
+
+def faithful_to_bound(fmt: FloatFormat, low: Real | int, high: Real | int, *, ftz: bool) -> Result:
+    """For ``0 <= low <= high``: every encoding that is the rounding, down or up, of some real in
+    [low, high] -- from ``RD(low)`` to ``RU(high)`` -- with each subnormal member flushed to +0.0
+    under ``.ftz``. ``low``/``high`` may be given as encodings already rounded.
+
+    A set that reaches +0.0 is listed member by member (it has a few): an
+    :class:`~ptxspec.semantics.results.Interval` counts -0.0 equal to +0.0, and no rounding of a
+    positive real is -0.0.
+    """
+    bottom = low if isinstance(low, int) else round_real(low, fmt, Rounding.RM)
+    top = high if isinstance(high, int) else round_real(high, fmt, Rounding.RP)
+    first, last = ordinal(fmt, bottom), ordinal(fmt, top)
+    if first > 0:
+        return between(fmt, first, last, ftz=ftz)
+    members = {fmt_flush(fmt, n, ftz) for n in range(0, last + 1)}
+    return next(iter(members)) if len(members) == 1 else OneOf(frozenset(members), fmt.width)
+
+
+def fmt_flush(fmt: FloatFormat, n: int, ftz: bool) -> int:
+    """The encoding of the non-negative ordinal ``n``; under ``.ftz`` a subnormal is +0.0."""
+    return zero(fmt, 0) if ftz and 0 < n < (1 << fmt.mantissa_bits) else n
+
+
+@semantic("ex2.approx.half")
+def ex2_approx(form: Form, a: int, *, profile: Profile) -> Result:
+    """§9.7.4.10 ex2.approx: ``d = 2 ^ a`` per element, "a fast approximation to 2^a". "The
+    maximum relative error for .f16 type is 2^-9.9. The maximum relative error for .bf16 type is
+    2^-7."
+
+    **The allowed set** (:func:`faithful_to_bound`): the result is an approximation y' of y = 2^a
+    with ``|y' - y| <= eps * y``, delivered in the target format; the manual names no rounding for
+    .approx results, so y' may reach the format rounded down or up. The set is every encoding
+    from ``RD(y (1 - eps))`` to ``RU(y (1 + eps))``: the encodings within the bound and, at each
+    end, the nearest encoding beyond it. This reading
+
+    * always holds the correctly rounded 2^a, so it is never empty -- a relative bound read alone
+      allows nothing where the format cannot come that close: for subnormal results (the .f16
+      spacing 2^-24 is wider than 2^-9.9 of the value) and beyond the largest finite value, where
+      +Inf is at no finite relative distance;
+    * overflows the way a rounding does: past the largest finite value the set is that value and
+      +Inf (the table's "+Inf -> +Inf" is exact); far below the smallest subnormal it is +0.0 and
+      the smallest subnormal;
+    * holds what an H200 (sm_90) returns for every one of the 2^16 inputs of .f16 and .bf16
+      (measured for this reading: 399 .f16 subnormal results are one step from the correctly
+      rounded value and outside the bound itself, so a narrower rule would reject the chip).
+
+    Subnormals: "For .f16 type, subnormal inputs are supported. ex2.approx.ftz.bf16 flushes
+    subnormal inputs and results to sign-preserving zero" -- under .ftz a subnormal input is a
+    zero (2^0 = 1.0, as the table says: "-subnormal -> +1.0", "+subnormal -> +1.0") and each
+    subnormal member of the set becomes +0.0 (2^a is positive). .f16 results may be subnormal.
+
+    Tables: -Inf -> +0.0, -0.0 -> +1.0, +0.0 -> +1.0, +Inf -> +Inf, NaN -> NaN (the chapter's
+    unspecified NaN).
+    """
+    ftz = "ftz" in form
+
+    def lane(fmt: FloatFormat, bits: list[int]) -> Result:
+        x = decode(fmt, bits[0], ftz=ftz)
+        if isinstance(x, NaN):
+            return profile.unspecified_nan(fmt)
+        if isinstance(x, Infinity):
+            return zero(fmt, 0) if x.sign else infinity(fmt, 0)
+        if x.is_zero:
+            return round_value(Exact(0, 1), fmt)
+        value = to_fraction(x)
+        overflow, underflow = ex2_bounds(fmt)
+        if value >= overflow:
+            return faithful_to_bound(fmt, max_finite(fmt), infinity(fmt), ftz=ftz)
+        if value <= underflow:
+            return faithful_to_bound(fmt, zero(fmt), min_subnormal(fmt), ftz=ftz)
+        y, eps, one = exp2(value), EX2_RELATIVE[fmt.name], exactly(1)
+        return faithful_to_bound(fmt, multiply(y, add_real(one, negate(eps))), multiply(y, add_real(one, eps)), ftz=ftz)
 
     return per_lane(form, (a,), lane)
 

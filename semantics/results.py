@@ -169,7 +169,11 @@ class Profile:
 SPEC = Profile("spec")
 
 #: NVIDIA H100/H200 (sm_90). Each choice is backed by the recordings in conformance/data/sm_90/
-#: (replayed by tests/test_silicon_sm90.py); docs/profiles.rst lists the measurements.
+#: (replayed by tests/test_silicon_sm90.py); docs/profiles.rst lists the measurements. The
+#: chapter-specific ones live beside their semantics, keyed by this profile's name: ``MEASURED``
+#: in integer.py (division by zero, rem, fns, bfe/bfi, the carry flag) and data_movement.py (cvt),
+#: ``MEASURED_NEAR_BOUND`` in floating_point_approx.py, ``SM90_SCALAR_VIDEO`` in video.py and
+#: ``MEASURED_TANH_ABSOLUTE`` in half_precision.py.
 SM_90 = Profile(
     "sm_90",
     # f32 (and f16, bf16) arithmetic returns 0x7fffffff (0x7fff): the canonical NaN.

@@ -1,5 +1,5 @@
-"""§9.7.18 Video instructions: the scalar forms of §9.7.18.1 (vmad is not modelled yet) and the
-SIMD forms of §9.7.18.2.
+"""§9.7.18 Video instructions: the scalar forms of §9.7.18.1 (vmad with its own pseudo-code, see
+:func:`vmad`) and the SIMD forms of §9.7.18.2.
 
 Every scalar video function has the manual's four stages (§9.7.18.1): "Extract and sign- or
 zero-extend byte, half-word, or word values from its source operands, to produce signed 33-bit
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ptxspec.spec.catalogue import Form
-from ptxspec.spec.video import destination_type, selector
+from ptxspec.spec.video import destination_type, product_negated, selector, signed_final
 from ptxspec.semantics.instructions import semantic
 from ptxspec.semantics.results import Profile
 
@@ -104,12 +104,15 @@ def opt_merge(dsel: str | None, tmp: int, c: int) -> int:
     return ((tmp << shift) & mask) | (c & WORD & ~mask)
 
 
-def scalar_video(form: Form, a: int, b: int, c: int | None, operation: Callable[[int, int], int]) -> int:
+def scalar_video(form: Form, a: int, b: int, c: int | None, operation: Callable[[int, int], int], profile: Profile | None = None) -> int:
     """The common shape of §9.7.18.1: extract, operate, saturate, secondary operation or merge,
     keep the low 32 bits. ``c`` is read with the sign of dtype ("The sign of the third operand is
-    based on dtype")."""
+    based on dtype"). A profile in :data:`SM90_SCALAR_VIDEO` follows :func:`sm90_scalar_video`
+    instead, where the chip departs from the manual."""
     ta = part_select_sign_extend(a, form["atype"], selector(form, "asel"))
     tb = part_select_sign_extend(b, form["btype"], selector(form, "bsel"))
+    if profile is not None and profile.name in SM90_SCALAR_VIDEO:
+        return sm90_scalar_video(form, operation(ta, tb), c)
     tmp = signed_34(operation(ta, tb))
     dsel = selector(form, "dsel")
     dtype = destination_type(form)
@@ -123,6 +126,109 @@ def scalar_video(form: Form, a: int, b: int, c: int | None, operation: Callable[
 
 
 # ---------------------------------------------------------------------------------------------
+# sm_90: where the H100/H200 depart from §9.7.18.1
+# ---------------------------------------------------------------------------------------------
+
+#: Profiles whose scalar video results (vadd, vsub, vabsdiff, vmin, vmax, vshl, vshr, vset) follow
+#: :func:`sm90_scalar_video`. sm_90 has no video unit: ptxas 13.0 expands each instruction into
+#: integer code, which departs from the manual's pseudo-code in the four ways listed there. Every
+#: vector of the 320 such forms recorded in conformance/data/sm_90/meta-issue3.json agrees with it.
+SM90_SCALAR_VIDEO = frozenset({"sm_90"})
+
+
+def sm90_scalar_video(form: Form, tmp: int, c: int | None) -> int:
+    """The sm_90 result of a scalar video instruction, from the exact result ``tmp`` of its
+    operation on the extended inputs (recorded on an H100 and an H200, ptxas 13.0):
+
+    1. ``.sat`` of vshl and vshr clamps the .s34 value (:func:`signed_34`) to the 32-bit range of
+       dtype, also under a byte or half-word destination selector, whose merge then keeps the low
+       bits of the clamped word (vshr.u32.s32.u32.sat.clamp with ``d.h0`` of 0x10000 >> 0 writes
+       0x0000 there; the manual: 0xffff).
+    2. ``.sat`` of the other operations under a byte or half-word destination selector compares
+       without sign: ``min(u, MAX)``, u = tmp when 0 <= tmp <= 0xffffffff, else 0xffffffff, and
+       MAX = 0x7f, 0xff, 0x7fff or 0xffff by dtype and size -- a negative result becomes MAX
+       (vadd.s32.s32.s32.sat with ``d.b3`` of -1 writes 0x7f; the manual: 0x80). Without a
+       selector, .s32 clamps as the manual says and .u32 only raises a negative result to 0: a
+       result beyond 0xffffffff wraps (vadd.u32.u32.u32.sat of 0xffffffff and 0x10 gives 0xf).
+    3. The merge into ``d.h1`` writes bits 31..16 of the result in place (a PRMT with selector
+       0x3254), not its low half-word (vadd.u32.u32.s32 with ``d.h1`` of 127 writes 0x0000 there);
+       the other selectors place the low byte or half-word as the manual says.
+    4. The secondary ``.min``/``.max`` compares 64-bit integers, signed for an .s32 dtype and
+       unsigned for .u32 (vset: the sign of atype), with c sign- or zero-extended to match; the
+       result enters exactly for vabsdiff, vmin, vmax, vshr, vset and vshl without .sat, but as its
+       low 32 bits sign-extended for vadd, vsub and vshl with .sat (vadd.u32.u32.u32.max of
+       0x80000001 and c = 0xfffffffe writes 0x80000001). ``.add`` keeps the low 32 bits of
+       ``tmp + c``, as the manual says.
+    """
+    op = form.opcode
+    dsel = selector(form, "dsel")
+    dtype = form["atype"] if op == "vset" else destination_type(form)
+    signed = dtype == "s32"
+    if "sat" in form:
+        if op in ("vshl", "vshr"):
+            tmp = clamp(signed_34(tmp), 2**31 - 1, -(2**31)) if signed else clamp(signed_34(tmp), WORD, 0)
+        elif dsel is not None:
+            bits = PARTS[dsel][1]
+            unsigned = tmp if 0 <= tmp <= WORD else WORD
+            tmp = min(unsigned, (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1)
+        elif signed:
+            tmp = clamp(tmp, 2**31 - 1, -(2**31))
+        else:
+            tmp = 0 if tmp < 0 else tmp & WORD
+    if c is None:
+        return tmp & WORD
+    if dsel is not None:
+        shift, width = PARTS[dsel]
+        mask = ((1 << width) - 1) << shift
+        placed = tmp if dsel == "h1" else tmp << shift
+        return ((placed & mask) | (c & ~mask)) & WORD
+    secop = form.get("secop")
+    if secop == "add":
+        return (tmp + c) & WORD
+    if op in ("vadd", "vsub") or (op == "vshl" and "sat" in form):
+        tmp = part_select_sign_extend(tmp & WORD, "s32", None)
+    tc = part_select_sign_extend(c, "s32" if signed else "u32", None)
+    key = (lambda v: v) if signed else (lambda v: v % (1 << 64))
+    return (min if secop == "min" else max)(tmp, tc, key=key) & WORD
+
+
+def sm90_vmad(form: Form, a: int, b: int, c: int) -> int:
+    """The sm_90 result of vmad (recorded on an H100 and an H200, ptxas 13.0), which departs from
+    §9.7.18.1.3's pseudo-code in three ways; the rest (negation, .po, scaling, the sign of the
+    final result) is the manual's:
+
+    1. A source without a selector (a whole word) enters the product as a signed 32-bit value,
+       whatever its type (a .u32 0x80000001 is -2147483647): the product is a signed 32 x 32-bit
+       multiply. Bytes and half-words are extended by their type as the manual says.
+    2. c is sign-extended even when the final result is unsigned (the manual: zero-extended).
+    3. The sum is kept to 64 bits (the manual: 128); .shr7/.shr15 shift it arithmetically when
+       the final result is signed and logically otherwise, and .sat clamps the 64-bit value, read
+       as signed, to the .s32 or .u32 range.
+    """
+    asel, bsel = selector(form, "asel"), selector(form, "bsel")
+    ta = part_select_sign_extend(a, form["atype"] if asel else "s32", asel)
+    tb = part_select_sign_extend(b, form["btype"] if bsel else "s32", bsel)
+    signed = signed_final(form)
+    tmp = ta * tb
+    lsb = 0
+    if "po" in form:
+        lsb = 1
+    elif product_negated(form):
+        tmp, lsb = ~tmp, 1
+    elif "neg_c" in form:
+        c, lsb = ~c & WORD, 1
+    tmp = (tmp + part_select_sign_extend(c, "s32", None) + lsb) & DOUBLEWORD
+    scale = form.get("scale")
+    if scale is not None:
+        shift = {"shr7": 7, "shr15": 15}[scale]
+        tmp = (part_select(tmp, 64, True) >> shift) & DOUBLEWORD if signed else tmp >> shift
+    result = part_select(tmp, 64, True)
+    if "sat" in form:
+        result = clamp(result, 2**31 - 1, -(2**31)) if signed else clamp(result, WORD, 0)
+    return result & WORD
+
+
+# ---------------------------------------------------------------------------------------------
 # §9.7.18.1.1 vadd, vsub, vabsdiff, vmin, vmax
 # ---------------------------------------------------------------------------------------------
 
@@ -130,33 +236,33 @@ def scalar_video(form: Form, a: int, b: int, c: int | None, operation: Callable[
 @semantic("vadd")
 def vadd(form: Form, a: int, b: int, c: int | None = None, *, profile: Profile) -> int:
     """§9.7.18.1.1 vadd: "Integer byte/half-word/word addition": ``tmp = ta + tb``."""
-    return scalar_video(form, a, b, c, lambda ta, tb: ta + tb)
+    return scalar_video(form, a, b, c, lambda ta, tb: ta + tb, profile)
 
 
 @semantic("vsub")
 def vsub(form: Form, a: int, b: int, c: int | None = None, *, profile: Profile) -> int:
     """§9.7.18.1.1 vsub: "Integer byte/half-word/word subtraction": ``tmp = ta - tb``."""
-    return scalar_video(form, a, b, c, lambda ta, tb: ta - tb)
+    return scalar_video(form, a, b, c, lambda ta, tb: ta - tb, profile)
 
 
 @semantic("vabsdiff")
 def vabsdiff(form: Form, a: int, b: int, c: int | None = None, *, profile: Profile) -> int:
     """§9.7.18.1.1 vabsdiff: "Integer byte/half-word/word absolute value of difference":
     ``tmp = | ta - tb |``, exact on the .s33 inputs."""
-    return scalar_video(form, a, b, c, lambda ta, tb: abs(ta - tb))
+    return scalar_video(form, a, b, c, lambda ta, tb: abs(ta - tb), profile)
 
 
 @semantic("vmin")
 def vmin(form: Form, a: int, b: int, c: int | None = None, *, profile: Profile) -> int:
     """§9.7.18.1.1 vmin: "Integer byte/half-word/word minimum": ``tmp = MIN( ta, tb )``, each
     input compared with its own signedness (an .s32 -1 is below a .u32 0)."""
-    return scalar_video(form, a, b, c, min)
+    return scalar_video(form, a, b, c, min, profile)
 
 
 @semantic("vmax")
 def vmax(form: Form, a: int, b: int, c: int | None = None, *, profile: Profile) -> int:
     """§9.7.18.1.1 vmax: "Integer byte/half-word/word maximum": ``tmp = MAX( ta, tb )``."""
-    return scalar_video(form, a, b, c, max)
+    return scalar_video(form, a, b, c, max, profile)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -179,7 +285,7 @@ def vshl(form: Form, a: int, b: int, c: int | None = None, *, profile: Profile) 
     The shifted value is the .s34 intermediate of §9.7.18.1 (:func:`signed_34`): bits shifted
     beyond bit 33 are lost before ``.sat`` clamps, so ``.sat`` does not catch every overflow.
     """
-    return scalar_video(form, a, b, c, lambda ta, tb: ta << shift_amount(form, tb))
+    return scalar_video(form, a, b, c, lambda ta, tb: ta << shift_amount(form, tb), profile)
 
 
 @semantic("vshr")
@@ -187,7 +293,88 @@ def vshr(form: Form, a: int, b: int, c: int | None = None, *, profile: Profile) 
     """§9.7.18.1.2 vshr: "Shift a right by unsigned amount in b ... Signed shift fills with the
     sign bit, unsigned shift fills with zero": ``tmp = ta >> tb`` on the sign- or zero-extended
     input (an arithmetic shift of an .s33 value)."""
-    return scalar_video(form, a, b, c, lambda ta, tb: ta >> shift_amount(form, tb))
+    return scalar_video(form, a, b, c, lambda ta, tb: ta >> shift_amount(form, tb), profile)
+
+
+# ---------------------------------------------------------------------------------------------
+# §9.7.18.1.3 vmad
+# ---------------------------------------------------------------------------------------------
+
+#: ``& 0xffffffffffffffff`` of the scaled result.
+DOUBLEWORD = (1 << 64) - 1
+
+
+def scale_result(tmp: int, scale: str | None, signed: bool) -> int:
+    """``switch( scale ) { case .shr7: result = (tmp >> 7) & 0xffffffffffffffff; case .shr15:
+    result = (tmp >> 15) & 0xffffffffffffffff; }`` -- "The intermediate result is optionally
+    scaled via right-shift; this result is sign-extended if the final result is signed, and
+    zero-extended otherwise": the 64-bit field is read back as a signed or unsigned number.
+
+    Without ``.scale`` the switch assigns nothing and ``result`` is ``tmp`` itself, the exact
+    128-bit sum (no 64-bit truncation is written for that case). The two readings differ only
+    under ``.sat`` for ``-(u32 * u32) + c`` below -2^63, where the exact value clamps to S32_MIN.
+    """
+    if scale is None:
+        return tmp
+    shift = {"shr7": 7, "shr15": 15}[scale]
+    # tmp is held exactly, so Python's arithmetic shift is the 128-bit shift; the bits that an
+    # arithmetic and a logical 128-bit shift would disagree on are above bit 63 and masked off.
+    result = (tmp >> shift) & DOUBLEWORD
+    if signed and result >> 63:
+        return result - (1 << 64)
+    return result
+
+
+@semantic("vmad")
+def vmad(form: Form, a: int, b: int, c: int, *, profile: Profile) -> int:
+    """§9.7.18.1.3 vmad: "Calculate (a*b) + c, with optional operand negates, plus one mode, and
+    scaling." The manual's pseudo-code, line by line (Python integers hold ``tmp[127:0]``
+    exactly)::
+
+        ta = partSelectSignExtend( a, atype, asel );
+        tb = partSelectSignExtend( b, btype, bsel );
+        signedFinal = isSigned(atype) || isSigned(btype) || (a.negate ^ b.negate) || c.negate;
+        tmp[127:0] = ta * tb;
+        lsb = 0;
+        if ( .po )                  {              lsb = 1; } else
+        if ( a.negate ^ b.negate )  { tmp = ~tmp;  lsb = 1; } else
+        if ( c.negate )             { c   = ~c;    lsb = 1; }
+        c128[127:0] = (signedFinal) sext32( c ) : zext ( c );
+        tmp = tmp + c128 + lsb;
+        switch( scale ) { ... }                     // scale_result
+        if ( .sat ) { CLAMP to S32 or U32 by signedFinal }
+
+    "(a*b) is negated if and only if exactly one of a or b is negated"; ``~tmp`` with ``lsb = 1``
+    is the two's-complement negation. A negated c is complemented as a 32-bit word and then
+    sign-extended (c.negate makes signedFinal true), so ``-c`` is the negation of c read as .s32:
+    the pseudo-code decides this over the table's "(u32 * u32) - u32", whose c would be read
+    unsigned (they differ when bit 31 of c is set). ".po computes (a*b) + c + 1". dtype does not
+    appear in the pseudo-code; the sign of the final result is signedFinal ("The final result is
+    unsigned if the intermediate result is unsigned and c is not negated"). The lower 32 bits of
+    the result are written to d.
+
+    The sm_90 profile departs from this where the H100/H200 do (:func:`sm90_vmad`: whole-word
+    sources multiply as signed, c is always sign-extended).
+    """
+    if profile.name in SM90_SCALAR_VIDEO:
+        return sm90_vmad(form, a, b, c)
+    ta = part_select_sign_extend(a, form["atype"], selector(form, "asel"))
+    tb = part_select_sign_extend(b, form["btype"], selector(form, "bsel"))
+    signed = signed_final(form)
+    tmp = ta * tb
+    lsb = 0
+    if "po" in form:
+        lsb = 1
+    elif product_negated(form):
+        tmp, lsb = ~tmp, 1
+    elif "neg_c" in form:
+        c, lsb = ~c & WORD, 1
+    c128 = part_select_sign_extend(c, "s32" if signed else "u32", None)
+    tmp = tmp + c128 + lsb
+    result = scale_result(tmp, form.get("scale"), signed)
+    if "sat" in form:
+        result = clamp(result, 2**31 - 1, -(2**31)) if signed else clamp(result, 2**32 - 1, 0)
+    return result & WORD
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,7 +399,7 @@ def vset(form: Form, a: int, b: int, c: int | None = None, *, profile: Profile) 
     intermediate result of the comparison is always unsigned, and therefore destination d and
     operand c are also unsigned"; vset has no ``.sat``."""
     compare = COMPARISONS[form["cmp"]]
-    return scalar_video(form, a, b, c, lambda ta, tb: int(compare(ta, tb)))
+    return scalar_video(form, a, b, c, lambda ta, tb: int(compare(ta, tb)), profile)
 
 
 # ---------------------------------------------------------------------------------------------

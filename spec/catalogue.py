@@ -3,11 +3,15 @@
 An instruction *family* is one syntax line of the manual, such as §9.7.3.3's
 ``add{.rnd}{.ftz}{.sat}.f32`` / ``add{.rnd}.f64``: an opcode followed by an ordered list of
 qualifier :class:`Slot` s, the operands, the legality rules that the syntax alone does not say (as
-small predicates with the manual's reason), and the PTX ISA version and target that it needs.
+small predicates with the manual's reason), and the PTX ISA version and target that it needs: one
+:class:`Target`, or several alternatives (:class:`Targets`) where the manual allows a form in more
+than one way.
 
 :func:`parse` turns ``"fma.rn.ftz.f32"`` into a :class:`Form` -- the family plus the qualifier
 chosen for each slot -- or raises :class:`~ptxspec.spec.errors.IllegalForm` naming the offending
-qualifier and the section whose rule it breaks.
+qualifier and the section whose rule it breaks. The text may carry an operand template after the
+qualifiers (``"mov.b64 d, {a, b}"``, :func:`parse_template`), which picks among families that only
+their operands tell apart.
 
 Families live in the chapter modules (:mod:`ptxspec.spec.floating_point`,
 :mod:`ptxspec.spec.data_movement`, ...) and are collected here in :data:`CATALOGUE`.
@@ -16,6 +20,7 @@ Families live in the chapter modules (:mod:`ptxspec.spec.floating_point`,
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterable
 
 import attrs
@@ -55,31 +60,136 @@ class Operand:
     type: str
     destination: bool = False
 
+    @property
+    def implicit(self) -> bool:
+        """The carry flag ``CC.CF`` is an operand of the semantics (§9.7.2), not of the PTX text."""
+        return self.name.startswith("CC.")
+
 
 @attrs.frozen
 class Target:
-    """The PTX ISA version and target architecture that a form needs (``sm`` as an integer: 90 for
-    sm_90; ``suffix`` "a" or "f" for the architecture-specific targets)."""
+    """One (PTX ISA version, target architecture) requirement: PTX ISA ``ptx`` or later on
+    ``sm_<sm><suffix>`` (``sm`` as an integer: 90 for sm_90; ``suffix`` "a" or "f" for the
+    architecture- and family-specific targets).
+
+    :meth:`admits` reads it as the "PTX ISA notes" and "Target ISA notes" do: a plain ``sm_XX``
+    is satisfied by every later architecture ("each generation adds new features and keeps all the
+    features of the earlier ones", §11.1.2 ``.target``), an "a" target only by that very
+    architecture ("targets with the suffix "a" ... include architecture-accelerated features
+    supported only on the specified architecture, so such targets do not follow the onion-layer
+    model"), an "f" target by the "a" and "f" targets of the same family (the same hundreds-and-tens
+    digits) from that architecture on.
+
+    A form that the manual allows in several ways is a :class:`Targets`: ``Target(...) | Target(...)``.
+    """
 
     ptx: tuple[int, int] = (1, 0)
     sm: int = 10
     suffix: str = ""
 
+    @property
+    def arch(self) -> str:
+        return f"sm_{self.sm}{self.suffix}"
+
+    @property
+    def alternatives(self) -> tuple[Target, ...]:
+        return (self,)
+
+    def admits(self, ptx: tuple[int, int], arch: str) -> bool:
+        """Whether PTX ISA version ``ptx`` on ``arch`` (``"sm_90a"``) satisfies this requirement."""
+        sm, suffix = split_arch(arch)
+        if ptx < self.ptx or sm < self.sm:
+            return False
+        if self.suffix == "a":
+            return suffix == "a" and sm == self.sm
+        if self.suffix == "f":
+            return suffix in ("a", "f") and sm // 10 == self.sm // 10
+        return True
+
+    def __or__(self, other: Target | Targets) -> Targets:
+        return Targets((*self.alternatives, *other.alternatives))
+
     def __str__(self) -> str:
-        return f"PTX ISA {self.ptx[0]}.{self.ptx[1]}, sm_{self.sm}{self.suffix}"
+        return f"PTX ISA {self.ptx[0]}.{self.ptx[1]}, {self.arch}"
 
 
-#: The PTX ISA version that introduced each target (§11.1.2, release notes): a form needs at least
-#: that version for its target, whatever version introduced the form itself.
+@attrs.frozen
+class Targets:
+    """The requirements of a form that the manual allows in more than one way: it may be used where
+    any one of the ``alternatives`` is satisfied. §9.7.9.21 says, for example, "cvt with
+    .e4m3x2/.e5m2x2 for sm_90 or higher introduced in PTX ISA version 7.8" and "for sm_89
+    introduced in PTX ISA 8.1": ``Target((8, 1), 89) | Target((7, 8), 90)``; and "... is supported
+    on the following architectures: sm_100a, sm_101a, sm_120a": :func:`on`.
+
+    ``ptx``, ``sm`` and ``suffix`` are those of the first alternative (the one a single
+    :class:`Target` would have recorded), so code that reads one requirement keeps working; legality
+    is :meth:`admits`.
+    """
+
+    alternatives: tuple[Target, ...] = attrs.field(validator=attrs.validators.min_len(1))
+
+    @property
+    def first(self) -> Target:
+        return self.alternatives[0]
+
+    @property
+    def ptx(self) -> tuple[int, int]:
+        return self.first.ptx
+
+    @property
+    def sm(self) -> int:
+        return self.first.sm
+
+    @property
+    def suffix(self) -> str:
+        return self.first.suffix
+
+    def admits(self, ptx: tuple[int, int], arch: str) -> bool:
+        """Whether some alternative is satisfied by PTX ISA version ``ptx`` on ``arch``."""
+        return any(t.admits(ptx, arch) for t in self.alternatives)
+
+    def __or__(self, other: Target | Targets) -> Targets:
+        return Targets((*self.alternatives, *other.alternatives))
+
+    def __str__(self) -> str:
+        return " or ".join(str(t) for t in self.alternatives)
+
+
+def split_arch(arch: str) -> tuple[int, str]:
+    """``"sm_90a"`` -> ``(90, "a")``; ``"sm_89"`` -> ``(89, "")``."""
+    body = arch.removeprefix("sm_")
+    suffix = body[-1] if body and body[-1].isalpha() else ""
+    digits = body[: len(body) - len(suffix)]
+    if not digits.isdigit():
+        raise ValueError(f"not a target architecture: {arch!r}")
+    return int(digits), suffix
+
+
+#: The PTX ISA version that introduced each target (§11.1.2 ``.target``, "Target ISA notes": "the
+#: target string sm_89 was introduced in PTX ISA version 7.8", ...): a form needs at least that
+#: version for its target, whatever version introduced the form itself.
 SM_INTRODUCED_IN: dict[int, tuple[int, int]] = {
     10: (1, 0), 13: (1, 2), 20: (2, 0), 30: (3, 0), 53: (4, 2), 61: (5, 0), 70: (6, 0),
-    80: (7, 0), 86: (7, 1), 90: (7, 8), 100: (8, 6),
+    80: (7, 0), 86: (7, 1), 89: (7, 8), 90: (7, 8), 100: (8, 6), 101: (8, 6), 120: (8, 7),
 }
 
+#: The "a" targets: "the target string sm_90a was introduced in PTX ISA version 8.0"; sm_100a and
+#: sm_101a in 8.6, sm_120a in 8.7 (§11.1.2).
+SM_A_INTRODUCED_IN: dict[int, tuple[int, int]] = {90: (8, 0), 100: (8, 6), 101: (8, 6), 120: (8, 7)}
 
-def target_at(ptx: tuple[int, int], sm: int) -> Target:
-    """The form's target, with the PTX ISA version raised to the one that introduced ``sm_<sm>``."""
-    return Target(max(ptx, SM_INTRODUCED_IN[sm]), sm)
+
+def target_at(ptx: tuple[int, int], sm: int, suffix: str = "") -> Target:
+    """The form's target, with the PTX ISA version raised to the one that introduced ``sm_<sm><suffix>``."""
+    introduced = SM_A_INTRODUCED_IN[sm] if suffix else SM_INTRODUCED_IN[sm]
+    return Target(max(ptx, introduced), sm, suffix)
+
+
+def on(ptx: tuple[int, int], *archs: str) -> Target | Targets:
+    """A form "introduced in PTX ISA version ``ptx``" and "supported on the following
+    architectures: ``archs``" (``"sm_100a"``, ...): one alternative per architecture, each with the
+    PTX ISA version raised to the one that introduced that target (:func:`target_at`)."""
+    alternatives = tuple(target_at(ptx, *split_arch(arch)) for arch in archs)
+    return alternatives[0] if len(alternatives) == 1 else Targets(alternatives)
 
 
 @attrs.frozen
@@ -104,13 +214,24 @@ class Family:
     slots: tuple[Slot, ...]
     operands: Callable[[Form], tuple[Operand, ...]]
     rules: tuple[Rule, ...] = ()
-    target: Callable[[Form], Target] | Target = Target()
+    target: Callable[[Form], Target | Targets] | Target | Targets = Target()
     summary: str = ""
+    #: Source operands that PTX writes as one braced vector although they are listed one by one
+    #: (``cvt.rs...f32 d, {a, b, e, f}, rbits``); members named ``a.x, a.y`` are a vector anyway.
+    vector: tuple[str, ...] = ()
+    #: The operand list as the manual writes it (``"d, {a.x, a.y}"``), where several families share
+    #: an opcode and qualifiers and only the operands tell them apart (see :func:`parse_template`).
+    operand_syntax: str = ""
 
     def syntax(self) -> str:
         return self.opcode + "".join(str(s) for s in self.slots)
 
-    def target_of(self, form: Form) -> Target:
+    def full_syntax(self) -> str:
+        """:meth:`syntax` followed by :attr:`operand_syntax`, when the family has one."""
+        return f"{self.syntax()} {self.operand_syntax}" if self.operand_syntax else self.syntax()
+
+    def target_of(self, form: Form) -> Target | Targets:
+        """The form's requirements as declared: one :class:`Target` or several (:class:`Targets`)."""
         return self.target(form) if callable(self.target) else self.target
 
 
@@ -160,8 +281,29 @@ class Form:
         return tuple(o for o in self.operands if not o.destination)
 
     @property
+    def layout(self) -> tuple[tuple[Operand, ...], ...]:
+        """The operands as PTX writes them (:func:`operand_layout`)."""
+        return operand_layout(self.operands, self.family.vector)
+
+    @property
+    def template(self) -> str:
+        """The operand list in PTX syntax with the manual's names: ``"d, {a.x, a.y}"``."""
+        return ", ".join(_group_text(group) for group in self.layout)
+
+    @property
+    def targets(self) -> Targets:
+        """Every way the manual allows this form: legal where any alternative is satisfied."""
+        declared = self.family.target_of(self)
+        return declared if isinstance(declared, Targets) else Targets((declared,))
+
+    @property
     def target(self) -> Target:
-        return self.family.target_of(self)
+        """The form's first alternative -- its only one, for most forms (see :attr:`targets`)."""
+        return self.targets.first
+
+    def admits(self, ptx: tuple[int, int], arch: str) -> bool:
+        """Whether the form may be used with ``.version`` ``ptx`` and ``.target`` ``arch``."""
+        return self.targets.admits(ptx, arch)
 
     def __str__(self) -> str:
         return self.text
@@ -195,21 +337,47 @@ class Catalogue:
         return sorted(self._by_opcode)
 
     def parse(self, text: str, *, where: Location | str | None = None) -> Form:
-        """Parse instruction text such as ``"cvt.rn.satfinite.e4m3x2.f32"`` into a :class:`Form`."""
+        """Parse instruction text such as ``"cvt.rn.satfinite.e4m3x2.f32"`` into a :class:`Form`.
+
+        The text may carry an operand template after the qualifiers, ``"mov.b64 d, {a, b}"``
+        (:func:`parse_template`): then the form is the first family whose qualifiers match *and*
+        whose operands have the template's shape -- the way to reach forms that only their
+        operands tell apart, such as §9.7.9.4's vector mov. Without one, the first family whose
+        qualifiers match.
+        """
         where = where if where is not None else Location("<instruction>")
+        lead = len(text) - len(text.lstrip())
         raw = text.strip()
-        if not raw or any(c.isspace() for c in raw):
+        parts = raw.split(None, 1)
+        head = parts[0] if parts else ""
+        # An operand template may end in PTX's ';'.
+        template_text = parts[1].rstrip().removesuffix(";").rstrip() or None if len(parts) > 1 else None
+        if not head:
             raise IllegalForm(f"expected an instruction such as 'add.rn.f32', got {text!r}", where=where)
-        opcode, *tokens = raw.split(".")
+        opcode, *tokens = head.split(".")
         if any(t == "" for t in tokens):
-            raise IllegalForm(f"empty qualifier in {raw!r}", where=where)
+            raise IllegalForm(f"empty qualifier in {head!r}", where=where)
         candidates = self._by_opcode.get(opcode)
         if not candidates:
             raise IllegalForm(f"unknown opcode {opcode!r}", where=where)
+        items: tuple[TemplateItem, ...] | None = None
+        if template_text is not None:
+            start = lead + raw.index(template_text, len(head))
+            items = parse_template(template_text, where=where, offset=start)
         best: tuple[int, str, str | None] | None = None
+        misfit: tuple[int, int, str, str] | None = None  # (rank, item index, message, section)
+        misfits: list[Family] = []  # the families whose qualifiers match
         for family in candidates:
             matched = _match(family, tokens)
             if isinstance(matched, Form):
+                if items is not None:
+                    problem = fit(matched, items)
+                    misfits.append(family)
+                    if problem is not None:
+                        rank, index, message = problem
+                        if misfit is None or rank > misfit[0]:
+                            misfit = (rank, index, message, family.section)
+                        continue
                 for rule in family.rules:
                     if rule.illegal(matched):
                         raise IllegalForm(f"{raw}: {rule.reason(matched)}", where=where, section=rule.section or family.section)
@@ -217,8 +385,17 @@ class Catalogue:
             depth, message = matched
             if best is None or depth > best[0]:
                 best = (depth, message, family.section)
+        if misfit is not None:
+            assert items is not None and template_text is not None
+            rank, index, message, section = misfit
+            if rank == 1 and len(misfits) > 1:
+                message = f"no form of {head} takes operands shaped {template_text.strip()!r}"
+            at = start + (items[index].offset if index < len(items) else len(template_text))
+            # The families that matched, and those that only their operands tell apart.
+            syntaxes = " | ".join(f.full_syntax() for f in candidates if f in misfits or f.operand_syntax)
+            raise IllegalForm(f"{raw}: {message}; the forms are {syntaxes}", where=shift(where, at), section=section)
         assert best is not None
-        syntaxes = " | ".join(f.syntax() for f in candidates)
+        syntaxes = " | ".join(f.full_syntax() for f in candidates)
         raise IllegalForm(f"{raw}: {best[1]}; the forms are {syntaxes}", where=where, section=best[2])
 
 
@@ -258,6 +435,168 @@ def _match(family: Family, tokens: list[str]) -> Form | tuple[int, str]:
 def _is_type_slot(slot: Slot) -> bool:
     """The manual names its type qualifiers .type, .dtype, .atype, .btype, .abType, ..."""
     return slot.name.lower().endswith("type")
+
+
+# ---------------------------------------------------------------------------------------------
+# Operand templates: the operand list of an instruction, as PTX writes it
+# ---------------------------------------------------------------------------------------------
+
+
+def operand_layout(operands: Iterable[Operand], vector: Iterable[str] = ()) -> tuple[tuple[Operand, ...], ...]:
+    """The operands as PTX writes them, one tuple per comma-separated position: the destinations
+    first, as one position (``d``, ``p|q``, or a vector ``{d.x, d.y}``); then each source, except
+    that the members of a vector (named ``a.x, a.y, ...``, or listed in ``vector``) share one
+    position. The carry flag ``CC.CF`` (§9.7.2) is implicit and has none."""
+    vector = tuple(vector)
+    explicit = [o for o in operands if not o.implicit]
+    groups: list[tuple[Operand, ...]] = []
+    destinations = tuple(o for o in explicit if o.destination)
+    if destinations:
+        groups.append(destinations)
+    key_of = lambda o: "{}" if o.name in vector else (o.name.split(".")[0] if "." in o.name else None)  # noqa: E731
+    current: list[Operand] = []
+    for o in (o for o in explicit if not o.destination):
+        if current and (key_of(o) is None or key_of(o) != key_of(current[0])):
+            groups.append(tuple(current))
+            current = []
+        current.append(o)
+        if key_of(o) is None:
+            groups.append(tuple(current))
+            current = []
+    if current:
+        groups.append(tuple(current))
+    return tuple(groups)
+
+
+def is_vector(group: tuple[Operand, ...]) -> bool:
+    """Whether a position of :func:`operand_layout` is a braced vector (its members are named
+    ``a.x, a.y, ...`` or listed in the family's ``vector``), rather than ``d`` or ``p|q``."""
+    if len(group) < 2:
+        return False
+    return not group[0].destination or all("." in o.name for o in group)
+
+
+def _group_text(group: tuple[Operand, ...]) -> str:
+    names = [o.name for o in group]
+    return "{" + ", ".join(names) + "}" if is_vector(group) else "|".join(names)
+
+
+@attrs.frozen
+class TemplateItem:
+    """One comma-separated position of an operand template: a register name (``d``, or ``p|q``
+    for the destinations that PTX joins with ``|``) or a braced vector (``{a, b}``; ``_`` is a
+    sink element); ``offset`` is where it starts in the template (0-based)."""
+
+    names: tuple[str, ...]
+    vector: bool
+    offset: int
+
+
+_NAME = re.compile(r"[%A-Za-z_$][\w$.%]*")
+
+
+def shift(where: Location | str, offset: int) -> Location | str:
+    """``where`` moved ``offset`` characters into the text it locates."""
+    if isinstance(where, Location):
+        if where.line is not None:
+            return Location(where.source, where.line, (where.column or 1) + offset)
+        return f"{where}, character {offset + 1}"
+    return f"{where}, character {offset + 1}"
+
+
+def parse_template(text: str, *, where: Location | str | None = None, offset: int = 0) -> tuple[TemplateItem, ...]:
+    """Parse an operand template such as ``"d, {a, b}"`` or ``"{lo, hi}, x"``.
+
+    Names are ignored (any PTX identifier, ``%r1`` included); braces mark a vector operand and
+    ``|`` joins destinations (``p|q``). ``offset`` is where ``text`` starts in the instruction text,
+    so that an error names the column. Raises :class:`~ptxspec.spec.errors.IllegalForm`.
+    """
+    where = where if where is not None else Location("<instruction>")
+    items: list[TemplateItem] = []
+    i, n = 0, len(text)
+
+    def fail(message: str, at: int) -> IllegalForm:
+        return IllegalForm(f"operand template {text.strip()!r}: {message}", where=shift(where, offset + at))
+
+    def skip_space(k: int) -> int:
+        while k < n and text[k].isspace():
+            k += 1
+        return k
+
+    def name_at(k: int) -> tuple[str, int]:
+        m = _NAME.match(text, k)
+        if m is None:
+            raise fail(f"expected a register name at {text[k:k + 10]!r}" if k < n else "expected a register name at the end", k)
+        return m.group(), m.end()
+
+    while True:
+        i = skip_space(i)
+        start = i
+        if i < n and text[i] == "{":
+            names = []
+            i += 1
+            while True:
+                i = skip_space(i)
+                name, i = name_at(i)
+                names.append(name)
+                i = skip_space(i)
+                if i < n and text[i] == ",":
+                    i += 1
+                    continue
+                if i < n and text[i] == "}":
+                    i += 1
+                    break
+                raise fail("a vector operand is closed by '}'" if i >= n else f"unexpected {text[i]!r} in a vector operand", i)
+            items.append(TemplateItem(tuple(names), True, start))
+        else:
+            names = []
+            while True:
+                name, i = name_at(i)
+                names.append(name)
+                if i < n and text[i] == "|":
+                    i += 1
+                    continue
+                break
+            items.append(TemplateItem(tuple(names), False, start))
+        i = skip_space(i)
+        if i >= n:
+            break
+        if text[i] != ",":
+            raise fail(f"expected ',' between operands, found {text[i]!r}", i)
+        i += 1
+    return tuple(items)
+
+
+def fit(form: Form, items: tuple[TemplateItem, ...]) -> tuple[int, int, str] | None:
+    """None if the operand template ``items`` has the shape of ``form``'s operands (the same
+    positions, the vectors where the form has vectors, of the same length), else ``(rank, index,
+    why)``: the item that does not fit and why (rank 2: the shape fits but a sink is misplaced).
+
+    §9.7.9.4 on sinks: "When the destination operand d is a vector register, the sink symbol '_'
+    may be used for one or more elements provided that at least one element is a scalar register";
+    a sink is never read.
+    """
+    layout = form.layout
+    if len(items) != len(layout):
+        index = min(len(items), len(layout))
+        return 1, index, f"{form.text} takes {len(layout)} operand(s) ({form.template}), the template has {len(items)}"
+    for index, (item, group) in enumerate(zip(items, layout)):
+        vector = is_vector(group)
+        if item.vector != vector or (vector and len(item.names) != len(group)):
+            shape = _group_text(group)
+            if vector:
+                want = f"a vector of {len(group)} ({shape})"
+            else:
+                want = f"a register ({shape})"
+            got = f"a vector of {len(item.names)}" if item.vector else "a register"
+            return 1, index, f"{form.text} takes {want} at operand {index + 1}, the template has {got}"
+    for index, (item, group) in enumerate(zip(items, layout)):
+        if "_" in item.names:
+            if not group[0].destination:
+                return 2, index, "a sink '_' is not allowed in a source operand (it has no value to read)"
+            if item.vector and all(name == "_" for name in item.names):
+                return 2, index, "a destination vector needs at least one register besides the sinks '_' (§9.7.9.4)"
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ptxspec.spec.catalogue import Family, Form, Operand, Rule, Slot, Target
+from ptxspec.spec.catalogue import Family, Form, Operand, Rule, Slot, Target, Targets, on
 from ptxspec.spec.types import FORMATS, INTEGER_TYPES
 
 SECTION = "9.7.9.21"
@@ -303,20 +303,22 @@ PACKED_REGISTER = {
 }
 
 
-def _blackwell_target(ptx: tuple[int, int]) -> Target:
-    """"... supported on the following architectures: sm_100a, sm_101a, sm_120a" -- the
-    architecture-specific targets; recorded as sm_100 with suffix "a"."""
-    return Target(ptx, 100, "a")
+def _blackwell_target(ptx: tuple[int, int]) -> Targets | Target:
+    """The fp6/fp4/.ue8m0x2 forms: "... is supported on the following architectures: sm_100a,
+    sm_101a, sm_120a" (each line of §9.7.9.21's Target ISA notes), introduced in PTX ISA 8.6 --
+    on sm_120a, whose target string PTX ISA 8.7 introduced, from 8.7."""
+    return on(ptx, "sm_100a", "sm_101a", "sm_120a")
 
 
-def _f8_target(form: Form) -> Target:
-    """.e4m3x2/.e5m2x2: "cvt with .e4m3x2/.e5m2x2 for sm_90 or higher introduced in PTX ISA 7.8",
-    "for sm_89 introduced in PTX ISA 8.1" and "requires sm89 or higher". A :class:`Target` holds one
-    (version, architecture) pair, so this records the one that is legal on both: PTX ISA 8.1, sm_89
-    (PTX ISA 7.8 on sm_90 is legal too). The fp6/fp4 types: PTX ISA 8.6 on sm_100a/101a/120a."""
+def _f8_target(form: Form) -> Targets | Target:
+    """.e4m3x2/.e5m2x2, two ways (§9.7.9.21): "cvt with .e4m3x2/.e5m2x2 for sm_90 or higher
+    introduced in PTX ISA version 7.8" and "cvt with .e4m3x2/.e5m2x2 for sm_89 introduced in PTX
+    ISA version 8.1"; "cvt.satfinite.{e4m3x2, e5m2x2}.{f32, f16x2} requires sm_89 or higher".
+    So PTX ISA 8.1 on sm_89 or later, or PTX ISA 7.8 on sm_90 or later. The fp6/fp4 types: see
+    :func:`_blackwell_target`."""
     types = (form.get("dtype"), form.get("atype"))
     if any(t in F8X2 for t in types):
-        return Target((8, 1), 89)
+        return Target((8, 1), 89) | Target((7, 8), 90)
     return _blackwell_target((8, 6))
 
 
@@ -390,6 +392,7 @@ NARROW_QUAD_RS = Family(
     ),
     target=_rs_target,
     summary="Convert four .f32 values {a, b, e, f} to a packed fp8/fp6/fp4 quad with stochastic rounding.",
+    vector=("a", "b", "e", "f"),
 )
 
 UE8M0_PAIR = Family(
@@ -407,7 +410,7 @@ UE8M0_PAIR = Family(
         if f["atype"] == "f32"
         else (Operand("d", "b16", destination=True), Operand("a", "b32"))
     ),
-    target=lambda f: _blackwell_target((8, 6)),
+    target=_blackwell_target((8, 6)),
     summary="Convert two .f32 values, or the two halves of a .bf16x2, to a packed .ue8m0x2 scale pair.",
 )
 
@@ -417,7 +420,7 @@ HALF_FROM_UE8M0 = Family(
     section=SECTION,
     slots=(Slot("rnd", ("rn",), required=True), Slot("dtype", ("bf16x2",), required=True), Slot("atype", ("ue8m0x2",), required=True)),
     operands=lambda f: (Operand("d", "b32", destination=True), Operand("a", "b16")),
-    target=lambda f: _blackwell_target((8, 6)),
+    target=_blackwell_target((8, 6)),
     summary="Unpack a .ue8m0x2 pair and convert both scales to a packed .bf16x2.",
 )
 
@@ -484,10 +487,11 @@ FAMILIES: list[Family] = [
 # §9.7.9.3 mov (scalar) and §9.7.9.4 mov (vector pack / unpack)
 # ---------------------------------------------------------------------------------------------
 #
-# ``mov.b64 d, a`` and ``mov.b64 d, {a.x, a.y}`` are the same instruction text: only the operand
-# list tells them apart. So the pack/unpack lines are families of their own (one per direction and
-# element count), which :func:`parse` never reaches -- ``parse("mov.b64")`` is the scalar move.
-# :func:`vector_mov` parses instruction text against one of them, with its rules.
+# ``mov.b64 d, a`` and ``mov.b64 d, {a.x, a.y}`` have the same qualifiers: only the operand list
+# tells them apart. So the pack/unpack lines are families of their own (one per direction and
+# element count), each with its ``operand_syntax``; :func:`parse` reaches them when the text carries
+# an operand template (``parse("mov.b64 d, {a, b}")``, names ignored, braces marking the vector),
+# and ``parse("mov.b64")`` is the scalar move. :func:`vector_mov` picks one by direction and count.
 
 from ptxspec.spec.catalogue import same_type_operands  # noqa: E402 - kept with the families that use it
 
@@ -516,6 +520,7 @@ MOV = Family(
     operands=lambda f: (Operand("d", f["type"], destination=True), Operand("a", f["type"])),
     target=_mov_target,
     summary="Set a register to the value of a register (d = a).",
+    operand_syntax="d, a",
 )
 
 
@@ -560,6 +565,7 @@ def _vector_family(direction: str, count: int) -> Family:
         operands=operands,
         rules=(_NO_FOUR_LANES,) if count == 4 else (),
         target=_mov_vector_target,
+        operand_syntax=syntax,
         summary=(
             f"mov.type {syntax}: "
             + ("pack the elements into a scalar, x lowest." if direction == "pack" else "unpack a scalar into elements, x from the lowest bits.")

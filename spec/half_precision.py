@@ -1,17 +1,15 @@
 """Catalogue entries for §9.7.4, the half-precision floating-point instructions on .f16, .f16x2,
 .bf16 and .bf16x2.
 
-Families here: add, sub, mul, fma (with ``.relu``), neg, abs, min and max. Their keys end in
-``.h`` so that they stay apart from the §9.7.3 families of the same opcodes (``add.f`` ...); the
-parser tries every family of an opcode and the type slot decides.
+Families here: add, sub, mul, fma (with ``.relu`` and ``.oob``), neg, abs, min and max. Their
+keys end in ``.h`` so that they stay apart from the §9.7.3 families of the same opcodes
+(``add.f`` ...); the parser tries every family of an opcode and the type slot decides.
 
 §9.7.5, the mixed-precision add, sub and fma (an .f32 result from .f16/.bf16 inputs), are here too,
 under the keys ``add.mixed``, ``sub.mixed`` and ``fma.mixed``.
 
-tanh.approx on half types (§9.7.4.9) is the family ``tanh.approx.half``.
-
-Not here (yet): ``fma.oob`` (its "OOB NaN" is defined with the tensor instructions) and
-ex2.approx on half types (§9.7.4.10).
+tanh.approx and ex2.approx on half types (§9.7.4.9, §9.7.4.10) are the families
+``tanh.approx.half`` and ``ex2.approx.half``.
 
 Syntax lines (§9.7.4.1-3)::
 
@@ -109,7 +107,10 @@ MUL = _add_sub_mul("mul", "9.7.4.3", "Multiply two half-precision values.")
 def _fma_target(form: Form) -> Target:
     """§9.7.4.4: "Introduced in PTX ISA version 4.2", "requires sm_53 or higher";
     "fma.relu.{f16, f16x2} and fma{.relu}.{bf16, bf16x2} introduced in PTX ISA version 7.0",
-    "require sm_80 or higher"."""
+    "require sm_80 or higher"; "Support for modifier .oob introduced in PTX ISA version 8.1",
+    "fma{.oob}.{f16, f16x2, bf16, bf16x2} requires sm_90 or higher"."""
+    if "oob" in form:
+        return _target((8, 1), 90)
     if _bf16(form) or "relu" in form:
         return _target((7, 0), 80)
     return _target((4, 2), 53)
@@ -119,15 +120,20 @@ FMA = Family(
     opcode="fma",
     key="fma.h",
     section="9.7.4.4",
-    # fma.rnd{.ftz}{.sat}.f16, fma.rnd{.ftz}.relu.f16, fma.rnd{.relu}.bf16 (and the x2 forms);
-    # ".rnd = { .rn }" with no default.
-    slots=(RN_REQUIRED, FTZ, SAT, RELU, TYPE),
+    # fma.rnd{.ftz}{.sat}.f16, fma.rnd{.ftz}.relu.f16, fma.rnd{.relu}.bf16 (and the x2 forms),
+    # "fma.rnd.oob.{relu}.type d, a, b, c;"; ".rnd = { .rn }" with no default.
+    slots=(RN_REQUIRED, FTZ, SAT, RELU, Slot("oob", ("oob",)), TYPE),
     operands=_operands("d", "a", "b", "c"),
     rules=(
         _only_rn("9.7.4.4"),
         _f16_only("ftz", "9.7.4.4"),
         _f16_only("sat", "9.7.4.4"),
         Rule(lambda f: "sat" in f and "relu" in f, "`.sat` and `.relu` are not allowed together (they are separate syntax lines)", "9.7.4.4"),
+        # ptxas 13.0 says the same ("Modifier '.ftz' cannot be combined with modifier '.oob'").
+        forbid("ftz", lambda f: "oob" in f, "`.ftz` is not allowed with `.oob`: the syntax line is \"fma.rnd.oob.{relu}.type\"", "9.7.4.4"),
+        # ptxas 13.0 accepts fma.rn.oob.sat.f16; the manual's syntax line has no {.sat}, and the
+        # manual is the authority (a known disagreement with ptxas).
+        forbid("sat", lambda f: "oob" in f, "`.sat` is not allowed with `.oob`: the syntax line is \"fma.rnd.oob.{relu}.type\"", "9.7.4.4"),
     ),
     target=_fma_target,
     summary="Fused multiply-add on half-precision values.",
@@ -224,6 +230,40 @@ TANH = Family(
 
 
 # ---------------------------------------------------------------------------------------------
+# §9.7.4.10 ex2
+# ---------------------------------------------------------------------------------------------
+
+
+def _ex2_target(form: Form) -> Target:
+    """§9.7.4.10: "Introduced in PTX ISA version 7.0", "requires sm_75 or higher";
+    "ex2.approx.ftz.{bf16/bf16x2} introduced in PTX ISA version 7.8", "requires sm_90 or higher"."""
+    return _target((7, 8), 90) if _bf16(form) else Target((7, 0), 75)
+
+
+EX2 = Family(
+    opcode="ex2",
+    key="ex2.approx.half",
+    section="9.7.4.10",
+    # "ex2.approx.atype d, a;" "ex2.approx.ftz.btype d, a;" ".atype = { .f16, .f16x2}"
+    # ".btype = { .bf16, .bf16x2}": .ftz belongs to the bf16 line only, and is required there.
+    slots=(Slot("approx", ("approx",), required=True), FTZ, TYPE),
+    operands=_operands("d", "a"),
+    rules=(
+        # ptxas 13.0: "Illegal modifier '.ftz' for instruction 'ex2'" on .f16.
+        forbid("ftz", lambda f: not _bf16(f), lambda f: f"`.ftz` is not allowed with `.{f['type']}`: the syntax line is \"ex2.approx.atype\" for .f16/.f16x2", "9.7.4.10"),
+        # ptxas 13.0: ".ftz modifier required for instruction 'ex2.bf16'".
+        Rule(
+            lambda f: _bf16(f) and "ftz" not in f,
+            lambda f: f"`.ftz` is required with `.{f['type']}`: the syntax line is \"ex2.approx.ftz.btype\"",
+            "9.7.4.10",
+        ),
+    ),
+    target=_ex2_target,
+    summary="Fast approximation of 2 raised to a power, on half-precision values.",
+)
+
+
+# ---------------------------------------------------------------------------------------------
 # §9.7.5 mixed precision: add, sub, fma with an .f32 result
 # ---------------------------------------------------------------------------------------------
 
@@ -278,4 +318,4 @@ SUB_MIXED = _mixed("sub", "9.7.5.2", RND_F32, (), ("d", "a", "c"), "Subtract an 
 FMA_MIXED = _mixed("fma", "9.7.5.3", RND_F32_REQUIRED, (FTZ,), ("d", "a", "b", "c"), "Fused multiply-add of half-precision values into .f32.")
 
 
-FAMILIES: list[Family] = [ADD, SUB, MUL, FMA, NEG, ABS, MIN, MAX, TANH, ADD_MIXED, SUB_MIXED, FMA_MIXED]
+FAMILIES: list[Family] = [ADD, SUB, MUL, FMA, NEG, ABS, MIN, MAX, TANH, EX2, ADD_MIXED, SUB_MIXED, FMA_MIXED]

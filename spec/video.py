@@ -1,6 +1,6 @@
-"""Catalogue entries for §9.7.18, the video instructions: the scalar forms of §9.7.18.1 except
-vmad (vadd, vsub, vabsdiff, vmin, vmax, vshl, vshr, vset) and the SIMD forms of §9.7.18.2
-(vadd2 ... vset2, vadd4 ... vset4).
+"""Catalogue entries for §9.7.18, the video instructions: the scalar forms of §9.7.18.1 (vadd,
+vsub, vabsdiff, vmin, vmax, vshl, vshr, vmad, vset) and the SIMD forms of §9.7.18.2 (vadd2 ...
+vset2, vadd4 ... vset4).
 
 "All video instructions operate on 32-bit register operands." The scalar syntax lines are::
 
@@ -30,6 +30,13 @@ The SIMD forms (§9.7.18.2) write ``d{.mask}, a{.asel}, b{.bsel}, c`` the same w
 
 The operand ``c`` exists in the ``.secop`` form and in the merge form (``d.dsel``); "the sign of
 the third operand is based on dtype", so c has the destination's type.
+
+**vmad's operand negations as qualifier slots** (§9.7.18.1.3). vmad writes ``{-}a``, ``{-}b`` and
+``{-}c`` on its operands; like the selectors they become optional slots whose tokens name their
+operand: ``neg_a``, ``neg_b``, ``neg_c``. So ``vmad.s32.s32.u32.sat r0, r1, r2, -r3;`` is the form
+``vmad.s32.s32.u32.sat.neg_c`` and ``vmad.u32.u32.u32.shr15 r0, -r1.h0, r2.h0, r3;`` is
+``vmad.u32.u32.u32.shr15.neg_a.asel_h0.bsel_h0``. vmad has no ``.secop`` and no ``d.dsel``
+(ptxas 13.0: "Video selector is not allowed on destination for instruction 'vmad'").
 """
 
 from __future__ import annotations
@@ -128,6 +135,73 @@ def _shift(opcode: str, summary: str) -> Family:
         target=SM_20,
         summary=summary,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# §9.7.18.1.3 vmad
+# ---------------------------------------------------------------------------------------------
+
+#: "{-}a", "{-}b", "{-}c": the operand negations, one slot each, tokens named after the operand.
+NEG_A = Slot("aneg", ("neg_a",))
+NEG_B = Slot("bneg", ("neg_b",))
+NEG_C = Slot("cneg", ("neg_c",))
+
+
+def product_negated(form: Form) -> bool:
+    """"(a*b) is negated if and only if exactly one of a or b is negated" (§9.7.18.1.3)."""
+    return ("neg_a" in form) != ("neg_b" in form)
+
+
+def signed_final(form: Form) -> bool:
+    """``signedFinal = isSigned(atype) || isSigned(btype) || (a.negate ^ b.negate) || c.negate``:
+    whether the final result (and so c, "Input c has the same sign as the intermediate result") is
+    signed. dtype takes no part in it."""
+    return form["atype"] == "s32" or form["btype"] == "s32" or product_negated(form) or "neg_c" in form
+
+
+def _vmad_operands(form: Form) -> tuple[Operand, ...]:
+    """``d, a, b, c``; c is .s32 when the final result is signed, else .u32 (the pseudo-code's
+    ``c128 = (signedFinal) sext32( c ) : zext ( c )``)."""
+    ctype = "s32" if signed_final(form) else "u32"
+    return (Operand("d", form["dtype"], destination=True), Operand("a", form["atype"]), Operand("b", form["btype"]), Operand("c", ctype))
+
+
+VMAD = Family(
+    opcode="vmad",
+    key="vmad",
+    section="9.7.18.1.3",
+    # "vmad.dtype.atype.btype{.sat}{.scale}     d, {-}a{.asel}, {-}b{.bsel}, {-}c;"
+    # "vmad.dtype.atype.btype.po{.sat}{.scale}  d, a{.asel}, b{.bsel}, c;"
+    slots=(
+        Slot("dtype", INTEGER_32, required=True),
+        Slot("atype", INTEGER_32, required=True),
+        Slot("btype", INTEGER_32, required=True),
+        Slot("po", ("po",)),
+        SAT,
+        Slot("scale", ("shr7", "shr15")),
+        NEG_A,
+        NEG_B,
+        NEG_C,
+        ASEL,
+        BSEL,
+    ),
+    operands=_vmad_operands,
+    rules=(
+        Rule(
+            lambda f: "po" in f and any(t in f for t in ("neg_a", "neg_b", "neg_c")),
+            "\"Source operands may not be negated in .po mode\" (neg_a/neg_b/neg_c with .po)",
+            "9.7.18.1.3",
+        ),
+        Rule(
+            lambda f: product_negated(f) and "neg_c" in f,
+            "\"PTX allows negation of either (a*b) or c\": negating exactly one of a and b (the product) "
+            "excludes negating c",
+            "9.7.18.1.3",
+        ),
+    ),
+    target=SM_20,
+    summary="Integer byte/half-word/word multiply-accumulate.",
+)
 
 
 VSET = Family(
@@ -248,6 +322,7 @@ FAMILIES: list[Family] = [
     _scalar("vmax", "9.7.18.1.1", "Integer byte/half-word/word maximum."),
     _shift("vshl", "Integer byte/half-word/word left shift."),
     _shift("vshr", "Integer byte/half-word/word right shift."),
+    VMAD,
     VSET,
     *(_simd(op + "2", 2, f"Integer dual half-word SIMD {what}.") for op, what in SIMD_OPERATIONS),
     _simd_set("vset2", 2),

@@ -317,6 +317,15 @@ BAD_COMMAND_LINES = [
     (["eval", "--bogus"], ["<command line>", "--bogus"]),
     (["frobnicate"], ["<command line>", "frobnicate"]),
     (["forms", "frobnicate"], ["<command line>, OPCODE", "unknown opcode 'frobnicate'"]),
+    # Operand templates (§9.7.9.4's vector mov): the shape, the sinks, the syntax, the values.
+    (["eval", "mov.b32 d, {a, b, c}", "1", "2", "3"], ["<command line>, INSTRUCTION, character 12", "no form of mov.b32"]),
+    (["eval", "mov.b16 d, {a, b, c, e}", "1", "2", "3", "4"], ["<command line>, INSTRUCTION", "two 8-bit elements, not four"]),
+    (["eval", "mov.u64 d, {a, b}", "1", "2"], ["<command line>, INSTRUCTION, character 12", "takes a register"]),
+    (["eval", "mov.b64 {_, _}, d", "1"], ["<command line>, INSTRUCTION, character 9", "sinks"]),
+    (["eval", "mov.b32 d, {a, b", "1", "2"], ["<command line>, INSTRUCTION, character 17", "closed by '}'"]),
+    (["eval", "add.rn.f32 d, a", "1", "2"], ["<command line>, INSTRUCTION, character 16", "takes 3 operand(s) (d, a, b)"]),
+    (["eval", "mov.b32 d, {a, b}", "1"], ["<command line>, operand 2", "takes 2 source operand(s) (a.x, a.y), got 1"]),
+    (["eval", "mov.b32 d, {a, b}", "0x10000", "1"], ["<command line>, operand 1", "16 bits"]),
 ]
 
 
@@ -326,6 +335,74 @@ def test_bad_command_line(args, needles):
 
 
 GOOD = f"add.rn.f32 {hex32(f32(1.0))} {hex32(f32(2.0))}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Operand templates: the vector mov of §9.7.9.4 by text
+# ---------------------------------------------------------------------------------------------
+
+
+def test_eval_vector_mov_pack_and_unpack():
+    """Expected values from struct's little-endian packing (element x is the low one)."""
+    packed = struct.unpack("<Q", struct.pack("<II", 0x1, 0x2))[0]
+    done = ptxspec("eval", "mov.b64 d, {a, b}", "0x1", "0x2")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [hex64(packed)]
+    done = ptxspec("eval", "mov.b64 {a, b}, d", hex64(packed))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0x00000001", "0x00000002"]
+    rgba = struct.unpack("<I", bytes([0x11, 0x22, 0x33, 0x44]))[0]
+    done = ptxspec("eval", "--json", "mov.b32 {r,g,b,a},%r1", hex32(rgba))
+    assert done.returncode == 0, done.stderr
+    obj = json.loads(done.stdout)
+    assert obj["instr"] == "mov.b32 {d.x, d.y, d.z, d.w}, a"
+    assert obj["outputs"] == ["0x11", "0x22", "0x33", "0x44"]
+
+
+def test_file_with_operand_templates(tmp_path):
+    x = f64(-1.5)
+    lo, hi = struct.unpack("<II", struct.pack("<d", -1.5))
+    path = tmp_path / "vec.txt"
+    path.write_text(
+        f"mov.b64 {{lo,hi}}, %x {hex64(x)}   # the manual's example\n"
+        f"mov.b64 %x, {{lo, hi}}, {hex32(lo)}, {hex32(hi)}\n"
+        f"mov.b64 {{%r1, _}}, %x {hex64(x)}\n"
+        f"add.rn.f32 d, a, b {hex32(f32(1.0))} {hex32(f32(2.0))}\n"
+        f"{GOOD}\n"
+    )
+    done = ptxspec("eval", "--file", str(path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        f"mov.b64 {{d.x, d.y}}, a {hex64(x)} -> {hex32(lo)}; {hex32(hi)}",
+        f"mov.b64 d, {{a.x, a.y}} {hex32(lo)} {hex32(hi)} -> {hex64(x)}",
+        f"mov.b64 {{d.x, d.y}}, a {hex64(x)} -> {hex32(lo)}; {hex32(hi)}",
+        f"add.rn.f32 d, a, b {hex32(f32(1.0))} {hex32(f32(2.0))} -> {hex32(f32(3.0))}",
+        f"add.rn.f32 {hex32(f32(1.0))} {hex32(f32(2.0))} -> {hex32(f32(3.0))}",
+    ]
+
+
+@pytest.mark.parametrize(
+    "line, column, needle",
+    [
+        ("mov.b32 d, {a, b, c} 1 2 3", 12, "no form of mov.b32"),
+        ("  mov.b32 d, {a, b c} 1 2", 20, "unexpected 'c'"),
+        ("mov.b64 d, {a, _} 1", 12, "sink"),
+        ("mov.b32 d, {a, b} 1 0x10000", 21, "does not fit"),
+        ("add.rn.f32 d, a, b 1", 22, "got 1"),
+    ],
+)
+def test_bad_template_line_is_located(tmp_path, line, column, needle):
+    path = tmp_path / "bad.txt"
+    path.write_text(f"{GOOD}\n{line}\n")
+    message = _assert_clean_error(ptxspec("eval", "--file", str(path)), needle)
+    assert f"{path}:2:{column}:" in message
+
+
+def test_forms_lists_the_vector_mov_templates():
+    done = ptxspec("forms", "mov")
+    assert done.returncode == 0, done.stderr
+    assert "mov(.b16|.b32|.b64|.b128) {d.x, d.y}, a" in done.stdout
+    assert "mov(.b16|.b32|.b64|.b128) d, {a.x, a.y, a.z, a.w}" in done.stdout
 
 BAD_FILE_LINES = [
     # (second line of the file, column the message must name, substring of the message)

@@ -335,3 +335,124 @@ def test_operand_errors():
         evaluate(vector_mov("mov.b32", "pack", 2), [0x1_0000, 0])
     with pytest.raises(PtxSpecError):
         evaluate(vector_mov("mov.b64", "unpack", 2), [1 << 64])
+
+
+# ---------------------------------------------------------------------------------------------
+# Vector mov reached by text: an operand template after the qualifiers
+# ---------------------------------------------------------------------------------------------
+
+from ptxspec.spec.catalogue import CATALOGUE, TemplateItem, parse_template  # noqa: E402
+from ptxspec.spec.data_movement import MOV_VECTOR  # noqa: E402
+from ptxspec.spec.errors import Location  # noqa: E402
+
+
+def _braced(names) -> str:
+    return "{" + ", ".join(names) + "}"
+
+
+@pytest.mark.parametrize("type_name,count", VECTOR_SHAPES)
+@pytest.mark.parametrize("direction", ["pack", "unpack"])
+def test_template_reaches_the_vector_family(type_name, count, direction):
+    """Braces mark the vector operand; the names are ignored (``%r1``, ``lo``, ``_``)."""
+    lanes = _braced([f"%r{i}" for i in range(count)])
+    text = f"mov.{type_name} %d, {lanes}" if direction == "pack" else f"mov.{type_name} {lanes}, %d"
+    form = parse(text)
+    assert form == vector_mov(f"mov.{type_name}", direction, count)
+    assert form.family.key == f"mov.{direction}.x{count}"
+    # The canonical template parses back to the same form.
+    assert parse(f"{form.text} {form.template}") == form
+
+
+def test_template_scalar_and_bare_text_are_the_scalar_mov():
+    assert parse("mov.b64").family.key == "mov"
+    assert parse("mov.b64 d, a").family.key == "mov"
+    assert parse("mov.f32 %f1, %f2").family.key == "mov"
+    assert parse("mov.b64 d, a").template == "d, a"
+
+
+@given(data=st.data(), shape=st.sampled_from(VECTOR_SHAPES))
+def test_template_evaluation_matches_little_endian_bytes(data, shape):
+    """``mov.bN d, {a, b, ...}`` against an independent oracle: the scalar's little-endian bytes,
+    cut into the elements in order (element x first, §9.7.9.4's ``d = a.x | (a.y << n) ...``)."""
+    type_name, count = shape
+    width = register_bits(type_name)
+    scalar = data.draw(st.integers(0, (1 << width) - 1))
+    raw = scalar.to_bytes(width // 8, "little")
+    step = width // 8 // count
+    lanes = tuple(int.from_bytes(raw[i * step : (i + 1) * step], "little") for i in range(count))
+    names = _braced("xyzw"[:count])
+    assert evaluate(f"mov.{type_name} {names}, s", [scalar]) == lanes
+    assert evaluate(f"mov.{type_name} s, {names}", list(lanes)) == (scalar,)
+
+
+def test_template_manual_examples():
+    """§9.7.9.4's examples, as written there."""
+    x = struct.unpack("<Q", struct.pack("<d", -1.5))[0]
+    assert evaluate("mov.b64 {lo,hi}, %x", [x]) == struct.unpack("<II", struct.pack("<d", -1.5))
+    assert evaluate("mov.b32 %r1,{a,b}", [0x1111, 0x2222]) == (0x2222_1111,)
+    assert evaluate("mov.b32 %r1,{x,y,z,w}", [1, 2, 3, 4]) == (0x0403_0201,)
+    assert evaluate("mov.b32 {r,g,b,a},%r1", [0x0403_0201]) == (1, 2, 3, 4)
+    assert evaluate("mov.b64 {%r1, _}, %x", [x])[0] == struct.unpack("<II", struct.pack("<d", -1.5))[0]
+    y = (0x0123_4567_89AB_CDEF << 64) | 0xFEDC_BA98_7654_3210
+    assert evaluate("mov.b128 {%b1, %b2}, %y", [y]) == (0xFEDC_BA98_7654_3210, 0x0123_4567_89AB_CDEF)
+    assert evaluate("mov.b128 %y, {%b1, %b2}", [0xFEDC_BA98_7654_3210, 0x0123_4567_89AB_CDEF]) == (y,)
+
+
+@pytest.mark.parametrize(
+    "text,reason,column",
+    [
+        ("mov.b16 d, {a, b, c, e}", "two 8-bit elements, not four", None),  # a rule of the .x4 family
+        ("mov.b32 d, {a, b, c}", "no form of mov.b32 takes operands shaped", 12),  # §5.4.2: length 2 and 4
+        ("mov.b64 d, {a, b, c, e, f, g, h, i}", "no form of mov.b64", 12),
+        ("mov.b32 d, {a}", "no form of mov.b32", 12),
+        ("mov.b32 {a, b}, {c, e}", "no form of mov.b32", 9),
+        ("mov.u32 d, {a, b}", "mov.u32 takes a register (a) at operand 2", 12),  # vectors are .bN only
+        ("mov.f64 {a, b}, d", "mov.f64 takes a register (d) at operand 1", 9),
+        ("mov.b64 d, {a, _}", "a sink '_' is not allowed in a source operand", 12),
+        ("mov.b64 {_, _}, d", "at least one register besides the sinks", 9),
+        ("mov.b32 d, {a, b", "closed by '}'", 17),
+        ("mov.b32 d, {a b}", "unexpected 'b'", 15),
+        ("mov.b32 d,, a", "expected a register name", 11),
+        ("mov.b32 d a", "expected ','", 11),
+        ("mov.b32 d, a, b", "no form of mov.b32 takes operands shaped 'd, a, b'", 15),
+        ("prmt.b32 d, a, b", "prmt.b32 takes 4 operand(s) (d, a, b, c), the template has 3", 17),
+    ],
+)
+def test_template_errors_are_located(text, reason, column):
+    with pytest.raises(IllegalForm, match=re.escape(reason)) as caught:
+        parse(text, where=Location("f.txt", 3, 1))
+    where = caught.value.where
+    assert isinstance(where, Location) and where.line == 3
+    if column is not None:
+        assert where.column == column, (text, where)
+
+
+def test_template_error_on_the_command_line_names_the_character():
+    with pytest.raises(IllegalForm) as caught:
+        parse("mov.b32 d, {a, b, c}", where="<command line>, INSTRUCTION")
+    assert caught.value.where == "<command line>, INSTRUCTION, character 12"
+
+
+def test_parse_template_items():
+    assert parse_template("d|p, {a, _}, %r1") == (
+        TemplateItem(("d", "p"), False, 0),
+        TemplateItem(("a", "_"), True, 5),
+        TemplateItem(("%r1",), False, 13),
+    )
+
+
+def test_vector_families_know_their_shapes():
+    """Every vector family's forms: the template shape is the family's, and the element type is
+    the instruction type's size over the count ("The overall size of the vector and the size of
+    the scalar must match the size of the instruction type")."""
+    for (direction, count), family in MOV_VECTOR.items():
+        assert family in CATALOGUE.families("mov")
+        for type_name in ("b16", "b32", "b64", "b128"):
+            if type_name == "b16" and count == 4:
+                continue
+            form = parse(f"mov.{type_name} {family.operand_syntax}")
+            assert form.family is family
+            elements = [o for o in form.operands if "." in o.name]
+            assert len(elements) == count
+            assert all(register_bits(o.type) * count == register_bits(type_name) for o in elements)
+            assert all(o.destination == (direction == "unpack") for o in elements)

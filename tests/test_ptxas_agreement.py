@@ -13,7 +13,7 @@ import random
 import pytest
 
 from ptxspec.conformance import ptxas_agreement as pa
-from ptxspec.spec.catalogue import CATALOGUE, Operand, Target, parse
+from ptxspec.spec.catalogue import CATALOGUE, Operand, Target, Targets, on, parse
 
 SAMPLE_TARGETS = ("sm_75", "sm_80", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120a")
 
@@ -37,13 +37,40 @@ def _unexplained(outcomes):
         (Target((8, 6), 100, "a"), pa.Request("sm_100a", (8, 6)), True),
         (Target((8, 6), 100, "a"), pa.Request("sm_90a", (8, 7)), False),
         (Target((8, 6), 100, "a"), pa.Request("sm_120a", (8, 7)), False),  # another family
-        (Target((8, 6), 100, "a"), pa.Request("sm_101a", (8, 7)), True),
+        (Target((8, 6), 100, "a"), pa.Request("sm_101a", (8, 7)), False),  # "a": that architecture only
         (Target((8, 0), 90, "f"), pa.Request("sm_90a", (8, 7)), True),
         (Target((8, 0), 90, "a"), pa.Request("sm_100a", (8, 7)), False),
+        # Alternatives (§9.7.9.21): PTX ISA 8.1 on sm_89+, or PTX ISA 7.8 on sm_90+.
+        (Target((8, 1), 89) | Target((7, 8), 90), pa.Request("sm_90", (7, 8)), True),
+        (Target((8, 1), 89) | Target((7, 8), 90), pa.Request("sm_90a", (8, 0)), True),
+        (Target((8, 1), 89) | Target((7, 8), 90), pa.Request("sm_89", (7, 8)), False),
+        (Target((8, 1), 89) | Target((7, 8), 90), pa.Request("sm_89", (8, 1)), True),
+        (Target((8, 1), 89) | Target((7, 8), 90), pa.Request("sm_86", (8, 7)), False),
+        # "supported on the following architectures: sm_100a, sm_101a, sm_120a"
+        (on((8, 6), "sm_100a", "sm_101a", "sm_120a"), pa.Request("sm_120a", (8, 7)), True),
+        (on((8, 6), "sm_100a", "sm_101a", "sm_120a"), pa.Request("sm_101a", (8, 6)), True),
+        (on((8, 6), "sm_100a", "sm_101a", "sm_120a"), pa.Request("sm_120a", (8, 6)), False),  # sm_120a came with 8.7
+        (on((8, 6), "sm_100a", "sm_101a", "sm_120a"), pa.Request("sm_120", (8, 7)), False),
+        (on((8, 6), "sm_100a", "sm_101a", "sm_120a"), pa.Request("sm_90a", (8, 7)), False),
     ],
 )
 def test_target_allows(need, req, allowed):
     assert pa.target_allows(need, req) is allowed
+
+
+def test_targets_keep_the_single_target_api():
+    """A form with alternatives still answers ``.target`` (its first alternative) and ``str``;
+    ``.targets`` and ``.admits`` see every alternative."""
+    form = parse("cvt.rn.satfinite.e4m3x2.f32")
+    assert isinstance(form.targets, Targets) and len(form.targets.alternatives) == 2
+    assert form.target == Target((8, 1), 89) and (form.targets.ptx, form.targets.sm) == ((8, 1), 89)
+    assert form.admits((7, 8), "sm_90") and not form.admits((7, 8), "sm_89")
+    assert str(form.targets) == "PTX ISA 8.1, sm_89 or PTX ISA 7.8, sm_90"
+    single = parse("add.rn.f32")
+    assert single.targets.alternatives == (single.target,)
+    blackwell = parse("cvt.rn.satfinite.e2m1x2.f32")
+    assert [t.arch for t in blackwell.targets.alternatives] == ["sm_100a", "sm_101a", "sm_120a"]
+    assert blackwell.admits((8, 7), "sm_120a") and not blackwell.admits((8, 7), "sm_90a")
 
 
 def test_operand_text_follows_ptx_syntax():
@@ -124,4 +151,44 @@ _CHUNKS = 4
 def test_full_generated_set_agrees(ptxas, chunk):
     families = _FAMILIES[chunk::_CHUNKS]
     outcomes, _ = pa.compare(pa.generate(200, seed=0, families=families), pa.DEFAULT_TARGETS, ptxas)
+    assert _unexplained(outcomes) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Vector mov (§9.7.9.4): the generator writes the operand templates
+# ---------------------------------------------------------------------------------------------
+
+_MOV_FAMILIES = CATALOGUE.families("mov")
+
+
+def test_generator_emits_vector_mov_forms_and_shapes():
+    cases = pa.generate(50, seed=0, families=_MOV_FAMILIES)
+    legal = {c.family for c in cases if c.category == "legal"}
+    assert legal == {"mov", "mov.pack.x2", "mov.pack.x4", "mov.unpack.x2", "mov.unpack.x4"}
+    for case in cases:
+        if case.category == "legal":
+            assert parse(case.text).family.key == case.family
+    lines = {c.text: pa.instruction_line(c) for c in cases}
+    assert "mov.b64 %d, {%a_x, %a_y};" in lines["mov.b64 d, {a.x, a.y}"]
+    assert "mov.b32 {%d_x, %d_y, %d_z, %d_w}, %a;" in lines["mov.b32 {d.x, d.y, d.z, d.w}, a"]
+    assert "mov.b64 {%a, _}, %d;" in lines["mov.b64 {a, _}, d"]
+    # Elements declared with the other types of their size (§5.4.2).
+    lane = [c for c in cases if c.category == "lane_type"]
+    assert lane and all(any(o.type[0] in "usf" for o in c.operands if "." in o.name) for c in lane)
+    # Shapes: only the two with sinks in a destination vector are legal.
+    shapes = {c.text: pa.catalogue_verdict(c.text, pa.Request("sm_90", (8, 7)))[0] for c in cases if c.category == "shape"}
+    assert {t for t, ok in shapes.items() if ok} == {"mov.b64 {a, _}, d", "mov.b128 {_, a, _, b}, d"}
+    assert len(shapes) == len(pa.MOV_SHAPES)
+
+
+def test_vector_mov_b128_needs_ptx_8_3_and_sm_70():
+    """"Support for .b128 type introduced in PTX ISA version 8.3"; "requires sm_70 or higher"."""
+    assert pa.catalogue_verdict("mov.b128 d, {a, b}", pa.Request("sm_75", (8, 3)))[0]
+    assert not pa.catalogue_verdict("mov.b128 d, {a, b}", pa.Request("sm_75", (8, 2)))[0]
+    assert pa.catalogue_verdict("mov.b64 d, {a, b}", pa.Request("sm_50", (4, 0)))[0]
+
+
+def test_vector_mov_agrees(ptxas):
+    outcomes, _ = pa.compare(pa.generate(50, seed=0, families=_MOV_FAMILIES), ("sm_75", "sm_90"), ptxas)
+    assert len(outcomes) > 100
     assert _unexplained(outcomes) == []

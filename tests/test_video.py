@@ -11,6 +11,7 @@ inputs with random operand selectors; the heavy cases add every asel x bsel pair
 from __future__ import annotations
 
 import itertools
+import re
 import random
 import shutil
 import subprocess
@@ -503,3 +504,240 @@ def test_simd_targets_and_operands():
     assert [o.name for o in form.sources] == ["a", "b", "c"]
     with pytest.raises(OperandError, match="takes 3 source"):
         evaluate("vadd2.s32.s32.s32", [1, 2])
+
+
+# --- vmad (§9.7.18.1.3) -------------------------------------------------------------------
+#
+# The oracle is a bit-level reading of the pseudo-code on fixed-width registers: tmp is a 128-bit
+# two's-complement word (masked after every step), ~ is the bitwise complement within that width,
+# sext32/zext build c128 from the sign bit, the .shr7/.shr15 shift is the 128-bit arithmetic or
+# logical shift chosen by signedFinal, and the 64-bit result is read back through its top bit.
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+M128 = (1 << 128) - 1
+M64 = (1 << 64) - 1
+M32 = (1 << 32) - 1
+
+
+def vmad_oracle(atype, btype, asel, bsel, neg_a, neg_b, neg_c, po, scale, sat, a, b, c, *, sm90=False) -> int:
+    """The manual's pseudo-code; with ``sm90``, what an H200 computes instead (measured on 672
+    forms x 4096 vectors): a whole-word source is a signed 32-bit value whatever its type, c is
+    always sign-extended, and an unscaled sum is read as signed."""
+    ta = extract(a, atype == "s32" or (sm90 and asel is None), asel) & M128
+    tb = extract(b, btype == "s32" or (sm90 and bsel is None), bsel) & M128
+    signed_final = atype == "s32" or btype == "s32" or (neg_a ^ neg_b) or neg_c
+    tmp = (ta * tb) & M128  # the low 128 bits of the product of the 128-bit extensions
+    lsb = 0
+    if po:
+        lsb = 1
+    elif neg_a ^ neg_b:
+        tmp, lsb = tmp ^ M128, 1
+    elif neg_c:
+        c, lsb = c ^ M32, 1
+    if (signed_final or sm90) and c >> 31:
+        c128 = c | (M128 ^ M32)  # sext32
+    else:
+        c128 = c  # zext
+    tmp = (tmp + c128 + lsb) & M128
+    # sm_90 reads an unscaled sum as signed even for an unsigned final result (so .sat raises a
+    # negative one to 0); a scaled one is shifted without sign there, as the manual says.
+    negative = (signed_final or (sm90 and not scale)) and tmp >> 127
+    if scale:
+        shift = 7 if scale == "shr7" else 15
+        shifted = tmp >> shift
+        if negative:  # arithmetic shift fills with ones
+            shifted |= M128 ^ (M128 >> shift)
+        result = shifted & M64
+        value = result - (1 << 64) if signed_final and result >> 63 else result
+    else:
+        value = tmp - (1 << 128) if negative else tmp
+    if sat:
+        hi, lo = (S32_MAX, S32_MIN) if signed_final else (U32_MAX, U32_MIN)
+        value = hi if value > hi else lo if value < lo else value
+    return value & M32
+
+
+#: The negations PTX allows: none, -(a*b) by a or b, both (no negation of the product), or -c;
+#: "Source operands may not be negated in .po mode".
+NEGATIONS = ((), ("neg_a",), ("neg_b",), ("neg_a", "neg_b"), ("neg_c",), ("neg_a", "neg_b", "neg_c"))
+
+
+def vmad_text(dtype, atype, btype, po, sat, scale, negs, asel, bsel) -> str:
+    parts = ["vmad", dtype, atype, btype] + ["po"] * po + ["sat"] * sat + ([scale] if scale else []) + list(negs)
+    parts += [f"asel_{asel}"] * bool(asel) + [f"bsel_{bsel}"] * bool(bsel)
+    return ".".join(parts)
+
+
+def vmad_forms():
+    for dtype, atype, btype, po, sat, scale, negs in itertools.product(TYPES, TYPES, TYPES, (False, True), (False, True), (None, "shr7", "shr15"), NEGATIONS):
+        if po and negs:
+            continue
+        yield dtype, atype, btype, po, sat, scale, negs
+
+
+def compare_vmad(rng: random.Random, count: int, selectors, profile: str = "spec") -> int:
+    checked = 0
+    for dtype, atype, btype, po, sat, scale, negs in vmad_forms():
+        for asel, bsel in selectors():
+            form = parse(vmad_text(dtype, atype, btype, po, sat, scale, negs, asel, bsel))
+            for _ in range(count):
+                a, b, c = value(rng), value(rng), value(rng)
+                (got,) = evaluate(form, [a, b, c], profile)
+                want = vmad_oracle(atype, btype, asel, bsel, "neg_a" in negs, "neg_b" in negs, "neg_c" in negs, po, scale, sat, a, b, c, sm90=profile == "sm_90")
+                assert got == want, f"{profile} {form.text} {[hex(s) for s in (a, b, c)]}: {got:#x} != {want:#x}"
+                checked += 1
+    return checked
+
+
+def test_vmad_against_oracle():
+    rng = random.Random("video-vmad")
+    assert compare_vmad(rng, 6, random_selectors(rng)) == 4032  # 336 forms x 2 selector pairs x 6
+
+
+def test_vmad_sm90_against_oracle():
+    """The sm_90 profile against the oracle's reading of what an H200 computes."""
+    rng = random.Random("video-vmad-sm90")
+    assert compare_vmad(rng, 4, random_selectors(rng), "sm_90") == 336 * 2 * 4
+
+
+@pytest.mark.parametrize(
+    "text, sources, observed",
+    [
+        # measured on an H200 (ptxas 13.0): the manual gives 0x01000000, 0x80000000, 0x80000000
+        ("vmad.u32.u32.u32.shr7", [0, 0, 0x80000000], 0xFF000000),  # c sign-extended
+        ("vmad.u32.u32.u32.sat.neg_a", [1, 0x80000000, 0], 0x7FFFFFFF),  # a .u32 word read as signed
+        ("vmad.u32.u32.u32.sat.neg_c", [1, 0x80000000, 0], 0x80000000),
+        ("vmad.u32.u32.u32.sat.shr7", [0, 0, 0x80000000], 0xFFFFFFFF),
+    ],
+)
+def test_vmad_measured_on_h200(text, sources, observed):
+    assert evaluate(text, sources, "sm_90") == (observed,)
+    assert evaluate(text, sources) != (observed,)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("chunk", range(4))
+def test_vmad_every_selector_pair(chunk):
+    rng = random.Random(f"video-vmad-heavy-{chunk}")
+    pairs = all_selectors()[chunk::4]
+    compare_vmad(rng, 2, lambda: pairs)
+
+
+WORDS = st.integers(0, M32)
+
+
+@given(WORDS, WORDS, WORDS)
+def test_vmad_identities(a, b, c):
+    """Algebra that must hold bit-exactly: the unsigned word form is a*b + c modulo 2^32; .po adds
+    one; negating a or b negates the product; negating both negates nothing; -c subtracts c read
+    as .s32 (the pseudo-code's sext32(~c) + 1); .shr15 of the unsigned form is the floor of the
+    exact sum over 2^15."""
+    (plain,) = evaluate("vmad.u32.u32.u32", [a, b, c])
+    assert plain == (a * b + c) % 2**32
+    assert evaluate("vmad.u32.u32.u32.po", [a, b, c]) == ((a * b + c + 1) % 2**32,)
+    assert evaluate("vmad.s32.u32.u32.neg_a", [a, b, c]) == evaluate("vmad.s32.u32.u32.neg_b", [a, b, c]) == ((-a * b + c) % 2**32,)
+    assert evaluate("vmad.u32.u32.u32.neg_a.neg_b", [a, b, c]) == (plain,)
+    sc = c - 2**32 if c >> 31 else c
+    assert evaluate("vmad.s32.u32.u32.neg_c", [a, b, c]) == ((a * b - sc) % 2**32,)
+    assert evaluate("vmad.u32.u32.u32.shr15", [a, b, c]) == (((a * b + c) >> 15) % 2**32,)
+    # .sat: the exact value clamped; dtype takes no part in it.
+    sa, sb = (a - 2**32 if a >> 31 else a), (b - 2**32 if b >> 31 else b)
+    exact = sa * sb + sc
+    assert evaluate("vmad.u32.s32.s32.sat", [a, b, c]) == (max(-(2**31), min(2**31 - 1, exact)) % 2**32,)
+    assert evaluate("vmad.s32.u32.u32.sat", [a, b, c]) == (min(2**32 - 1, a * b + c),)
+
+
+@pytest.mark.parametrize(
+    "text, sources, expected",
+    [
+        # §9.7.18.1.3 Examples: "vmad.s32.s32.u32.sat r0, r1, r2, -r3;" and the .shr15 average form
+        ("vmad.s32.s32.u32.sat.neg_c", [0xFFFFFFFF, 0xFFFFFFFF, 1], 0x80000000),  # -1 * (2^32-1) - 1 = -2^32 -> S32_MIN
+        ("vmad.u32.u32.u32.shr15.asel_h0.bsel_h0", [0x1234FFFF, 0xABCDFFFF, 0x8000], 0x1FFFD),  # (65535^2 + 2^15) >> 15 = 131069
+        ("vmad.u32.u32.u32.sat", [0xFFFFFFFF, 0xFFFFFFFF, 0], 0xFFFFFFFF),
+        ("vmad.u32.u32.u32", [0xFFFFFFFF, 0xFFFFFFFF, 0], 1),  # (2^32-1)^2 = 2^64 - 2^33 + 1
+        # -(u32 * u32) + s32 is signed: -(2^64 - 2^33 + 1) - 1 clamps to S32_MIN (exact, no 64-bit wrap)
+        ("vmad.u32.u32.u32.sat.neg_b", [0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF], 0x80000000),
+        # .shr7 of a negative signed sum: arithmetic shift (-256 >> 7 = -2), then the low word
+        ("vmad.s32.s32.s32.shr7", [0xFFFFFFFF, 0x100, 0], 0xFFFFFFFE),
+        # .shr7 floors: -1 >> 7 = -1
+        ("vmad.s32.s32.s32.shr7.neg_a", [1, 1, 0], 0xFFFFFFFF),
+        # -c with c = 0x80000000 reads c as .s32 -2^31: 0 - (-2^31) = 2^31, saturated signed -> S32_MAX
+        ("vmad.u32.u32.u32.sat.neg_c", [0, 0, 0x80000000], 0x7FFFFFFF),
+        # .po: (a*b) + c + 1 (the rounding average of a and c when b = 1, then .shr... by hand)
+        ("vmad.u32.u32.u32.po.shr7", [0x7F, 1, 0], 1),
+        ("vmad.s32.s32.s32.po.sat", [0x7FFFFFFF, 1, 0], 0x7FFFFFFF),
+        # selectors: a.b3 signed = -1, b.h1 unsigned = 0xFFFF
+        ("vmad.s32.s32.u32.asel_b3.bsel_h1", [0xFF000000, 0xFFFF0000, 0], (-0xFFFF) % 2**32),
+    ],
+)
+def test_vmad_worked_examples(text, sources, expected):
+    assert evaluate(text, sources) == (expected,)
+
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("vmad.u32.u32.u32.po.neg_a", "may not be negated in .po mode"),
+        ("vmad.u32.u32.u32.po.neg_c", "may not be negated in .po mode"),
+        ("vmad.u32.u32.u32.neg_b.neg_c", "either (a*b) or c"),
+        ("vmad.u32.u32.u32.shr7.shr15", "repeated"),
+        ("vmad.u32.u32.u32.add", "not allowed"),  # no secondary operation
+        ("vmad.u32.u32.u32.dsel_b0", "not allowed"),  # no destination selector
+        ("vmad.u32.u32.u32.shr8", "not allowed"),
+        ("vmad.u32.u32", "missing btype"),
+        ("vmad.u32.u32.u32.neg_d", "not allowed"),
+    ],
+)
+def test_vmad_illegal_forms(text, reason):
+    with pytest.raises(IllegalForm, match=re.escape(reason)):
+        parse(text)
+
+
+def test_vmad_catalogue():
+    form = parse("vmad.u32.u32.u32.neg_c.sat.bsel_h1.shr7")
+    assert form.text == "vmad.u32.u32.u32.sat.shr7.neg_c.bsel_h1"
+    assert str(form.target) == "PTX ISA 2.0, sm_20"
+    # c takes the sign of the final result: unsigned only for (u32 * u32) + u32
+    assert [o.type for o in parse("vmad.u32.u32.u32").sources] == ["u32", "u32", "u32"]
+    assert [o.type for o in form.sources] == ["u32", "u32", "s32"]
+    assert [o.type for o in parse("vmad.u32.s32.u32.po").operands] == ["u32", "s32", "u32", "s32"]
+    with pytest.raises(OperandError, match="takes 3 source"):
+        evaluate("vmad.u32.u32.u32", [1, 2])
+    result = CliRunner().invoke(cli, ["eval", "vmad.s32.s32.u32.sat.neg_c", "0xffffffff", "0xffffffff", "1"])
+    assert result.exit_code == 0 and result.output.strip() == "0x80000000", result.output
+
+
+def _ptxas_line(text: str) -> str:
+    """The PTX of a catalogue vmad form: selectors and negations back on their operands."""
+    op, *tokens = text.split(".")
+    sel = {t[0]: "." + t.split("_")[1] for t in tokens if "sel_" in t}
+    neg = {t[-1]: "-" for t in tokens if t.startswith("neg_")}
+    kept = [t for t in tokens if "sel_" not in t and not t.startswith("neg_")]
+    ops = ", ".join(f"{neg.get(n, '')}%{n}{sel.get(n, '')}" for n in "abc")
+    return f"{'.'.join([op, *kept])} %d, {ops};"
+
+
+def test_vmad_forms_agree_with_ptxas(ptxas, tmp_path):
+    """Every registered vmad form (selectors sampled) assembles for sm_20-era PTX 2.0 semantics at
+    PTX 8.7/sm_90, and the forms the catalogue refuses are refused by ptxas too."""
+    rng = random.Random("vmad-ptxas")
+    legal = []
+    for dtype, atype, btype, po, sat, scale, negs in vmad_forms():
+        asel, bsel = rng.choice(SELECTORS), rng.choice(SELECTORS)
+        legal.append(parse(vmad_text(dtype, atype, btype, po, sat, scale, negs, asel, bsel)).text)
+    illegal = ["vmad.u32.u32.u32.po.neg_a", "vmad.s32.u32.u32.po.neg_c", "vmad.u32.s32.u32.neg_a.neg_c", "vmad.u32.u32.u32.neg_b.neg_c"]
+    for text in illegal:
+        with pytest.raises(IllegalForm):
+            parse(text)
+
+    def assemble(lines):
+        body = "\n".join(lines)
+        src = f".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k()\n{{\n.reg .u32 %d, %a, %b, %c;\n{body}\nret;\n}}\n"
+        (tmp_path / "k.ptx").write_text(src)
+        return subprocess.run([ptxas, "-arch=sm_90", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")], capture_output=True, text=True)
+
+    run = assemble([_ptxas_line(t) for t in legal])
+    assert run.returncode == 0, run.stderr[:2000]
+    for text in illegal:
+        assert assemble([_ptxas_line(text)]).returncode != 0, text

@@ -5,6 +5,17 @@ Two steps, one command each::
     python -m ptxspec.conformance.silicon.record prepare BUNDLE   # here: ptxas -arch=sm_90a per form
     python conformance/silicon/record.py run BUNDLE OUT            # on the GPU machine (numpy + CuPy)
 
+and, for the issue-3 campaign of :mod:`ptxspec.conformance.silicon.catalogue_campaign`::
+
+    python -m ptxspec.conformance.silicon.record prepare-plan BUNDLE
+    python conformance/silicon/record.py run-plan BUNDLE OUT
+    python conformance/silicon/record.py digest OUT DIGEST.json    # a second chip's run, as digests
+
+and the issue-3 entries recorded apart (:data:`SUBSETS`; today the fma.oob OOB-NaN probes)::
+
+    python -m ptxspec.conformance.silicon.record prepare-plan BUNDLE --only '#oob-probes'
+    python conformance/silicon/record.py run-plan BUNDLE OUT issue3-oob
+
 ``prepare`` assembles every campaign form alone (a form ptxas rejects is listed in
 ``rejected.json`` with ptxas's message and left out), then all accepted forms into one cubin.
 ``run`` regenerates the seeded inputs, launches each kernel, and writes ``recording-K.npz`` files
@@ -115,9 +126,166 @@ def run(bundle: Path, out: Path) -> None:
     print(f"recorded {len(texts)} forms x {SAMPLES} on {meta['gpu']} ({meta['nvidia_smi']})")
 
 
+# ---------------------------------------------------------------------------------------------
+# The issue-3 campaign (catalogue_campaign): a plan, shared input groups, warp forms
+# ---------------------------------------------------------------------------------------------
+
+#: File names of the issue-3 campaign inside conformance/data/sm_90/ (beside the issue-2 files).
+PLAN_PREFIX = "issue3"
+
+
+def _dtype_name(bits: int) -> str:
+    return {8: "uint8", 16: "uint16", 32: "uint32", 64: "uint64"}[8 if bits <= 8 else bits]
+
+
+#: Entries recorded apart from the issue-3 files, by name suffix: ``prepare-plan BUNDLE --only
+#: SUFFIX`` writes them under the prefix ``issue3-<name>`` (their own inputs, outputs, meta and
+#: rejected files), so that the existing recording is left as it is.
+SUBSETS = {"#oob-probes": "oob"}
+
+
+def prepare_plan(bundle: Path, only: str | None = None) -> None:
+    """Here (with ptxas and ptxspec): the issue-3 plan, its inputs, and one cubin of every form
+    that ptxas assembles alone for sm_90a (``only``: the entries whose text ends so, under the
+    prefix of :data:`SUBSETS`)."""
+    import numpy as np
+
+    from ptxspec.conformance.silicon import catalogue_campaign as cc
+    from ptxspec.semantics.instructions import as_form
+
+    bundle.mkdir(parents=True, exist_ok=True)
+    entries = cc.plan()
+    prefix = PLAN_PREFIX
+    if only is not None:
+        entries = [e for e in entries if e.text.endswith(only)]
+        prefix = f"{PLAN_PREFIX}-{SUBSETS[only]}"
+    named = [(kernel_name(i), e) for i, e in enumerate(entries)]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        verdicts = list(pool.map(lambda ne: _assemble(cc.module([ne])), named))
+    accepted = [(n, e) for (n, e), (ok, _, _) in zip(named, verdicts) if ok]
+    rejected = {e.text: msg for (n, e), (ok, msg, _) in zip(named, verdicts) if not ok}
+    ok, msg, cubin = _assemble(cc.module(accepted))
+    if not ok:
+        raise SystemExit(f"the combined module did not assemble: {msg}")
+    groups: dict[str, int] = {}
+    arrays: dict[str, np.ndarray] = {}
+    forms = []
+    for name, e in accepted:
+        form = as_form(e.instruction)
+        key = e.text if e.warp else e.group
+        if key not in groups:
+            gi = groups[key] = len(groups)
+            if e.warp:
+                cols = cc.warp_inputs(e, form)
+                bits = [cc.store_bits(o) for o in form.sources] + [32]
+            else:
+                kinds = tuple(k for k, o in zip(e.kinds, form.sources) if not o.name.startswith("imm"))
+                cols = cc.plan_group_inputs(e, kinds)
+                bits = [cc.store_bits(o) for o in form.sources if not o.name.startswith("imm")]
+            for k, (col, b) in enumerate(zip(cols, bits)):
+                arrays[f"g{gi}_in{k}"] = col.astype(_dtype_name(b))
+        forms.append({
+            "kernel": name, "text": e.text, "chapter": e.chapter, "group": groups[key], "n": e.n, "warp": e.warp,
+            "n_in": sum(1 for o in form.sources if not o.name.startswith("imm")) + (1 if e.warp else 0),
+            "immediates": e.immediates, "dst_bits": [cc.store_bits(o) for o in form.destinations],
+        })
+    (bundle / f"{prefix}.cubin").write_bytes(cubin)
+    (bundle / f"{prefix}-plan.json").write_text(json.dumps({"forms": forms}, indent=0))
+    np.savez_compressed(bundle / f"{prefix}-inputs.npz", **arrays)
+    (bundle / f"rejected-{prefix}.json").write_text(json.dumps(rejected, indent=1, sort_keys=True))
+    print(f"{len(accepted)} forms assembled ({len(groups)} input groups), {len(rejected)} rejected by ptxas")
+
+
+def run_plan(bundle: Path, out: Path, prefix: str = PLAN_PREFIX) -> None:
+    """On the GPU machine (numpy + CuPy only): run every kernel of the plan on its inputs and write
+    the outputs, the inputs, and the meta file of the recording (``prefix``: a subset's, see
+    :data:`SUBSETS`; its outputs go into one file)."""
+    import cupy as cp
+    import numpy as np
+
+    plan = json.loads((bundle / f"{prefix}-plan.json").read_text())
+    with np.load(bundle / f"{prefix}-inputs.npz") as z:
+        inputs = {k: z[k] for k in z.files}
+    mod = cp.RawModule(path=str(bundle / f"{prefix}.cubin"))
+    device: dict[str, object] = {}
+    outputs: dict[str, np.ndarray] = {}
+    for i, e in enumerate(plan["forms"]):
+        keys = [f"g{e['group']}_in{k}" for k in range(e["n_in"])]
+        for k in keys:
+            if k not in device:
+                device[k] = cp.asarray(inputs[k].astype(np.uint64))
+        n = e["n"]
+        d_out = [cp.zeros(n, dtype=cp.uint64) for _ in e["dst_bits"]]
+        mod.get_function(e["kernel"])(((n + 127) // 128,), (128,), (*[device[k] for k in keys], *d_out, np.uint32(n)))
+        cp.cuda.runtime.deviceSynchronize()
+        for k, (dev, bits) in enumerate(zip(d_out, e["dst_bits"])):
+            outputs[f"f{i}_out{k}"] = cp.asnumpy(dev).astype(_dtype_name(bits))
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    meta = {
+        "gpu": props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"]),
+        "compute_capability": f"{props['major']}.{props['minor']}",
+        "driver_version": cp.cuda.runtime.driverGetVersion(),
+        "cuda_runtime_version": cp.cuda.runtime.runtimeGetVersion(),
+        "nvidia_smi": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip(),
+        "assembler": f"ptxas -arch=sm_90a (CUDA 13.0), see rejected-{prefix}.json for forms ptxas refused",
+        "campaign": "issue 3: conformance/silicon/catalogue_campaign.py",
+        "samples_per_form": max(e["n"] for e in plan["forms"] if not e["warp"]),
+        "forms": [e["text"] for e in plan["forms"]],
+        "chapters": [e["chapter"] for e in plan["forms"]],
+        "groups": [e["group"] for e in plan["forms"]],
+        "inputs_per_form": [e["n_in"] for e in plan["forms"]],
+        "immediates": [e["immediates"] for e in plan["forms"]],
+        "warp": [e["warp"] for e in plan["forms"]],
+        "files": [f"{prefix}-inputs.npz"],
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    parts = 3 if prefix == "issue3" else 1
+    per_file = len(plan["forms"]) // parts + 1
+    for p in range(parts):
+        chunk = {k: v for k, v in outputs.items() if p * per_file <= int(k[1:].split("_")[0]) < (p + 1) * per_file}
+        name = f"{prefix}-outputs-{p}.npz" if parts > 1 else f"{prefix}-outputs.npz"
+        np.savez_compressed(out / name, **chunk)
+        meta["files"].append(name)
+    (out / f"{prefix}-inputs.npz").write_bytes((bundle / f"{prefix}-inputs.npz").read_bytes())
+    (out / f"meta-{prefix}.json").write_text(json.dumps(meta, indent=0))
+    (out / f"rejected-{prefix}.json").write_text((bundle / f"rejected-{prefix}.json").read_text())
+    print(f"recorded {len(plan['forms'])} forms on {meta['gpu']} ({meta['nvidia_smi']})")
+
+
+def output_digests(directory: Path) -> dict:
+    """A small record of a plan recording made on another chip: per form, the SHA-256 of its
+    outputs (each output array's bytes in order), with the chip's meta. The repository keeps the
+    digests of a second chip's run instead of its data; the replay test compares them."""
+    import hashlib
+
+    import numpy as np
+
+    meta = json.loads((directory / f"meta-{PLAN_PREFIX}.json").read_text())
+    arrays: dict = {}
+    for file in meta["files"]:
+        if "outputs" in file:
+            with np.load(directory / file) as z:
+                arrays.update({k: z[k] for k in z.files})
+    forms = {}
+    for i, text in enumerate(meta["forms"]):
+        h = hashlib.sha256()
+        for k in range(8):
+            if f"f{i}_out{k}" in arrays:
+                h.update(np.ascontiguousarray(arrays[f"f{i}_out{k}"]).tobytes())
+        forms[text] = h.hexdigest()
+    keep = ("gpu", "compute_capability", "driver_version", "cuda_runtime_version", "nvidia_smi", "assembler")
+    return {**{k: meta[k] for k in keep}, "forms": forms}
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "prepare":
         prepare(Path(sys.argv[2]))
+    elif len(sys.argv) >= 3 and sys.argv[1] == "prepare-plan":
+        prepare_plan(Path(sys.argv[2]), sys.argv[4] if len(sys.argv) >= 5 and sys.argv[3] == "--only" else None)
+    elif len(sys.argv) >= 4 and sys.argv[1] == "run-plan":
+        run_plan(Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4] if len(sys.argv) >= 5 else PLAN_PREFIX)
+    elif len(sys.argv) >= 4 and sys.argv[1] == "digest":
+        Path(sys.argv[3]).write_text(json.dumps(output_digests(Path(sys.argv[2])), indent=0, sort_keys=True))
     elif len(sys.argv) >= 4 and sys.argv[1] == "run":
         run(Path(sys.argv[2]), Path(sys.argv[3]))
     else:

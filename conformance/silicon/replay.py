@@ -24,16 +24,49 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 
 @attrs.frozen
 class RecordedForm:
+    """One recorded form. ``inputs`` holds one column per source operand of the catalogue form, in
+    its order (an immediate as a constant column); a warp form (``warp``) has one row per lane,
+    32 consecutive rows per warp, and a last input column: the lanes that executed it."""
+
     text: str
     inputs: tuple[np.ndarray, ...]
     outputs: tuple[np.ndarray, ...]
+    campaign: str = "issue 2"
+    warp: bool = False
 
 
 @attrs.frozen
 class Recording:
+    #: The meta file of the issue-2 campaign (meta.json); ``campaigns`` holds every campaign's.
     meta: dict
     rejected: dict
     forms: dict[str, RecordedForm]
+    campaigns: dict[str, dict] = attrs.field(factory=dict)
+
+
+def _load_plan_campaign(directory: Path, meta_path: Path, forms: dict[str, RecordedForm], rejected: dict) -> tuple[str, dict]:
+    """A campaign of :mod:`ptxspec.conformance.silicon.catalogue_campaign`: inputs stored once per
+    input group, outputs per form, immediates in the meta file."""
+    from ptxspec.semantics.instructions import as_form
+
+    meta = json.loads(meta_path.read_text())
+    name = meta_path.stem.removeprefix("meta-")
+    arrays: dict[str, np.ndarray] = {}
+    for file in meta["files"]:
+        with np.load(directory / file) as z:
+            arrays.update({k: z[k] for k in z.files})
+    for i, text in enumerate(meta["forms"]):
+        group, n_in, imm = meta["groups"][i], meta["inputs_per_form"][i], meta["immediates"][i]
+        stored = iter(arrays[f"g{group}_in{k}"] for k in range(n_in))
+        outputs = tuple(arrays[f"f{i}_out{k}"] for k in range(8) if f"f{i}_out{k}" in arrays)
+        n = len(outputs[0])
+        columns = [np.full(n, imm[o.name], dtype=np.uint8) if o.name in imm else next(stored) for o in as_form(text.split("#")[0]).sources]
+        columns += list(stored)  # a warp form's active lanes
+        forms[text] = RecordedForm(text, tuple(columns), outputs, name, bool(meta["warp"][i]))
+    path = directory / f"rejected-{name}.json"
+    if path.exists():
+        rejected.update(json.loads(path.read_text()))
+    return name, meta
 
 
 def load(directory: Path | str = DATA / "sm_90") -> Recording:
@@ -49,7 +82,11 @@ def load(directory: Path | str = DATA / "sm_90") -> Recording:
         inputs = tuple(arrays[f"f{i}_in{k}"] for k in range(8) if f"f{i}_in{k}" in arrays)
         outputs = tuple(arrays[f"f{i}_out{k}"] for k in range(8) if f"f{i}_out{k}" in arrays)
         forms[text] = RecordedForm(text, inputs, outputs)
-    return Recording(meta, rejected, forms)
+    campaigns = {"issue 2": meta}
+    for path in sorted(directory.glob("meta-*.json")):
+        name, extra = _load_plan_campaign(directory, path, forms, rejected)
+        campaigns[name] = extra
+    return Recording(meta, rejected, forms, campaigns)
 
 
 @attrs.frozen
@@ -70,17 +107,37 @@ def _extension_ok(observed: int, value: int, bits: int, stored_bits: int, signed
     return observed >> bits == 0
 
 
-def replay_form(recorded: RecordedForm, profile: str = "sm_90") -> Iterator[Mismatch]:
-    """Yield every recorded vector whose observed outputs the semantics does not allow."""
+def sample_rows(recorded: RecordedForm, count: int, seed: int = 0) -> list[int]:
+    """A seeded sample of ``count`` vectors of ``recorded``: the first half from the start (the
+    edge classes come first), the rest drawn at random; for a warp form, warp indices (half from
+    the full-mask warps, half from the partial-mask ones, which make up the second half)."""
+    total = len(recorded.inputs[-1]) // 32 if recorded.warp else len(recorded.outputs[0])
+    if count >= total:
+        return list(range(total))
+    rng = np.random.default_rng(seed)
+    if recorded.warp:
+        first = list(range(count // 4)) + list(range(total // 2, total // 2 + count // 4))
+    else:
+        first = list(range(count // 2))
+    rest = sorted(set(rng.choice(total, size=count, replace=False).tolist()) - set(first))
+    return sorted(first + rest[: count - len(first)])
+
+
+def replay_form(recorded: RecordedForm, profile: str = "sm_90", rows: list[int] | None = None) -> Iterator[Mismatch]:
+    """Yield every recorded vector whose observed outputs the semantics does not allow (only the
+    vectors ``rows``, when given: row indices, or warp indices for a warp form)."""
     from ptxspec.semantics.instructions import as_form, evaluate
     from ptxspec.semantics.results import Allowed, contains
 
+    if recorded.warp:
+        yield from replay_warp_form(recorded, profile, rows)
+        return
     form = as_form(recorded.text.split("#")[0])
     widths = [register_bits(d.type) for d in form.destinations]
     in_widths = [register_bits(s.type) for s in form.sources]
     signed = [d.type.startswith("s") for d in form.destinations]
     n = len(recorded.inputs[0]) if recorded.inputs else 0
-    for i in range(n):
+    for i in range(n) if rows is None else rows:
         sources = tuple(int(col[i]) & ((1 << w) - 1) for col, w in zip(recorded.inputs, in_widths))
         stored = tuple(int(col[i]) for col in recorded.outputs)
         results = evaluate(form, sources, profile)
@@ -103,3 +160,30 @@ def supported(text: str) -> bool:
     except PtxSpecError:
         return False
     return True
+
+
+def replay_warp_form(recorded: RecordedForm, profile: str = "sm_90", warps: list[int] | None = None) -> Iterator[Mismatch]:
+    """Each recorded warp (32 consecutive rows) against the warp semantics: per-lane operands as
+    32-tuples, membermask as one value, ``active`` the lanes that executed the instruction. A
+    mismatch names the warp's first row; ``inputs`` holds (lane, value...) of the first lane
+    whose output is not allowed, ``observed`` that lane's outputs."""
+    from ptxspec.semantics.instructions import as_form, evaluate
+    from ptxspec.semantics.results import contains
+
+    form = as_form(recorded.text.split("#")[0])
+    widths = [register_bits(d.type) for d in form.destinations]
+    *sources, active = recorded.inputs
+    for w in range(len(active) // 32) if warps is None else warps:
+        rows = slice(32 * w, 32 * w + 32)
+        operands = []
+        for operand, col in zip(form.sources, sources):
+            lanes = tuple(int(x) & ((1 << register_bits(operand.type)) - 1) for x in col[rows])
+            operands.append(lanes[0] if operand.name == "membermask" else lanes)
+        executing = int(active[32 * w])
+        results = evaluate(form, tuple(operands), profile, active=executing)
+        observed = [tuple(int(x) & ((1 << wd) - 1) for x in col[rows]) for col, wd in zip(recorded.outputs, widths)]
+        if all(contains(r, o) for r, o in zip(results, observed)):
+            continue
+        bad = next(lane for lane in range(32) if not all(contains(r.lanes[lane], o[lane]) for r, o in zip(results, observed)))
+        expected = "; ".join(r.lanes[bad] if isinstance(r.lanes[bad], str) else (f"{r.lanes[bad]:#x}" if isinstance(r.lanes[bad], int) else r.lanes[bad].describe()) for r in results)
+        yield Mismatch(32 * w, (bad, *(op if isinstance(op, int) else op[bad] for op in operands), executing), tuple(o[bad] for o in observed), f"lane {bad}: {expected}")

@@ -175,8 +175,10 @@ def study(family, failures: BuildFailure) -> FamilyFacts:
                         facts.messages[index].append(reason)
             except Exception:  # noqa: BLE001 - reported through parse() below when reachable
                 fired.append(index)
+        # A family that only its operands tell apart (the vector mov) is reached with its template.
+        text = f"{form.text} {family.operand_syntax}" if family.operand_syntax else form.text
         try:
-            parsed = CATALOGUE.parse(form.text)
+            parsed = CATALOGUE.parse(text)
         except PtxSpecError:
             continue
         except Exception as error:  # noqa: BLE001
@@ -189,6 +191,19 @@ def study(family, failures: BuildFailure) -> FamilyFacts:
             continue
         facts.legal.append(parsed)
     return facts
+
+
+def _shown(form) -> str:
+    """A legal form as the reader writes it: with its operand template where only the operands
+    tell its family apart (``mov.b64 {d.x, d.y}, a``)."""
+    from ptxspec.spec.catalogue import CATALOGUE
+    from ptxspec.spec.errors import PtxSpecError
+
+    try:
+        reached = CATALOGUE.parse(form.text).family.key == form.family.key
+    except PtxSpecError:
+        reached = False
+    return form.text if reached else f"{form.text} {form.template}"
 
 
 def _operand_signature(form) -> str:
@@ -416,7 +431,7 @@ def _source(obj) -> str:
 
 
 def family_section(family, facts: FamilyFacts, semantics: dict, semantic_functions: set, stated: list[Row], failures: BuildFailure) -> str:
-    from ptxspec.spec.catalogue import Target
+    from ptxspec.spec.catalogue import Target, Targets
 
     out: list[str] = []
     syntax = family.syntax()
@@ -430,7 +445,8 @@ def family_section(family, facts: FamilyFacts, semantics: dict, semantic_functio
 
     # Syntax, qualifiers, operands.
     out.append(heading("Syntax", "~"))
-    out.append(code_block(family.syntax() + " " + ", ".join(o.name for o in (facts.legal[0].operands if facts.legal else ())) + ";", "none"))
+    operand_list = facts.legal[0].template if facts.legal else family.operand_syntax
+    out.append(code_block(family.syntax() + " " + operand_list + ";", "none"))
     if family.slots:
         rows = [[lit(s.name), " ".join(lit("." + t) for t in s.tokens), "required" if s.required else "optional"] for s in family.slots]
         out.append(list_table(["slot", "qualifiers", ""], rows, [15, 70, 15]))
@@ -439,7 +455,7 @@ def family_section(family, facts: FamilyFacts, semantics: dict, semantic_functio
     signatures: dict[str, list[str]] = defaultdict(list)
     for form in facts.legal:
         try:
-            signatures[_operand_signature(form)].append(form.text)
+            signatures[_operand_signature(form)].append(_shown(form))
         except Exception as error:  # noqa: BLE001
             failures.append(f"{form.text}: the operands of a legal form cannot be computed: {type(error).__name__}: {error}")
     if signatures and len(signatures) <= 12:
@@ -479,7 +495,7 @@ def family_section(family, facts: FamilyFacts, semantics: dict, semantic_functio
 
     # Targets.
     out.append(heading("Targets", "~"))
-    if isinstance(family.target, Target):
+    if isinstance(family.target, (Target, Targets)):
         out.append(f"Every form: {esc(str(family.target))}.\n")
     else:
         doc = inspect.getdoc(family.target)
@@ -488,7 +504,7 @@ def family_section(family, facts: FamilyFacts, semantics: dict, semantic_functio
         by_target: dict[str, list[str]] = defaultdict(list)
         for form in facts.legal:
             try:
-                by_target[str(form.target)].append(form.text)
+                by_target[str(form.targets)].append(_shown(form))
             except Exception as error:  # noqa: BLE001
                 failures.append(f"{form.text}: the target of a legal form cannot be computed: {type(error).__name__}: {error}")
         if by_target:

@@ -1,0 +1,373 @@
+"""The base vocabulary of the model (``relations.py``), computed from a :class:`Program`.
+
+The model of §8 (``ptx.py``) is written over a few named sets and relations that an engine
+provides. This module computes those that do not depend on run-time choices (reads-from,
+coherence order, Fence-SC order, the barriers' arrival order), so that both engines read the
+same facts from a program:
+
+* :func:`event_sets` -- the base sets an event belongs to (``R``, ``W``, ``M``, ``F_SC``, ...);
+* :func:`static_pair` -- whether a static base relation (``po``, ``loc``, ``scope_incl``, ...)
+  holds between two events;
+* :func:`dependency_pairs` -- the ``data``, ``ctrl`` and ``addr`` dependencies of chosen traces;
+* :func:`barrier_options` -- the ``bar_sync`` relations the chosen traces admit (§8.9.4 items 2
+  and 3, with the well-formedness rules of barrier use; none when the traces cannot all finish).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Iterable, Iterator, Sequence
+
+from .program import Event, Program, Trace
+
+SET_NAMES = (
+    "R", "W", "M", "A", "I", "F", "F_SC", "F_ACQ_REL", "PF",
+    "PF_ALIAS", "PF_TEXTURE", "PF_SURFACE", "PF_CONSTANT", "PF_ASYNC", "B",
+    "WEAK", "RELAXED", "ACQUIRE", "RELEASE", "ACQ_REL", "VOLATILE", "MMIO",
+    "GEN", "TEX", "SUR", "CON",
+)
+"""Every base set name of ``relations.py``."""
+
+STATIC_RELATIONS = ("po", "loc", "vloc", "same_thread", "same_cta", "scope_incl", "same_proxy")
+"""Base relations decided by two events and the program alone (:func:`static_pair`)."""
+
+DEPENDENCY_RELATIONS = ("data", "ctrl", "addr")
+"""Base relations decided by the chosen traces (:func:`dependency_pairs`)."""
+
+RUNTIME_RELATIONS = ("rf", "co", "sc")
+"""Base relations chosen at run time by a candidate execution (the engines enumerate them)."""
+
+_ORDER_SETS = {
+    "weak": "WEAK",
+    "relaxed": "RELAXED",
+    "acquire": "ACQUIRE",
+    "release": "RELEASE",
+    "acq_rel": "ACQ_REL",
+    "volatile": "VOLATILE",
+    "mmio": "MMIO",
+}
+_PROXY_SETS = {"generic": "GEN", "texture": "TEX", "surface": "SUR", "constant": "CON"}
+_PROXY_FENCE_SETS = {
+    "alias": "PF_ALIAS",
+    "texture": "PF_TEXTURE",
+    "surface": "PF_SURFACE",
+    "constant": "PF_CONSTANT",
+    "async": "PF_ASYNC",
+}
+STRONG_ORDERS = frozenset({"relaxed", "acquire", "release", "acq_rel", "volatile", "mmio"})
+"""§8.4 "strong operation": a memory operation with one of these qualifiers (or a memory fence)."""
+
+
+def is_memory(event: Event) -> bool:
+    """§8.4: a memory operation is a read or a write (initial writes included, §8.2.6)."""
+    return event.reads or event.writes
+
+
+def event_sets(event: Event) -> frozenset[str]:
+    """The base sets (``SET_NAMES``) that ``event`` belongs to.
+
+    Memory operations carry their order (an initial write is weak) and their proxy (an initial
+    write is generic); a memory fence carries ``F`` and ``F_SC``/``F_ACQ_REL`` and, for
+    ``fence.acq_rel``, the order set ``ACQ_REL``; proxy fences carry ``PF`` and their kind.
+    """
+    names: set[str] = set()
+    if event.reads:
+        names.add("R")
+    if event.writes:
+        names.add("W")
+    if is_memory(event):
+        names.add("M")
+        names.add(_PROXY_SETS[event.proxy or "generic"])
+    if event.atomic:
+        names.add("A")
+    if event.is_initial:
+        names.update(("I", "WEAK"))
+    elif event.order in _ORDER_SETS and (is_memory(event) or event.fence is not None):
+        names.add(_ORDER_SETS[event.order])
+    elif is_memory(event) and event.order is None:
+        names.add("WEAK")
+    if event.fence is not None:
+        names.add("F")
+        names.add("F_SC" if event.fence == "sc" else "F_ACQ_REL")
+    if event.proxy_fence is not None:
+        names.add("PF")
+        names.add(_PROXY_FENCE_SETS[event.proxy_fence])
+    if event.barrier is not None:
+        names.add("B")
+    return frozenset(names)
+
+
+# ---- static relations ----------------------------------------------------------------------------
+
+
+def is_strong(event: Event) -> bool:
+    """§8.4: "a memory fence operation, or a memory operation with a .relaxed, .acquire, .release,
+    .acq_rel, .volatile or .mmio qualifier"."""
+    if event.is_initial:
+        return False
+    if event.fence is not None:
+        return True
+    return is_memory(event) and event.order in STRONG_ORDERS
+
+
+def effective_scope(event: Event) -> str:
+    """The scope a strong operation specifies.
+
+    §8.4.2: a volatile operation is "a relaxed memory operation with system scope"; an operation
+    the test gives no scope (only possible for volatile and for ``membar``-style fences the
+    front end did not map) is read as ``.sys``.
+    """
+    if event.order == "volatile" or event.scope is None:
+        return "sys"
+    return event.scope
+
+
+def proxy_of(event: Event) -> str | None:
+    """§8.6: the proxy an operation is performed through.
+
+    Memory operations carry theirs; memory fences and barriers are among the operations of §8.4,
+    which "use the generic memory access method"; proxy fences are not performed through a proxy.
+    """
+    if is_memory(event):
+        return event.proxy or "generic"
+    if event.fence is not None or event.barrier is not None:
+        return "generic"
+    return None
+
+
+def _placement(program: Program, event: Event):
+    return program.threads[event.thread].placement
+
+
+def static_pair(name: str, a: Event, b: Event, program: Program) -> bool:
+    """Does the static base relation ``name`` (one of ``STATIC_RELATIONS``) relate ``a`` to ``b``?
+
+    ``po``: same thread, ``a`` earlier in the trace (§8.9.1; initial writes are in no thread).
+    ``loc``: both memory operations on the same physical location (§8.2).
+    ``vloc``: both memory operations on the same virtual address (§8.2.1 "specify the same
+    virtual address"; a proxy alias such as ``s @ surface aliases x`` names ``x``'s address).
+    ``same_thread``, ``same_cta``: by the threads' placement (initial writes: never).
+    ``scope_incl``: §8.7 condition 1, second half: ``a != b``, both strong, and each one's scope
+    includes the thread executing the other.
+    ``same_proxy``: §8.7 condition 2: both performed through the same proxy (:func:`proxy_of`).
+    """
+    if name == "po":
+        return (
+            a.thread is not None and a.thread == b.thread and a.index < b.index
+        )
+    if name == "loc":
+        return (
+            is_memory(a) and is_memory(b) and a.address is not None and b.address is not None
+            and a.address.physical == b.address.physical
+        )
+    if name == "vloc":
+        return (
+            is_memory(a) and is_memory(b) and a.address is not None and b.address is not None
+            and a.address.generic == b.address.generic
+        )
+    if name == "same_thread":
+        return a.thread is not None and a.thread == b.thread
+    if name == "same_cta":
+        if a.thread is None or b.thread is None:
+            return False
+        return _placement(program, a).same_cta(_placement(program, b))
+    if name == "scope_incl":
+        if a.eid == b.eid or not (is_strong(a) and is_strong(b)):
+            return False
+        pa, pb = _placement(program, a), _placement(program, b)
+        return pa.includes(effective_scope(a), pb) and pb.includes(effective_scope(b), pa)
+    if name == "same_proxy":
+        pa, pb = proxy_of(a), proxy_of(b)
+        return pa is not None and pa == pb
+    raise KeyError(f"not a static base relation: {name!r}")
+
+
+EQUIVALENCE_RELATIONS = ("loc", "vloc", "same_thread", "same_cta", "same_proxy")
+"""Static relations that are "same key" relations (:func:`equivalence_key`)."""
+
+
+def equivalence_key(name: str, event: Event, program: Program) -> object:
+    """For ``name`` in ``EQUIVALENCE_RELATIONS``: a key such that ``static_pair(name, a, b)`` holds
+    exactly when both keys are equal and not None (a fast path for engines; tested against
+    :func:`static_pair`)."""
+    if name in ("loc", "vloc"):
+        if not is_memory(event) or event.address is None:
+            return None
+        return event.address.physical if name == "loc" else event.address.generic
+    if name == "same_thread":
+        return event.thread
+    if name == "same_cta":
+        if event.thread is None:
+            return None
+        placement = _placement(program, event)
+        return (placement.gpu, placement.cta)
+    if name == "same_proxy":
+        return proxy_of(event)
+    raise KeyError(f"not an equivalence relation: {name!r}")
+
+
+def dependency_pairs(traces: Iterable[Trace]) -> dict[str, frozenset[tuple[int, int]]]:
+    """``data``, ``ctrl``, ``addr`` of the chosen traces, as eid pairs.
+
+    A pair of an event with itself is dropped: one PTX atomic is one event (program.py), and the
+    value it writes being computed from the value it read is not a dependency between operations.
+    """
+    result: dict[str, set[tuple[int, int]]] = {name: set() for name in DEPENDENCY_RELATIONS}
+    for trace in traces:
+        for name in DEPENDENCY_RELATIONS:
+            result[name].update(pair for pair in getattr(trace, name) if pair[0] != pair[1])
+    return {name: frozenset(pairs) for name, pairs in result.items()}
+
+
+# ---- barriers (§8.9.4 items 2 and 3; rules in /tmp/brief/barrier_rules.md) --------------------------
+
+WAITING_OPS = frozenset({"sync", "red", "wait"})
+"""Barrier operations that make the executing thread wait for the barrier to complete (§9.7.13.1:
+"bar.red and bar.sync ... cause the executing thread to wait"; barrier.cluster.wait)."""
+
+
+def barrier_groups(program: Program, traces: Sequence[Trace]) -> list[list[Event]]:
+    """The uses of barriers in the chosen traces: lists of barrier operations that complete together.
+
+    CTA level (§9.7.13.1): same CTA, same logical barrier, same ``phase`` (the k-th use of that
+    barrier by each thread). Cluster level (§9.7.13.3): same cluster; the k-th
+    ``barrier.cluster.arrive`` of each thread with the k-th ``barrier.cluster.wait``.
+    Operations of one group are listed in thread order, then program order.
+    """
+    groups: dict[tuple, list[Event]] = {}
+    for trace in traces:
+        placement = program.threads[trace.thread].placement
+        cluster_uses = {"arrive": 0, "wait": 0}
+        for event in trace.events:
+            barrier = event.barrier
+            if barrier is None:
+                continue
+            if barrier.level == "cluster":
+                use = cluster_uses.get(barrier.op, 0)
+                cluster_uses[barrier.op] = use + 1
+                cluster = placement.cluster if placement.cluster is not None else ("cta", placement.cta)
+                key = ("cluster", placement.gpu, cluster, use)
+            else:
+                key = ("cta", placement.gpu, placement.cta, barrier.barrier_id, barrier.phase)
+            groups.setdefault(key, []).append(event)
+    return list(groups.values())
+
+
+def _group_count(group: Sequence[Event]) -> int | None:
+    for event in group:
+        if event.barrier is not None and event.barrier.count is not None:
+            return event.barrier.count
+    return None
+
+
+def _waits(event: Event) -> bool:
+    return event.barrier is not None and event.barrier.op in WAITING_OPS
+
+
+def _synchronizes(source: Event, target: Event) -> bool:
+    """§8.9.4: "bar{.cta}.sync or bar{.cta}.red or bar{.cta}.arrive synchronizes with bar{.cta}.sync
+    or bar{.cta}.red executed on the same barrier"; "barrier.cluster.arrive synchronizes with
+    barrier.cluster.wait"."""
+    if source.eid == target.eid or source.thread == target.thread:
+        return False
+    if target.barrier.level == "cluster":
+        return source.barrier.op == "arrive" and target.barrier.op == "wait"
+    return target.barrier.op in ("sync", "red")
+
+
+def _arrival_orders(
+    program: Program, traces: Sequence[Trace], groups: list[list[Event]]
+) -> Iterator[dict[int, tuple[int, ...]]]:
+    """Every way the threads can arrive at their barriers (rule 4): per group, the eids in order.
+
+    A thread reaches a barrier operation only once each earlier waiting operation of its trace has
+    completed; a group completes at its ``count``-th arrival, or, without a count, when all its
+    members have arrived. Yields nothing when some thread can never finish (deadlock or a count
+    that is never reached). Interleavings that give the same arrival order per group are yielded once.
+    """
+    group_of: dict[int, int] = {}
+    for number, group in enumerate(groups):
+        for event in group:
+            group_of[event.eid] = number
+    needed = []
+    for group in groups:
+        count = _group_count(group)
+        needed.append(len(group) if count is None else count)
+    sequences = [[e for e in trace.events if e.barrier is not None] for trace in traces]
+    ordered = [_group_count(group) is not None for group in groups]
+    seen: set[tuple] = set()
+    visited: set[tuple] = set()
+
+    def normal(arrivals: list[list[int]]) -> tuple:
+        # Without a count the order of arrival does not matter (rule 2): forget it.
+        return tuple(tuple(order) if ordered[n] else tuple(sorted(order)) for n, order in enumerate(arrivals))
+
+    def completed(arrivals: list[list[int]], number: int) -> bool:
+        return len(arrivals[number]) >= needed[number]
+
+    def explore(positions: tuple[int, ...], arrivals: list[list[int]]) -> Iterator[dict[int, tuple[int, ...]]]:
+        state = (positions, normal(arrivals))
+        if state in visited:
+            return
+        visited.add(state)
+        moved = False
+        for thread, sequence in enumerate(sequences):
+            position = positions[thread]
+            if position >= len(sequence):
+                continue
+            if position > 0:
+                previous = sequence[position - 1]
+                if _waits(previous) and not completed(arrivals, group_of[previous.eid]):
+                    continue
+            event = sequence[position]
+            moved = True
+            arrivals[group_of[event.eid]].append(event.eid)
+            yield from explore(positions[:thread] + (position + 1,) + positions[thread + 1:], arrivals)
+            arrivals[group_of[event.eid]].pop()
+        if moved:
+            return
+        # Nobody can arrive anywhere: finished if every thread passed its last barrier.
+        for thread, sequence in enumerate(sequences):
+            if positions[thread] < len(sequence):
+                return
+            if sequence and _waits(sequence[-1]) and not completed(arrivals, group_of[sequence[-1].eid]):
+                return
+        key = normal(arrivals)
+        if key not in seen:
+            seen.add(key)
+            yield {groups[number][0].eid: key[number] for number in range(len(groups))}
+
+    yield from explore(tuple(0 for _ in sequences), [[] for _ in groups])
+
+
+def barrier_options(program: Program, traces: Sequence[Trace]) -> list[frozenset[tuple[int, int]]]:
+    """The ``bar_sync`` relations (eid pairs, X synchronizes with Y) the chosen traces admit.
+
+    An empty list means that no execution of these traces lets every thread finish (rule 5 of
+    barrier_rules.md: such executions are not candidates). Without barriers: ``[frozenset()]``.
+    Rules (barrier_rules.md): a group without a count synchronizes every member with every
+    waiting member; with a count q, X synchronizes with a waiting Y iff X arrived before Y or
+    both are among the first q arrivals.
+    """
+    if any(trace.blocked_at is not None for trace in traces):
+        return []
+    groups = barrier_groups(program, traces)
+    if not groups:
+        return [frozenset()]
+    by_eid = {event.eid: event for group in groups for event in group}
+    options: set[frozenset[tuple[int, int]]] = set()
+    for orders in _arrival_orders(program, traces, groups):
+        pairs: set[tuple[int, int]] = set()
+        for group in groups:
+            order = orders[group[0].eid]
+            rank = {eid: position for position, eid in enumerate(order)}
+            count = _group_count(group)
+            for x, y in itertools.permutations(order, 2):
+                source, target = by_eid[x], by_eid[y]
+                if not _synchronizes(source, target):
+                    continue
+                if count is not None and not (rank[x] < rank[y] or (rank[x] < count and rank[y] < count)):
+                    continue
+                pairs.add((x, y))
+        options.add(frozenset(pairs))
+    return sorted(options, key=lambda option: sorted(option))

@@ -1,0 +1,1376 @@
+"""The ``.litmus`` text format for PTX (herd7 / Dat3M dialect): text in, a located AST out.
+
+A test reads::
+
+    PTX MP
+    "an optional comment in double quotes"
+    {
+    x=0; y=0;                      (initial values of locations)
+    P1:r0=0;                       (initial values of registers)
+    s @ surface aliases x;         (a virtual alias of x used through the surface proxy)
+    }
+     P0@cta 0,gpu 0  | P1@cta 0,gpu 0       ;
+     st.weak x, 1    | ld.acquire.gpu r0, y ;
+     st.release.gpu y, 1 | ld.weak r1, x   ;
+    exists (P1:r0 == 1 /\\ P1:r1 == 0)
+
+The parser is written by hand (no parser generator): a small scanner produces tokens that know
+their line and column, and a recursive-descent parser builds the frozen ``attrs`` classes below.
+Every bad input raises :class:`~ptxspec.spec.errors.PtxSpecError` located at
+``file:line:column`` with a message naming what was expected.
+
+Instructions are the memory operations of §8.4 (``ld``, ``st``, ``atom``, ``red`` and their
+texture/surface/constant forms of §9.7.10-§9.7.11: ``tld``, ``suld``, ``sust``, ``suatom``,
+``sured``, ``cold``/``ldc``), the fences of §9.7.13.4 (``fence.sc``, ``fence.acq_rel``,
+``membar``, ``fence.proxy``), the barriers of §9.7.13.1 and §9.7.13.3, and the control flow and
+local arithmetic of the Dat3M dialect (labels ``LC00:``, ``goto``, ``beq``/``bne``/``blt``/
+``bgt``/``ble``/``bge``, ``add``/``sub``/``mul``/``div``/``and``/``or``/``xor``/``mov`` on
+registers and constants, and ``ld r0, 1`` which moves a constant).
+
+Barrier operands (decided from the corpus; evidence in ``/tmp/brief/barrier_operands.md`` and
+in the report of issue 4). PTX writes ``bar{.cta}.sync a{, b}`` with ``a`` the barrier and ``b``
+the thread count (§9.7.13.1). The litmus dialect reads the operand list as Dat3M does:
+
+========================  ==========================================================
+``bar.cta.sync a``        ``a`` is the barrier id
+``bar.cta.sync a, b``     ``a`` is an instance number, ``b`` the barrier id
+``bar.cta.sync a, b, c``  instance ``a``, barrier id ``b``, ``c`` threads (quorum)
+========================  ==========================================================
+
+The corpus decides the two-operand form: in ``SB+named-bar-sta-reg-const`` the barriers
+``bar.cta.sync 1, r2`` (``r2`` loaded, 0 or 1) and ``bar.cta.sync 1, 1`` must synchronize when
+``r2 == 1`` for the expected verdict, which holds only if the second operand is the barrier id;
+the comments of the ``SB+named-bar-*`` tests say the same ("different ids"). The same reading
+applies to every CTA-level spelling (``bar.sync``, ``bar.arrive``, ``barrier.sync``,
+``barrier.cta.arrive`` ...), so one dialect has one meaning.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterator
+
+import attrs
+
+from ptxspec.memory_model.program import (
+    And,
+    Compare,
+    Condition,
+    Constant,
+    Formula,
+    LocationTerm,
+    Not,
+    Or,
+    RegisterTerm,
+    Term,
+    TrueFormula,
+)
+from ptxspec.spec.errors import Location, PtxSpecError
+
+# ---- the AST -----------------------------------------------------------------------------------------
+
+
+def _pos() -> attrs.Attribute:
+    """A position field (line or column): shown, but not part of equality (a round trip through
+    text moves it)."""
+    return attrs.field(default=None, eq=False, repr=False)
+
+
+@attrs.frozen
+class Register:
+    name: str
+
+
+@attrs.frozen
+class Immediate:
+    value: int
+
+
+@attrs.frozen
+class Symbol:
+    """A location (virtual address) or a label named by an operand."""
+
+    name: str
+
+
+Operand = Register | Immediate | Symbol
+
+
+@attrs.frozen
+class Label:
+    name: str
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+
+@attrs.frozen
+class Jump:
+    """``goto L``."""
+
+    target: str
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+
+BRANCH_CONDITIONS = {"beq": "==", "bne": "!=", "blt": "<", "bgt": ">", "ble": "<=", "bge": ">="}
+"""Conditional branches of the Dat3M dialect: compare two registers/constants, jump when true."""
+
+
+@attrs.frozen
+class Branch:
+    opcode: str
+    left: Register | Immediate
+    right: Register | Immediate
+    target: str
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+
+LOCAL_OPS = ("mov", "add", "sub", "mul", "div", "and", "or", "xor")
+
+
+@attrs.frozen
+class Local:
+    """Register arithmetic: ``mov r0, 1`` (also written ``ld r0, 1``), ``add r0, r1, 2`` ..."""
+
+    op: str
+    dest: Register
+    sources: tuple[Register | Immediate, ...]
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+
+@attrs.frozen
+class Load:
+    opcode: str
+    """``ld``, ``tld``, ``suld``, ``cold`` or ``ldc``."""
+    proxy: str
+    order: str
+    scope: str | None
+    dest: Register
+    address: str
+    qualifiers: tuple[str, ...] = ()
+    """State-space, type and other qualifiers kept as written (``.global``, ``.u32`` ...)."""
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+
+@attrs.frozen
+class Store:
+    opcode: str
+    """``st`` or ``sust``."""
+    proxy: str
+    order: str
+    scope: str | None
+    address: str
+    value: Register | Immediate
+    qualifiers: tuple[str, ...] = ()
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+
+ATOMIC_OPS = ("add", "sub", "and", "or", "xor", "inc", "dec", "min", "max", "exch", "cas")
+"""§9.7.13.5 ``.op`` plus ``sub``, which the Dat3M dialect adds (and the corpus uses)."""
+
+
+@attrs.frozen
+class Atomic:
+    """``atom`` / ``red`` (and ``suatom`` / ``sured``): one read-modify-write (§9.7.13.5-6)."""
+
+    opcode: str
+    """``atom``, ``red``, ``suatom`` or ``sured``."""
+    proxy: str
+    order: str
+    scope: str
+    op: str
+    dest: Register | None
+    """``None`` for ``red`` (a reduction returns nothing)."""
+    address: str
+    operands: tuple[Register | Immediate, ...]
+    """``b`` (and ``c`` for ``cas``)."""
+    qualifiers: tuple[str, ...] = ()
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+    @property
+    def returns(self) -> bool:
+        return self.dest is not None
+
+
+@attrs.frozen
+class Fence:
+    """``fence.sc.scope``, ``fence.acq_rel.scope``, ``membar.level`` (§9.7.13.4)."""
+
+    sem: str
+    scope: str
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+
+@attrs.frozen
+class ProxyFence:
+    """``fence.proxy.kind`` / ``membar.proxy.kind`` (§9.7.13.4)."""
+
+    kind: str
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+
+@attrs.frozen
+class BarrierOp:
+    """A CTA barrier (§9.7.13.1) or a cluster barrier (§9.7.13.3).
+
+    ``operands`` as written; :attr:`barrier_id`, :attr:`instance` and :attr:`quorum` read them as
+    the litmus dialect does (see the module docstring). A cluster barrier has no operands.
+    """
+
+    level: str
+    op: str
+    operands: tuple[Register | Immediate, ...]
+    dest: Register | None = None
+    """``bar.red``: the destination register."""
+    predicate: Register | Immediate | None = None
+    """``bar.red``: the source predicate/value ``c``."""
+    reduction: str | None = None
+    """``bar.red``: ``popc``, ``and`` or ``or``."""
+    qualifiers: tuple[str, ...] = ()
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+    @property
+    def barrier_id(self) -> Register | Immediate:
+        if not self.operands:
+            return Immediate(0)
+        if len(self.operands) == 1:
+            return self.operands[0]
+        return self.operands[1]
+
+    @property
+    def instance(self) -> Register | Immediate | None:
+        return self.operands[0] if len(self.operands) >= 2 else None
+
+    @property
+    def quorum(self) -> Register | Immediate | None:
+        return self.operands[2] if len(self.operands) == 3 else None
+
+
+Instruction = Label | Jump | Branch | Local | Load | Store | Atomic | Fence | ProxyFence | BarrierOp
+
+
+@attrs.frozen
+class LocationInit:
+    """``x = 0`` (``value`` an int) or ``x = &y`` (``pointer`` a location name)."""
+
+    name: str
+    value: int | None = None
+    pointer: str | None = None
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+
+@attrs.frozen
+class RegisterInit:
+    """``P0:r0 = 0`` or ``P0:r1 = &x``."""
+
+    thread: int
+    register: str
+    value: int | None = None
+    pointer: str | None = None
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+
+ALIAS_PROXIES = ("generic", "surface", "texture", "constant")
+
+
+@attrs.frozen
+class AliasDecl:
+    """``y @ generic aliases x``: ``y`` is another virtual address of ``x``'s memory (§8.2.2)."""
+
+    name: str
+    proxy: str
+    target: str
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+
+InitEntry = LocationInit | RegisterInit | AliasDecl
+
+
+@attrs.frozen
+class ThreadDecl:
+    """``P0@cta 0,gpu 0`` (a cluster coordinate ``cluster N`` may be given too)."""
+
+    index: int
+    name: str
+    cta: int = 0
+    gpu: int = 0
+    cluster: int | None = None
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+
+@attrs.frozen
+class LitmusTest:
+    arch: str
+    name: str
+    comments: tuple[str, ...]
+    init: tuple[InitEntry, ...]
+    threads: tuple[ThreadDecl, ...]
+    code: tuple[tuple[Instruction, ...], ...]
+    """Per thread, its instructions in order (empty cells dropped)."""
+    condition: Condition
+    locations: tuple[Term, ...] = ()
+    source: str = attrs.field(default="<string>", eq=False)
+
+    def locations_used(self) -> tuple[str, ...]:
+        """Every location name the test mentions, in order of first appearance."""
+        seen: dict[str, None] = {}
+        for entry in self.init:
+            if isinstance(entry, (LocationInit, AliasDecl)):
+                seen.setdefault(entry.name, None)
+                if isinstance(entry, AliasDecl):
+                    seen.setdefault(entry.target, None)
+        for thread in self.code:
+            for ins in thread:
+                address = getattr(ins, "address", None)
+                if address is not None:
+                    seen.setdefault(address, None)
+        return tuple(seen)
+
+
+# ---- the scanner -------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Token:
+    kind: str
+    """``name``, ``num``, ``str``, ``punct`` or ``eof``."""
+    text: str
+    line: int
+    column: int
+    offset: int
+    end: int
+
+
+_PUNCT = ("/\\", "\\/", "==", "!=", "::", "{", "}", ";", "|", ",", ":", "=", "@", "&", "(", ")", "[", "]",
+          ".", "~", "-", "+", "!", "<", ">", "*", "/", "\\", "#", "'", "?", "^", "$")
+_NAME = re.compile(r"[A-Za-z_%][A-Za-z0-9_]*")
+_NUM = re.compile(r"0[xX][0-9a-fA-F]+|[0-9]+")
+
+
+def _where(text: str, source: str, offset: int) -> Location:
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return Location(source, line, column)
+
+
+class Scanner:
+    """Splits text into tokens, skipping blanks, ``(* ... *)`` and ``// ...`` comments."""
+
+    def __init__(self, text: str, source: str, start: int = 0):
+        self.text = text
+        self.source = source
+        self.tokens = list(self._scan(start))
+
+    def where(self, offset: int) -> Location:
+        return _where(self.text, self.source, offset)
+
+    def _scan(self, i: int) -> Iterator[Token]:
+        text = self.text
+        n = len(text)
+        while i < n:
+            c = text[i]
+            if c in " \t\r\n\f\v":
+                i += 1
+                continue
+            if text.startswith("(*", i):
+                j = text.find("*)", i + 2)
+                if j < 0:
+                    raise PtxSpecError("unterminated comment '(*': expected '*)'", where=self.where(i))
+                i = j + 2
+                continue
+            if text.startswith("//", i):
+                j = text.find("\n", i)
+                i = n if j < 0 else j
+                continue
+            loc = self.where(i)
+            if c == '"':
+                j = text.find('"', i + 1)
+                if j < 0:
+                    raise PtxSpecError("unterminated string: expected a closing '\"'", where=loc)
+                yield Token("str", text[i + 1 : j], loc.line, loc.column, i, j + 1)
+                i = j + 1
+                continue
+            m = _NAME.match(text, i)
+            if m:
+                yield Token("name", m.group(), loc.line, loc.column, i, m.end())
+                i = m.end()
+                continue
+            m = _NUM.match(text, i)
+            if m:
+                yield Token("num", m.group(), loc.line, loc.column, i, m.end())
+                i = m.end()
+                continue
+            for p in _PUNCT:
+                if text.startswith(p, i):
+                    yield Token("punct", p, loc.line, loc.column, i, i + len(p))
+                    i += len(p)
+                    break
+            else:
+                yield Token("other", c, loc.line, loc.column, i, i + 1)
+                i += 1
+        loc = self.where(n)
+        yield Token("eof", "", loc.line, loc.column, n, n)
+
+
+def _describe(tok: Token) -> str:
+    if tok.kind == "eof":
+        return "end of input"
+    if tok.kind == "str":
+        return "a string"
+    return repr(tok.text)
+
+
+_REGISTER = re.compile(r"(r[0-9]+|%[A-Za-z_][A-Za-z0-9_]*)$")
+_THREAD = re.compile(r"P([0-9]+)$")
+_LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+
+SCOPES = ("cta", "cluster", "gpu", "sys")
+_MEMBAR_LEVELS = {"cta": "cta", "gl": "gpu", "sys": "sys"}
+_STATE_SPACES = ("global", "shared", "shared::cta", "shared::cluster", "local", "const", "param", "generic")
+_TYPES = tuple(f"{k}{w}" for k in "bus" for w in (8, 16, 32, 64)) + ("b128", "f32", "f64", "pred")
+_CONDITION_START = ("exists", "forall", "locations", "filter", "~")
+
+
+def is_register(name: str) -> bool:
+    return bool(_REGISTER.match(name))
+
+
+class Parser:
+    def __init__(self, text: str, source: str = "<string>"):
+        self.text = text
+        self.source = source
+        arch, name, start = self._header()
+        self.arch = arch
+        self.name = name
+        self.scanner = Scanner(text, source, start)
+        self.toks = self.scanner.tokens
+        self.i = 0
+        self.condition_locations: list[Token] = []
+
+    # -- helpers
+
+    def _header(self) -> tuple[str, str, int]:
+        offset = 0
+        for raw in self.text.splitlines(keepends=True):
+            line = raw.strip()
+            if line:
+                parts = line.split(None, 1)
+                where = _where(self.text, self.source, offset + raw.index(parts[0]))
+                if parts[0].upper() != "PTX":
+                    raise PtxSpecError(
+                        f"expected the architecture 'PTX' at the start of the test, found {parts[0]!r}", where=where
+                    )
+                if len(parts) < 2:
+                    raise PtxSpecError("expected a test name after 'PTX'", where=where)
+                return parts[0], parts[1].strip(), offset + len(raw)
+            offset += len(raw)
+        raise PtxSpecError("empty test: expected 'PTX <name>'", where=Location(self.source, 1, 1))
+
+    @property
+    def tok(self) -> Token:
+        return self.toks[self.i]
+
+    def peek(self, k: int = 1) -> Token:
+        return self.toks[min(self.i + k, len(self.toks) - 1)]
+
+    def advance(self) -> Token:
+        tok = self.toks[self.i]
+        if tok.kind != "eof":
+            self.i += 1
+        return tok
+
+    def at(self, text: str, kind: str | None = None) -> bool:
+        tok = self.tok
+        return tok.text == text and tok.kind != "str" and (kind is None or tok.kind == kind)
+
+    def loc(self, tok: Token | None = None) -> Location:
+        tok = tok or self.tok
+        return Location(self.source, tok.line, tok.column)
+
+    def fail(self, expected: str, tok: Token | None = None) -> PtxSpecError:
+        tok = tok or self.tok
+        return PtxSpecError(f"expected {expected}, found {_describe(tok)}", where=self.loc(tok))
+
+    def error(self, message: str, tok: Token | None = None, line: int | None = None, column: int | None = None):
+        if tok is not None:
+            where = self.loc(tok)
+        else:
+            where = Location(self.source, line, column)
+        return PtxSpecError(message, where=where)
+
+    def expect(self, text: str, what: str | None = None) -> Token:
+        if not self.at(text):
+            raise self.fail(what or repr(text))
+        return self.advance()
+
+    def expect_name(self, what: str) -> Token:
+        if self.tok.kind != "name":
+            raise self.fail(what)
+        return self.advance()
+
+    def integer(self, what: str = "an integer") -> int:
+        sign = 1
+        if self.at("-", "punct"):
+            self.advance()
+            sign = -1
+        elif self.at("+", "punct"):
+            self.advance()
+        if self.tok.kind != "num":
+            raise self.fail(what)
+        text = self.advance().text
+        return sign * (int(text, 16) if text[:2] in ("0x", "0X") else int(text))
+
+    def source_text(self, first: Token, last: Token) -> str:
+        return " ".join(self.text[first.offset : last.end].split())
+
+    # -- the test
+
+    def parse(self) -> LitmusTest:
+        comments: list[str] = []
+        stray: Token | None = None
+        while not self.at("{", "punct"):
+            if self.tok.kind == "eof":
+                raise self.fail("'{' to open the initial state", stray)
+            tok = self.advance()
+            if tok.kind == "str":
+                comments.append(tok.text)
+            elif stray is None:
+                stray = tok  # herd and Dat3M skip what precedes '{'; name it if '{' never comes
+        init = self.init_section()
+        threads = self.thread_header()
+        code = self.rows(threads)
+        locations: tuple[Term, ...] = ()
+        if self.at("locations", "name"):
+            locations = self.locations_line(len(threads))
+        if self.at("filter", "name"):
+            raise self.error("'filter' conditions are not supported", self.tok)
+        if self.tok.kind == "eof":
+            condition = Condition("exists", TrueFormula(), "")
+        else:
+            condition = self.condition(len(threads))
+        if self.tok.kind != "eof":
+            raise self.fail("end of input after the condition")
+        test = LitmusTest(
+            arch=self.arch,
+            name=self.name,
+            comments=tuple(comments),
+            init=tuple(init),
+            threads=tuple(threads),
+            code=code,
+            condition=condition,
+            locations=locations,
+            source=self.source,
+        )
+        _check(test, self)
+        return test
+
+    # -- { init }
+
+    def init_section(self) -> list[InitEntry]:
+        self.expect("{")
+        entries: list[InitEntry] = []
+        while not self.at("}", "punct"):
+            if self.at(";", "punct"):
+                self.advance()
+                continue
+            entries.append(self.init_entry())
+            if not (self.at(";", "punct") or self.at("}", "punct")):
+                raise self.fail("';' or '}' after an initial-state entry")
+        self.advance()
+        if self.at(";", "punct"):
+            self.advance()
+        return entries
+
+    def _thread_index(self, tok: Token) -> int | None:
+        if tok.kind == "num":
+            return int(tok.text)
+        m = _THREAD.match(tok.text) if tok.kind == "name" else None
+        return int(m.group(1)) if m else None
+
+    def init_entry(self) -> InitEntry:
+        first = self.tok
+        index = self._thread_index(first)
+        if index is not None and self.peek().text == ":":
+            self.advance()
+            self.advance()
+            reg = self.expect_name("a register after ':'")
+            if not is_register(reg.text):
+                raise self.error(f"expected a register (r0, r1, ...), found {reg.text!r}", reg)
+            self.expect("=", "'=' after the register")
+            value, pointer = self.init_value()
+            return RegisterInit(index, reg.text, value, pointer, first.line, first.column)
+        name = self.expect_name("a location, a register 'P0:r0' or '}'")
+        if self.at("@", "punct"):
+            self.advance()
+            proxy = self.expect_name("a proxy: generic, surface, texture or constant")
+            if proxy.text not in ALIAS_PROXIES:
+                raise self.error(
+                    f"expected a proxy: generic, surface, texture or constant, found {proxy.text!r}", proxy
+                )
+            if not self.at("aliases", "name"):
+                raise self.fail("'aliases'")
+            self.advance()
+            target = self.expect_name("the aliased location")
+            return AliasDecl(name.text, proxy.text, target.text, name.line, name.column)
+        if is_register(name.text):
+            raise self.error(f"register {name.text!r} needs its thread: write 'P0:{name.text}'", name)
+        self.expect("=", "'=' or '@' after the location")
+        value, pointer = self.init_value()
+        return LocationInit(name.text, value, pointer, name.line, name.column)
+
+    def init_value(self) -> tuple[int | None, str | None]:
+        if self.at("&", "punct"):
+            self.advance()
+            return None, self.expect_name("a location after '&'").text
+        if self.tok.kind == "name":
+            return None, self.advance().text
+        return self.integer("an integer, '&location' or a location"), None
+
+    # -- P0@cta 0,gpu 0 | ... ;
+
+    def thread_header(self) -> list[ThreadDecl]:
+        threads: list[ThreadDecl] = []
+        while True:
+            tok = self.tok
+            m = _THREAD.match(tok.text) if tok.kind == "name" else None
+            if not m:
+                raise self.fail(f"thread P{len(threads)} in the thread header")
+            if int(m.group(1)) != len(threads):
+                raise self.error(f"expected thread P{len(threads)} in column {len(threads) + 1}, found {tok.text!r}", tok)
+            self.advance()
+            coords: dict[str, int] = {}
+            if self.at("@", "punct"):
+                self.advance()
+                while True:
+                    key = self.expect_name("'cta', 'cluster' or 'gpu'")
+                    if key.text not in ("cta", "cluster", "gpu"):
+                        raise self.error(f"expected 'cta', 'cluster' or 'gpu', found {key.text!r}", key)
+                    if key.text in coords:
+                        raise self.error(f"{key.text} given twice for {tok.text}", key)
+                    coords[key.text] = self.integer(f"the {key.text} number")
+                    if not self.at(",", "punct"):
+                        break
+                    self.advance()
+                if "cta" not in coords:
+                    raise self.error(f"thread {tok.text} needs a CTA: 'cta N'", tok)
+            threads.append(
+                ThreadDecl(len(threads), tok.text, coords.get("cta", 0), coords.get("gpu", 0), coords.get("cluster"),
+                           tok.line, tok.column)
+            )
+            if self.at("|", "punct"):
+                self.advance()
+                continue
+            if self.at(";", "punct"):
+                self.advance()
+                return threads
+            raise self.fail("'|' or ';' in the thread header")
+
+    # -- instruction rows
+
+    def at_condition(self) -> bool:
+        tok = self.tok
+        return tok.kind == "eof" or (tok.kind in ("name", "punct") and tok.text in _CONDITION_START)
+
+    def rows(self, threads: list[ThreadDecl]) -> tuple[tuple[Instruction, ...], ...]:
+        code: list[list[Instruction]] = [[] for _ in threads]
+        while not self.at_condition():
+            row_start = self.tok
+            column = 0
+            while True:
+                if column >= len(threads):
+                    raise self.error(
+                        f"row has more than {len(threads)} column(s): the header declares {len(threads)} thread(s)",
+                        self.tok,
+                    )
+                code[column].extend(self.cell())
+                column += 1
+                if self.at("|", "punct"):
+                    self.advance()
+                    continue
+                if self.at(";", "punct"):
+                    break
+                raise self.fail("';' or '|' after instruction")
+            if column != len(threads):
+                raise self.error(
+                    f"row has {column} column(s), expected {len(threads)} (one per thread)", row_start
+                )
+            self.advance()
+        return tuple(tuple(c) for c in code)
+
+    def cell(self) -> list[Instruction]:
+        out: list[Instruction] = []
+        if self.at("|", "punct") or self.at(";", "punct"):
+            return out
+        tok = self.tok
+        if tok.kind == "name" and self.peek().text == ":" and self.peek().kind == "punct":
+            self.advance()
+            self.advance()
+            out.append(Label(tok.text, f"{tok.text}:", tok.line, tok.column))
+            if self.at("|", "punct") or self.at(";", "punct"):
+                return out
+        out.append(self.instruction())
+        return out
+
+    def opcode(self) -> tuple[list[tuple[str, Token]], Token]:
+        first = self.expect_name("an instruction")
+        parts = [(first.text, first)]
+        last = first
+        while self.at(".", "punct") and self.tok.offset == last.end:
+            self.advance()
+            q = self.tok
+            if q.kind not in ("name", "num"):
+                raise self.fail("a qualifier after '.'")
+            self.advance()
+            text = q.text
+            last = q
+            while self.at("::", "punct") and self.tok.offset == last.end:
+                self.advance()
+                nxt = self.tok
+                if nxt.kind not in ("name", "num"):
+                    raise self.fail("a name after '::'")
+                self.advance()
+                text += "::" + nxt.text
+                last = nxt
+            parts.append((text, q))
+        return parts, last
+
+    def operand(self) -> tuple[Operand, Token]:
+        tok = self.tok
+        if self.at("[", "punct"):
+            self.advance()
+            name = self.expect_name("a location inside '[ ]'")
+            self.expect("]", "']'")
+            return Symbol(name.text), tok
+        if self.at("&", "punct"):
+            self.advance()
+            name = self.expect_name("a location after '&'")
+            return Symbol(name.text), tok
+        if tok.kind == "name":
+            self.advance()
+            return (Register(tok.text) if is_register(tok.text) else Symbol(tok.text)), tok
+        if tok.kind == "num" or self.at("-", "punct") or self.at("+", "punct"):
+            return Immediate(self.integer("an operand")), tok
+        raise self.fail("an operand (a register, a location or a constant)")
+
+    def instruction(self) -> Instruction:
+        first = self.tok
+        parts, last = self.opcode()
+        operands: list[tuple[Operand, Token]] = []
+        if not (self.at("|", "punct") or self.at(";", "punct")) and not self.at_condition():
+            while True:
+                operands.append(self.operand())
+                last = self.toks[self.i - 1]
+                if not self.at(",", "punct"):
+                    break
+                self.advance()
+        text = self.source_text(first, last)
+        return _build(self, parts, operands, text, first)
+
+    # -- locations [...] and the condition
+
+    def term(self, nthreads: int) -> Term:
+        tok = self.tok
+        index = self._thread_index(tok)
+        if index is not None and self.peek().text == ":" and self.peek().kind == "punct":
+            if index >= nthreads:
+                raise self.error(f"unknown thread {tok.text!r} in the condition (the test has {nthreads})", tok)
+            self.advance()
+            self.advance()
+            reg = self.expect_name("a register after ':'")
+            if not is_register(reg.text):
+                raise self.error(f"expected a register (r0, r1, ...), found {reg.text!r}", reg)
+            return RegisterTerm(index, reg.text)
+        if self.at("[", "punct"):
+            self.advance()
+            name = self.expect_name("a location inside '[ ]'")
+            self.expect("]", "']'")
+            self.condition_locations.append(name)
+            return LocationTerm(name.text)
+        if tok.kind == "name":
+            if is_register(tok.text):
+                raise self.error(f"register {tok.text!r} needs its thread: write 'P0:{tok.text}'", tok)
+            self.advance()
+            self.condition_locations.append(tok)
+            return LocationTerm(tok.text)
+        if tok.kind == "num" or self.at("-", "punct"):
+            return Constant(self.integer("a value"))
+        raise self.fail("a register 'P0:r0', a location or a constant")
+
+    def locations_line(self, nthreads: int) -> tuple[Term, ...]:
+        self.advance()
+        self.expect("[", "'[' after 'locations'")
+        terms: list[Term] = []
+        while not self.at("]", "punct"):
+            if self.at(";", "punct"):
+                self.advance()
+                continue
+            term = self.term(nthreads)
+            if isinstance(term, Constant):
+                raise self.error("expected a register or a location in 'locations', found a constant", self.toks[self.i - 1])
+            terms.append(term)
+            if not (self.at(";", "punct") or self.at("]", "punct")):
+                raise self.fail("';' or ']' in 'locations'")
+        self.advance()
+        return tuple(terms)
+
+    def condition(self, nthreads: int) -> Condition:
+        if self.at("~", "punct"):
+            self.advance()
+            if not self.at("exists", "name"):
+                raise self.fail("'exists' after '~'")
+            self.advance()
+            quantifier = "~exists"
+        elif self.at("exists", "name") or self.at("forall", "name"):
+            quantifier = self.advance().text
+        else:
+            raise self.fail("'exists', '~exists' or 'forall'")
+        body_start = self.tok
+        formula = self.disjunction(nthreads)
+        last = self.toks[self.i - 1]
+        if self.at(";", "punct"):
+            self.advance()
+        text = f"{quantifier} {self.source_text(body_start, last)}" if last.offset >= body_start.offset else quantifier
+        return Condition(quantifier, formula, text)
+
+    def disjunction(self, nthreads: int) -> Formula:
+        items = [self.conjunction(nthreads)]
+        while self.at("\\/", "punct"):
+            self.advance()
+            items.append(self.conjunction(nthreads))
+        return items[0] if len(items) == 1 else Or(tuple(items))
+
+    def conjunction(self, nthreads: int) -> Formula:
+        items = [self.unary(nthreads)]
+        while self.at("/\\", "punct"):
+            self.advance()
+            items.append(self.unary(nthreads))
+        return items[0] if len(items) == 1 else And(tuple(items))
+
+    def unary(self, nthreads: int) -> Formula:
+        if self.at("~", "punct") or self.at("!", "punct"):
+            self.advance()
+            return Not(self.unary(nthreads))
+        if self.at("(", "punct"):
+            self.advance()
+            inner = self.disjunction(nthreads)
+            self.expect(")", "')' or a connective '/\\' or '\\/'")
+            return inner
+        if self.at("true", "name"):
+            self.advance()
+            return TrueFormula()
+        if self.at("false", "name"):
+            self.advance()
+            return Not(TrueFormula())
+        left = self.term(nthreads)
+        if self.at("==", "punct") or self.at("=", "punct"):
+            op = "=="
+        elif self.at("!=", "punct"):
+            op = "!="
+        else:
+            raise self.fail("'==', '=' or '!=' in the condition")
+        self.advance()
+        right = self.term(nthreads)
+        return Compare(op, left, right)
+
+
+# ---- instruction semantics from the opcode and operands ---------------------------------------------
+
+_ORDERS_LD = ("weak", "relaxed", "acquire", "volatile", "mmio")
+_ORDERS_ST = ("weak", "relaxed", "release", "volatile", "mmio")
+_ORDERS_ATOM = ("relaxed", "acquire", "release", "acq_rel")
+# red has .relaxed and .release in §9.7.13.6; the Dat3M dialect (and the corpus) also writes
+# red.acq_rel, which is kept as written.
+_ORDERS_RED = ("relaxed", "release", "acq_rel")
+_IGNORED_QUALIFIERS = ("ca", "cg", "cs", "lu", "cv", "wb", "wt", "nc", "aligned", "noftz", "v2", "v4")
+
+
+def _build(p: Parser, parts: list[tuple[str, Token]], operands: list[tuple[Operand, Token]], text: str,
+           first: Token) -> Instruction:
+    base = parts[0][0]
+    quals = parts[1:]
+    pos = (first.line, first.column)
+    if base == "goto" or base == "bra":
+        _no_quals(p, base, quals, allowed=("uni",))
+        target = _label_operand(p, base, operands, 0, 1)
+        return Jump(target, text, *pos)
+    if base in BRANCH_CONDITIONS:
+        _no_quals(p, base, quals)
+        _count(p, base, operands, 3, first)
+        left = _value(p, base, operands[0])
+        right = _value(p, base, operands[1])
+        target = _label_operand(p, base, operands, 2, 3)
+        return Branch(base, left, right, target, text, *pos)
+    if base in LOCAL_OPS:
+        return _local(p, base, quals, operands, text, first)
+    if base in ("ld", "tld", "suld", "cold", "ldc"):
+        if base == "ld" and not quals and len(operands) == 2 and not isinstance(operands[1][0], Symbol):
+            # Dat3M's ``ld r0, 1``: a register move, no memory operation.
+            _count(p, base, operands, 2, first)
+            return Local("mov", _register(p, base, operands[0]), (_value(p, base, operands[1]),), text, *pos)
+        return _load(p, base, quals, operands, text, first)
+    if base in ("st", "sust"):
+        return _store(p, base, quals, operands, text, first)
+    if base in ("atom", "red", "suatom", "sured"):
+        return _atomic(p, base, quals, operands, text, first)
+    if base in ("fence", "membar"):
+        return _fence(p, base, quals, operands, text, first)
+    if base in ("bar", "barrier"):
+        return _barrier(p, base, quals, operands, text, first)
+    raise p.error(f"unknown instruction {base!r}", first)
+
+
+def _no_quals(p: Parser, base: str, quals: list[tuple[str, Token]], allowed: tuple[str, ...] = ()) -> None:
+    for q, tok in quals:
+        if q not in allowed:
+            raise p.error(f"unknown qualifier .{q} for {base}", tok)
+
+
+def _count(p: Parser, base: str, operands: list, n: int | tuple[int, ...], first: Token) -> None:
+    ns = (n,) if isinstance(n, int) else n
+    if len(operands) not in ns:
+        where = operands[len(operands) - 1][1] if operands else first
+        want = " or ".join(str(k) for k in ns)
+        raise p.error(f"{base} takes {want} operand(s), found {len(operands)}", where)
+
+
+def _register(p: Parser, base: str, op: tuple[Operand, Token]) -> Register:
+    if not isinstance(op[0], Register):
+        raise p.error(f"expected a register operand for {base}, found {op[1].text!r}", op[1])
+    return op[0]
+
+
+def _value(p: Parser, base: str, op: tuple[Operand, Token]) -> Register | Immediate:
+    if isinstance(op[0], Symbol):
+        raise p.error(f"expected a register or a constant for {base}, found location {op[0].name!r}", op[1])
+    return op[0]
+
+
+def _address(p: Parser, base: str, op: tuple[Operand, Token]) -> str:
+    if not isinstance(op[0], Symbol):
+        raise p.error(f"expected a location for {base}, found {op[1].text!r}", op[1])
+    return op[0].name
+
+
+def _label_operand(p: Parser, base: str, operands: list, index: int, count: int) -> str:
+    if len(operands) != count:
+        raise p.error(f"{base} takes {count} operand(s), found {len(operands)}",
+                      operands[-1][1] if operands else None, p.tok.line, p.tok.column)
+    op, tok = operands[index]
+    if not isinstance(op, Symbol) or not _LABEL.match(op.name) or tok.text in ("[", "&"):
+        raise p.error(f"expected a label for {base}, found {tok.text!r}", tok)
+    return op.name
+
+
+def _local(p, base, quals, operands, text, first) -> Local:
+    for q, tok in quals:
+        if q not in _TYPES:
+            raise p.error(f"unknown qualifier .{q} for {base}", tok)
+    if base == "mov":
+        _count(p, base, operands, 2, first)
+        return Local("mov", _register(p, base, operands[0]), (_value(p, base, operands[1]),), text, first.line,
+                     first.column)
+    _count(p, base, operands, 3, first)
+    return Local(base, _register(p, base, operands[0]),
+                 (_value(p, base, operands[1]), _value(p, base, operands[2])), text, first.line, first.column)
+
+
+def _memory_quals(p: Parser, base: str, quals, orders: tuple[str, ...], extra: tuple[str, ...] = ()):
+    """Split qualifiers into order, scope, the rest; reject unknown or repeated ones."""
+    order = scope = None
+    rest: list[str] = []
+    mmio = False
+    for q, tok in quals:
+        if q == "mmio" and "mmio" in orders:
+            if mmio:
+                raise p.error(f"qualifier .{q} given twice", tok)
+            mmio = True
+        elif q in orders:
+            if order is not None:
+                raise p.error(f"{base} has two memory orders: .{order} and .{q}", tok)
+            order = q
+        elif q in SCOPES:
+            if scope is not None:
+                raise p.error(f"{base} has two scopes: .{scope} and .{q}", tok)
+            scope = q
+        elif q in _STATE_SPACES or q in _TYPES or q in _IGNORED_QUALIFIERS or q in extra or q.startswith(("L1::", "L2::")):
+            rest.append(q)
+        else:
+            raise p.error(f"unknown qualifier .{q} for {base}", tok)
+    return order, scope, rest, mmio
+
+
+def _check_order_scope(p: Parser, base: str, order: str, scope: str | None, first: Token) -> str | None:
+    """§9.7.9.8/§9.7.9.11: ``.relaxed``/``.acquire``/``.release`` need a scope; weak and volatile
+    take none; volatile is relaxed at system scope (§8.4.2), mmio is ``.mmio.relaxed.sys`` (§8.4.1)."""
+    if order in ("relaxed", "acquire", "release", "acq_rel"):
+        if scope is None:
+            raise p.error(f"{base}.{order} needs a scope (.cta, .cluster, .gpu or .sys)", first)
+        return scope
+    if order == "weak" and scope is not None:
+        raise p.error(f"a weak {base} takes no scope (found .{scope})", first)
+    if order == "volatile":
+        if scope is not None:
+            raise p.error(f"{base}.volatile takes no scope (found .{scope})", first)
+        return "sys"
+    if order == "mmio":
+        if scope not in (None, "sys"):
+            raise p.error(f"{base}.mmio is only at .sys scope (found .{scope})", first)
+        return "sys"
+    return scope
+
+
+_LOAD_PROXY = {"ld": "generic", "tld": "texture", "suld": "surface", "cold": "constant", "ldc": "constant"}
+
+
+def _load(p, base, quals, operands, text, first) -> Load:
+    order, scope, rest, mmio = _memory_quals(p, base, quals, _ORDERS_LD)
+    if mmio:
+        if order not in (None, "relaxed"):
+            raise p.error(f"{base}.mmio goes with .relaxed only (found .{order})", first)
+        order = "mmio"
+    order = order or "weak"
+    scope = _check_order_scope(p, base, order, scope, first)
+    _count(p, base, operands, 2, first)
+    return Load(base, _LOAD_PROXY[base], order, scope, _register(p, base, operands[0]),
+                _address(p, base, operands[1]), tuple(rest), text, first.line, first.column)
+
+
+def _store(p, base, quals, operands, text, first) -> Store:
+    order, scope, rest, mmio = _memory_quals(p, base, quals, _ORDERS_ST)
+    if mmio:
+        if order not in (None, "relaxed"):
+            raise p.error(f"{base}.mmio goes with .relaxed only (found .{order})", first)
+        order = "mmio"
+    order = order or "weak"
+    scope = _check_order_scope(p, base, order, scope, first)
+    _count(p, base, operands, 2, first)
+    return Store(base, "surface" if base == "sust" else "generic", order, scope, _address(p, base, operands[0]),
+                 _value(p, base, operands[1]), tuple(rest), text, first.line, first.column)
+
+
+def _atomic(p, base, quals, operands, text, first) -> Atomic:
+    """§9.7.13.5-6: without ``.sem`` an atomic is ``.relaxed``; without ``.scope`` it is ``.gpu``."""
+    is_red = base in ("red", "sured")
+    ops = [(q, tok) for q, tok in quals if q in ATOMIC_OPS]
+    if not ops:
+        raise p.error(f"{base} needs an operation (.add, .cas, .exch ...)", first)
+    if len(ops) > 1:
+        raise p.error(f"{base} has two operations: .{ops[0][0]} and .{ops[1][0]}", ops[1][1])
+    op = ops[0][0]
+    if is_red and op in ("cas", "exch"):
+        raise p.error(f"red has no .{op} operation (§9.7.13.6)", ops[0][1])
+    others = [(q, tok) for q, tok in quals if q not in ATOMIC_OPS]
+    for q, tok in others:
+        if q[:1] == "f" or q in ("bf16", "bf16x2", "noftz"):
+            # Litmus values are integers; a floating-point atomic would need the numerics core.
+            raise p.error(f"floating-point {base} (.{q}) is not supported in litmus tests", tok)
+    order, scope, rest, _ = _memory_quals(p, base, others, _ORDERS_RED if is_red else _ORDERS_ATOM)
+    order = order or "relaxed"
+    scope = scope or "gpu"
+    if is_red:
+        _count(p, base, operands, 2, first)
+        return Atomic(base, "surface" if base == "sured" else "generic", order, scope, op, None,
+                      _address(p, base, operands[0]), (_value(p, base, operands[1]),), tuple(rest), text,
+                      first.line, first.column)
+    _count(p, base, operands, 4 if op == "cas" else 3, first)
+    return Atomic(base, "surface" if base == "suatom" else "generic", order, scope, op,
+                  _register(p, base, operands[0]), _address(p, base, operands[1]),
+                  tuple(_value(p, base, o) for o in operands[2:]), tuple(rest), text, first.line, first.column)
+
+
+_PROXY_KINDS = ("alias", "texture", "surface", "constant", "async")
+
+
+def _fence(p, base, quals, operands, text, first) -> Fence | ProxyFence:
+    """§9.7.13.4: ``fence{.sem}.scope`` (``.acq_rel`` when no ``.sem``), ``membar.level`` (a
+    synonym of ``fence.sc`` with ``.gl`` meaning ``.gpu``), ``fence.proxy.kind``."""
+    if operands:
+        raise p.error(f"{base} takes no operands", operands[0][1])
+    names = [q for q, _ in quals]
+    if names[:1] == ["proxy"]:
+        if len(quals) < 2:
+            raise p.error(f"{base}.proxy needs a proxy kind (.alias, .texture, .surface, .constant, .async)", first)
+        kind, tok = quals[1]
+        if kind not in _PROXY_KINDS:
+            raise p.error(f"unknown proxy kind .{kind} for {base}.proxy", tok)
+        for q, qtok in quals[2:]:
+            if not (kind == "async" and q in ("global", "shared::cta", "shared::cluster", "shared")):
+                raise p.error(f"unknown qualifier .{q} for {base}.proxy.{kind}", qtok)
+        return ProxyFence(kind, text, first.line, first.column)
+    if base == "membar":
+        if len(quals) != 1 or quals[0][0] not in _MEMBAR_LEVELS:
+            tok = quals[0][1] if quals else first
+            raise p.error("membar needs one level: .cta, .gl or .sys", tok)
+        return Fence("sc", _MEMBAR_LEVELS[quals[0][0]], text, first.line, first.column)
+    sem = scope = None
+    for q, tok in quals:
+        if q in ("sc", "acq_rel"):
+            if sem is not None:
+                raise p.error(f"fence has two semantics: .{sem} and .{q}", tok)
+            sem = q
+        elif q in SCOPES:
+            if scope is not None:
+                raise p.error(f"fence has two scopes: .{scope} and .{q}", tok)
+            scope = q
+        else:
+            raise p.error(f"unknown qualifier .{q} for fence", tok)
+    if scope is None:
+        raise p.error("fence needs a scope (.cta, .cluster, .gpu or .sys)", first)
+    return Fence(sem or "acq_rel", scope, text, first.line, first.column)
+
+
+def _barrier(p, base, quals, operands, text, first) -> BarrierOp:
+    """§9.7.13.1 ``bar{.cta}.{sync,arrive,red}``, ``barrier{.cta}.{sync,arrive,red}{.aligned}``;
+    §9.7.13.3 ``barrier.cluster.{arrive,wait}``. Operand reading: see the module docstring."""
+    names = [q for q, _ in quals]
+    level = "cta"
+    i = 0
+    if names[:1] == ["cluster"]:
+        if base != "barrier":
+            raise p.error("the cluster barrier is spelled barrier.cluster", quals[0][1])
+        level = "cluster"
+        i = 1
+    elif names[:1] == ["cta"]:
+        i = 1
+    if i >= len(quals):
+        raise p.error(f"{base} needs an operation (.sync, .arrive{', .red' if level == 'cta' else ', .wait'})", first)
+    op, optok = quals[i]
+    allowed_ops = ("sync", "arrive", "red") if level == "cta" else ("arrive", "wait")
+    if op not in allowed_ops:
+        raise p.error(f"unknown {level} barrier operation .{op} (expected " +
+                      ", ".join("." + a for a in allowed_ops) + ")", optok)
+    rest = quals[i + 1 :]
+    if level == "cluster":
+        for q, tok in rest:
+            allowed = ("aligned", "relaxed", "release") if op == "arrive" else ("aligned", "acquire")
+            if q not in allowed:
+                raise p.error(f"unknown qualifier .{q} for barrier.cluster.{op}", tok)
+        if operands:
+            raise p.error(f"barrier.cluster.{op} takes no operands", operands[0][1])
+        return BarrierOp("cluster", op, (), qualifiers=tuple(q for q, _ in rest), text=text, line=first.line,
+                         column=first.column)
+    if op == "red":
+        red = [q for q, _ in rest if q in ("popc", "and", "or")]
+        for q, tok in rest:
+            if q not in ("popc", "and", "or", "u32", "pred", "aligned"):
+                raise p.error(f"unknown qualifier .{q} for {base}.red", tok)
+        if len(red) != 1:
+            raise p.error(f"{base}.red needs one reduction: .popc, .and or .or", optok)
+        if not 3 <= len(operands) <= 5:
+            raise p.error(f"{base}.red takes a destination, 1 to 3 barrier operands and a source, "
+                          f"found {len(operands)} operand(s)", operands[-1][1] if operands else first)
+        return BarrierOp("cta", "red", tuple(_value(p, base, o) for o in operands[1:-1]),
+                         dest=_register(p, base, operands[0]), predicate=_value(p, base, operands[-1]),
+                         reduction=red[0], qualifiers=tuple(q for q, _ in rest), text=text, line=first.line,
+                         column=first.column)
+    for q, tok in rest:
+        if q != "aligned":
+            raise p.error(f"unknown qualifier .{q} for {base}.{op}", tok)
+    if not 1 <= len(operands) <= 3:
+        raise p.error(f"{text.split()[0]} takes 1 to 3 operands (barrier; instance, barrier; instance, barrier, "
+                      f"quorum), found {len(operands)}", operands[-1][1] if operands else first)
+    return BarrierOp("cta", op, tuple(_value(p, base, o) for o in operands), qualifiers=tuple(q for q, _ in rest),
+                     text=text, line=first.line, column=first.column)
+
+
+# ---- checks that need the whole test ----------------------------------------------------------------
+
+
+def _check(test: LitmusTest, p: Parser) -> None:
+    nthreads = len(test.threads)
+    declared: dict[str, InitEntry] = {}
+    for entry in test.init:
+        if isinstance(entry, RegisterInit):
+            if entry.thread >= nthreads:
+                raise p.error(f"unknown thread P{entry.thread} in the initial state (the test has {nthreads})",
+                              line=entry.line, column=entry.column)
+            continue
+        if isinstance(entry, AliasDecl):
+            if entry.target not in declared:
+                raise p.error(f"alias {entry.name!r} names undeclared location {entry.target!r} "
+                              "(declare it before the alias)", line=entry.line, column=entry.column)
+            if entry.name == entry.target:
+                raise p.error(f"location {entry.name!r} cannot alias itself", line=entry.line, column=entry.column)
+        if entry.name in declared:
+            raise p.error(f"location {entry.name!r} declared twice in the initial state",
+                          line=entry.line, column=entry.column)
+        declared[entry.name] = entry
+    for code in test.code:
+        labels: dict[str, Label] = {}
+        for ins in code:
+            if isinstance(ins, Label):
+                if ins.name in labels:
+                    raise p.error(f"label {ins.name!r} defined twice in this thread", line=ins.line, column=ins.column)
+                labels[ins.name] = ins
+        for ins in code:
+            if isinstance(ins, (Jump, Branch)) and ins.target not in labels:
+                raise p.error(f"unknown label {ins.target!r} (not defined in this thread)", line=ins.line,
+                              column=ins.column)
+    known = set(test.locations_used())
+    for tok in p.condition_locations:
+        if tok.text not in known:
+            raise p.error(f"unknown location {tok.text!r} in the condition: no initial value and no "
+                          "instruction names it", tok)
+
+
+def _terms(formula: Formula) -> tuple[Term, ...]:
+    if isinstance(formula, Compare):
+        return (formula.left, formula.right)
+    if isinstance(formula, Not):
+        return _terms(formula.operand)
+    if isinstance(formula, (And, Or)):
+        return tuple(t for f in formula.operands for t in _terms(f))
+    return ()
+
+
+def condition_terms(condition: Condition) -> tuple[Term, ...]:
+    """The terms of a condition, left to right (duplicates kept)."""
+    return _terms(condition.formula)
+
+
+# ---- entry points ------------------------------------------------------------------------------------
+
+
+def parse(text: str, source: str = "<string>") -> LitmusTest:
+    """Parse the text of one litmus test; ``source`` names it in error locations."""
+    if not isinstance(text, str):
+        raise PtxSpecError("litmus text must be a string", where=Location(source))
+    try:
+        return Parser(text, source).parse()
+    except RecursionError:
+        raise PtxSpecError("the test nests too deeply (parentheses or '~' in the condition)",
+                           where=Location(source)) from None
+
+
+def parse_file(path: str | Path) -> LitmusTest:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PtxSpecError(f"cannot read litmus file: {exc}", where=Location(str(path))) from None
+    return parse(text, str(path))
+
+
+# ---- back to text ------------------------------------------------------------------------------------
+
+
+def _operand_text(op: Operand) -> str:
+    if isinstance(op, Register):
+        return op.name
+    if isinstance(op, Immediate):
+        return str(op.value)
+    return op.name
+
+
+def format_instruction(ins: Instruction) -> str:
+    """Canonical text of one instruction (parses back to an equal instruction)."""
+    if isinstance(ins, Label):
+        return f"{ins.name}:"
+    if isinstance(ins, Jump):
+        return f"goto {ins.target}"
+    if isinstance(ins, Branch):
+        return f"{ins.opcode} {_operand_text(ins.left)}, {_operand_text(ins.right)}, {ins.target}"
+    if isinstance(ins, Local):
+        return f"{ins.op} {ins.dest.name}, " + ", ".join(_operand_text(s) for s in ins.sources)
+    if isinstance(ins, Load):
+        quals = _order_text(ins.order, ins.scope) + "".join("." + q for q in ins.qualifiers)
+        return f"{ins.opcode}{quals} {ins.dest.name}, {ins.address}"
+    if isinstance(ins, Store):
+        quals = _order_text(ins.order, ins.scope) + "".join("." + q for q in ins.qualifiers)
+        return f"{ins.opcode}{quals} {ins.address}, {_operand_text(ins.value)}"
+    if isinstance(ins, Atomic):
+        quals = f".{ins.order}.{ins.scope}" + "".join("." + q for q in ins.qualifiers) + f".{ins.op}"
+        ops = ([ins.dest.name] if ins.dest else []) + [ins.address] + [_operand_text(o) for o in ins.operands]
+        return f"{ins.opcode}{quals} " + ", ".join(ops)
+    if isinstance(ins, Fence):
+        return f"fence.{ins.sem}.{ins.scope}"
+    if isinstance(ins, ProxyFence):
+        return f"fence.proxy.{ins.kind}"
+    if isinstance(ins, BarrierOp):
+        if ins.level == "cluster":
+            return f"barrier.cluster.{ins.op}" + "".join("." + q for q in ins.qualifiers)
+        quals = "".join("." + q for q in ins.qualifiers)
+        if ins.op == "red":
+            ops = [ins.dest.name] + [_operand_text(o) for o in ins.operands] + [_operand_text(ins.predicate)]
+            return f"bar.cta.red{quals} " + ", ".join(ops)
+        return f"bar.cta.{ins.op}{quals} " + ", ".join(_operand_text(o) for o in ins.operands)
+    raise TypeError(ins)
+
+
+def _order_text(order: str, scope: str | None) -> str:
+    if order == "volatile":
+        return ".volatile"
+    if order == "mmio":
+        return ".mmio.relaxed.sys"
+    return f".{order}" + (f".{scope}" if scope else "")
+
+
+def _term_text(term: Term) -> str:
+    if isinstance(term, RegisterTerm):
+        return f"P{term.thread}:{term.register}"
+    if isinstance(term, LocationTerm):
+        return term.name
+    return str(term.value)
+
+
+def format_formula(formula: Formula) -> str:
+    if isinstance(formula, Compare):
+        return f"{_term_text(formula.left)} {formula.op} {_term_text(formula.right)}"
+    if isinstance(formula, Not):
+        return f"~({format_formula(formula.operand)})"
+    if isinstance(formula, And):
+        return "(" + " /\\ ".join(format_formula(f) for f in formula.operands) + ")"
+    if isinstance(formula, Or):
+        return "(" + " \\/ ".join(format_formula(f) for f in formula.operands) + ")"
+    return "true"
+
+
+def format_test(test: LitmusTest) -> str:
+    """The test as ``.litmus`` text (parses back to an equal :class:`LitmusTest`)."""
+    lines = [f"{test.arch} {test.name}"]
+    lines += [f'"{c}"' for c in test.comments]
+    lines.append("{")
+    for entry in test.init:
+        if isinstance(entry, AliasDecl):
+            lines.append(f"{entry.name} @ {entry.proxy} aliases {entry.target};")
+        else:
+            value = f"&{entry.pointer}" if entry.pointer is not None else str(entry.value)
+            head = entry.name if isinstance(entry, LocationInit) else f"P{entry.thread}:{entry.register}"
+            lines.append(f"{head}={value};")
+    lines.append("}")
+    heads = []
+    for t in test.threads:
+        where = f"cta {t.cta}," + (f"cluster {t.cluster}," if t.cluster is not None else "") + f"gpu {t.gpu}"
+        heads.append(f"{t.name}@{where}")
+    lines.append(" | ".join(heads) + " ;")
+    height = max((len(c) for c in test.code), default=0)
+    for row in range(height):
+        cells = [format_instruction(c[row]) if row < len(c) else "" for c in test.code]
+        lines.append(" | ".join(cells) + " ;")
+    if test.locations:
+        lines.append("locations [" + "; ".join(_term_text(t) for t in test.locations) + ";]")
+    lines.append(f"{test.condition.quantifier} ({format_formula(test.condition.formula)})")
+    return "\n".join(lines) + "\n"

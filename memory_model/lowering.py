@@ -1,0 +1,635 @@
+"""From a parsed litmus test to a :class:`~ptxspec.memory_model.program.Program`: every concrete trace
+of every thread.
+
+A thread's code may branch on the values it reads, loop, and run a compare-and-swap that succeeds
+or fails. :func:`lower` runs each thread alone, drawing every read value from a finite *value
+domain*, and records each complete run as a :class:`~ptxspec.memory_model.program.Trace`: its
+events in program order with the values read and written, the registers it leaves, and its data
+and control dependencies. Which traces combine into a consistent execution is for the engines.
+
+Value domains (§8.10.4). "Values may not appear out of thin air: an execution cannot
+speculatively produce a value such that the speculation becomes self-satisfying through chains of
+instruction dependences and inter-thread communication." So every value a read can return has a
+finite, non-circular derivation: an initial value or a constant, written by some instruction
+whose operands came from reads of values derived earlier. The domain of a physical location is
+the least fixed point of that derivation, computed in rounds. Each derived value carries the set
+of write events (``(thread, instruction, occurrence)``) its derivation passed through; an event
+never reads a value derived through its own write, which would be a cycle of reads-from and
+dependencies in one execution (two ``atom.add`` in two threads then give ``{0, 1, 2}``, not every
+natural number), and no write value is recorded whose derivation passes through that write.
+Derivations are kept minimal per value. Since the unrolled program has finitely many write
+events, the rounds always settle; if a domain still grows past :data:`MAX_DOMAIN` values (or past
+:data:`MAX_ROUNDS` rounds), :func:`lower` stops with a :class:`~ptxspec.spec.errors.PtxSpecError`
+naming the location rather than hand the engines an explosion of traces.
+
+Loops are unrolled: a path that would take more than ``unroll_bound`` backward jumps is cut, its
+executions are not considered, and :attr:`Program.truncated` says so.
+
+Dependencies (§8.10.4's "instruction dependences"): *data* from a read to a later event whose
+written value or operand (a store's value, an atomic's operands, a barrier's operands) was
+computed from the value the read returned, through registers; *control* from a read to every
+event after a conditional branch whose operands were computed from it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import attrs
+
+from ptxspec.memory_model import litmus
+from ptxspec.memory_model.litmus import (
+    AliasDecl,
+    Atomic,
+    BarrierOp,
+    Branch,
+    Fence,
+    Immediate,
+    Instruction,
+    Jump,
+    Label,
+    LitmusTest,
+    Load,
+    Local,
+    LocationInit,
+    ProxyFence,
+    Register,
+    RegisterInit,
+    Store,
+)
+from ptxspec.memory_model.program import (
+    MASK,
+    Address,
+    Barrier,
+    Constant,
+    Event,
+    Placement,
+    Program,
+    RegisterTerm,
+    Term,
+    Thread,
+    Trace,
+)
+from ptxspec.spec.errors import Location, PtxSpecError
+
+MAX_ROUNDS = 64
+"""Rounds of the value-domain fixed point before the domain is declared unbounded."""
+MAX_DOMAIN = 256
+"""Most values one location may hold."""
+MAX_PATHS = 200_000
+"""Most paths one thread may take (a guard against an exploding test)."""
+
+
+# ---- values -----------------------------------------------------------------------------------------
+
+
+def _signed(value: int) -> int:
+    value &= MASK
+    return value - (1 << 64) if value >> 63 else value
+
+
+def _width(qualifiers: Iterable[str]) -> tuple[int, bool]:
+    """Bit width and signedness of an atomic's ``.type`` (64 and unsigned when absent)."""
+    for q in qualifiers:
+        if q[0] in "bus" and q[1:].isdigit():
+            return int(q[1:]), q[0] == "s"
+    return 64, False
+
+
+def local_op(op: str, a: int, b: int) -> int:
+    """Register arithmetic of the dialect, 64-bit two's complement, wrapping.
+
+    ``div`` truncates toward zero on signed values (the dialect's integers are signed); a division
+    by zero gives all ones, as ``div.u`` does on NVIDIA GPUs (PTX leaves it unspecified, §9.7.1.8).
+    """
+    if op == "add":
+        return (a + b) & MASK
+    if op == "sub":
+        return (a - b) & MASK
+    if op == "mul":
+        return (a * b) & MASK
+    if op == "div":
+        sa, sb = _signed(a), _signed(b)
+        if sb == 0:
+            return MASK
+        q = abs(sa) // abs(sb)
+        return (q if (sa < 0) == (sb < 0) else -q) & MASK
+    if op == "and":
+        return a & b
+    if op == "or":
+        return a | b
+    if op == "xor":
+        return a ^ b
+    raise ValueError(op)
+
+
+def atomic_op(op: str, old: int, operands: tuple[int, ...], qualifiers: Iterable[str] = ()) -> int:
+    """The value an atomic leaves in memory (§9.7.13.5 "Semantics")::
+
+        inc(r, s) = (r >= s) ? 0 : r+1;   dec(r, s) = (r==0 || r > s) ? s : r-1;
+        exch(r, s) = s;                    cas(r, s, t) = (r == s) ? t : r;
+
+    ``sub`` (a Dat3M addition) is ``r - s``. With a ``.type`` the operation is at that width
+    (``min``/``max`` signed for ``.s`` types), the result zero-extended to 64 bits.
+    """
+    width, signed = _width(qualifiers)
+    mask = (1 << width) - 1
+    r = old & mask
+    s = operands[0] & mask
+    if op == "add":
+        out = r + s
+    elif op == "sub":
+        out = r - s
+    elif op == "and":
+        out = r & s
+    elif op == "or":
+        out = r | s
+    elif op == "xor":
+        out = r ^ s
+    elif op == "exch":
+        out = s
+    elif op == "cas":
+        out = (operands[1] & mask) if r == s else r
+    elif op == "inc":
+        out = 0 if r >= s else r + 1
+    elif op == "dec":
+        out = s if (r == 0 or r > s) else r - 1
+    elif op in ("min", "max"):
+        def key(v: int) -> int:
+            return v - (1 << width) if signed and v >> (width - 1) else v
+        pick = min if op == "min" else max
+        out = pick(r, s, key=key)
+    else:
+        raise ValueError(op)
+    return out & mask
+
+
+_BRANCH = {
+    "beq": lambda a, b: a == b,
+    "bne": lambda a, b: a != b,
+    "blt": lambda a, b: a < b,
+    "bgt": lambda a, b: a > b,
+    "ble": lambda a, b: a <= b,
+    "bge": lambda a, b: a >= b,
+}
+"""Conditional branches compare signed 64-bit values."""
+
+
+# ---- one thread, run alone ---------------------------------------------------------------------------
+
+Key = tuple[int, int, int]
+"""An event's identity within an execution: (thread, instruction index, occurrence)."""
+Domain = dict[str, dict[int, list[frozenset]]]
+"""Physical location -> value -> the minimal derivations (sets of writer keys) of that value."""
+
+
+@attrs.define
+class _State:
+    pc: int = 0
+    regs: dict = attrs.Factory(dict)
+    taint: dict = attrs.Factory(dict)
+    """register -> indices (in this trace) of the reads its value came from."""
+    prov: dict = attrs.Factory(dict)
+    """register -> the minimal derivations (sets of writer keys) of its value (for the domain)."""
+    ctrl: frozenset = frozenset()
+    events: list = attrs.Factory(list)
+    data: set = attrs.Factory(set)
+    ctrl_deps: set = attrs.Factory(set)
+    jumps: int = 0
+    occurrences: dict = attrs.Factory(dict)
+    barriers: dict = attrs.Factory(dict)
+    writes: list = attrs.Factory(list)
+    """(physical, value, derivation) of each write, for the domain rounds."""
+
+    def copy(self) -> _State:
+        return _State(self.pc, dict(self.regs), dict(self.taint), dict(self.prov), self.ctrl, list(self.events),
+                      set(self.data), set(self.ctrl_deps), self.jumps, dict(self.occurrences), dict(self.barriers),
+                      list(self.writes))
+
+
+@attrs.frozen
+class _Path:
+    events: tuple[tuple, ...]
+    registers: tuple[tuple[str, int], ...]
+    data: frozenset
+    ctrl: frozenset
+    writes: tuple
+
+
+class _Runner:
+    """Runs one thread's code with reads drawn from a domain; yields every complete path."""
+
+    def __init__(self, lowering: _Lowering, thread: int, tagged: bool):
+        self.low = lowering
+        self.thread = thread
+        self.code = lowering.test.code[thread]
+        self.labels = {ins.name: i for i, ins in enumerate(self.code) if isinstance(ins, Label)}
+        self.tagged = tagged
+        self.truncated = False
+        self.paths = 0
+
+    def value(self, state: _State, op: Register | Immediate) -> int:
+        if isinstance(op, Immediate):
+            return op.value & MASK
+        return state.regs.get(op.name, 0)
+
+    def taint(self, state: _State, *ops) -> frozenset:
+        out: frozenset = frozenset()
+        for op in ops:
+            if isinstance(op, Register):
+                out |= state.taint.get(op.name, frozenset())
+        return out
+
+    def prov(self, state: _State, *ops) -> frozenset:
+        """The derivations of a value computed from ``ops``: one derivation of each register's
+        value, joined (every combination, minimal ones kept). A constant needs none."""
+        family: frozenset = _NO_DERIVATION
+        for op in ops:
+            if isinstance(op, Register):
+                family = _join(family, state.prov.get(op.name, _NO_DERIVATION))
+        return family
+
+    def choices(self, physical: str, key: Key) -> list[tuple[int, frozenset]]:
+        """Values a read at ``key`` may return, each with its derivations that do not pass through
+        ``key`` itself (a read never returns a value derived through its own write)."""
+        out: list[tuple[int, frozenset]] = []
+        for value, derivations in self.low.domain[physical].items():
+            usable = frozenset(d for d in derivations if key not in d)
+            if usable:
+                out.append((value, usable if self.tagged else _NO_DERIVATION))
+        return out
+
+    def emit(self, state: _State, fields: dict, data_from: frozenset) -> int:
+        index = len(state.events)
+        state.events.append(tuple(sorted(fields.items())))
+        for r in data_from:
+            state.data.add((r, index))
+        for r in state.ctrl:
+            state.ctrl_deps.add((r, index))
+        return index
+
+    def run(self) -> Iterator[_Path]:
+        state = _State()
+        for entry in self.low.test.init:
+            if isinstance(entry, RegisterInit) and entry.thread == self.thread:
+                state.regs[entry.register] = entry.value & MASK
+        # Depth first with an explicit stack (a path may hold many reads; no recursion limit).
+        stack = [state]
+        while stack:
+            path = self.step(stack.pop(), stack)
+            if path is not None:
+                yield path
+
+    def step(self, state: _State, stack: list[_State]) -> _Path | None:
+        """Run ``state`` straight on: return the complete path, or None when the path is cut or
+        splits at a read (its branches are pushed on ``stack``)."""
+        code = self.code
+        while True:
+            if state.pc >= len(code):
+                self.paths += 1
+                if self.paths > MAX_PATHS:
+                    raise PtxSpecError(f"thread P{self.thread} has more than {MAX_PATHS} paths; lower the unrolling "
+                                       "bound or simplify the test", where=Location(self.low.test.source))
+                regs = tuple((r, state.regs.get(r, 0)) for r in self.low.registers[self.thread])
+                return _Path(tuple(state.events), regs, frozenset(state.data), frozenset(state.ctrl_deps),
+                             tuple(state.writes))
+            ins = code[state.pc]
+            occurrence = state.occurrences.get(state.pc, 0)
+            state.occurrences[state.pc] = occurrence + 1
+            key = (self.thread, state.pc, occurrence)
+            if isinstance(ins, Label):
+                state.pc += 1
+            elif isinstance(ins, Jump):
+                if not self.jump(state, self.labels[ins.target]):
+                    return None
+            elif isinstance(ins, Branch):
+                a, b = _signed(self.value(state, ins.left)), _signed(self.value(state, ins.right))
+                state.ctrl = state.ctrl | self.taint(state, ins.left, ins.right)
+                if _BRANCH[ins.opcode](a, b):
+                    if not self.jump(state, self.labels[ins.target]):
+                        return None
+                else:
+                    state.pc += 1
+            elif isinstance(ins, Local):
+                vals = [self.value(state, s) for s in ins.sources]
+                result = vals[0] if ins.op == "mov" else local_op(ins.op, vals[0], vals[1])
+                state.taint[ins.dest.name] = self.taint(state, *ins.sources)
+                state.prov[ins.dest.name] = self.prov(state, *ins.sources)
+                state.regs[ins.dest.name] = result
+                state.pc += 1
+            elif isinstance(ins, (Load, Atomic)):
+                stack.extend(reversed(self.memory_read(state, ins, key)))
+                return None
+            elif isinstance(ins, Store):
+                value = self.value(state, ins.value)
+                fields = self.memory_fields(ins, writes=True, write_value=value)
+                self.emit(state, fields, self.taint(state, ins.value))
+                self.record(state, ins.address, value, self.prov(state, ins.value), key)
+                state.pc += 1
+            elif isinstance(ins, Fence):
+                self.emit(state, {"instruction": ins.text, "line": ins.line, "fence": ins.sem, "order": ins.sem,
+                                  "scope": ins.scope}, frozenset())
+                state.pc += 1
+            elif isinstance(ins, ProxyFence):
+                self.emit(state, {"instruction": ins.text, "line": ins.line, "proxy_fence": ins.kind}, frozenset())
+                state.pc += 1
+            elif isinstance(ins, BarrierOp):
+                self.barrier(state, ins)
+                state.pc += 1
+            else:  # pragma: no cover - the parser builds no other kind
+                raise TypeError(ins)
+
+    def jump(self, state: _State, target: int) -> bool:
+        """Go to ``target``; False when that is a backward jump past the unrolling bound."""
+        if target <= state.pc:
+            state.jumps += 1
+            if state.jumps > self.low.unroll_bound:
+                self.truncated = True
+                return False
+        state.pc = target
+        return True
+
+    def memory_fields(self, ins: Load | Store | Atomic, **extra) -> dict:
+        fields = {
+            "instruction": ins.text,
+            "line": ins.line,
+            "address": self.low.addresses[ins.address],
+            "proxy": ins.proxy,
+            "order": ins.order,
+            "scope": ins.scope,
+        }
+        fields.update(extra)
+        return fields
+
+    def record(self, state: _State, address: str, value: int, family: frozenset, key: Key) -> None:
+        """Note a write for the domain rounds with each derivation of its value that does not pass
+        through the write itself (such a value would be self-satisfying, which §8.10.4 forbids)."""
+        if not self.tagged:
+            return
+        for derivation in family:
+            if key not in derivation:
+                state.writes.append((self.low.physical(address), value, derivation | {key}))
+
+    def memory_read(self, state: _State, ins: Load | Atomic, key: Key) -> list[_State]:
+        """One state per value the read may return."""
+        branches = []
+        physical = self.low.physical(ins.address)
+        for value, family in self.choices(physical, key):
+            branch = state.copy()
+            index = len(branch.events)
+            if isinstance(ins, Load):
+                fields = self.memory_fields(ins, reads=True, read_value=value)
+                self.emit(branch, fields, frozenset())
+                branch.regs[ins.dest.name] = value
+                branch.taint[ins.dest.name] = frozenset({index})
+                branch.prov[ins.dest.name] = family
+            else:
+                operands = tuple(self.value(branch, o) for o in ins.operands)
+                failed = ins.op == "cas" and (value & _mask_of(ins)) != (operands[0] & _mask_of(ins))
+                written = None if failed else atomic_op(ins.op, value, operands, ins.qualifiers)
+                fields = self.memory_fields(ins, reads=ins.returns, writes=not failed, atomic=True,
+                                            read_value=value, write_value=written)
+                self.emit(branch, fields, self.taint(branch, *ins.operands))
+                if written is not None:
+                    self.record(branch, ins.address, written, _join(family, self.prov(branch, *ins.operands)), key)
+                if ins.dest is not None:
+                    branch.regs[ins.dest.name] = value
+                    branch.taint[ins.dest.name] = frozenset({index})
+                    branch.prov[ins.dest.name] = family
+            branch.pc += 1
+            branches.append(branch)
+        return branches
+
+    def barrier(self, state: _State, ins: BarrierOp) -> None:
+        if ins.op == "red":
+            raise PtxSpecError("bar.red is not supported by the lowering: its result depends on the other threads",
+                               where=Location(self.low.test.source, ins.line, ins.column))
+        barrier_id = self.value(state, ins.barrier_id)
+        count = None if ins.quorum is None else self.value(state, ins.quorum)
+        slot = (ins.level, barrier_id)
+        phase = state.barriers.get(slot, 0)
+        state.barriers[slot] = phase + 1
+        fields = {"instruction": ins.text, "line": ins.line,
+                  "barrier": Barrier(ins.level, ins.op, barrier_id, count, phase)}
+        self.emit(state, fields, self.taint(state, *ins.operands))
+
+
+_NO_DERIVATION: frozenset = frozenset({frozenset()})
+"""The derivations of a constant: one, through no write."""
+MAX_DERIVATIONS = 64
+"""Most derivations kept for one register; beyond, they are merged (see :func:`_join`)."""
+
+
+def _join(a: frozenset, b: frozenset) -> frozenset:
+    """Derivations of a value computed from two others: every union of one of each, minimal ones
+    kept. Past :data:`MAX_DERIVATIONS` the family is replaced by the intersection of its members,
+    a smaller derivation that forbids less (still sound, only less precise)."""
+    if a == _NO_DERIVATION:
+        return b
+    if b == _NO_DERIVATION:
+        return a
+    unions = {x | y for x in a for y in b}
+    minimal = frozenset(u for u in unions if not any(v < u for v in unions))
+    if len(minimal) > MAX_DERIVATIONS:
+        return frozenset({frozenset.intersection(*minimal)})
+    return minimal
+
+
+def _mask_of(ins: Atomic) -> int:
+    return (1 << _width(ins.qualifiers)[0]) - 1
+
+
+# ---- the whole test ----------------------------------------------------------------------------------
+
+
+class _Lowering:
+    def __init__(self, test: LitmusTest, unroll_bound: int):
+        if unroll_bound < 0:
+            raise PtxSpecError(f"the unrolling bound must be >= 0, not {unroll_bound}")
+        self.test = test
+        self.unroll_bound = unroll_bound
+        self.where = Location(test.source)
+        self.addresses = self._addresses()
+        self.initial_values = self._initial_values()
+        self.registers = self._registers()
+        self.domain: Domain = {}
+
+    def physical(self, name: str) -> str:
+        return self.addresses[name].physical
+
+    def _addresses(self) -> dict[str, Address]:
+        out: dict[str, Address] = {}
+        for entry in self.test.init:
+            if isinstance(entry, LocationInit):
+                if entry.pointer is not None:
+                    raise PtxSpecError(f"location {entry.name!r} holds the address of {entry.pointer!r}: pointer "
+                                       "values are not supported", where=Location(self.test.source, entry.line,
+                                                                                   entry.column))
+                out[entry.name] = Address(entry.name, entry.name, entry.name)
+            elif isinstance(entry, AliasDecl):
+                target = out[entry.target]
+                generic = entry.name if entry.proxy == "generic" else target.generic
+                out[entry.name] = Address(entry.name, target.physical, generic, entry.proxy)
+            elif entry.pointer is not None:
+                raise PtxSpecError(f"register P{entry.thread}:{entry.register} holds the address of "
+                                   f"{entry.pointer!r}: pointer values are not supported",
+                                   where=Location(self.test.source, entry.line, entry.column))
+        for name in self.test.locations_used():
+            out.setdefault(name, Address(name, name, name))
+        return out
+
+    def _initial_values(self) -> dict[str, int]:
+        """One initial value per physical location (§8.2.6); 0 where the test gives none."""
+        values: dict[str, int] = {}
+        for address in self.addresses.values():
+            values.setdefault(address.physical, 0)
+        for entry in self.test.init:
+            if isinstance(entry, LocationInit):
+                values[self.physical(entry.name)] = entry.value & MASK
+        return values
+
+    def _registers(self) -> list[tuple[str, ...]]:
+        """Every register each thread names: in its code, its initial values, the condition."""
+        names: list[dict[str, None]] = [{} for _ in self.test.threads]
+        for entry in self.test.init:
+            if isinstance(entry, RegisterInit):
+                names[entry.thread].setdefault(entry.register, None)
+        for t, code in enumerate(self.test.code):
+            for ins in code:
+                for reg in _registers_of(ins):
+                    names[t].setdefault(reg, None)
+        for term in _observed(self.test):
+            if isinstance(term, RegisterTerm):
+                names[term.thread].setdefault(term.register, None)
+        return [tuple(sorted(n, key=_register_order)) for n in names]
+
+    def compute_domain(self) -> None:
+        """The least fixed point of §8.10.4's non-circular derivations (see the module docstring)."""
+        domain: Domain = {loc: {value: [frozenset()]} for loc, value in self.initial_values.items()}
+        for _ in range(MAX_ROUNDS):
+            self.domain = domain
+            grown = {loc: {v: list(ds) for v, ds in values.items()} for loc, values in domain.items()}
+            changed = False
+            for t in range(len(self.test.threads)):
+                runner = _Runner(self, t, tagged=True)
+                for path in runner.run():
+                    for loc, value, derivation in path.writes:
+                        changed |= _add_derivation(grown[loc], value, frozenset(derivation))
+            for loc, values in grown.items():
+                if len(values) > MAX_DOMAIN:
+                    raise PtxSpecError(f"location {loc!r} can hold more than {MAX_DOMAIN} values: the value domain "
+                                       "is unbounded (a loop keeps producing new values)", where=self.where)
+            if not changed:
+                self.domain = grown
+                return
+            domain = grown
+        big = max(domain, key=lambda loc: len(domain[loc]))
+        raise PtxSpecError(f"the values of location {big!r} do not settle within {MAX_ROUNDS} rounds: the value "
+                           "domain is unbounded (a loop keeps producing new values)", where=self.where)
+
+    def lower(self) -> Program:
+        self.compute_domain()
+        next_eid = 0
+        initial: list[Event] = []
+        names_by_physical: dict[str, str] = {}
+        for name, address in self.addresses.items():
+            if address.physical == name:
+                names_by_physical.setdefault(name, name)
+        for physical, value in self.initial_values.items():
+            address = self.addresses[names_by_physical.get(physical, physical)]
+            initial.append(Event(next_eid, None, -1, f"init {physical}={_signed(value)}", writes=True,
+                                 address=address, proxy="generic", order="weak", write_value=value))
+            next_eid += 1
+        threads: list[Thread] = []
+        truncated = False
+        for t, decl in enumerate(self.test.threads):
+            runner = _Runner(self, t, tagged=False)
+            seen: dict[tuple, None] = {}
+            for path in runner.run():
+                seen.setdefault((path.events, path.registers, path.data, path.ctrl), None)
+            truncated |= runner.truncated
+            traces: list[Trace] = []
+            for events, registers, data, ctrl in seen:
+                base = next_eid
+                built = tuple(Event(base + i, t, i, **dict(fields)) for i, fields in enumerate(events))
+                next_eid += len(built)
+                traces.append(Trace(t, built, dict(registers),
+                                    frozenset((base + a, base + b) for a, b in data),
+                                    frozenset((base + a, base + b) for a, b in ctrl)))
+            threads.append(Thread(t, decl.name, Placement(decl.cta, decl.gpu, decl.cluster), tuple(traces)))
+        return Program(
+            name=self.test.name,
+            source=self.test.source,
+            addresses=dict(self.addresses),
+            initial=tuple(initial),
+            threads=tuple(threads),
+            condition=self.test.condition,
+            observed=_observed(self.test),
+            unroll_bound=self.unroll_bound,
+            truncated=truncated,
+            comments=self.test.comments,
+        )
+
+
+def _add_derivation(values: dict[int, list[frozenset]], value: int, derivation: frozenset) -> bool:
+    """Keep only minimal derivations per value; True when something new was added."""
+    known = values.setdefault(value, [])
+    if any(d <= derivation for d in known):
+        return False
+    known[:] = [d for d in known if not derivation <= d] + [derivation]
+    return True
+
+
+def _registers_of(ins: Instruction) -> Iterator[str]:
+    for field in ("dest", "left", "right", "value", "predicate"):
+        op = getattr(ins, field, None)
+        if isinstance(op, Register):
+            yield op.name
+    for field in ("sources", "operands"):
+        for op in getattr(ins, field, ()) or ():
+            if isinstance(op, Register):
+                yield op.name
+
+
+def _register_order(name: str) -> tuple:
+    digits = name.lstrip("r%")
+    return (0, int(digits), name) if digits.isdigit() and name.startswith("r") else (1, 0, name)
+
+
+def _observed(test: LitmusTest) -> tuple[Term, ...]:
+    """The terms a final state shows: those of the condition, then of ``locations``, in order."""
+    seen: dict[Term, None] = {}
+    for term in litmus.condition_terms(test.condition) + tuple(test.locations):
+        if not isinstance(term, Constant):
+            seen.setdefault(term, None)
+    return tuple(seen)
+
+
+# ---- entry points ------------------------------------------------------------------------------------
+
+
+def lower(test: LitmusTest, *, unroll_bound: int = 2) -> Program:
+    """Every trace of every thread of ``test``, loops unrolled ``unroll_bound`` times."""
+    return _Lowering(test, unroll_bound).lower()
+
+
+def load(path_or_text: str | Path, *, unroll_bound: int = 2) -> Program:
+    """Parse and lower a litmus test given as a path or as its text."""
+    if isinstance(path_or_text, Path):
+        test = litmus.parse_file(path_or_text)
+    elif "\n" not in path_or_text and (_is_file(path_or_text) or path_or_text.endswith(".litmus")):
+        test = litmus.parse_file(path_or_text)
+    else:
+        test = litmus.parse(path_or_text)
+    return lower(test, unroll_bound=unroll_bound)
+
+
+def _is_file(text: str) -> bool:
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+__all__ = ["lower", "load", "local_op", "atomic_op"]
