@@ -209,20 +209,30 @@ def sm90_vmad(form: Form, a: int, b: int, c: int) -> int:
     ta = part_select_sign_extend(a, form["atype"] if asel else "s32", asel)
     tb = part_select_sign_extend(b, form["btype"] if bsel else "s32", bsel)
     signed = signed_final(form)
-    tmp = ta * tb
-    lsb = 0
-    if "po" in form:
-        lsb = 1
-    elif product_negated(form):
-        tmp, lsb = ~tmp, 1
-    elif "neg_c" in form:
-        c, lsb = ~c & WORD, 1
+    tmp, c, lsb = negated_terms(form, ta * tb, c)
     tmp = (tmp + part_select_sign_extend(c, "s32", None) + lsb) & DOUBLEWORD
     scale = form.get("scale")
     if scale is not None:
         shift = {"shr7": 7, "shr15": 15}[scale]
         tmp = (part_select(tmp, 64, True) >> shift) & DOUBLEWORD if signed else tmp >> shift
-    result = part_select(tmp, 64, True)
+    return saturate_final(form, part_select(tmp, 64, True), signed)
+
+
+def negated_terms(form: Form, tmp: int, c: int) -> tuple[int, int, int]:
+    """§9.7.18.1.3's negation step, shared by the manual's vmad and the sm_90 datapath:
+    ``if (.po) lsb = 1; else if (a.negate ^ b.negate) { tmp = ~tmp; lsb = 1; } else if
+    (c.negate) { c = ~c; lsb = 1; }``. Returns (tmp, c, lsb)."""
+    if "po" in form:
+        return tmp, c, 1
+    if product_negated(form):
+        return ~tmp, c, 1
+    if "neg_c" in form:
+        return tmp, ~c & WORD, 1
+    return tmp, c, 0
+
+
+def saturate_final(form: Form, result: int, signed: bool) -> int:
+    """vmad's ``if (.sat) CLAMP to S32 or U32 by signedFinal``, then the low word to d."""
     if "sat" in form:
         result = clamp(result, 2**31 - 1, -(2**31)) if signed else clamp(result, WORD, 0)
     return result & WORD
@@ -361,20 +371,10 @@ def vmad(form: Form, a: int, b: int, c: int, *, profile: Profile) -> int:
     ta = part_select_sign_extend(a, form["atype"], selector(form, "asel"))
     tb = part_select_sign_extend(b, form["btype"], selector(form, "bsel"))
     signed = signed_final(form)
-    tmp = ta * tb
-    lsb = 0
-    if "po" in form:
-        lsb = 1
-    elif product_negated(form):
-        tmp, lsb = ~tmp, 1
-    elif "neg_c" in form:
-        c, lsb = ~c & WORD, 1
+    tmp, c, lsb = negated_terms(form, ta * tb, c)
     c128 = part_select_sign_extend(c, "s32" if signed else "u32", None)
     tmp = tmp + c128 + lsb
-    result = scale_result(tmp, form.get("scale"), signed)
-    if "sat" in form:
-        result = clamp(result, 2**31 - 1, -(2**31)) if signed else clamp(result, 2**32 - 1, 0)
-    return result & WORD
+    return saturate_final(form, scale_result(tmp, form.get("scale"), signed), signed)
 
 
 # ---------------------------------------------------------------------------------------------
