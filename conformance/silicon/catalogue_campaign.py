@@ -368,7 +368,7 @@ def warp_inputs(entry: PlanEntry, form: Form) -> list[np.ndarray]:
 def _sm90_forms(family) -> list[Form]:
     from ptxspec.conformance.ptxas_agreement import _legal_forms
 
-    return [f for f in _legal_forms(family) if f.target.sm <= 90 and f.target.suffix in ("", "a") and f.target.ptx <= (8, 7)]
+    return [f for f in _legal_forms(family) if f.admits((8, 7), "sm_90a")]
 
 
 def _immediates(form: Form) -> list[dict]:
