@@ -2,7 +2,8 @@
 
     python bench/throughput.py [--n 1000000] [--loop-n 20000] [--profile spec|sm_90] [--seed 0]
 
-For each form with a fast path it prints:
+For each form in ``FORMS`` (every fast path's kind: fma, the two cvt paths, the .f16/.f16x2
+arithmetic, mul.wide/mad.wide) it prints:
 
 * the batched path's results/s on ``--n`` seeded input vectors (best of ``--repeat`` runs, one
   thread: numpy's elementwise loops do not use threads);
@@ -45,9 +46,46 @@ def seeded_f32(rng: np.random.Generator, n: int) -> np.ndarray:
     return out
 
 
+#: .f16 input classes mixed into the random halves: zeros, infinities, NaNs, subnormals, the
+#: smallest normal, 1 and neighbours, the largest finite value.
+SPECIALS_F16 = np.array([0, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFD55, 0x0001, 0x83FF, 0x0400, 0x3C00, 0xBC01, 0x3BFF, 0x7BFF], dtype=np.uint16)
+
+#: The forms measured: every fast path's representative (the f16 arithmetic has 48 spellings of
+#: one code path; a few stand for them).
+FORMS = [
+    "fma.rn.f32", "cvt.rn.f16.f32", "cvt.rn.satfinite.e4m3x2.f32",
+    "add.rn.f16x2", "sub.rn.f16x2", "mul.rn.f16x2", "add.rn.f16", "mul.rn.ftz.f16", "add.rn.ftz.sat.f16x2",
+    "mad.wide.s32", "mad.wide.u32", "mul.wide.s32", "mul.wide.u32",
+]
+
+
+def seeded_f16(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Binary16 bit patterns: 1/2 uniform, 1/2 with exponents near 1, 1 in 64 a special value."""
+    uniform = rng.integers(0, 1 << 16, n, dtype=np.uint64).astype(np.uint16)
+    near = (rng.integers(15 - 6, 15 + 6, n, dtype=np.uint64).astype(np.uint16) << np.uint16(10)) | (uniform & np.uint16(0x83FF))
+    out = np.where(rng.random(n) < 0.5, uniform, near)
+    special = rng.random(n) < 1 / 64
+    out[special] = rng.choice(SPECIALS_F16, int(special.sum()))
+    return out
+
+
+def seeded_operand(rng: np.random.Generator, n: int, form_text: str, operand_type: str) -> np.ndarray:
+    """Seeded bit patterns for one source operand of the form, by what its register holds."""
+    if operand_type == "f16":
+        return seeded_f16(rng, n)
+    if operand_type == "b32" and form_text.endswith("f16x2"):
+        return (seeded_f16(rng, n).astype(np.uint32) << np.uint32(16)) | seeded_f16(rng, n).astype(np.uint32)
+    if operand_type in ("s32", "u32"):
+        return rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    if operand_type in ("s64", "u64"):
+        return rng.integers(0, np.iinfo(np.uint64).max, n, dtype=np.uint64, endpoint=True)
+    return seeded_f32(rng, n)
+
+
 def measure(text: str, n: int, loop_n: int, profile: str, repeat: int, rng: np.random.Generator) -> bool:
     form = as_form(text)
-    sources = [seeded_f32(rng, n) for _ in form.sources]
+    assert text in FAST_PATHS, text
+    sources = [seeded_operand(rng, n, text, o.type) for o in form.sources]
 
     best = float("inf")
     for _ in range(repeat):
@@ -83,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     ok = True
-    for text in sorted(FAST_PATHS):
+    for text in FORMS:
         ok &= measure(text, args.n, args.loop_n, args.profile, args.repeat, rng)
     return 0 if ok else 1
 

@@ -383,9 +383,15 @@ def forms_command(opcode: str | None) -> None:
 
 # `ptxspec litmus` lives beside the memory model's front end; registered here so that the console
 # script has one entry point.
+from ptxspec.conformance.check_vectors import check_vectors_command  # noqa: E402
 from ptxspec.conformance.litmus_cli import litmus_command  # noqa: E402
+from ptxspec.conformance.litmus_gen import litmus_gen_command  # noqa: E402
+from ptxspec.conformance.vectors import vectors_command  # noqa: E402
 
 cli.add_command(litmus_command)
+cli.add_command(litmus_gen_command)
+cli.add_command(check_vectors_command)
+cli.add_command(vectors_command)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -26,6 +26,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
     "ptxspec_reference",
+    "ptxspec_litmus_families",
 ]
 
 root_doc = "index"

@@ -249,8 +249,9 @@ class Condition:
     quantifier: str
     """``"exists"``, ``"~exists"`` or ``"forall"``."""
     formula: Formula
-    text: str = ""
-    """As written, for herd's ``Condition`` line."""
+    text: str = attrs.field(default="", eq=False)
+    """As written, for herd's ``Condition`` line (not part of equality: printing and parsing again
+    may add parentheses)."""
 
 
 @attrs.frozen

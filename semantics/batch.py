@@ -10,7 +10,8 @@ so this module evaluates whole arrays of bit patterns. It adds no meaning of its
 * every other form falls back to looping the readable semantics over the arrays.
 
 Fast paths exist for ``fma.rn.f32`` (§9.7.3.6), ``cvt.rn.f16.f32`` and
-``cvt.rn.satfinite.e4m3x2.f32`` (§9.7.9.21).
+``cvt.rn.satfinite.e4m3x2.f32`` (§9.7.9.21), ``{add,sub,mul}{.rn}{.ftz}{.sat}.{f16,f16x2}``
+(§9.7.4.1-3) and ``{mul,mad}.wide.{s32,u32}`` (§9.7.1.3, §9.7.1.4).
 
 Where the manual leaves a result open (an f32 NaN is "an unspecified NaN", §9.7.3), the scalar
 semantics returns an :class:`~ptxspec.semantics.results.AnyNaN` set. A :class:`BatchResult` keeps
@@ -316,6 +317,146 @@ def cvt_rn_satfinite_e4m3x2_f32(a: np.ndarray, b: np.ndarray, profile: Profile |
 
 
 # ---------------------------------------------------------------------------------------------
+# add, sub, mul .rn{.ftz}{.sat}.{f16, f16x2} (§9.7.4.1-3)
+# ---------------------------------------------------------------------------------------------
+
+#: 2^-14 - 2^-26 in binary64: an .ftz result is "tiny after rounding" (IEEE 754 §7.5, as
+#: :func:`~ptxspec.semantics.numerics.round_exact` decides it) exactly when its magnitude lies
+#: below this. 2^-14 is the smallest normal f16; its neighbour below on the 11-bit grid of an
+#: unbounded exponent is 2^-14 - 2^-25, and the midpoint 2^-14 - 2^-26 is a tie that goes to
+#: 2^-14 (even significand), so it is not tiny.
+_F16_TINY = 2.0**-14 - 2.0**-26
+
+
+def _half_element(
+    op: Callable[[np.ndarray, np.ndarray], np.ndarray], a: np.ndarray, b: np.ndarray, *, ftz: bool, sat: bool, profile: Profile
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """``op`` on arrays of .f16 bit patterns (uint16, any shape), rounded once to nearest even.
+
+    Why binary64 arithmetic followed by numpy's binary64 -> binary16 conversion is the one
+    correct rounding of the exact result:
+
+    * an f16 value is m * 2^e with |m| < 2^11 and -24 <= e <= 5 (subnormals included), and
+      binary16 -> binary64 is exact;
+    * a sum or difference of two such values is an integer multiple of 2^-24 below 2^17 in
+      magnitude: at most 41 significant bits, so binary64 (53 bits) holds it exactly;
+    * a product has at most 22 significant bits and magnitude in [2^-48, 2^32]: exact as well;
+    * so the float64 operation does not round, and ``astype(np.float16)`` is the single rounding.
+      numpy converts binary64 -> binary16 (npy_doublebits_to_halfbits) with round to nearest
+      even on the full binary64 significand, gradual underflow (subnormal results, ties to even
+      there too) and overflow to infinity; tests/test_batch.py checks that conversion against
+      MPFR on every f16 midpoint and against the scalar semantics on every input class.
+    * IEEE 754 §6.3 zero signs are binary64's too: x + (-x) = +0 under round to nearest,
+      -0 + -0 = -0, and a - b is a + (-b) (sub's zero difference is +0, as the scalar
+      :func:`~ptxspec.semantics.floating_point.exact_sub`); a product's zero has the XOR sign.
+    * NaN: a NaN operand, inf - inf and 0 * inf all make the binary64 result NaN; the profile
+      decides its bits (§9.7.4: "Half-precision instructions return an unspecified NaN").
+    * ``.ftz``: subnormal inputs become zeros of their sign before the operation; a result whose
+      magnitude is below :data:`_F16_TINY` (tiny after rounding) becomes a zero of its sign.
+    * ``.sat``: clamps to [0.0, 1.0], NaN and -0.0 to +0.0 (:func:`round_element`). Rounding is
+      monotone and 0 and 1 are f16 values, so clamping the rounded result is clamping the exact
+      one: on the bits, any sign bit or NaN gives +0, anything above 0x3c00 (1.0, +inf too) 1.0.
+    """
+    sign = np.uint16(0x8000)
+    if ftz:
+        # A zero exponent field is zero or subnormal: keep the sign only.
+        a = np.where((a & np.uint16(0x7C00)) == 0, a & sign, a)
+        b = np.where((b & np.uint16(0x7C00)) == 0, b & sign, b)
+    with np.errstate(all="ignore"):
+        exact = op(a.view(np.float16).astype(np.float64), b.view(np.float16).astype(np.float64))
+        bits = exact.astype(np.float16).view(np.uint16).copy()
+    if ftz:
+        tiny = np.abs(exact) < _F16_TINY
+        bits = np.where(tiny, bits & sign, bits)
+    nan = np.isnan(exact)
+    if sat:
+        bits = np.where((bits & sign) != 0, np.uint16(0), bits)
+        bits = np.where(bits > np.uint16(0x3C00), np.uint16(0x3C00), bits)  # +inf, +NaN included
+        bits = np.where(nan, np.uint16(0), bits)
+        return bits, None
+    return bits, _nan_lanes(bits, nan, profile.unspecified_nan(F16), F16)
+
+
+def half_arithmetic(op: Callable[[np.ndarray, np.ndarray], np.ndarray], *, packed: bool, ftz: bool, sat: bool) -> FastPath:
+    """The batched ``{add,sub,mul}.rn{.ftz}{.sat}.{f16,f16x2}``: per element
+    :func:`_half_element`; for .f16x2 "the half-word operands are then [operated on] in
+    parallel" (§9.7.4), lane 0 being the upper half-word as :class:`Lanes` orders them."""
+
+    def fast(a: np.ndarray, b: np.ndarray, profile: Profile | str = "spec") -> BatchResult:
+        profile = profile_named(profile)
+        if not packed:
+            a, b = _as_bits(a, 16), _as_bits(b, 16)
+            bits, any_nan = _half_element(op, a, b, ftz=ftz, sat=sat, profile=profile)
+            return BatchResult(bits, any_nan, F16, 1, 16)
+        a, b = _as_bits(a, 32), _as_bits(b, 32)
+        halves = [np.stack([(x >> np.uint32(16)).astype(np.uint16), (x & np.uint32(0xFFFF)).astype(np.uint16)], axis=1) for x in (a, b)]
+        lanes, any_nan = _half_element(op, *halves, ftz=ftz, sat=sat, profile=profile)
+        bits = (lanes[:, 0].astype(np.uint32) << np.uint32(16)) | lanes[:, 1].astype(np.uint32)
+        return BatchResult(bits, any_nan, F16, 2, 16)
+
+    return fast
+
+
+def _half_paths() -> dict[str, FastPath]:
+    """Every .rn form (and the default-rounding spelling, which is .rn) of add, sub, mul on
+    .f16/.f16x2, with and without .ftz and .sat."""
+    ops = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
+    paths = {}
+    for name, op in ops.items():
+        for rnd in ("", ".rn"):
+            for ftz in (False, True):
+                for sat in (False, True):
+                    for packed in (False, True):
+                        text = f"{name}{rnd}{'.ftz' if ftz else ''}{'.sat' if sat else ''}.f16{'x2' if packed else ''}"
+                        paths[text] = half_arithmetic(op, packed=packed, ftz=ftz, sat=sat)
+    return paths
+
+
+# ---------------------------------------------------------------------------------------------
+# mul.wide and mad.wide .{s32, u32} (§9.7.1.3, §9.7.1.4)
+# ---------------------------------------------------------------------------------------------
+
+_U64_MASK_32 = np.uint64(0xFFFFFFFF)
+
+
+def _widen(x: np.ndarray, signed: bool) -> np.ndarray:
+    """32-bit patterns as 64-bit two's-complement patterns (uint64): sign- or zero-extended."""
+    if signed:
+        # Sign extension: read the bits as int32, widen the value to int64, take its bits.
+        return x.view(np.int32).astype(np.int64).view(np.uint64)
+    return x.astype(np.uint64)
+
+
+def integer_wide(*, signed: bool, add: bool) -> FastPath:
+    """``mul.wide.{s32,u32} d, a, b`` / ``mad.wide.{s32,u32} d, a, b, c``: "the product of a and
+    b is twice the input width"; ``.wide`` "computes the full 64-bit result" (§9.7.1.3), and
+    mad adds the 64-bit c (§9.7.1.4).
+
+    All arithmetic is on uint64 two's-complement patterns, where numpy's array multiplication and
+    addition wrap modulo 2^64 silently. The sign-extended product of two s32 values fits in
+    64 bits exactly (|a b| <= 2^62), and so does a u32 product (< 2^64): the multiplication never
+    wraps, and its low 64 bits are the product's two's-complement bits either way. Adding c
+    modulo 2^64 is the two's-complement sum with wraparound (mad.wide has no .sat or .cc)."""
+
+    def fast(a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None, profile: Profile | str = "spec") -> BatchResult:
+        profile_named(profile)
+        a, b = _widen(_as_bits(a, 32), signed), _widen(_as_bits(b, 32), signed)
+        with np.errstate(all="ignore"):
+            d = a * b
+            if add:
+                d = d + _as_bits(c, 64).astype(np.uint64)
+        return BatchResult(d, None, None, 1, 64)
+
+    if add:
+        return fast
+
+    def product(a: np.ndarray, b: np.ndarray, profile: Profile | str = "spec") -> BatchResult:
+        return fast(a, b, None, profile=profile)
+
+    return product
+
+
+# ---------------------------------------------------------------------------------------------
 # The front door
 # ---------------------------------------------------------------------------------------------
 
@@ -326,6 +467,11 @@ FAST_PATHS: dict[str, FastPath] = {
     "fma.rn.f32": fma_rn_f32,
     "cvt.rn.f16.f32": cvt_rn_f16_f32,
     "cvt.rn.satfinite.e4m3x2.f32": cvt_rn_satfinite_e4m3x2_f32,
+    **_half_paths(),
+    "mul.wide.s32": integer_wide(signed=True, add=False),
+    "mul.wide.u32": integer_wide(signed=False, add=False),
+    "mad.wide.s32": integer_wide(signed=True, add=True),
+    "mad.wide.u32": integer_wide(signed=False, add=True),
 }
 
 
@@ -391,11 +537,21 @@ def _in_blocks(fast: FastPath, arrays: list[np.ndarray], profile: Profile) -> Ba
     return BatchResult(np.concatenate([p.bits for p in parts]), any_nan, first.format, first.lanes, first.lane_bits)
 
 
+def _packed_by_qualifier(form: Form, width: int):
+    """The packed type a bit-size destination holds, read from the form's type qualifiers (the
+    half-precision instructions declare ``.f16x2`` operands as ``.b32`` registers, §9.7.4)."""
+    for _, token in form.choices:
+        packed = PACKED_TYPES.get(token)
+        if packed is not None and packed.count * packed.lane_bits == width:
+            return packed
+    return None
+
+
 def _loop(form: Form, arrays: list[np.ndarray], profile: Profile, evaluate) -> BatchResult:
     """The fallback: the readable semantics, one vector at a time."""
     destination = form.destinations[0]
     width = register_bits(destination.type)
-    packed = PACKED_TYPES.get(destination.type)
+    packed = PACKED_TYPES.get(destination.type) or _packed_by_qualifier(form, width)
     n = len(arrays[0]) if arrays else 0
     bits = np.zeros(n, dtype=_dtype(width))
     lanes = packed.count if packed else 1
@@ -430,5 +586,7 @@ __all__ = [
     "cvt_rn_satfinite_e4m3x2_f32",
     "evaluate_batch",
     "fma_rn_f32",
+    "half_arithmetic",
     "has_fast_path",
+    "integer_wide",
 ]

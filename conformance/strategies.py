@@ -1,0 +1,477 @@
+"""Hypothesis strategies for PTX values, instruction forms, operands and litmus tests.
+
+Another project's test suite can draw from the specification's own view of PTX::
+
+    from hypothesis import given
+    from ptxspec.conformance.strategies import forms, litmus_tests, operands, values
+
+Four strategies, each legal by construction:
+
+* :func:`values` -- bit patterns of any PTX type or format (``"f32"``, ``"e4m3"``, ``"f16x2"``,
+  ``"s64"``, ``"pred"``, ...), biased towards the edge classes of §5.2 (±0, subnormals, ±inf,
+  quiet and signalling NaNs with payloads, the extremes, values at the rounding boundaries of
+  every narrower format) while every bit pattern of the type stays reachable;
+* :func:`forms` -- instruction forms of the catalogue (:mod:`ptxspec.spec.catalogue`), each one
+  :func:`~ptxspec.spec.catalogue.parse` accepts and, when asked, admitted at a PTX ISA version and
+  target;
+* :func:`operands` -- source bit patterns for a form, in its operand order, as
+  :func:`~ptxspec.semantics.instructions.evaluate` takes them;
+* :func:`litmus_tests` -- small well-formed litmus tests over ``ld``/``st``/``atom``/``fence``
+  with memory orders, scopes and thread placements (§8), as :class:`~ptxspec.memory_model.litmus.LitmusTest`
+  or as text.
+
+>>> from hypothesis import given, settings
+>>> from ptxspec.semantics.instructions import evaluate
+>>> @settings(max_examples=20, derandomize=True)
+... @given(forms("add", target="sm_90").flatmap(lambda f: operands(f).map(lambda s: (f, s))))
+... def never_crashes(case):
+...     form, sources = case
+...     evaluate(form, sources)
+>>> never_crashes()
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import Sequence
+
+from hypothesis import strategies as st
+
+from ptxspec.spec.catalogue import CATALOGUE, Family, Form, parse, split_arch
+from ptxspec.spec.errors import IllegalForm, PtxSpecError
+from ptxspec.spec.types import FORMATS, INTEGER_TYPES, PACKED_TYPES, FloatFormat, NanEncoding, register_bits
+
+__all__ = ["values", "classify", "forms", "operands", "litmus_tests", "TYPE_NAMES"]
+
+#: Every type name :func:`values` accepts: the formats, the packed types, the integer and bit-size
+#: types and ``pred``.
+TYPE_NAMES: tuple[str, ...] = (*FORMATS, *PACKED_TYPES, *INTEGER_TYPES, "pred")
+
+
+# ---------------------------------------------------------------------------------------------
+# Values
+# ---------------------------------------------------------------------------------------------
+
+
+def values(type_name: str) -> st.SearchStrategy[int]:
+    """Bit patterns of ``type_name``, as non-negative integers below ``2**register_bits(type_name)``.
+
+    About half of the draws come from the edge classes (see :func:`classify`): for a
+    floating-point format ±0, the smallest and largest subnormals, the smallest normal, ±1, the
+    largest finite value, ±inf, the quiet NaN, signalling NaNs, NaNs with the smallest and largest
+    payloads, exponents at the ends of the range of every other format, and significands at the
+    rounding boundaries of every narrower format (just below, at and just above a tie); for an
+    integer type 0, ±1, the extremes and the values next to them. The rest are built field by field
+    from random parts and uniformly random patterns, so every bit pattern can be drawn.
+
+    A packed type draws each element from its element type (element 0 in the most significant
+    position, §5.2.4). ``tf32`` draws the f32 layout with the low 13 bits zero (§5.2.3); the
+    sub-byte formats (e2m1, e2m3, e3m2) occupy the low bits of their 8-bit register.
+
+    >>> from hypothesis import given, settings
+    >>> @settings(max_examples=50, derandomize=True)
+    ... @given(values("e4m3"))
+    ... def fits(bits):
+    ...     assert 0 <= bits < 256
+    >>> fits()
+    >>> classify("f32", 0x7FC00000)
+    'nan'
+    """
+    return _values(type_name)
+
+
+@functools.cache
+def _values(type_name: str) -> st.SearchStrategy[int]:
+    if type_name == "pred":
+        return st.integers(0, 1)
+    if type_name in INTEGER_TYPES:
+        return _integers(INTEGER_TYPES[type_name].bits)
+    if type_name in PACKED_TYPES:
+        packed = PACKED_TYPES[type_name]
+        lane = values(packed.element)
+        return st.tuples(*[lane] * packed.count).map(lambda lanes: _pack(lanes, packed.lane_bits))
+    if type_name in FORMATS:
+        return _floats(FORMATS[type_name])
+    raise PtxSpecError(f"unknown PTX type {type_name!r} (known: {', '.join(TYPE_NAMES)})")
+
+
+def _pack(lanes: Sequence[int], lane_bits: int) -> int:
+    """Element 0 goes to the most significant lane (§5.2.4)."""
+    bits = 0
+    for lane in lanes:
+        bits = (bits << lane_bits) | lane
+    return bits
+
+
+def _integers(bits: int) -> st.SearchStrategy[int]:
+    mask = (1 << bits) - 1
+    sign = 1 << (bits - 1)
+    edges = sorted({0, 1, 2, mask, mask - 1, sign, sign - 1, sign + 1, sign - 2})
+    # Powers of two and their neighbours: carries, shifts and overflow of narrower types.
+    near_powers = st.integers(0, bits - 1).flatmap(
+        lambda k: st.sampled_from(sorted({(1 << k) - 1, 1 << k, ((1 << k) + 1) & mask, (-(1 << k)) & mask}))
+    )
+    return st.one_of(st.sampled_from(edges), near_powers, st.integers(0, mask))
+
+
+def _float_edges(fmt: FloatFormat) -> tuple[int, ...]:
+    """The edge classes of ``fmt`` as element patterns (before ``fmt.shift``)."""
+    m = fmt.mantissa_bits
+    sign = 1 << (fmt.exponent_bits + m) if fmt.signed else 0
+    max_e, max_m = fmt.max_finite_fields
+
+    def enc(e: int, man: int) -> int:
+        return (e << m) | man
+
+    patterns = {
+        enc(0, 0),  # zero (2^-127 in ue8m0, which has no zero)
+        enc(fmt.bias, 0),  # one
+        enc(max_e, max_m),  # the largest finite value
+        enc(max_e, max_m - 1) if max_m else enc(max_e - 1, 0),  # just below it
+    }
+    if fmt.has_subnormals and m:
+        patterns |= {enc(0, 1), enc(0, (1 << m) - 1), enc(1, 0)}  # subnormals and the smallest normal
+    if fmt.has_infinity:
+        patterns.add(enc(fmt.exponent_field_max, 0))
+    if fmt.nan is NanEncoding.IEEE:
+        quiet = 1 << (m - 1)
+        top = fmt.exponent_field_max
+        patterns |= {enc(top, quiet), enc(top, (1 << m) - 1), enc(top, 1)}  # quiet, largest payload, signalling
+        if m > 1:
+            patterns |= {enc(top, quiet - 1), enc(top, quiet + 1)}  # signalling with payload, quiet with payload
+    elif fmt.nan is NanEncoding.ALL_ONES:
+        patterns.add((1 << (fmt.exponent_bits + m)) - 1)
+    both_signs = patterns | ({p | sign for p in patterns} if fmt.signed else set())
+    return tuple(sorted(both_signs))
+
+
+def _exponent_fields(fmt: FloatFormat) -> tuple[int, ...]:
+    """Exponent fields at the ends of this format's range and of every other format's range."""
+    fields = {0, 1, 2, fmt.bias - 1, fmt.bias, fmt.bias + 1, fmt.exponent_field_max - 1, fmt.exponent_field_max}
+    for other in FORMATS.values():
+        for e in (other.max_exponent, other.max_exponent + 1, other.min_normal_exponent,
+                  other.min_normal_exponent - 1, other.min_normal_exponent - other.mantissa_bits):
+            field = e + fmt.bias
+            if 0 <= field <= fmt.exponent_field_max:
+                fields.add(field)
+    return tuple(sorted(fields))
+
+
+def _mantissa_fields(fmt: FloatFormat) -> tuple[int, ...]:
+    """Significand fields at the rounding boundaries of every narrower precision: a tie (the
+    discarded bits exactly one half), just below and just above it, and a tie after an odd kept
+    part (where round-to-nearest-even goes up)."""
+    m = fmt.mantissa_bits
+    if m == 0:
+        return (0,)
+    full = (1 << m) - 1
+    fields = {0, 1, full, full - 1, 1 << (m - 1), (1 << (m - 1)) - 1}
+    for kept in range(m):
+        drop = m - kept
+        tie = 1 << (drop - 1)
+        fields |= {tie, tie - 1, tie + 1, tie | (1 << drop) if drop < m else tie, (1 << drop) - 1}
+    return tuple(sorted(f & full for f in fields))
+
+
+def _floats(fmt: FloatFormat) -> st.SearchStrategy[int]:
+    m = fmt.mantissa_bits
+    element = (1 << fmt.field_bits) - 1
+    sign = st.sampled_from((0, 1 << (fmt.exponent_bits + m))) if fmt.signed else st.just(0)
+    exponent = st.one_of(st.sampled_from(_exponent_fields(fmt)), st.integers(0, fmt.exponent_field_max))
+    mantissa = st.one_of(st.sampled_from(_mantissa_fields(fmt)), st.integers(0, (1 << m) - 1))
+    by_fields = st.builds(lambda s, e, man: s | (e << m) | man, sign, exponent, mantissa)
+    edges = st.sampled_from(_float_edges(fmt))
+    # Half of the draws are edge patterns; the field-wise and uniform draws reach every pattern.
+    patterns = st.sampled_from((edges,) * 5 + (by_fields,) * 3 + (st.integers(0, element),) * 2).flatmap(lambda s: s)
+    return patterns.map(lambda bits: bits << fmt.shift) if fmt.shift else patterns
+
+
+def classify(type_name: str, bits: int) -> str:
+    """The edge class of a bit pattern of a floating-point format: ``"zero"``, ``"subnormal"``,
+    ``"normal"``, ``"max"`` (±the largest finite value), ``"infinity"``, ``"nan"`` (a quiet NaN,
+    or the only NaN of an e4m3-like format) or ``"snan"`` (IEEE formats: a NaN with the quiet bit
+    clear). For an integer type: ``"zero"``, ``"min"``, ``"max"`` or ``"other"``.
+
+    >>> classify("f16", 0x0001), classify("f16", 0xFC00), classify("f16", 0x7D00), classify("e4m3", 0x7F)
+    ('subnormal', 'infinity', 'snan', 'nan')
+    >>> classify("s8", 0x80)
+    'min'
+    """
+    if type_name in INTEGER_TYPES or type_name == "pred":
+        if type_name == "pred":
+            return "zero" if bits == 0 else "other"
+        t = INTEGER_TYPES[type_name]
+        signed_value = bits - (1 << t.bits) if t.signed and bits >> (t.bits - 1) else bits
+        return {0: "zero", t.min: "min", t.max: "max"}.get(signed_value, "other")
+    fmt = FORMATS[type_name]
+    element = bits >> fmt.shift
+    m = fmt.mantissa_bits
+    magnitude = element & ((1 << (fmt.field_bits - 1)) - 1) if fmt.signed else element
+    e, man = magnitude >> m, magnitude & ((1 << m) - 1)
+    if fmt.nan is NanEncoding.IEEE and e == fmt.exponent_field_max:
+        if man == 0:
+            return "infinity"
+        return "nan" if man >> (m - 1) else "snan"
+    if fmt.nan is NanEncoding.ALL_ONES and magnitude == (1 << (fmt.exponent_bits + m)) - 1:
+        return "nan"
+    if (e, man) == fmt.max_finite_fields:
+        return "max"
+    if e == 0 and fmt.has_subnormals:
+        return "zero" if man == 0 else "subnormal"
+    return "normal"
+
+
+# ---------------------------------------------------------------------------------------------
+# Instruction forms
+# ---------------------------------------------------------------------------------------------
+
+
+def _version(ptx: tuple[int, int] | str | None) -> tuple[int, int] | None:
+    if ptx is None or isinstance(ptx, tuple):
+        return ptx
+    major, _, minor = str(ptx).partition(".")
+    if not (major.isdigit() and minor.isdigit()):
+        raise PtxSpecError(f"not a PTX ISA version: {ptx!r} (write it as '8.7' or (8, 7))")
+    return int(major), int(minor)
+
+
+def _admitted(form: Form, ptx: tuple[int, int] | None, target: str | None) -> bool:
+    if target is not None:
+        return form.admits(ptx if ptx is not None else (99, 99), target)
+    if ptx is not None:
+        return any(t.ptx <= ptx for t in form.targets.alternatives)
+    return True
+
+
+def _try(family: Family, tokens: Sequence[str], ptx, target) -> Form | None:
+    """The form the tokens spell, if it is legal and admitted (else None)."""
+    text = ".".join([family.opcode, *tokens])
+    if family.operand_syntax:
+        # Families that only their operands tell apart are reached through the manual's template.
+        text = f"{text} {family.operand_syntax}"
+    try:
+        form = parse(text)
+    except IllegalForm:
+        return None
+    return form if _admitted(form, ptx, target) else None
+
+
+def _random_tokens(family: Family, rng: random.Random) -> list[str]:
+    return [rng.choice(s.tokens) for s in family.slots if s.required or rng.random() < 0.5]
+
+
+@functools.cache
+def _witnesses(opcode: str | None, ptx, target) -> tuple[tuple[Family, tuple[Form, ...]], ...]:
+    """Per family, a few legal admitted forms found by a seeded search: the families that have
+    any, and a fallback when drawing slot by slot keeps hitting a legality rule."""
+    rng = random.Random(f"{opcode}/{ptx}/{target}")
+    found = []
+    for family in CATALOGUE.families(opcode):
+        forms_found: dict[str, Form] = {}
+        for _ in range(400):
+            form = _try(family, _random_tokens(family, rng), ptx, target)
+            if form is not None:
+                forms_found.setdefault(form.text, form)
+                if len(forms_found) >= 8:
+                    break
+        if forms_found:
+            found.append((family, tuple(forms_found.values())))
+    return tuple(found)
+
+
+def forms(opcode: str | None = None, *, ptx: tuple[int, int] | str | None = None, target: str | None = None) -> st.SearchStrategy[Form]:
+    """Legal instruction forms (:class:`~ptxspec.spec.catalogue.Form`) of the catalogue.
+
+    ``opcode`` restricts them to one opcode (``"cvt"``); ``ptx`` (``"8.0"`` or ``(8, 0)``) and
+    ``target`` (``"sm_90"``) to the forms admitted there (:meth:`Form.admits`; with a target and no
+    version, at any version). Each drawn form is what :func:`~ptxspec.spec.catalogue.parse` returns
+    for its text (and operand template, for the forms that only their operands tell apart): a
+    family is drawn, then a token (or none) for each of its slots; a combination that a legality
+    rule forbids is redrawn.
+
+    >>> from hypothesis import given, settings
+    >>> @settings(max_examples=30, derandomize=True)
+    ... @given(forms("cvt", ptx="7.8", target="sm_89"))
+    ... def legal(form):
+    ...     assert form.admits((7, 8), "sm_89") and parse(form.text) == form
+    >>> legal()
+    """
+    version = _version(ptx)
+    if target is not None:
+        split_arch(target)  # a malformed target fails here, not inside a draw
+    if opcode is not None and not CATALOGUE.families(opcode):
+        raise IllegalForm(f"unknown opcode {opcode!r}")
+    candidates = _witnesses(opcode, version, target)
+    if not candidates:
+        where = f" at PTX ISA {ptx}" if ptx else ""
+        raise PtxSpecError(f"no form of {opcode or 'any opcode'} is admitted{where}{' on ' + target if target else ''}")
+
+    @st.composite
+    def draw_form(draw) -> Form:
+        family, fallback = draw(st.sampled_from(candidates))
+        for _ in range(40):
+            tokens = [draw(st.sampled_from(s.tokens)) for s in family.slots if s.required or draw(st.booleans())]
+            form = _try(family, tokens, version, target)
+            if form is not None:
+                return form
+        return draw(st.sampled_from(fallback))
+
+    return draw_form()
+
+
+# ---------------------------------------------------------------------------------------------
+# Operands
+# ---------------------------------------------------------------------------------------------
+
+
+def _value_type(form: Form, type_name: str) -> str:
+    """The type to draw an operand of ``type_name`` as: a bit-size register (``.b32``) that holds a
+    format or packed type named by the form (``add.f16x2`` keeps its operands in ``.b32``) is drawn
+    as that type, so its edge classes are the format's."""
+    if not type_name.startswith("b") or type_name not in INTEGER_TYPES:
+        return type_name
+    width = register_bits(type_name)
+    for _, token in form.choices:
+        if (token in FORMATS or token in PACKED_TYPES) and register_bits(token) == width:
+            return token
+    return type_name
+
+
+def operands(form: Form | str, *, lanes: int = 32) -> st.SearchStrategy[tuple]:
+    """Source bit patterns for ``form``, in its operand order (:attr:`Form.sources`), each of its
+    register width: what :func:`~ptxspec.semantics.instructions.evaluate` takes. A warp-level form
+    (shfl.sync, vote.sync, ...) gets a tuple of ``lanes`` values for each per-lane operand and one
+    value for ``membermask`` (§9.7.13.9: every participating thread gives the same mask).
+
+    >>> from hypothesis import given, settings
+    >>> @settings(max_examples=20, derandomize=True)
+    ... @given(operands("fma.rn.f32"))
+    ... def three(sources):
+    ...     assert len(sources) == 3 and all(0 <= s < 2**32 for s in sources)
+    >>> three()
+    """
+    form = parse(form) if isinstance(form, str) else form
+    from ptxspec.semantics.instructions import semantic_function
+
+    try:
+        warp = getattr(semantic_function(form), "warp", False)
+    except PtxSpecError:
+        warp = False
+    parts = []
+    for operand in form.sources:
+        strategy = values(_value_type(form, operand.type))
+        if warp and operand.name != "membermask":
+            strategy = st.tuples(*[strategy] * lanes)
+        parts.append(strategy)
+    return st.tuples(*parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Litmus tests
+# ---------------------------------------------------------------------------------------------
+
+_SCOPES = ("cta", "cluster", "gpu", "sys")
+_LOAD_ORDERS = ("weak", "relaxed", "acquire", "volatile")
+_STORE_ORDERS = ("weak", "relaxed", "release", "volatile")
+_ATOM_ORDERS = ("relaxed", "acquire", "release", "acq_rel")
+_ATOM_OPS = ("add", "exch", "cas", "max")
+_FENCES = ("sc", "acq_rel")
+
+
+def _qualified(order: str, scope: str) -> str:
+    """§9.7.9.8: ``.relaxed``/``.acquire``/``.release`` need a scope; ``.weak`` and ``.volatile`` take none."""
+    return f".{order}" if order in ("weak", "volatile") else f".{order}.{scope}"
+
+
+@st.composite
+def _instruction(draw, register: str, locations: Sequence[str], kinds: Sequence[str], scopes: Sequence[str]) -> tuple[str, str | None]:
+    """One instruction's text and the register it writes (or None)."""
+    kind = draw(st.sampled_from(kinds))
+    where = draw(st.sampled_from(locations))
+    scope = draw(st.sampled_from(scopes))
+    if kind == "ld":
+        return f"ld{_qualified(draw(st.sampled_from(_LOAD_ORDERS)), scope)} {register}, {where}", register
+    if kind == "st":
+        return f"st{_qualified(draw(st.sampled_from(_STORE_ORDERS)), scope)} {where}, {draw(st.integers(1, 2))}", None
+    if kind == "atom":
+        op = draw(st.sampled_from(_ATOM_OPS))
+        order = draw(st.sampled_from(_ATOM_ORDERS))
+        args = "0, 1" if op == "cas" else str(draw(st.integers(1, 2)))
+        return f"atom.{order}.{scope}.{op} {register}, {where}, {args}", register
+    return f"fence.{draw(st.sampled_from(_FENCES))}.{scope}", None
+
+
+def litmus_tests(
+    threads: int | tuple[int, int] = (2, 3),
+    *,
+    instructions: int | tuple[int, int] = (1, 3),
+    locations: Sequence[str] = ("x", "y"),
+    kinds: Sequence[str] = ("ld", "st", "atom", "fence"),
+    scopes: Sequence[str] = _SCOPES,
+    gpus: int = 2,
+    text: bool = False,
+) -> st.SearchStrategy:
+    """Small well-formed litmus tests (§8) over ``ld``, ``st``, ``atom`` and ``fence``.
+
+    ``threads`` and ``instructions`` (per thread) are a number or an inclusive range. Each memory
+    operation draws a memory order that its instruction admits (``ld``: weak, relaxed, acquire,
+    volatile; ``st``: weak, relaxed, release, volatile; ``atom``: relaxed, acquire, release,
+    acq_rel with .add, .exch, .cas or .max), a scope from ``scopes`` where the order takes one, and
+    each thread a placement (a CTA, and a GPU below ``gpus``). Every location starts at 0; the
+    condition is an ``exists`` over the values the registers read and the final values of the
+    locations. Tests come as :class:`~ptxspec.memory_model.litmus.LitmusTest` (parsed from their
+    text, so each one parses), or as ``.litmus`` text with ``text=True``.
+
+    >>> from hypothesis import given, settings
+    >>> from ptxspec.memory_model.lowering import lower
+    >>> @settings(max_examples=10, derandomize=True)
+    ... @given(litmus_tests(threads=2, instructions=2))
+    ... def lowers(test):
+    ...     assert len(test.threads) == 2 and lower(test).threads
+    >>> lowers()
+    """
+    lo_t, hi_t = (threads, threads) if isinstance(threads, int) else threads
+    lo_i, hi_i = (instructions, instructions) if isinstance(instructions, int) else instructions
+    if not (1 <= lo_t <= hi_t and 1 <= lo_i <= hi_i and locations and kinds and scopes and gpus >= 1):
+        raise PtxSpecError("litmus_tests: empty ranges, locations, kinds or scopes")
+    unknown = set(kinds) - {"ld", "st", "atom", "fence"}
+    if unknown:
+        raise PtxSpecError(f"litmus_tests: unknown instruction kinds {sorted(unknown)} (ld, st, atom, fence)")
+
+    @st.composite
+    def draw_test(draw):
+        n = draw(st.integers(lo_t, hi_t))
+        used = draw(st.lists(st.sampled_from(tuple(locations)), min_size=1, max_size=len(locations), unique=True))
+        code: list[list[str]] = []
+        observed: list[str] = []
+        registers: list[str] = []
+        for t in range(n):
+            cells = []
+            for i in range(draw(st.integers(lo_i, hi_i))):
+                ins, reg = draw(_instruction(f"r{i}", used, kinds, scopes))
+                cells.append(ins)
+                if reg is not None:
+                    registers.append(f"P{t}:{reg}")
+            code.append(cells)
+        placements = [(draw(st.integers(0, n - 1)), draw(st.integers(0, gpus - 1))) for _ in range(n)]
+        for r in registers:
+            observed.append(f"{r} == {draw(st.integers(0, 2))}")
+        if not observed or draw(st.booleans()):
+            observed.append(f"{draw(st.sampled_from(used))} == {draw(st.integers(0, 2))}")
+        chosen = draw(st.lists(st.sampled_from(observed), min_size=1, max_size=3, unique=True))
+        lines = ["PTX strategies", "{", " ".join(f"{x}=0;" for x in used)]
+        lines += [" ".join(f"{r}=0;" for r in registers)] if registers else []
+        lines.append("}")
+        lines.append(" | ".join(f"P{t}@cta {c},gpu {g}" for t, (c, g) in enumerate(placements)) + " ;")
+        for row in range(max(len(c) for c in code)):
+            lines.append(" | ".join(c[row] if row < len(c) else "" for c in code) + " ;")
+        lines.append("exists (" + " /\\ ".join(chosen) + ")")
+        source = "\n".join(lines) + "\n"
+        if text:
+            return source
+        from ptxspec.memory_model.litmus import parse as parse_litmus
+
+        return parse_litmus(source, "<strategies>")
+
+    return draw_test()

@@ -1,0 +1,799 @@
+"""Golden vectors: ``ptxspec vectors INSTR... --count N --seed S``.
+
+For each instruction form this writes ``N`` input vectors with the results the semantics gives
+them (:func:`ptxspec.semantics.instructions.evaluate`, or its batched transcription in
+:mod:`ptxspec.semantics.batch` where one exists; the two give the same bytes, which
+``tests/test_vectors.py`` checks). It adds no meaning of its own: the values are chosen here, the
+results come from ``semantics/``.
+
+The vectors come in a fixed order:
+
+1. the edge values of every source operand's type -- for a floating-point format (§5.2.1,
+   §5.2.3) +-0, the smallest and largest subnormal, the smallest normal, the largest finite value,
+   +-infinity, quiet and signalling NaNs, 1 and its neighbours, and the halfway cases of every
+   format the form rounds into; for an integer type 0, 1, -1, the extremes, the sign boundary and
+   the half-width carry boundaries; for a predicate (and the carry flag CC.CF) 0 and 1 -- first
+   each alone (the other operands at a plain value), then crossed pairwise, then triple-wise,
+   until ``N`` vectors are reached;
+2. seeded random vectors: a floating-point operand draws its sign, exponent field and mantissa
+   separately (every exponent, the subnormal and special encodings included, is equally likely,
+   and the mantissa is often all zeros, all ones or a single bit, so that ties and NaN payloads
+   occur), an integer operand draws a random bit length, sign and pattern.
+
+Same arguments, same bytes, on any machine: the random generator is numpy's PCG64 seeded with
+``(seed, crc32(form text))``; nothing depends on Python's ``hash()``, the platform or the clock.
+
+JSON Lines schema (one vector per line)::
+
+    {"instr": "fma.rn.f32", "inputs": ["0x3f800000", "0x40000000", "0x00000000"],
+     "outputs": ["0x40000000"], "profile": "spec"}
+
+``inputs`` and ``outputs`` are hex bit patterns of the register width, in the form's operand
+order (the carry flag CC.CF after the register sources and after the destination). Where the
+semantics returns an allowed set (an unspecified NaN, an ``.approx`` error bound under
+``--profile spec``), the vector has an ``"allowed"`` list with, per destination, the set's JSON
+form (:meth:`ptxspec.semantics.results.Allowed.to_json`, as ``ptxspec eval --json`` prints it) or
+``null`` for a fixed result, and ``outputs`` holds the set's canonical member where there is one
+(the canonical NaN, :func:`~ptxspec.semantics.numerics.canonical_nan`, for "any NaN", lane by lane
+in a packed register); else the set's JSON form itself.
+
+npz format: for instruction ``k`` (in command-line order) the arrays ``{k}.in{i}`` and
+``{k}.out{j}`` (uint64 bit patterns, the ``outputs`` above) and ``{k}.open{j}`` (bool: the result
+is a set; the JSON Lines file describes it), and ``instr`` (the form texts). The zip members carry
+a fixed timestamp, so that the file, too, is the same bytes on every run.
+
+Warp-level forms (shfl.sync, vote.sync, match.sync, redux.sync, activemask, elect.sync) are
+written one vector per warp execution: each per-lane operand is a list of 32 lane hex strings
+(lane 0 first), the membermask operand one hex string (``--mask``, default 0xffffffff), each
+destination a list of 32 lanes (a lane whose result is a set -- "undefined" -- holds the set's JSON
+form), ``"allowed"`` the destination's warp set where a lane is open, and ``"active"`` the
+executing lanes where ``--active`` is not the full warp. They go through the readable semantics
+only, and only as JSON Lines. The ``testfloat`` layout is not implemented.
+
+While ``ptxspec vectors`` computes, it draws a progress line on standard error when standard error
+is a terminal (check-vectors' own; nothing is written there otherwise). The schema with examples
+is docs/vectors.rst.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import time
+import zipfile
+import zlib
+from collections.abc import Iterator, Sequence
+from fractions import Fraction
+from itertools import combinations
+
+import click
+import numpy as np
+
+from ptxspec.spec.errors import OperandError, PtxSpecError
+from ptxspec.spec.types import FORMATS, INTEGER_TYPES, PACKED_TYPES, FloatFormat, NanEncoding, register_bits
+
+#: The most edge vectors crossed before the random ones, whatever ``--count`` is.
+EDGE_CAP = 1 << 16
+
+#: How often (in vectors) the per-vector paths report progress.
+PROGRESS_STEP = 1024
+
+#: Warp-level forms: the lanes of a warp, and the default membermask and executing lanes.
+WARP_SIZE = 32
+FULL_MASK = 0xFFFFFFFF
+
+
+# ---------------------------------------------------------------------------------------------
+# What an operand holds
+# ---------------------------------------------------------------------------------------------
+
+
+def operand_kind(form, operand) -> tuple[str, object]:
+    """How to read ``operand`` of ``form``: ``("float", fmt)``, ``("packed", PackedType)``,
+    ``("int", IntegerType)`` or ``("pred", None)``.
+
+    A bit-size register (``.b32``) that holds a packed or floating-point value of the form's type
+    qualifier (``add.rn.f16x2`` declares a, b, d as .b32) is read as that type."""
+    name = operand.type
+    if name == "pred":
+        return "pred", None
+    if name in PACKED_TYPES:
+        return "packed", PACKED_TYPES[name]
+    if name in FORMATS:
+        return "float", FORMATS[name]
+    width = register_bits(name)
+    for _, token in form.choices:
+        if token in PACKED_TYPES and PACKED_TYPES[token].register_bits == width and name.startswith("b"):
+            return "packed", PACKED_TYPES[token]
+        if token in FORMATS and register_bits(token) == width and name.startswith("b") and FORMATS[token].width == width:
+            return "float", FORMATS[token]
+    return "int", INTEGER_TYPES[name]
+
+
+def rounding_targets(form) -> list[FloatFormat]:
+    """The floating-point formats the form's results are rounded into (its type qualifiers)."""
+    out = []
+    for _, token in form.choices:
+        fmt = FORMATS.get(token) or (FORMATS.get(PACKED_TYPES[token].element) if token in PACKED_TYPES else None)
+        if fmt is not None and fmt not in out:
+            out.append(fmt)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Edge values (§5.2.1, §5.2.3, IEEE 754 §3.4)
+# ---------------------------------------------------------------------------------------------
+
+
+def _pack(fmt: FloatFormat, sign: int, exponent: int, mantissa: int) -> int:
+    from ptxspec.semantics.numerics import pack
+
+    return pack(fmt, sign if fmt.signed else 0, exponent, mantissa)
+
+
+def _exact(fmt: FloatFormat, value: Fraction) -> int | None:
+    """The bits of ``value`` in ``fmt`` if it is exactly representable there, else None."""
+    from ptxspec.semantics.numerics import Exact, decode, round_exact, to_fraction
+
+    sign = int(value < 0)
+    magnitude = abs(value)
+    if sign and not fmt.signed:
+        return None
+    num, den = magnitude.numerator, magnitude.denominator
+    if den & (den - 1):
+        return None
+    exponent = -(den.bit_length() - 1)
+    bits = round_exact(Exact(sign, num, exponent), fmt)
+    decoded = decode(fmt, bits)
+    if not isinstance(decoded, Exact) or to_fraction(decoded) != value:
+        return None
+    return bits
+
+
+def float_edges(fmt: FloatFormat, targets: Sequence[FloatFormat] = ()) -> list[int]:
+    """The edge values of ``fmt``, both signs: zeros, subnormals, normals' ends, 1 and its
+    neighbours, infinities, NaNs (quiet, signalling, with a payload), and for every format in
+    ``targets`` the values halfway between two of its neighbours (ties), just around them, and at
+    its overflow and underflow thresholds, where ``fmt`` can hold them."""
+    m = fmt.mantissa_bits
+    top = (1 << m) - 1
+    emax_field, (max_e, max_m) = fmt.exponent_field_max, fmt.max_finite_fields
+    magnitudes: list[int] = [_pack(fmt, 0, 0, 0)]
+    if fmt.has_subnormals and m:
+        magnitudes += [_pack(fmt, 0, 0, 1), _pack(fmt, 0, 0, top)]
+    magnitudes += [_pack(fmt, 0, 1, 0), _pack(fmt, 0, max_e, max_m)]
+    one = _exact(fmt, Fraction(1))
+    if one is not None:
+        magnitudes += [one, one - (1 << fmt.shift), one + (1 << fmt.shift), _exact(fmt, Fraction(2)) or one, _exact(fmt, Fraction(3, 2)) or one]
+    if fmt.has_infinity:
+        magnitudes.append(_pack(fmt, 0, emax_field, 0))
+    if fmt.nan is NanEncoding.IEEE and m:
+        quiet = 1 << (m - 1)
+        magnitudes += [_pack(fmt, 0, emax_field, quiet), _pack(fmt, 0, emax_field, top)]
+        if m > 1:
+            magnitudes += [_pack(fmt, 0, emax_field, 1), _pack(fmt, 0, emax_field, quiet | 1)]
+    elif fmt.nan is NanEncoding.ALL_ONES:
+        magnitudes.append(_pack(fmt, 0, emax_field, top))
+    for target in targets:
+        magnitudes += [b for b in (_exact(fmt, v) for v in _rounding_boundaries(target, fmt)) if b is not None]
+    out: list[int] = []
+    for magnitude in magnitudes:
+        for sign in (0, 1) if fmt.signed else (0,):
+            bits = magnitude | (sign << (fmt.exponent_bits + m) << fmt.shift)
+            if bits not in out:
+                out.append(bits)
+    return out
+
+
+def _rounding_boundaries(target: FloatFormat, source: FloatFormat) -> list[Fraction]:
+    """Values where rounding into ``target`` changes its decision: ties next to 1 (to even down and
+    up), half and 3/2 of the smallest subnormal (underflow), the smallest normal, the largest
+    finite value and the tie above it (the overflow threshold), each with its neighbours one
+    ``source`` ulp away."""
+    from ptxspec.semantics.numerics import decode, max_finite, to_fraction
+
+    p, q = target.precision, source.precision
+    ulp1 = Fraction(1, 1 << (p - 1))
+    max_value = to_fraction(decode(target, max_finite(target)))
+    tiny = Fraction(2) ** (target.min_normal_exponent - p + 1)
+    centres = [1 + ulp1 / 2, 1 + 3 * ulp1 / 2, tiny / 2, 3 * tiny / 2, Fraction(2) ** target.min_normal_exponent, max_value,
+               max_value + Fraction(2) ** (target.max_exponent - p)]
+    out = []
+    for c in centres:
+        step = Fraction(2) ** (_floor_log2(c) - q + 1)
+        out += [c, c - step, c + step]
+    return out
+
+
+def _floor_log2(x: Fraction) -> int:
+    e = x.numerator.bit_length() - x.denominator.bit_length()
+    return e - 1 if Fraction(2) ** e > x else e
+
+
+def integer_edges(kind) -> list[int]:
+    """0, 1, 2, -1, the extremes and their neighbours, the sign boundary, and the half-width
+    boundaries where a carry crosses into the upper half (as register bit patterns)."""
+    n = kind.bits
+    mask = (1 << n) - 1
+    half = n // 2
+    values = [0, 1, 2, -1, -2, kind.max, kind.max - 1, kind.min, kind.min + 1, 1 << (n - 1), (1 << (n - 1)) - 1,
+              (1 << half) - 1, 1 << half, 0x55555555_55555555_55555555_55555555, 0xAAAAAAAA_AAAAAAAA_AAAAAAAA_AAAAAAAA]
+    out: list[int] = []
+    for v in values:
+        bits = v & mask
+        if bits not in out:
+            out.append(bits)
+    return out
+
+
+def packed_edges(packed, targets: Sequence[FloatFormat]) -> list[int]:
+    """Each element edge value in every lane, the other lanes holding a plain value (1.0 or 1),
+    then the same value in all lanes."""
+    element = FORMATS.get(packed.element)
+    lane_values = float_edges(element, targets) if element else integer_edges(INTEGER_TYPES[packed.element])
+    plain = (_exact(element, Fraction(1)) if element else 1) or 0
+    out: list[int] = []
+    for v in lane_values:
+        rows = [[v] * packed.count] + [[v if k == lane else plain for k in range(packed.count)] for lane in range(packed.count)]
+        for lanes in rows:
+            bits = 0
+            for lane in lanes:
+                bits = (bits << packed.lane_bits) | lane
+            if bits not in out:
+                out.append(bits)
+    return out
+
+
+def operand_edges(form, operand) -> list[int]:
+    kind, what = operand_kind(form, operand)
+    if kind == "pred":
+        return [0, 1]
+    if kind == "float":
+        return float_edges(what, rounding_targets(form))
+    if kind == "packed":
+        return packed_edges(what, rounding_targets(form))
+    return integer_edges(what)
+
+
+def edge_vectors(form, cap: int) -> list[tuple[int, ...]]:
+    """The edge values crossed: each alone (others at their first plain edge), then every pair of
+    operand positions, then every triple, in order, deduplicated, at most ``cap`` vectors."""
+    return [tuple(row) for row in edge_matrix(form, cap).tolist()]
+
+
+def edge_matrix(form, cap: int) -> np.ndarray:
+    """:func:`edge_vectors` as a ``(vectors, operands)`` uint64 array (built with numpy: a
+    three-operand form crosses tens of thousands of edge vectors)."""
+    edges = [np.array(operand_edges(form, o), dtype=np.uint64) for o in form.sources]
+    base = np.array([_plain(form, o, e.tolist()) for o, e in zip(form.sources, edges)], dtype=np.uint64)
+    k = len(edges)
+    unique = np.zeros((0, k), np.uint64)
+    blocks: list[np.ndarray] = []
+    for size in range(1, min(k, 3) + 1):
+        for positions in combinations(range(k), size):
+            grids = np.meshgrid(*(edges[i] for i in positions), indexing="ij")
+            block = np.repeat(base[None, :], grids[0].size, axis=0)
+            for i, grid in zip(positions, grids):
+                block[:, i] = grid.ravel()
+            blocks.append(block)
+        # Keep the first occurrence of each vector, in order; stop once there are enough.
+        rows = np.concatenate(blocks)
+        _, first = np.unique(rows, axis=0, return_index=True)
+        unique = rows[np.sort(first)]
+        if len(unique) >= cap:
+            break
+    return unique[:cap]
+
+
+def _plain(form, operand, edges: list[int]) -> int:
+    """A value that leaves the other operands' edge cases visible: 1.0 (or 1) where the type has
+    it, else the first edge value."""
+    kind, what = operand_kind(form, operand)
+    if kind == "float":
+        return _exact(what, Fraction(1)) or edges[0]
+    if kind == "packed":
+        element = FORMATS.get(what.element)
+        one = (_exact(element, Fraction(1)) if element else 1) or 0
+        bits = 0
+        for _ in range(what.count):
+            bits = (bits << what.lane_bits) | one
+        return bits
+    if kind == "pred":
+        return 0
+    return 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Random values
+# ---------------------------------------------------------------------------------------------
+
+
+def _random_float(rng: np.random.Generator, fmt: FloatFormat, n: int) -> np.ndarray:
+    """Sign, exponent field and mantissa drawn apart: every exponent field (0 and all-ones too)
+    equally likely; the mantissa all zeros, all ones, one bit, or uniform."""
+    m = fmt.mantissa_bits
+    sign = rng.integers(0, 2, n, dtype=np.uint64) if fmt.signed else np.zeros(n, np.uint64)
+    exponent = rng.integers(0, fmt.exponent_field_max + 1, n, dtype=np.uint64)
+    # 1/4 near 1 so that operands of one vector meet (additions cancel, products stay in range).
+    near = rng.integers(max(0, fmt.bias - fmt.precision - 1), min(fmt.exponent_field_max, fmt.bias + fmt.precision + 1) + 1, n, dtype=np.uint64)
+    exponent = np.where(rng.random(n) < 0.25, near, exponent)
+    uniform = rng.integers(0, 1 << m, n, dtype=np.uint64) if m else np.zeros(n, np.uint64)
+    one_bit = np.uint64(1) << rng.integers(0, max(m, 1), n, dtype=np.uint64) if m else np.zeros(n, np.uint64)
+    choice = rng.integers(0, 8, n)
+    mantissa = np.select([choice == 0, choice == 1, choice == 2], [np.uint64(0), np.uint64((1 << m) - 1), one_bit & np.uint64((1 << m) - 1)], uniform)
+    body = (exponent << np.uint64(m)) | mantissa
+    if fmt.signed:
+        body |= sign << np.uint64(fmt.exponent_bits + m)
+    return body << np.uint64(fmt.shift)
+
+
+def _random_int(rng: np.random.Generator, width: int, n: int) -> np.ndarray:
+    """A random bit length (so every magnitude occurs), negated half the time, plus 1/4 uniform
+    bit patterns. Widths up to 64 bits."""
+    length = rng.integers(0, width + 1, n, dtype=np.uint64)
+    raw = rng.integers(0, 1 << 63, n, dtype=np.uint64) * np.uint64(2) + rng.integers(0, 2, n, dtype=np.uint64)
+    mask_all = np.uint64((1 << width) - 1) if width < 64 else np.uint64(0xFFFFFFFFFFFFFFFF)
+    short = np.where(length >= np.uint64(64), raw, raw & ((np.uint64(1) << np.minimum(length, np.uint64(63))) - np.uint64(1)))
+    negated = (np.uint64(0) - short) & mask_all
+    choice = rng.integers(0, 4, n)
+    return np.select([choice == 0, choice == 1], [raw & mask_all, negated], short & mask_all)
+
+
+def random_operand(rng: np.random.Generator, form, operand, n: int) -> np.ndarray:
+    kind, what = operand_kind(form, operand)
+    width = register_bits(operand.type)
+    if width > 64:
+        raise OperandError(f"{form.text}: operand {operand.name} is {width} bits; vectors handle registers of at most 64 bits", where=form.text)
+    if kind == "pred":
+        return rng.integers(0, 2, n, dtype=np.uint64)
+    if kind == "float":
+        return _random_float(rng, what, n)
+    if kind == "packed":
+        element = FORMATS.get(what.element)
+        out = np.zeros(n, np.uint64)
+        for _ in range(what.count):
+            lane = _random_float(rng, element, n) if element else _random_int(rng, what.lane_bits, n)
+            out = (out << np.uint64(what.lane_bits)) | lane
+        return out
+    return _random_int(rng, width, n)
+
+
+def rng_for(form_text: str, seed: int) -> np.random.Generator:
+    """The generator of one form: PCG64 seeded with the seed and a CRC-32 of the form text
+    (stable across machines and Python runs, unlike ``hash()``)."""
+    return np.random.default_rng([seed, zlib.crc32(form_text.encode("utf-8"))])
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs and outputs
+# ---------------------------------------------------------------------------------------------
+
+
+def _form(instr: str, where: str | None = None):
+    from ptxspec.semantics.instructions import semantic_function
+    from ptxspec.spec.catalogue import parse
+
+    form = parse(instr, where=where or instr)
+    try:
+        semantic_function(form)  # a form without semantics is reported here, located
+    except PtxSpecError as error:
+        error.where = error.where or where or instr
+        raise
+    for o in (*form.sources, *form.destinations):
+        if register_bits(o.type) > 64:
+            raise PtxSpecError(f"{form.text}: operand {o.name} is .{o.type} ({register_bits(o.type)} bits); vectors handle registers of at most 64 bits", where=where or instr)
+    return form
+
+
+def inputs(form, count: int, seed: int) -> list[np.ndarray]:
+    """The ``count`` input vectors of ``form`` as one uint64 array per source operand."""
+    if count < 0:
+        raise OperandError(f"--count must be >= 0, got {count}", where="<command line>, --count")
+    if seed < 0:
+        raise OperandError(f"--seed must be >= 0, got {seed}", where="<command line>, --seed")
+    edges = edge_matrix(form, min(count, EDGE_CAP))
+    rest = count - len(edges)
+    rng = rng_for(form.text, seed)
+    columns = []
+    for k, operand in enumerate(form.sources):
+        columns.append(np.concatenate([edges[:, k], random_operand(rng, form, operand, rest)]))
+    return columns
+
+
+def representative(result) -> int | None:
+    """The canonical member of an allowed set, where results.py defines one: the bits themselves,
+    the canonical NaN for "any NaN", lane by lane for a packed register; None otherwise."""
+    from ptxspec.semantics.numerics import canonical_nan
+    from ptxspec.semantics.results import AnyNaN, Lanes
+
+    if isinstance(result, int):
+        return result
+    if isinstance(result, AnyNaN):
+        return canonical_nan(result.format)
+    if isinstance(result, Lanes):
+        bits = 0
+        for lane in result.lanes:
+            r = representative(lane)
+            if r is None:
+                return None
+            bits = (bits << result.lane_bits) | r
+        return bits
+    return None
+
+
+def vector_dict(form, sources: Sequence[int], results: Sequence, profile: str) -> dict:
+    """One vector as the schema writes it, from ``ptxspec eval --json``'s encoding
+    (:func:`ptxspec.conformance.cli.to_json`), with open results split into ``outputs``
+    (canonical member) and ``allowed`` (the set)."""
+    from ptxspec.conformance.cli import Evaluation, _hex, to_json
+
+    obj = to_json(Evaluation(form, tuple(sources), tuple(results), "<vectors>", form.text), profile)
+    if any(not isinstance(r, int) for r in results):
+        widths = [register_bits(d.type) for d in form.destinations]
+        outputs, allowed = [], []
+        for r, w, text in zip(results, widths, obj["outputs"]):
+            rep = representative(r)
+            outputs.append(text if rep is None else _hex(rep, w))
+            allowed.append(None if isinstance(r, int) else r.to_json())
+        obj = {"instr": obj["instr"], "inputs": obj["inputs"], "outputs": outputs, "allowed": allowed, "profile": profile}
+    return obj
+
+
+def generate(instr: str, count: int, seed: int, profile: str = "spec", *, mask: int = FULL_MASK, active: int = FULL_MASK) -> Iterator[dict]:
+    """The vectors of ``instr``, one dict per vector, by the readable semantics one at a time
+    (the reference for the batched path of :func:`jsonl_bytes`). ``mask`` (the membermask
+    operand) and ``active`` (the executing lanes) apply to warp-level forms only."""
+    from ptxspec.conformance.cli import is_warp_form
+    from ptxspec.semantics.instructions import evaluate
+
+    form = _form(instr)
+    if is_warp_form(form):
+        yield from _warp_vectors(form, count, seed, profile, mask, active)
+        return
+    columns = [c.tolist() for c in inputs(form, count, seed)]
+    for i in range(count):
+        sources = [c[i] for c in columns]
+        yield vector_dict(form, sources, evaluate(form, sources, profile), profile)
+
+
+# ---------------------------------------------------------------------------------------------
+# Warp-level forms (§9.7.8): per-lane operands as lists of 32 lane values
+# ---------------------------------------------------------------------------------------------
+
+def warp_inputs(form, count: int, seed: int, mask: int = FULL_MASK) -> list[list]:
+    """Per source operand, ``count`` values: the membermask operand is ``mask`` in every vector;
+    every other operand is 32 lane values -- first each edge value in all lanes, then the edge
+    values spread over the lanes (lane l holds edge (i + l)), then seeded random lanes."""
+    if count < 0:
+        raise OperandError(f"--count must be >= 0, got {count}", where="<command line>, --count")
+    if seed < 0:
+        raise OperandError(f"--seed must be >= 0, got {seed}", where="<command line>, --seed")
+    rng = rng_for(form.text, seed)
+    out = []
+    for operand in form.sources:
+        if operand.name == "membermask":
+            out.append([mask] * count)
+            continue
+        edges = operand_edges(form, operand)
+        rows = [(e,) * WARP_SIZE for e in edges]
+        rows += [tuple(edges[(i + lane) % len(edges)] for lane in range(WARP_SIZE)) for i in range(len(edges))]
+        rows = rows[:count]
+        rest = count - len(rows)
+        lanes = random_operand(rng, form, operand, rest * WARP_SIZE).reshape(rest, WARP_SIZE).tolist() if rest else []
+        out.append(rows + [tuple(r) for r in lanes])
+    return out
+
+
+def _warp_vectors(form, count: int, seed: int, profile: str, mask: int, active: int, progress=None) -> Iterator[dict]:
+    """Warp vectors: inputs as lists of 32 lane hex strings (membermask as one), outputs as lists
+    of 32 lanes (the canonical member of a lane's set where there is one, else its JSON form),
+    ``allowed`` where a lane's result is a set, ``active`` where not every lane executes."""
+    from ptxspec.conformance.cli import _hex
+    from ptxspec.semantics.instructions import evaluate
+
+    columns = warp_inputs(form, count, seed, mask)
+    widths = [register_bits(o.type) for o in form.sources]
+    out_widths = [register_bits(d.type) for d in form.destinations]
+    for i in range(count):
+        if progress is not None and not i % PROGRESS_STEP:
+            progress(form.text, i, count)
+        sources = [c[i] for c in columns]
+        results = evaluate(form, sources, profile, active=active)
+        obj: dict = {"instr": form.text}
+        obj["inputs"] = [[_hex(v, w) for v in value] if isinstance(value, tuple) else _hex(value, w) for value, w in zip(sources, widths)]
+        outputs, allowed = [], []
+        for result, w in zip(results, out_widths):
+            lanes = getattr(result, "lanes", None) if not isinstance(result, int) else None
+            if lanes is None:  # one value for the warp
+                rep = representative(result)
+                outputs.append(_hex(rep, w) if rep is not None else result.to_json())
+                allowed.append(None if isinstance(result, int) else result.to_json())
+                continue
+            texts = []
+            for lane in lanes:
+                rep = representative(lane)
+                texts.append(_hex(rep, w) if rep is not None else lane.to_json())
+            outputs.append(texts)
+            allowed.append(None if all(isinstance(lane, int) for lane in lanes) else result.to_json())
+        obj["outputs"] = outputs
+        if any(a is not None for a in allowed):
+            obj["allowed"] = allowed
+        if active != FULL_MASK:
+            obj["active"] = _hex(active, 32)
+        obj["profile"] = profile
+        yield obj
+
+
+def _batch(form, columns: list[np.ndarray], profile: str, progress=None):
+    """Per destination: (bits array, {index: allowed set}) -- from the batched semantics where
+    a fast path exists, else from the scalar semantics in a loop."""
+    from ptxspec.semantics.batch import evaluate_batch, has_fast_path
+    from ptxspec.semantics.instructions import evaluate
+
+    # Only the fast paths go through evaluate_batch: its scalar fallback reads a packed result
+    # in a .b32 destination (add.rn.f16x2) as one lane, so the loop below is used instead.
+    if len(form.destinations) == 1 and has_fast_path(form):
+        result = evaluate_batch(form, [c.astype(np.uint64) for c in columns], profile)
+        open_ = result.any_nan
+        if open_ is not None and open_.ndim == 2:
+            open_ = open_.any(axis=1)
+        rows = np.flatnonzero(open_).tolist() if open_ is not None else []
+        if result.lanes == 1 and rows:
+            # Every open element of a one-lane destination is "any NaN of the format"
+            # (BatchResult.result), one set for all of them.
+            sets = dict.fromkeys(rows, result.result(rows[0]))
+        else:
+            sets = {i: result.result(i) for i in rows}
+        sets.update(result.sets)
+        return [(result.bits.astype(np.uint64), sets)]
+    n = len(columns[0]) if columns else 0
+    lists = [c.tolist() for c in columns]
+    outs = [(np.zeros(n, np.uint64), {}) for _ in form.destinations]
+    for i in range(n):
+        if progress is not None and not i % PROGRESS_STEP:
+            progress(form.text, i, n)
+        for (bits, sets), r in zip(outs, evaluate(form, [c[i] for c in lists], profile)):
+            if isinstance(r, int):
+                bits[i] = r
+            else:
+                sets[i] = r
+                rep = representative(r)
+                bits[i] = 0 if rep is None else rep
+    return outs
+
+
+def jsonl_bytes(instr: str, count: int, seed: int, profile: str = "spec", *, mask: int = FULL_MASK, active: int = FULL_MASK, progress=None) -> bytes:
+    """The JSON Lines text of ``instr``'s vectors, UTF-8: the batched semantics, formatted in bulk;
+    identical, byte for byte, to ``json.dumps`` of each vector of :func:`generate` plus a newline.
+
+    A vector whose results are all fixed bits has the same line length as every other such vector
+    of the form (the hex is zero-padded), so those lines are one byte matrix filled column by
+    column; the few vectors with an allowed set are written by :func:`vector_dict`.
+    ``progress(what, done, total)``, if given, is called as the vectors are computed."""
+    from ptxspec.conformance.cli import is_warp_form
+
+    form = _form(instr)
+    if is_warp_form(form):
+        return "".join(json.dumps(v) + "\n" for v in _warp_vectors(form, count, seed, profile, mask, active, progress)).encode("utf-8")
+    columns = inputs(form, count, seed)
+    outs = _batch(form, columns, profile, progress)
+    fields = [(c, register_bits(o.type)) for c, o in zip(columns, form.sources)]
+    fields += [(bits, register_bits(d.type)) for (bits, _), d in zip(outs, form.destinations)]
+    pieces = ['{"instr": ' + json.dumps(form.text) + ', "inputs": [']
+    for k, (_, width) in enumerate(fields):
+        if k == len(form.sources):
+            pieces.append('], "outputs": [')
+        elif k:
+            pieces.append(", ")
+        pieces.append('"0x')
+        pieces.append(max(1, (width + 3) // 4))  # digits, filled below
+        pieces.append('"')
+    if len(fields) == len(form.sources):
+        pieces.append('], "outputs": [')
+    pieces.append('], "profile": ' + json.dumps(profile) + "}\n")
+    length = sum(len(p) if isinstance(p, str) else p for p in pieces)
+    matrix = np.empty((count, length), dtype=np.uint8)
+    at, field = 0, 0
+    for piece in pieces:
+        if isinstance(piece, str):
+            matrix[:, at : at + len(piece)] = np.frombuffer(piece.encode("ascii"), dtype=np.uint8)
+            at += len(piece)
+            continue
+        values = fields[field][0].astype(np.uint64)
+        for d in range(piece):
+            shift = np.uint64(4 * (piece - 1 - d))
+            matrix[:, at + d] = _HEX_DIGITS[((values >> shift) & np.uint64(0xF)).astype(np.intp)]
+        at += piece
+        field += 1
+    lines = matrix.tobytes()
+    open_rows = sorted(set().union(*(sets.keys() for _, sets in outs)))
+    if not open_rows:
+        return lines
+    lists = [c.tolist() for c in columns]
+    tail = pieces[-1].encode("ascii")
+    allowed_text: dict[object, bytes] = {}
+    has_member: dict[object, bool] = {}
+    out, start = [], 0
+    for i in open_rows:
+        results = [sets[i] if i in sets else int(bits[i]) for bits, sets in outs]
+        out.append(lines[start * length : i * length])
+        for r in results:
+            if r not in has_member:
+                has_member[r] = representative(r) is not None
+        if all(has_member[r] for r in results):
+            # The row already holds each set's canonical member: add the "allowed" list, the
+            # same text vector_dict's json.dumps gives (one cached text per distinct set).
+            texts = []
+            for r in results:
+                if r not in allowed_text:
+                    allowed_text[r] = b"null" if isinstance(r, int) else json.dumps(r.to_json()).encode("utf-8")
+                texts.append(allowed_text[r])
+            row = lines[i * length : (i + 1) * length - len(tail)]
+            out.append(row + b'], "allowed": [' + b", ".join(texts) + tail)
+        else:
+            out.append((json.dumps(vector_dict(form, [c[i] for c in lists], results, profile)) + "\n").encode("utf-8"))
+        start = i + 1
+    out.append(lines[start * length :])
+    return b"".join(out)
+
+
+_HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+
+
+def jsonl_lines(instr: str, count: int, seed: int, profile: str = "spec", **lanes) -> list[str]:
+    """:func:`jsonl_bytes` as a list of lines (each with its newline)."""
+    return jsonl_bytes(instr, count, seed, profile, **lanes).decode("utf-8").splitlines(keepends=True)
+
+
+def npz_bytes(instrs: Sequence[str], count: int, seed: int, profile: str = "spec") -> bytes:
+    """The npz archive of the vectors of ``instrs`` (see the module docstring), byte-stable."""
+    arrays: dict[str, np.ndarray] = {}
+    texts = []
+    from ptxspec.conformance.cli import is_warp_form
+
+    for k, instr in enumerate(instrs):
+        form = _form(instr)
+        if is_warp_form(form):
+            raise PtxSpecError(f"{form.text}: --format npz holds scalar forms only; write warp-level forms as jsonl", where=f"<command line>, INSTR {k + 1}")
+        texts.append(form.text)
+        columns = inputs(form, count, seed)
+        for i, c in enumerate(columns):
+            arrays[f"{k}.in{i}"] = c.astype(np.uint64)
+        for j, (bits, sets) in enumerate(_batch(form, columns, profile)):
+            rep = bits.copy()
+            open_ = np.zeros(count, bool)
+            for i, r in sets.items():
+                open_[i] = True
+                value = representative(r)
+                rep[i] = 0 if value is None else value
+            arrays[f"{k}.out{j}"] = rep
+            arrays[f"{k}.open{j}"] = open_
+    arrays["instr"] = np.array(texts, dtype=f"<U{max([1, *map(len, texts)])}")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        for name, array in arrays.items():
+            member = io.BytesIO()
+            np.lib.format.write_array(member, np.ascontiguousarray(array), allow_pickle=False)
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            archive.writestr(info, member.getvalue())
+    return buffer.getvalue()
+
+
+# ---------------------------------------------------------------------------------------------
+# The command
+# ---------------------------------------------------------------------------------------------
+
+
+@click.command("vectors")
+@click.argument("instrs", nargs=-1, required=True, metavar="INSTR...")
+@click.option("--count", type=int, default=1000, show_default=True, help="Vectors per instruction form: its edge values first, then seeded random ones.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random vectors (same arguments, same bytes).")
+@click.option("--profile", type=click.Choice(["spec", "sm_90"]), default="spec", show_default=True, help="spec: open results as allowed sets; sm_90: what an H100/H200 produces, where measured.")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "npz"]), default="jsonl", show_default=True, help="JSON Lines (one vector per line) or a numpy .npz of uint64 arrays.")
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False, allow_dash=True), default="-", help="Output file ('-': standard output; npz needs a file).")
+@click.option("--mask", "mask_text", default=None, help="Warp-level forms: the membermask operand [default: 0xffffffff].")
+@click.option("--active", "active_text", default=None, help="Warp-level forms: the lanes that execute the instruction [default: 0xffffffff].")
+def vectors_command(instrs: tuple[str, ...], count: int, seed: int, profile: str, fmt: str, output: str, mask_text: str | None, active_text: str | None) -> None:
+    """Write golden vectors of each INSTR (e.g. 'fma.rn.f32'): the manual's edge values crossed,
+    then seeded random inputs, with the results the semantics gives them.
+
+    \b
+    Examples:
+      ptxspec vectors fma.rn.f32 --count 100000 --seed 1 -o fma.jsonl
+      ptxspec vectors add.rn.f16x2 mad.wide.s32 --count 1000 --format npz -o v.npz
+    """
+    from ptxspec.conformance.cli import _mask_option, is_warp_form
+
+    forms = [_form(text, f"<command line>, INSTR {k}") for k, text in enumerate(instrs, start=1)]
+    lanes = {}
+    for name, text in (("mask", mask_text), ("active", active_text)):
+        if text is not None:
+            if not any(is_warp_form(f) for f in forms):
+                raise OperandError(f"--{name} is for warp-level instructions; none is given", where=f"<command line>, --{name}")
+            lanes[name] = _mask_option(text, f"--{name}")
+    if count < 0:
+        raise OperandError(f"--count must be >= 0, got {count}", where="<command line>, --count")
+    if seed < 0:
+        raise OperandError(f"--seed must be >= 0, got {seed}", where="<command line>, --seed")
+    if fmt == "npz":
+        if output == "-":
+            raise OperandError("--format npz writes a binary file: give -o FILE", where="<command line>, --output")
+        data = npz_bytes([f.text for f in forms], count, seed, profile)
+        _write(output, data)
+        return
+    # A progress line on standard error, only when it is a terminal (check-vectors' own).
+    from ptxspec.conformance.check_vectors import _Progress
+
+    progress = _Progress()
+    chunks = []
+    try:
+        for k, f in enumerate(forms, start=1):
+            label = f"{f.text} ({k}/{len(forms)})"
+            progress(label, 0, count)
+            chunks.append(jsonl_bytes(f.text, count, seed, profile, **lanes, progress=lambda _, done, total, label=label: progress(label, done, total)))
+    finally:
+        progress.close()
+    _write(output, b"".join(chunks))
+
+
+def _write(path: str, data: bytes) -> None:
+    if path == "-":
+        stream = click.get_binary_stream("stdout")
+        stream.write(data)
+        stream.flush()
+        return
+    try:
+        with open(path, "wb") as out:
+            out.write(data)
+    except OSError as error:
+        raise PtxSpecError(f"cannot write the file: {error.strerror or error}", where=path) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Throughput
+# ---------------------------------------------------------------------------------------------
+
+BENCH_FORMS = ("fma.rn.f32", "cvt.rn.satfinite.e4m3x2.f32", "add.rn.f16x2", "mad.wide.s32")
+
+
+def generation_rates(text: str, n: int, loop_n: int, seed: int = 0, profile: str = "spec") -> tuple[float, float]:
+    """Vectors/s of ``text``: :func:`jsonl_bytes` on ``n`` vectors (inputs, batched semantics, JSON
+    Lines text), and a plain per-vector Python loop (:func:`generate` + ``json.dumps``) on
+    ``loop_n`` vectors."""
+    start = time.perf_counter()
+    jsonl_bytes(text, n, seed, profile)
+    fast = n / (time.perf_counter() - start)
+    start = time.perf_counter()
+    for v in generate(text, loop_n, seed, profile):
+        json.dumps(v)
+    slow = loop_n / (time.perf_counter() - start)
+    return fast, slow
+
+
+def bench(n: int = 200_000, loop_n: int = 5_000, seed: int = 0, profile: str = "spec") -> list[tuple[str, float, float]]:
+    """:func:`generation_rates` of :data:`BENCH_FORMS`; prints one line per form and returns
+    ``(form, batched rate, loop rate)``."""
+    rows = []
+    for text in BENCH_FORMS:
+        fast, slow = generation_rates(text, n, loop_n, seed, profile)
+        print(f"{text:32} batched {fast:12,.0f} vectors/s ({n:,})   per-vector loop {slow:10,.0f} vectors/s ({loop_n:,})   ratio {fast / slow:7.1f}x")
+        rows.append((text, fast, slow))
+    return rows
+
+
+def _main(argv: list[str]) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m ptxspec.conformance.vectors", description="Throughput of 'ptxspec vectors'.")
+    parser.add_argument("--bench", action="store_true", required=True)
+    parser.add_argument("--n", type=int, default=200_000, help="vectors per form, batched (default 200000)")
+    parser.add_argument("--loop-n", type=int, default=5_000, help="vectors per form, per-vector loop (default 5000)")
+    parser.add_argument("--profile", choices=["spec", "sm_90"], default="spec")
+    args = parser.parse_args(argv)
+    bench(args.n, args.loop_n, 0, args.profile)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
