@@ -434,7 +434,7 @@ def integer_wide(*, signed: bool, add: bool) -> FastPath:
 
     All arithmetic is on uint64 two's-complement patterns, where numpy's array multiplication and
     addition wrap modulo 2^64 silently. The sign-extended product of two s32 values fits in
-    64 bits exactly (|a b| <= 2^62), and so does a u32 product (< 2^64): the multiplication never
+    64 bits exactly (``|a*b| <= 2^62``), and so does a u32 product (< 2^64): the multiplication never
     wraps, and its low 64 bits are the product's two's-complement bits either way. Adding c
     modulo 2^64 is the two's-complement sum with wraparound (mad.wide has no .sat or .cc)."""
 
