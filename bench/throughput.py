@@ -2,11 +2,13 @@
 
     python bench/throughput.py [--n 1000000] [--loop-n 20000] [--profile spec|sm_90] [--seed 0]
 
-For each form in ``FORMS`` (every fast path's kind: fma, the two cvt paths, the .f16/.f16x2
-arithmetic, mul.wide/mad.wide) it prints:
+For each form in ``FORMS`` (every fast path's kind: fma, the .f16/.f16x2 arithmetic,
+mul.wide/mad.wide, and a form of each family of the exhaustive spaces: .bf16 arithmetic, min/max,
+cvt from .f32 to .f16/.bf16/.tf32/integers/packed pairs) it prints:
 
 * the batched path's results/s on ``--n`` seeded input vectors (best of ``--repeat`` runs, one
-  thread: numpy's elementwise loops do not use threads);
+  thread: numpy's elementwise loops do not use threads), by the wall clock and per second of the
+  process's CPU time (the one-core rate where other jobs share the machine);
 * the readable semantics' results/s, calling ``evaluate()`` once per vector in a plain Python loop
   on the first ``--loop-n`` vectors only, and the time that loop would take for all ``--n``
   vectors extrapolated linearly from that measurement (labelled as such);
@@ -51,11 +53,16 @@ def seeded_f32(rng: np.random.Generator, n: int) -> np.ndarray:
 SPECIALS_F16 = np.array([0, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFD55, 0x0001, 0x83FF, 0x0400, 0x3C00, 0xBC01, 0x3BFF, 0x7BFF], dtype=np.uint16)
 
 #: The forms measured: every fast path's representative (the f16 arithmetic has 48 spellings of
-#: one code path; a few stand for them).
+#: one code path; a few stand for them), and one of each family of the exhaustive spaces (issue 6),
+#: which share batch_rounding's routine.
 FORMS = [
     "fma.rn.f32", "cvt.rn.f16.f32", "cvt.rn.satfinite.e4m3x2.f32",
     "add.rn.f16x2", "sub.rn.f16x2", "mul.rn.f16x2", "add.rn.f16", "mul.rn.ftz.f16", "add.rn.ftz.sat.f16x2",
     "mad.wide.s32", "mad.wide.u32", "mul.wide.s32", "mul.wide.u32",
+    "add.rn.bf16", "sub.rn.bf16", "mul.rn.bf16", "min.f16", "max.NaN.xorsign.abs.bf16", "min.ftz.NaN.xorsign.abs.f16",
+    "cvt.rz.f16.f32", "cvt.rm.ftz.sat.f16.f32", "cvt.rn.relu.satfinite.bf16.f32", "cvt.rna.satfinite.tf32.f32",
+    "cvt.rni.s8.f32", "cvt.rmi.ftz.sat.u16.f32", "cvt.rn.f16x2.f32", "cvt.rz.relu.satfinite.bf16x2.f32",
+    "cvt.rn.satfinite.relu.e5m2x2.f32",
 ]
 
 
@@ -69,10 +76,17 @@ def seeded_f16(rng: np.random.Generator, n: int) -> np.ndarray:
     return out
 
 
+def seeded_bf16(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Bfloat16 bit patterns: the top halves of :func:`seeded_f32` (its specials truncated)."""
+    return (seeded_f32(rng, n) >> np.uint32(16)).astype(np.uint16)
+
+
 def seeded_operand(rng: np.random.Generator, n: int, form_text: str, operand_type: str) -> np.ndarray:
     """Seeded bit patterns for one source operand of the form, by what its register holds."""
     if operand_type == "f16":
         return seeded_f16(rng, n)
+    if operand_type == "b16" and form_text.endswith("bf16"):
+        return seeded_bf16(rng, n)
     if operand_type == "b32" and form_text.endswith("f16x2"):
         return (seeded_f16(rng, n).astype(np.uint32) << np.uint32(16)) | seeded_f16(rng, n).astype(np.uint32)
     if operand_type in ("s32", "u32"):
@@ -87,11 +101,12 @@ def measure(text: str, n: int, loop_n: int, profile: str, repeat: int, rng: np.r
     assert text in FAST_PATHS, text
     sources = [seeded_operand(rng, n, text, o.type) for o in form.sources]
 
-    best = float("inf")
+    best = best_cpu = float("inf")
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         result = evaluate_batch(form, sources, profile)
         best = min(best, time.perf_counter() - start)
+        best_cpu = min(best_cpu, time.process_time() - start_cpu)
     batched_rate = n / best
 
     loop_n = min(loop_n, n)
@@ -104,6 +119,8 @@ def measure(text: str, n: int, loop_n: int, profile: str, repeat: int, rng: np.r
     identical = all(result.result(i) == want for i, want in enumerate(scalar))
     print(f"{text}  (profile {profile})")
     print(f"  batched:           {batched_rate:14,.0f} results/s   ({n:,} vectors in {best * 1e3:.1f} ms, best of {repeat})")
+    print(f"  batched, CPU time: {n / max(best_cpu, 1e-9):14,.0f} results/s   (per second of this process's CPU time: one core,"
+          " not slowed by other jobs on a shared machine)")
     print(f"  one at a time:     {loop_rate:14,.0f} results/s   (evaluate() in a Python loop, measured on {loop_n:,} vectors:"
           f" {loop_seconds:.2f} s; extrapolated to {n:,}: {n / loop_rate:.0f} s)")
     print(f"  ratio:             {batched_rate / loop_rate:14,.0f} x")

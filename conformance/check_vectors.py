@@ -25,6 +25,18 @@ the set of results the profile allows (bit-exact for a fixed result, inside the 
 ``.approx`` bound, any NaN for an unspecified NaN). Forms with a batched fast path
 (:mod:`ptxspec.semantics.batch`) are checked a block at a time; every other form vector by vector.
 
+Reading is done in bulk where it can be: a line exactly as ``ptxspec vectors`` writes it
+(``json.dumps`` spacing and key order, lower-case hex of the register's width) is one of many
+lines of the same length and layout, so such lines are compared with their layout as byte matrices
+and their hex columns converted with numpy (:func:`canonical_blocks`). Every other line -- other
+spacing, key order, upper-case hex, extra fields, warp-level forms, a malformed line -- is read by
+``json`` one line at a time, as before, with the same located errors; the result is the same either
+way, to the bit and the message (``tests/test_check_vectors_fast.py``).
+
+With ``--testfloat FORM`` every file is in Berkeley TestFloat's ``testfloat_gen`` layout, vectors
+of FORM (:mod:`ptxspec.conformance.testfloat`): operands and result are checked as above; the
+exception-flag column is read but not judged (PTX has no status flags).
+
 Exit status: 0 when every supported vector matches, 1 when one does not, 2 on bad input (a located
 ``file:line:column`` message). A vector whose instruction the catalogue does not know (or whose
 semantics is not implemented yet) is counted as unsupported and reported; it does not stop the run.
@@ -33,6 +45,7 @@ semantics is not implemented yet) is counted as unsupported and reported; it doe
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import re
 import sys
 import time
@@ -41,6 +54,7 @@ from fractions import Fraction
 
 import attrs
 import click
+import numpy as np
 
 from ptxspec.spec.errors import Location, OperandError, PtxSpecError
 
@@ -318,47 +332,369 @@ def _vector(raw: str, obj: dict, info: _FormInfo, source: str, number: int) -> V
     return Vector(info, tuple(sources), tuple(observed), allowed, active, Location(source, number))
 
 
-def read_vectors(path: str, on_line=None) -> Iterable[Vector | Unsupported]:
-    """The vectors of a JSON Lines file, in order; blank lines are skipped. Raises a located
-    :class:`~ptxspec.spec.errors.PtxSpecError` at the first malformed line."""
+def _parse_line(data: bytes, number: int, source: str, forms: dict) -> Vector | Unsupported | None:
+    """One line read by ``json``: a vector, an unsupported one, or None for a blank line; a located
+    :class:`~ptxspec.spec.errors.PtxSpecError` when the line is malformed."""
+    try:
+        raw = data.decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError as error:
+        raise PtxSpecError("the line is not UTF-8 text", where=Location(source, number, error.start + 1)) from None
+    if not raw.strip():
+        return None
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise PtxSpecError(f"invalid JSON ({error.msg}); expected one vector object per line, {_SCHEMA}", where=Location(source, number, error.colno)) from None
+    if not isinstance(obj, dict):
+        raise PtxSpecError(f"expected a JSON object per line, {_SCHEMA}", where=Location(source, number, 1))
+    for key in ("instr", "inputs", "outputs"):
+        if key not in obj:
+            raise PtxSpecError(f"missing field {key!r}; expected {_SCHEMA}", where=Location(source, number, 1))
+    instr = obj["instr"]
+    if not isinstance(instr, str):
+        raise PtxSpecError(f"field 'instr': expected an instruction text such as \"fma.rn.f32\", got {json.dumps(instr)}", where=Location(source, number, _column(raw, "instr")))
+    info = forms.get(instr)
+    if info is None:
+        info = forms[instr] = _form_info(instr)
+    if isinstance(info, str):
+        return Unsupported(instr, info, Location(source, number))
+    return _vector(raw, obj, info, source, number)
+
+
+def _read_bytes(path: str) -> tuple[str, bytes]:
     source = "<stdin>" if path == "-" else path
     try:
-        stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+        if path == "-":
+            return source, sys.stdin.buffer.read()
+        with open(path, "rb") as stream:
+            return source, stream.read()
     except OSError as error:
         raise PtxSpecError(f"cannot read the file: {error.strerror or error}", where=Location(source)) from None
+
+
+def read_items(path: str, on_line=None, *, fast: bool = True) -> list[Vector | Unsupported | Block]:
+    """The vectors of a JSON Lines file: blocks (:class:`Block`) of the lines in the canonical layout
+    (read in bulk, :func:`canonical_blocks`), then every other line in file order as a
+    :class:`Vector` or :class:`Unsupported` (read by ``json``). Blank lines are skipped. Raises a
+    located :class:`~ptxspec.spec.errors.PtxSpecError` at the first malformed line, before
+    anything is returned. ``fast=False`` reads every line by ``json``."""
+    source, data = _read_bytes(path)
     forms: dict[str, _FormInfo | str] = {}
+    blocks, rest = canonical_blocks(data, source, forms) if fast else ([], None)
+    items: list[Vector | Unsupported | Block] = list(blocks)
+    lines = data.split(b"\n") if rest is None or len(rest) else [b""]
+    if lines and lines[-1] == b"":
+        lines.pop()
+    numbers = range(1, len(lines) + 1) if rest is None else (rest + 1).tolist()
+    for done, number in enumerate(numbers, start=1):
+        if on_line is not None and done % 4096 == 0:
+            on_line(done)
+        item = _parse_line(lines[number - 1], number, source, forms)
+        if item is not None:
+            items.append(item)
+    if on_line is not None:
+        on_line(data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0))
+    return items
+
+
+def read_vectors(path: str, on_line=None) -> Iterable[Vector | Unsupported]:
+    """The vectors of a JSON Lines file, one :class:`Vector` (or :class:`Unsupported`) per
+    non-blank line in file order. Raises a located :class:`~ptxspec.spec.errors.PtxSpecError` at
+    the first malformed line."""
+    items: list[Vector | Unsupported] = []
+    for item in read_items(path, on_line):
+        items.extend(item.vectors() if isinstance(item, Block) else [item])
+    items.sort(key=lambda v: v.where.line or 0)
+    return items
+
+
+def read_testfloat(path: str, instr: str) -> Block:
+    """The vectors of a file in TestFloat's ``testfloat_gen`` layout holding ``instr``'s vectors
+    (:func:`ptxspec.conformance.testfloat.read`), as one block: operands, then the observed
+    result. The flags column is kept beside the block (:data:`_TESTFLOAT_FLAGS`) and judged by
+    :func:`judge_testfloat_flags` against the IEEE 754 exceptions of the operation."""
+    from ptxspec.conformance import testfloat
+
+    info = _form_info(instr)
+    if isinstance(info, str):
+        raise PtxSpecError(f"--testfloat {instr}: {info}", where=Location("<command line>, --testfloat"))
+    if testfloat.testfloat_function(info.form) is None:
+        raise PtxSpecError(f"--testfloat {instr}: {info.form.text} has no TestFloat counterpart (the testfloat layout holds IEEE 754 operations)",
+                           where=Location("<command line>, --testfloat"))
+    source, data = _read_bytes(path)
     try:
-        for number, data in enumerate(stream, start=1):
-            if on_line is not None and number % 4096 == 0:
-                on_line(number)
-            try:
-                raw = data.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as error:
-                raise PtxSpecError("the line is not UTF-8 text", where=Location(source, number, error.start + 1)) from None
-            if not raw.strip():
+        sources, outputs, _flags = testfloat.read(data, info.form)
+    except PtxSpecError as error:  # located in "<bytes>": name the file
+        if isinstance(error.where, Location) and error.where.source == "<bytes>":
+            raise PtxSpecError(error.message, where=Location(source, error.where.line, error.where.column), section=error.section) from None
+        raise
+    columns = tuple(np.asarray(s, dtype=np.uint64) for s in sources)
+    observed = tuple(np.asarray(o, dtype=np.uint64) for o in (outputs if isinstance(outputs, (list, tuple)) else [outputs]))
+    block = Block(info, source, np.arange(1, len(observed[0]) + 1), columns, observed, None, "spec")
+    _TESTFLOAT_FLAGS[id(block)] = np.asarray(_flags, dtype=np.uint8)
+    return block
+
+
+#: The flags column of each block :func:`read_testfloat` made, by the block's id.
+_TESTFLOAT_FLAGS: dict[int, np.ndarray] = {}
+
+
+def judge_testfloat_flags(block: Block, summary: Summary) -> None:
+    """Count a TestFloat line whose result matched but whose flags are not the IEEE 754-2019 §7
+    exceptions of the operation (:func:`ptxspec.conformance.testfloat.exceptions`; PTX has no status
+    flags, so these are the flags the file's layout promises) as a mismatch of ``summary``."""
+    from ptxspec.conformance import testfloat
+
+    flags = _TESTFLOAT_FLAGS.pop(id(block))
+    already = {m.vector.where.line for m in summary.mismatches if m.vector.where.source == block.source}
+    counts = summary.by_instr[block.info.form.text]
+    for i in range(len(block)):
+        vector = block.vector(i)
+        if vector.where.line in already:
+            continue
+        expected = int(testfloat.exceptions(block.info.form, vector.sources))
+        if int(flags[i]) != expected:
+            counts.matched -= 1
+            counts.mismatched += 1
+            names = "|".join(f.name.lower() for f in testfloat.Flags if f & expected) or "none"
+            summary.mismatches.append(Mismatch(vector, vector.outputs, f"result matches, but flags {int(flags[i]):02x}"
+                                               f" where IEEE 754 raises {expected:02x} ({names})"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading in bulk: the lines ``ptxspec vectors`` writes, as numpy byte matrices
+# ---------------------------------------------------------------------------------------------
+
+
+@attrs.frozen(eq=False)
+class Block:
+    """Vectors of one form read in bulk from lines of one layout: the line numbers, the source and
+    observed bits as uint64 arrays, and where the lines carry ``"allowed"``, its text per line
+    (``(n, width)`` bytes) with the lines' ``"profile"``."""
+
+    info: _FormInfo
+    source: str
+    lines: np.ndarray
+    sources: tuple
+    outputs: tuple
+    allowed: np.ndarray | None
+    vector_profile: str
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def vector(self, i: int) -> Vector:
+        """Line ``i`` of the block as :func:`read_vectors` reads it."""
+        allowed = None
+        if self.allowed is not None:
+            allowed = (self.vector_profile, tuple(json.loads(self.allowed[i].tobytes())))
+        return Vector(self.info, tuple(int(c[i]) for c in self.sources), tuple(int(c[i]) for c in self.outputs), allowed, None,
+                      Location(self.source, int(self.lines[i])))
+
+    def vectors(self) -> list[Vector]:
+        return [self.vector(i) for i in range(len(self))]
+
+
+#: A hex digit's value (lower case only: other spellings are read by ``json``), 255 elsewhere.
+_NIBBLE = np.full(256, 255, dtype=np.uint8)
+_NIBBLE[np.frombuffer(b"0123456789abcdef", np.uint8)] = np.arange(16, dtype=np.uint8)
+_HEX_STRING = re.compile(rb'"0x([0-9a-f]+)"')
+_KEYS = (["instr", "inputs", "outputs"], ["instr", "inputs", "outputs", "profile"], ["instr", "inputs", "outputs", "allowed", "profile"],
+         ["instr", "inputs", "outputs", "allowed"])
+
+#: Lines per length that may fail to give a layout before the rest of them is read by ``json``.
+_MAX_MISSES = 8
+
+
+@attrs.frozen(eq=False)
+class _Layout:
+    """A line's layout: its bytes with the hex digit columns open. ``fields``: the (first column,
+    digits) of each operand, inputs then outputs; ``free``: every digit column (the operands' and
+    those inside ``allowed``); ``allowed``: the columns of the ``allowed`` value, or None."""
+
+    info: _FormInfo
+    line: np.ndarray
+    fields: tuple
+    claim_digits: tuple
+    open: np.ndarray
+    allowed: tuple[int, int] | None
+    vector_profile: str
+
+
+def _layout(text: bytes, forms: dict) -> _Layout | None:
+    """The layout of ``text`` if it is a scalar vector exactly as ``json.dumps`` writes it (the
+    keys in the writer's order, every operand hex of its register's width), else None."""
+    try:
+        obj = json.loads(text)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(obj, dict) or list(obj) not in _KEYS or not isinstance(obj["instr"], str):
+        return None
+    if json.dumps(obj).encode("utf-8") != text:
+        return None
+    info = forms.get(obj["instr"])
+    if info is None:
+        info = forms[obj["instr"]] = _form_info(obj["instr"])
+    if isinstance(info, str) or info.warp:
+        return None
+    inputs, outputs, allowed = obj["inputs"], obj["outputs"], obj.get("allowed")
+    profile = obj.get("profile", "spec")
+    widths = info.source_widths + info.destination_widths
+    if not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) + len(outputs) != len(widths) or len(inputs) != len(info.source_widths):
+        return None
+    if profile not in ("spec", "sm_90"):
+        return None
+    if allowed is not None and not (isinstance(allowed, list) and len(allowed) == len(outputs) and all(a is None or isinstance(a, dict) for a in allowed)):
+        return None
+    matches = list(_HEX_STRING.finditer(text))
+    span = None
+    if "allowed" in obj:
+        if allowed is None:
+            return None
+        start = text.index(b'"allowed": ') + len(b'"allowed": ')
+        span = (start, start + len(json.dumps(allowed).encode("utf-8")))
+    fields = []
+    operands = inputs + outputs
+    for k, width in enumerate(widths):
+        # The k-th lower-case hex string of the line must be operand k itself, of its width.
+        if k >= len(matches) or matches[k].group(0)[1:-1].decode("ascii") != operands[k] or len(matches[k].group(1)) != max(1, (width + 3) // 4):
+            return None
+        fields.append((matches[k].start(1), len(matches[k].group(1))))
+    claim_digits = []
+    for m in matches[len(widths) :]:
+        if span is None or not span[0] <= m.start() < span[1] or len(m.group(1)) > 16:
+            return None
+        claim_digits.append((m.start(1), len(m.group(1))))
+    open_ = np.zeros(len(text), bool)
+    for start, digits in fields + claim_digits:
+        open_[start : start + digits] = True
+    return _Layout(info, np.frombuffer(text, np.uint8), tuple(fields), tuple(claim_digits), open_, span, profile)
+
+
+def canonical_blocks(data: bytes, source: str, forms: dict) -> tuple[list[Block], np.ndarray]:
+    """The lines of ``data`` in the layout ``ptxspec vectors`` writes, read in bulk, and the
+    0-based numbers of every other line (for ``json``).
+
+    Lines are grouped by length; a group's first unread line gives a layout (:func:`_layout`),
+    and every line of the group whose bytes equal it outside the hex digit columns, with lower-case
+    hex digits there, is read by converting those columns to integers. A line that no layout
+    covers, or whose value overflows a register narrower than its digits, is left to ``json``,
+    which accepts it or reports where it is malformed."""
+    from numpy.lib.stride_tricks import as_strided
+
+    buffer = np.frombuffer(data, np.uint8)
+    # Rows are cut 8 bytes at a time (compared as 64-bit words), so the last may run past the end.
+    padded = np.concatenate([buffer, np.zeros(8, np.uint8)])
+    ends = np.flatnonzero(buffer == 10)
+    if len(buffer) and buffer[-1] != 10:
+        ends = np.append(ends, len(buffer))
+    starts = np.concatenate([[0], ends[:-1] + 1]).astype(np.int64) if len(ends) else np.zeros(0, np.int64)
+    lengths = ends - starts
+    slow = np.ones(len(ends), bool)
+    blocks: list[Block] = []
+    for length in np.unique(lengths).tolist():
+        group = np.flatnonzero(lengths == length)
+        if length < 2:
+            continue
+        width = (length + 7) // 8 * 8
+        view = as_strided(padded, shape=(len(padded) - width + 1, width), strides=(1, 1), writeable=False)
+        matrix = view[starts[group]]
+        misses = 0
+        remaining = np.arange(len(group))
+        while len(remaining) and misses <= _MAX_MISSES:
+            layout = _layout(matrix[remaining[0], :length].tobytes(), forms)
+            if layout is None:
+                misses += 1
+                remaining = remaining[1:]
                 continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as error:
-                raise PtxSpecError(f"invalid JSON ({error.msg}); expected one vector object per line, {_SCHEMA}", where=Location(source, number, error.colno)) from None
-            if not isinstance(obj, dict):
-                raise PtxSpecError(f"expected a JSON object per line, {_SCHEMA}", where=Location(source, number, 1))
-            for key in ("instr", "inputs", "outputs"):
-                if key not in obj:
-                    raise PtxSpecError(f"missing field {key!r}; expected {_SCHEMA}", where=Location(source, number, 1))
-            instr = obj["instr"]
-            if not isinstance(instr, str):
-                raise PtxSpecError(f"field 'instr': expected an instruction text such as \"fma.rn.f32\", got {json.dumps(instr)}", where=Location(source, number, _column(raw, "instr")))
-            info = forms.get(instr)
-            if info is None:
-                info = forms[instr] = _form_info(instr)
-            if isinstance(info, str):
-                yield Unsupported(instr, info, Location(source, number))
-                continue
-            yield _vector(raw, obj, info, source, number)
-    finally:
-        if path != "-":
-            stream.close()
+            rows = matrix if len(remaining) == len(group) else matrix[remaining]
+            same = _same_outside_digits(rows, layout, width)
+            block, taken = _block(layout, rows[same], group[remaining[same]], source)
+            remaining = remaining[~same]
+            if block is not None:
+                slow[block.lines - 1] = False
+                blocks.append(block)
+    return blocks, np.flatnonzero(slow)
+
+
+def _same_outside_digits(rows: np.ndarray, layout: _Layout, width: int) -> np.ndarray:
+    """Which ``rows`` (``(n, width)`` bytes, ``width`` a multiple of 8) equal the layout's line
+    outside its digit columns: XOR, masked, compared as 64-bit words."""
+    line = np.zeros(width, np.uint8)
+    line[: len(layout.line)] = layout.line
+    closed = np.zeros(width, np.uint8)
+    closed[: len(layout.open)] = np.where(layout.open, 0, 0xFF)
+    words = rows.view(np.uint64)
+    line_words, closed_words = line.view(np.uint64), closed.view(np.uint64)
+    differ = np.zeros(len(rows), np.uint64)
+    for j in range(words.shape[1]):
+        if closed_words[j]:
+            differ |= (words[:, j] ^ line_words[j]) & closed_words[j]
+    return differ == 0
+
+
+def _repeat(byte: int) -> np.uint64:
+    return np.uint64(byte * 0x0101010101010101)
+
+
+_TOP, _LOW4, _ONE = _repeat(0x80), _repeat(0x0F), _repeat(0x01)
+
+
+def _in_range(x: np.ndarray, low: int, high: int) -> np.ndarray:
+    """Per byte of the words ``x`` (each byte below 0x80): 0x80 where ``low <= byte <= high``."""
+    return ((x | _TOP) - _repeat(low)) & ~((x | _TOP) - _repeat(high + 1)) & _TOP
+
+
+def _hex_word(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eight ASCII hex digits per big-endian 64-bit word (the first digit the most significant
+    byte): their value, and whether all eight are lower-case hex digits (done on all eight bytes at
+    once, SWAR: a byte's high bit carries its comparison)."""
+    valid = ((_in_range(x, 0x30, 0x39) | _in_range(x, 0x61, 0x66)) & ~x) == _TOP
+    v = (x & _LOW4) + np.uint64(9) * ((x >> np.uint64(6)) & _ONE)  # '0'..'9' -> 0..9, 'a'..'f' -> 10..15
+    v = ((v >> np.uint64(4)) | v) & np.uint64(0x00FF00FF00FF00FF)
+    v = ((v >> np.uint64(8)) | v) & np.uint64(0x0000FFFF0000FFFF)
+    v = ((v >> np.uint64(16)) | v) & np.uint64(0x00000000FFFFFFFF)
+    return v, valid
+
+
+def _hex_columns(digits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The values of ``(n, d)`` ASCII hex digit columns (uint64, d <= 16), and which rows hold only
+    lower-case hex digits."""
+    n, d = digits.shape
+    size = 8 if d <= 8 else 16
+    text = np.full((n, size), ord("0"), np.uint8)
+    text[:, size - d :] = digits
+    words = text.view(">u8").astype(np.uint64)
+    value, valid = _hex_word(words[:, -1])
+    if size == 16:
+        high, high_valid = _hex_word(words[:, 0])
+        value |= high << np.uint64(32)
+        valid &= high_valid
+    return value, valid
+
+
+def _block(layout: _Layout, rows: np.ndarray, numbers: np.ndarray, source: str) -> tuple[Block | None, np.ndarray]:
+    """The block of ``rows`` (lines with ``layout``'s bytes outside the digit columns) that hold
+    lower-case hex digits in every digit column and values that fit their registers (the others
+    are left to ``json``, which locates what is wrong), and which rows it holds."""
+    info = layout.info
+    values = []
+    keep = np.ones(len(rows), bool)
+    for (start, digits), width in zip(layout.fields, info.source_widths + info.destination_widths):
+        value, valid = _hex_columns(rows[:, start : start + digits])
+        keep &= valid
+        if width < 4 * digits:
+            keep &= (value >> np.uint64(width)) == 0
+        values.append(value)
+    for start, digits in layout.claim_digits:
+        keep &= _hex_columns(rows[:, start : start + digits])[1]
+    taken = np.flatnonzero(keep)
+    if not len(taken):
+        return None, taken
+    k = len(info.source_widths)
+    allowed = rows[taken, layout.allowed[0] : layout.allowed[1]] if layout.allowed is not None else None
+    block = Block(info, source, numbers[taken] + 1, tuple(v[taken] for v in values[:k]), tuple(v[taken] for v in values[k:]), allowed, layout.vector_profile)
+    return block, taken
 
 
 # ---------------------------------------------------------------------------------------------
@@ -434,7 +770,7 @@ def check_group(vectors: Sequence[Vector], profile: str) -> list[Mismatch]:
     (the mismatches among them re-checked one by one, for the report); the rest one by one."""
     import numpy as np
 
-    from ptxspec.semantics.batch import FAST_PATHS, _dtype, evaluate_batch
+    from ptxspec.semantics.batch import _dtype, evaluate_batch
 
     if not vectors:
         return []
@@ -442,7 +778,7 @@ def check_group(vectors: Sequence[Vector], profile: str) -> list[Mismatch]:
     form = info.form
     batchable: list[Vector] = []
     rest: list[Vector] = []
-    if form.text in FAST_PATHS and len(info.destinations) == 1:
+    if len(info.destinations) == 1 and has_fast_path(form, profile):
         for v in vectors:
             (batchable if v.allowed is None and isinstance(v.outputs[0], int) else rest).append(v)
     else:
@@ -475,27 +811,108 @@ def check_group(vectors: Sequence[Vector], profile: str) -> list[Mismatch]:
     return mismatches
 
 
-def check_vectors(items: Iterable[Vector | Unsupported], profile: str = "spec", *, progress=None) -> Summary:
+def has_fast_path(form, profile: str) -> bool:
+    """Whether :func:`~ptxspec.semantics.batch.evaluate_batch` has a batched path for ``form``
+    under ``profile`` (else it loops the readable semantics)."""
+    from ptxspec.semantics import batch
+
+    try:
+        return batch.has_fast_path(form, profile)
+    except TypeError:  # batch.has_fast_path without the profile argument: one table for all
+        return batch.has_fast_path(form)
+
+
+def _batchable(v: Vector) -> bool:
+    return v.allowed is None and v.active is None and isinstance(v.outputs[0], int)
+
+
+def check_form(info: _FormInfo, blocks: Sequence[Block], vectors: Sequence[Vector], profile: str) -> list[Mismatch]:
+    """The mismatches among the vectors of one form. Where the form has a batched fast path, the
+    blocks and the vectors whose outputs are plain bits are checked together by one
+    :class:`~ptxspec.semantics.batch.BatchResult` (a block's ``"allowed"`` texts compared with
+    the ones the results give, as ``ptxspec vectors`` writes them); every vector that does not pass
+    there is re-checked by :func:`check_one`, which decides and explains. Everything else goes
+    vector by vector (:func:`check_group`)."""
+    from ptxspec.semantics.batch import evaluate_batch
+
+    form = info.form
+    if len(info.destinations) != 1 or not has_fast_path(form, profile):
+        return check_group([v for b in blocks for v in b.vectors()] + list(vectors), profile)
+    single = [v for v in vectors if _batchable(v)]
+    rest = [v for v in vectors if not _batchable(v)]
+    parts: list[Block] = list(blocks)
+    owners: list[list[Vector] | None] = [None] * len(parts)
+    if single:
+        owners.append(single)
+        parts.append(Block(info, "", np.arange(len(single)), tuple(np.fromiter((v.sources[k] for v in single), np.uint64, len(single)) for k in range(len(info.sources))),
+                           (np.fromiter((v.outputs[0] for v in single), np.uint64, len(single)),), None, "spec"))
+    mismatches: list[Mismatch] = []
+    if parts:
+        sources = [np.concatenate([p.sources[k] for p in parts]) for k in range(len(info.sources))]
+        observed = np.concatenate([p.outputs[0] for p in parts])
+        result = evaluate_batch(form, sources, profile)
+        ok = result.contains(observed)
+        offset = 0
+        for p, owner in zip(parts, owners):
+            part = slice(offset, offset + len(p))
+            if p.allowed is not None and p.vector_profile == profile:
+                ok[part] &= _allowed_texts_agree(result, part, p.allowed)
+            for i in np.flatnonzero(~ok[part]).tolist():
+                vector = owner[i] if owner is not None else p.vector(i)
+                found = check_one(vector, profile)
+                if found is not None:
+                    mismatches.append(found)
+                elif p.allowed is None:  # pragma: no cover - the batch and the readable semantics disagree
+                    raise PtxSpecError(f"{form.text}: the batched fast path and the readable semantics disagree", where=vector.where)
+            offset += len(p)
+    return mismatches + check_group(rest, profile)
+
+
+def _allowed_texts_agree(result, part: slice, texts: np.ndarray) -> np.ndarray:
+    """Per vector of ``part``: whether the ``"allowed"`` text (``json.dumps`` of the list) is the
+    one ``ptxspec vectors`` writes for ``result``'s set; False for every other text (a claim
+    in other words, a wrong claim: :func:`check_one` then decides)."""
+    from ptxspec.conformance.vectors import Destination, allowed_pieces, render
+
+    dest = Destination(result.bits[part].astype(np.uint64), None if result.any_nan is None else result.any_nan[part],
+                       result.format, result.lanes, result.lane_bits, {})
+    pattern = dest.open_pattern()
+    ok = np.zeros(len(pattern), bool)
+    for p in np.unique(pattern).tolist():
+        rows = np.flatnonzero(pattern == p)
+        pieces = ["[", *(allowed_pieces(dest, p, dest.bits[rows]) if p else ["null"]), "]"]
+        expected = render(pieces, len(rows))
+        if expected.shape[1] == texts.shape[1]:
+            ok[rows] = (expected == texts[rows]).all(axis=1)
+    start = part.start or 0
+    for i in result.sets:
+        if part.start <= i < part.stop:
+            ok[i - start] = False
+    return ok
+
+
+def check_vectors(items: Iterable[Vector | Unsupported | Block], profile: str = "spec", *, progress=None) -> Summary:
     """Check parsed vectors (all of them read first, so that a malformed line stops the run before
     anything is reported) and summarise."""
     summary = Summary(profile)
-    groups: dict[str, list[Vector]] = {}
+    groups: dict[str, tuple[_FormInfo, list[Block], list[Vector]]] = {}
     for item in items:
         if isinstance(item, Unsupported):
             summary.unsupported.append(item)
-        else:
-            groups.setdefault(item.form.text, []).append(item)
-    total = sum(len(g) for g in groups.values())
+            continue
+        group = groups.get(item.info.form.text)
+        if group is None:
+            group = groups[item.info.form.text] = (item.info, [], [])
+        (group[1] if isinstance(item, Block) else group[2]).append(item)
+    total = sum(sum(map(len, g[1])) + len(g[2]) for g in groups.values())
     done = 0
-    for text, group in groups.items():
-        found: list[Mismatch] = []
-        for start in range(0, len(group), 1 << 16):
-            chunk = group[start : start + (1 << 16)]
-            found += check_group(chunk, profile)
-            done += len(chunk)
-            if progress is not None:
-                progress("checking", done, total)
-        summary.by_instr[text] = Counts(len(group), len(group) - len(found), len(found))
+    for text, (info, blocks, vectors) in groups.items():
+        found = check_form(info, blocks, vectors, profile)
+        n = sum(map(len, blocks)) + len(vectors)
+        done += n
+        if progress is not None:
+            progress("checking", done, total)
+        summary.by_instr[text] = Counts(n, n - len(found), len(found))
         summary.mismatches += found
     summary.mismatches.sort(key=lambda m: (m.vector.where.source, m.vector.where.line or 0))
     return summary
@@ -503,7 +920,7 @@ def check_vectors(items: Iterable[Vector | Unsupported], profile: str = "spec", 
 
 def check_file(path: str, profile: str = "spec") -> Summary:
     """The Python API: check every vector of the JSON Lines file ``path`` under ``profile``."""
-    return check_vectors(list(read_vectors(path)), profile)
+    return check_vectors(read_items(path), profile)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -591,12 +1008,17 @@ def report(summary: Summary, max_mismatches: int) -> list[str]:
     return lines
 
 
+def _stderr():
+    """Standard error as it is now (click.testing swaps ``sys.stderr`` while a command runs)."""
+    return sys.stderr
+
+
 class _Progress:
     """A plain-text progress line on standard error, redrawn at most ten times a second; silent
     when standard error is not a terminal."""
 
     def __init__(self) -> None:
-        self.stream = click.get_text_stream("stderr")
+        self.stream = _stderr()
         self.on = self.stream.isatty()
         self.last = 0.0
         self.drawn = False
@@ -651,18 +1073,58 @@ def recorded_vectors(recorded, rows: Sequence[int] | None = None) -> Iterable[di
         yield {"instr": instr, "inputs": inputs, "outputs": outputs, "profile": "sm_90"}
 
 
+def recording_items(directory: str | Path | None = None, select=None) -> list[Vector | Unsupported | Block]:
+    """Every vector of a silicon recording (:func:`ptxspec.conformance.silicon.replay.load`; default
+    ``conformance/data/sm_90``) as check-vectors items: a scalar form with a batched fast path as one
+    :class:`Block` of its columns, any other form vector by vector through this module's JSON schema
+    (:func:`recorded_vectors`), each located as ``DIR/CAMPAIGN:FORM`` and the vector's number.
+    ``select``, if given, picks the recorded forms (a predicate on their text)."""
+    from ptxspec.conformance.silicon import replay
+
+    if isinstance(directory, replay.Recording):  # already loaded
+        recording, root = directory, "conformance/data/sm_90"
+    else:
+        recording = replay.load(directory) if directory is not None else replay.load()
+        root = str(directory) if directory is not None else "conformance/data/sm_90"
+    items: list[Vector | Unsupported | Block] = []
+    for text, recorded in recording.forms.items():
+        if select is not None and not select(text):
+            continue
+        instr = text.split("#")[0]
+        source = f"{root}/{recorded.campaign}:{text}"
+        info = _form_info(instr)
+        if isinstance(info, str):
+            items.append(Unsupported(instr, info, Location(source, 1)))
+            continue
+        if not recorded.warp and len(info.destinations) == 1 and has_fast_path(info.form, "sm_90"):
+            def cut(col, width):
+                return np.asarray(col).astype(np.uint64) & np.uint64((1 << width) - 1)
+
+            sources = tuple(cut(c, w) for c, w in zip(recorded.inputs, info.source_widths))
+            outputs = (cut(recorded.outputs[0], info.destination_widths[0]),)
+            items.append(Block(info, source, np.arange(1, len(outputs[0]) + 1), sources, outputs, None, "sm_90"))
+            continue
+        for number, obj in enumerate(recorded_vectors(recorded), 1):
+            items.append(_vector(json.dumps(obj), obj, info, source, number))
+    return items
+
+
 # ---------------------------------------------------------------------------------------------
 # The command
 # ---------------------------------------------------------------------------------------------
 
 
 @click.command("check-vectors")
-@click.argument("paths", metavar="FILE...", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("paths", metavar="FILE...", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--recording", "recording", metavar="DIR", default=None, type=click.Path(file_okay=False, exists=True),
+              help="Also check every vector of the silicon recording in DIR (e.g. conformance/data/sm_90).")
 @click.option("--profile", type=click.Choice(["spec", "sm_90"]), default="spec", show_default=True,
               help="spec: accept every result the manual allows; sm_90: only what an H100/H200 produces, where measured.")
 @click.option("--json", "as_json", is_flag=True, help="Print one summary object instead of text.")
 @click.option("--max-mismatches", type=click.IntRange(min=0), default=10, show_default=True, help="How many mismatches to print in full.")
-def check_vectors_command(paths: tuple[str, ...], profile: str, as_json: bool, max_mismatches: int) -> None:
+@click.option("--testfloat", "testfloat_form", metavar="FORM", default=None,
+              help="Every FILE is in TestFloat's testfloat_gen layout, vectors of FORM (e.g. 'add.rn.f32'); results and IEEE 754 flags are checked.")
+def check_vectors_command(paths: tuple[str, ...], recording: str | None, profile: str, as_json: bool, max_mismatches: int, testfloat_form: str | None) -> None:
     """Check golden vectors (JSON Lines, one vector per line, from any source) against the
     specification and summarise.
 
@@ -673,13 +1135,31 @@ def check_vectors_command(paths: tuple[str, ...], profile: str, as_json: bool, m
     Exit status 0 when every vector matches, 1 when one does not (the first ones are printed with
     their decoded values), 2 on a malformed line (reported as file:line:column). Vectors of an
     instruction ptxspec does not know are counted as unsupported and do not stop the run.
+
+    \b
+    TestFloat files (one form per file, as 'ptxspec vectors --format testfloat' writes them):
+      ptxspec check-vectors --testfloat add.rn.f32 add.tf
+    A GPU recording (every vector it holds; compare with --profile sm_90):
+      ptxspec check-vectors --recording conformance/data/sm_90 --profile sm_90
     """
     progress = _Progress()
+    if not paths and recording is None:
+        click.echo("ptxspec: error: <command line>: give FILE... or --recording DIR", err=True)
+        sys.exit(EXIT_BAD_INPUT)
     try:
-        items: list[Vector | Unsupported] = []
+        items: list[Vector | Unsupported | Block] = []
+        if recording is not None:
+            progress(f"reading {recording}", 0)
+            items.extend(recording_items(recording))
         for path in paths:
-            items.extend(read_vectors(path, on_line=lambda n: progress(f"reading {path}", n)))
+            if testfloat_form is not None:
+                items.append(read_testfloat(path, testfloat_form))
+            else:
+                items.extend(read_items(path, on_line=lambda n, path=path: progress(f"reading {path}", n)))
         summary = check_vectors(items, profile, progress=progress)
+        for item in items:
+            if isinstance(item, Block) and id(item) in _TESTFLOAT_FLAGS:
+                judge_testfloat_flags(item, summary)
     except PtxSpecError as error:
         progress.close()
         click.echo(f"ptxspec: error: {error.one_line()}", err=True)
@@ -698,4 +1178,5 @@ def check_vectors_command(paths: tuple[str, ...], profile: str, as_json: bool, m
     sys.exit(summary.exit_code)
 
 
-__all__ = ["Summary", "Vector", "check_file", "check_vectors", "check_vectors_command", "read_vectors", "recorded_vectors"]
+__all__ = ["Block", "Summary", "Vector", "canonical_blocks", "check_file", "check_form", "check_vectors", "check_vectors_command", "read_items", "recording_items",
+           "read_testfloat", "read_vectors", "recorded_vectors"]

@@ -386,12 +386,14 @@ def forms_command(opcode: str | None) -> None:
 from ptxspec.conformance.check_vectors import check_vectors_command  # noqa: E402
 from ptxspec.conformance.litmus_cli import litmus_command  # noqa: E402
 from ptxspec.conformance.litmus_gen import litmus_gen_command  # noqa: E402
+from ptxspec.conformance.silicon.exhaustive import exhaustive_check_command  # noqa: E402
 from ptxspec.conformance.vectors import vectors_command  # noqa: E402
 
 cli.add_command(litmus_command)
 cli.add_command(litmus_gen_command)
 cli.add_command(check_vectors_command)
 cli.add_command(vectors_command)
+cli.add_command(exhaustive_check_command)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -9,8 +9,10 @@ ISA2 and the coherence shapes CoRR, CoRW, CoWR, CoWW) crossed with
   another access is ``ld.acquire.S``; the other accesses ``.relaxed.S``), where ``S`` is the scope
   ``cta``, ``cluster``, ``gpu`` or ``sys``;
 * a **separator** between consecutive accesses of a thread: ``po`` (nothing: program order),
-  ``fence.sc.S`` or ``fence.acq_rel.S`` (§9.7.13.4, same scope as the accesses), or ``bar.cta``
-  (``bar.cta.sync 0``, §9.7.13.1; only for two-access-per-thread shapes placed in one CTA);
+  ``fence.sc.S`` or ``fence.acq_rel.S`` (§9.7.13.4, same scope as the accesses), ``bar.cta``
+  (``bar.cta.sync 0``, §9.7.13.1; only for two-access-per-thread shapes placed in one CTA), or
+  ``bar.cluster`` (``barrier.cluster.arrive`` then ``barrier.cluster.wait``, §9.7.13.3; the same
+  shapes placed in one cluster: ``same-cta`` or ``same-cluster``);
 * a **placement** of the threads (§2.2): ``same-cta`` (one CTA), ``same-cluster`` (one CTA each,
   all in cluster 0), ``diff-cta`` (one CTA each, launched without clusters), ``diff-gpu`` (one
   GPU each);
@@ -18,15 +20,53 @@ ISA2 and the coherence shapes CoRR, CoRW, CoWR, CoWW) crossed with
   (``release`` for a released write, ``relaxed`` otherwise; not crossed with ``weak``, atom has no
   ``.weak``).
 
-Two proxy families add virtual aliases (§8.2.2): ``CoWR-alias`` (a write, then a read of the same
-memory through a generic alias) and ``MP-alias`` (MP whose reader reads the data through the
-alias), each with and without ``fence.proxy.alias``.
+Three further axes add tests without renaming any of the crossing above:
+
+* **Fence scope** (§8.7, §8.9.3): with ``rlx.S`` and ``rel-acq.S`` (not ``rmw``), a fence may
+  carry a scope ``T`` other than the accesses' ``S`` -- each of the three others, narrower or
+  wider. The name shows it: ``SB+rlx.gpu+fence.sc.cta+diff-cta`` is ``.relaxed.gpu`` accesses
+  separated by ``fence.sc.cta``, in two CTAs. §8.7: two operations are morally strong only if
+  "each operation is strong and specifies a scope that includes the thread executing the other
+  operation", and §8.9.3 orders only "morally strong fence.sc operations": a fence too narrow for
+  the other thread does not take part, whatever the accesses' scope.
+* **Mixed orders** (§8.8): the threads of one test take different orders, one token per thread in
+  thread order joined by ``_`` and one scope for every non-weak thread:
+  ``MP+rel-acq_rlx.gpu+po+diff-cta`` is a releasing writer (P0 ``rel-acq``) with a relaxed reader
+  (P1 ``rlx``), ``MP+weak_rel-acq.gpu+po+diff-cta`` a weak writer with an acquiring reader. A
+  thread's token is ``weak``, ``rlx`` or ``rel-acq`` (the latter only where it differs from
+  ``rlx``: a thread with a write after, or a read before, another access); combinations where
+  every thread has the same token are the uniform orders above and are not repeated. Crossed with
+  the scope ``gpu``, the separator ``po`` and every placement (§8.8: a release pattern needs a
+  release operation or a fence before the write; an acquire pattern an acquire operation or a
+  fence after the read -- each side alone does not synchronize).
+* **Proxies** (§8.2.2, §8.6): beside ``CoWR-alias`` and ``MP-alias`` (a read through a generic
+  alias ``xa`` of ``x``), the shapes ``CoWR-P`` and ``MP-P`` for ``P`` = ``surface``,
+  ``texture``, ``constant`` read ``x`` through an alias of that proxy (``xs @ surface aliases x``
+  read by ``suld.weak``, ``xt`` by ``tld.weak``, ``xc`` by ``cold.weak``: the opcodes of the
+  herd7/Dat3M dialect, which take no order, hence ``.weak``). Their separators are ``po`` and
+  each proxy fence ``fence.proxy.K``, ``K`` in ``alias``, ``surface``, ``texture``, ``constant``
+  (§9.7.13.4: "The .proxykind qualifier indicates a bi-directional proxy ordering established
+  between the memory accesses done between the generic proxy and the proxy specified by
+  .proxykind"; §8.6: "Proxy fences are required to synchronize memory operations across
+  different proxies"). The kinds ``surface``, ``texture`` and ``constant`` are not in the
+  ``.proxykind`` list of PTX ISA 8.7 (which names ``.alias`` and ``.async``); they are those of
+  the litmus dialect and of the NVlabs mixed-proxy model, which both engines implement (see
+  ``memory_model/ptx.py``, ``proxy_fence_for``). A fence of the wrong kind is a control: it
+  must not help.
 
 **Names.** ``SHAPE[+rmw]+ORDER+SEPARATOR+PLACEMENT``, e.g. ``MP+rel-acq.gpu+po+diff-cta`` or
 ``SB+rlx.sys+fence.sc.sys+diff-gpu``; the characters are ``[A-Za-z0-9.+_-]``, so the name is also
 the file name (``NAME.litmus``). ``weak`` has no scope; a fence carries its own
-(``MP+weak+po+same-cta``, ``SB+weak+fence.sc.gpu+diff-cta``).
-Single-thread shapes (``CoWW``, ``CoWR-alias``) have the one placement ``same-cta``.
+(``MP+weak+po+same-cta``, ``SB+weak+fence.sc.gpu+diff-cta``). ``ORDER`` of a mixed-order test is
+``T0_T1[_T2...].S`` (``.S`` omitted when every token is ``weak``, which is then uniform).
+Single-thread shapes (``CoWW``, ``CoWR-alias``, ``CoWR-P``) have the one placement ``same-cta``.
+
+**Not generated.** ``barrier.cluster`` in threads of different clusters (the model, rightly,
+gives a cluster barrier no effect across clusters: each thread would wait only for itself), and
+``barrier.cluster.arrive.relaxed`` (§9.7.13.3: ".relaxed ... specifies that no memory ordering
+and visibility guarantees are provided for the memory accesses performed prior to
+barrier.cluster.arrive"; the lowering keeps no ``.sem`` of a cluster barrier, so both engines would
+treat it as ``.release`` -- a test of it would check nothing the manual says).
 
 **Condition.** Each test asks ``exists`` for the shape's relaxed outcome (diy7's final condition: the
 outcome Sequential Consistency forbids), so herd's ``Ok`` reads *allowed* and ``No`` *forbidden*.
@@ -39,6 +79,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import random
 import sys
 import time
@@ -80,11 +121,13 @@ class W:
 
 @attrs.frozen
 class R:
-    """A read of ``loc`` into register ``reg`` (``via``: read through this alias of ``loc``)."""
+    """A read of ``loc`` into register ``reg`` (``via``: read through this alias of ``loc``, an
+    alias of proxy ``proxy``, §8.2.2/§8.6)."""
 
     loc: str
     reg: str
     via: str | None = None
+    proxy: str = "generic"
 
 
 @attrs.frozen
@@ -139,6 +182,11 @@ SHAPES: dict[str, Shape] = {
 }
 """The classic shapes, in the order they are generated."""
 
+PROXY_ALIASES = {"surface": "xs", "texture": "xt", "constant": "xc"}
+"""The non-generic proxies of the litmus dialect and the name of the alias of ``x`` through each."""
+LOAD_OPCODE = {"generic": "ld", "surface": "suld", "texture": "tld", "constant": "cold"}
+"""The load of each proxy in the litmus dialect (``memory_model/litmus.py``)."""
+
 ALIAS_SHAPES: dict[str, Shape] = {
     s.name: s
     for s in (
@@ -147,12 +195,23 @@ ALIAS_SHAPES: dict[str, Shape] = {
         _shape("MP-alias", [[W("x", 1), W("y", 1)], [R("y", "r0"), R("x", "r1", via="xa")]],
                [("P1:r0", 1), ("P1:r1", 0)],
                "MP whose reader reads the data through the generic alias xa of x (§8.2.2)."),
+        *(_shape(f"CoWR-{proxy}", [[W("x", 1), R("x", "r0", via=alias, proxy=proxy)]], [("P0:r0", 0)],
+                 f"A write of x, then a read of the same memory through the {proxy} alias {alias} "
+                 f"({LOAD_OPCODE[proxy]}, §8.6).")
+          for proxy, alias in PROXY_ALIASES.items()),
+        *(_shape(f"MP-{proxy}", [[W("x", 1), W("y", 1)], [R("y", "r0"), R("x", "r1", via=alias, proxy=proxy)]],
+                 [("P1:r0", 1), ("P1:r1", 0)],
+                 f"MP whose reader reads the data through the {proxy} alias {alias} of x "
+                 f"({LOAD_OPCODE[proxy]}, §8.6).")
+          for proxy, alias in PROXY_ALIASES.items()),
     )
 }
+"""Shapes with a read through a virtual alias (§8.2.2) or another proxy (§8.6)."""
 
 SCOPES = ("cta", "cluster", "gpu", "sys")
 ORDERS = ("weak", "rlx", "rel-acq")
 SEPARATORS = ("po", "fence.sc", "fence.acq_rel", "bar.cta")
+PROXY_FENCES = ("fence.proxy.alias", "fence.proxy.surface", "fence.proxy.texture", "fence.proxy.constant")
 PLACEMENTS = ("same-cta", "same-cluster", "diff-cta", "diff-gpu")
 
 # ---- one test -------------------------------------------------------------------------------------------
@@ -160,7 +219,13 @@ PLACEMENTS = ("same-cta", "same-cluster", "diff-cta", "diff-gpu")
 
 @attrs.frozen
 class Variant:
-    """One point of the crossing (see the module docstring)."""
+    """One point of the crossing (see the module docstring).
+
+    ``order`` is one order for every thread (``weak``, ``rlx``, ``rel-acq``) or, for a mixed-order
+    test, one token per thread joined by ``_`` (``rel-acq_rlx``). ``scope`` is the accesses' scope
+    (for ``weak``: the fences'). ``fence_scope``: the fences' scope where it differs from ``scope``
+    (None: the same).
+    """
 
     shape: str
     order: str
@@ -168,13 +233,14 @@ class Variant:
     separator: str
     placement: str
     rmw: bool = False
+    fence_scope: str | None = None
 
     @property
     def name(self) -> str:
-        order = self.order if self.order == "weak" else f"{self.order}.{self.scope}"
+        order = self.order if all(t == "weak" for t in self.order.split("_")) else f"{self.order}.{self.scope}"
         sep = self.separator
-        if sep.startswith("fence.") and sep != "fence.proxy.alias":
-            sep = f"{sep}.{self.scope}"
+        if sep in ("fence.sc", "fence.acq_rel"):
+            sep = f"{sep}.{self.fence_scope or self.scope}"
         parts = [self.shape] + (["rmw"] if self.rmw else []) + [order, sep, self.placement]
         return "+".join(parts)
 
@@ -185,6 +251,11 @@ class Variant:
     @property
     def variant(self) -> str:
         return self.name[len(self.family) + 1 :]
+
+    def thread_order(self, index: int) -> str:
+        """The order token of thread ``index``."""
+        tokens = self.order.split("_")
+        return tokens[index] if len(tokens) > 1 else tokens[0]
 
 
 def _placement(placement: str, index: int) -> ThreadDecl:
@@ -197,20 +268,24 @@ def _placement(placement: str, index: int) -> ThreadDecl:
     return ThreadDecl(index, f"P{index}", 0, index)
 
 
-def _access(access: W | R, position: int, length: int, v: Variant, next_reg: list[int]):
-    """One access as an instruction, with the order the variant gives it at its place in the thread."""
+def _access(access: W | R, position: int, length: int, v: Variant, order_token: str, next_reg: list[int]):
+    """One access as an instruction, with the order its thread's token gives it at its place in the
+    thread (§8.8: a write after another access releases, a read before another access acquires)."""
     released = isinstance(access, W) and position > 0
     acquiring = isinstance(access, R) and position < length - 1
-    if v.order == "weak":
+    if order_token == "weak":
         order, scope = "weak", None
-    elif v.order == "rel-acq" and released:
+    elif order_token == "rel-acq" and released:
         order, scope = "release", v.scope
-    elif v.order == "rel-acq" and acquiring:
+    elif order_token == "rel-acq" and acquiring:
         order, scope = "acquire", v.scope
     else:
         order, scope = "relaxed", v.scope
     if isinstance(access, R):
-        return Load("ld", "generic", order, scope, Register(access.reg), access.via or access.loc)
+        if access.proxy != "generic":
+            # suld/tld/cold take no memory order in the dialect: weak (§8.4 "weak" by default).
+            order, scope = "weak", None
+        return Load(LOAD_OPCODE[access.proxy], access.proxy, order, scope, Register(access.reg), access.via or access.loc)
     if v.rmw:
         reg = f"r{next_reg[0]}"
         next_reg[0] += 1
@@ -218,14 +293,21 @@ def _access(access: W | R, position: int, length: int, v: Variant, next_reg: lis
     return Store("st", "generic", order, scope, access.loc, Immediate(access.value))
 
 
-def _separator(v: Variant):
+def _separator(v: Variant) -> tuple:
+    """The instructions between two consecutive accesses of a thread."""
     if v.separator in ("fence.sc", "fence.acq_rel"):
-        return Fence(v.separator.split(".", 1)[1], v.scope)
+        return (Fence(v.separator.split(".", 1)[1], v.fence_scope or v.scope),)
     if v.separator == "bar.cta":
-        return BarrierOp("cta", "sync", (Immediate(0),))
-    if v.separator == "fence.proxy.alias":
-        return ProxyFence("alias")
-    return None
+        return (BarrierOp("cta", "sync", (Immediate(0),)),)
+    if v.separator == "bar.cluster":
+        # §9.7.13.3: "barrier.cluster.wait guarantees that when it completes, memory accesses
+        # (except async operations) requested, in program order, prior to the preceding
+        # barrier.cluster.arrive by all threads in the cluster are complete and visible to the
+        # executing thread." Default semantics: arrive .release, wait .acquire.
+        return (BarrierOp("cluster", "arrive", ()), BarrierOp("cluster", "wait", ()))
+    if v.separator.startswith("fence.proxy."):
+        return (ProxyFence(v.separator.rsplit(".", 1)[1]),)
+    return ()
 
 
 def _term(text: str):
@@ -239,7 +321,7 @@ def build(shape: Shape, v: Variant) -> LitmusTest:
     """The litmus test of ``shape`` under variant ``v`` (as an AST)."""
     locations = sorted({a.loc for t in shape.threads for a in t})
     init: list = [LocationInit(loc, 0) for loc in locations]
-    init += sorted({AliasDecl(a.via, "generic", a.loc) for t in shape.threads for a in t
+    init += sorted({AliasDecl(a.via, a.proxy, a.loc) for t in shape.threads for a in t
                     if isinstance(a, R) and a.via}, key=lambda d: d.name)
     code = []
     for index, accesses in enumerate(shape.threads):
@@ -248,10 +330,8 @@ def build(shape: Shape, v: Variant) -> LitmusTest:
         instructions = []
         for position, access in enumerate(accesses):
             if position > 0:
-                sep = _separator(v)
-                if sep is not None:
-                    instructions.append(sep)
-            instructions.append(_access(access, position, len(accesses), v, next_reg))
+                instructions.extend(_separator(v))
+            instructions.append(_access(access, position, len(accesses), v, v.thread_order(index), next_reg))
         regs += [f"r{n}" for n in range(1 + max((int(r[1:]) for r in regs), default=-1), next_reg[0])]
         init += [RegisterInit(index, reg, 0) for reg in regs]
         code.append(tuple(instructions))
@@ -265,25 +345,52 @@ def build(shape: Shape, v: Variant) -> LitmusTest:
 # ---- the crossing ---------------------------------------------------------------------------------------
 
 
+def _thread_tokens(accesses: tuple[W | R, ...]) -> tuple[str, ...]:
+    """The order tokens that give a thread distinct instructions: ``rel-acq`` only where the thread
+    has a write after another access or a read before one (else it is ``rlx``)."""
+    releases = any(isinstance(a, W) and i > 0 for i, a in enumerate(accesses))
+    acquires = any(isinstance(a, R) and i < len(accesses) - 1 for i, a in enumerate(accesses))
+    return ("weak", "rlx", "rel-acq") if releases or acquires else ("weak", "rlx")
+
+
+def mixed_orders(shape: Shape) -> Iterator[str]:
+    """The mixed per-thread orders of ``shape`` (``_``-joined tokens), in a fixed order: every
+    combination of the threads' distinct tokens except the three uniform orders."""
+    per_thread = [_thread_tokens(t) for t in shape.threads]
+    uniform = {tuple("weak" for _ in per_thread), tuple("rlx" for _ in per_thread),
+               tuple("rel-acq" if "rel-acq" in tokens else "rlx" for tokens in per_thread)}
+    for combination in itertools.product(*per_thread):
+        if combination not in uniform:
+            yield "_".join(combination)
+
+
 def variants(shape: Shape) -> Iterator[Variant]:
-    """Every variant of ``shape``, in a fixed order (see the module docstring for the crossing)."""
+    """Every variant of ``shape``, in a fixed order (see the module docstring for the crossing):
+    first the base crossing, then the fence-scope axis, the mixed orders and ``bar.cluster``."""
     threads = len(shape.threads)
     placements = PLACEMENTS if threads > 1 else ("same-cta",)
     two_each = all(len(t) == 2 for t in shape.threads)
     if shape.name in ALIAS_SHAPES:
-        for separator in ("po", "fence.proxy.alias"):
+        order, scope = ("rel-acq", "gpu") if threads > 1 else ("weak", None)
+        separators = ("po", "fence.proxy.alias") if shape.name.endswith("-alias") else ("po",) + PROXY_FENCES
+        for separator in separators:
             for placement in placements:
-                order, scope = ("rel-acq", "gpu") if threads > 1 else ("weak", None)
                 yield Variant(shape.name, order, scope, separator, placement)
+        if shape.name.endswith("-alias"):  # the other proxy fences, added after the original names
+            for separator in PROXY_FENCES[1:]:
+                for placement in placements:
+                    yield Variant(shape.name, order, scope, separator, placement)
         return
+    has_write = any(isinstance(a, W) for t in shape.threads for a in t)
+    barriers = two_each and threads > 1
     for rmw in (False, True):
-        if rmw and not any(isinstance(a, W) for t in shape.threads for a in t):
+        if rmw and not has_write:
             continue
         for order in ORDERS:
             if rmw and order == "weak":
                 continue
             for separator in SEPARATORS:
-                if separator == "bar.cta" and not (two_each and threads > 1):
+                if separator == "bar.cta" and not barriers:
                     continue
                 scoped = order != "weak" or separator.startswith("fence.")
                 for scope in (SCOPES if scoped else (None,)):
@@ -291,6 +398,28 @@ def variants(shape: Shape) -> Iterator[Variant]:
                         if separator == "bar.cta" and placement != "same-cta":
                             continue
                         yield Variant(shape.name, order, scope, separator, placement, rmw)
+    # Fence scope other than the accesses' (§8.7 condition 1, §8.9.3).
+    for order in ("rlx", "rel-acq"):
+        for separator in ("fence.sc", "fence.acq_rel"):
+            for scope in SCOPES:
+                for fence_scope in SCOPES:
+                    if fence_scope == scope:
+                        continue
+                    for placement in placements:
+                        yield Variant(shape.name, order, scope, separator, placement, fence_scope=fence_scope)
+    # Mixed per-thread orders (§8.8).
+    for order in mixed_orders(shape):
+        for placement in placements:
+            yield Variant(shape.name, order, "gpu", "po", placement)
+    # Cluster barriers (§9.7.13.3), for threads of one cluster.
+    if barriers:
+        for rmw in ((False, True) if has_write else (False,)):
+            for order in ORDERS:
+                if rmw and order == "weak":
+                    continue
+                for scope in (SCOPES if order != "weak" else (None,)):
+                    for placement in ("same-cta", "same-cluster"):
+                        yield Variant(shape.name, order, scope, "bar.cluster", placement, rmw)
 
 
 ALL_SHAPES = tuple(SHAPES) + tuple(ALIAS_SHAPES)
@@ -406,10 +535,13 @@ def litmus_gen_command(directory: str, shapes: str, limit: int | None, sample: i
                        summary_path: str | None, timeout_s: float | None) -> None:
     """Generate litmus test families into DIR (one NAME.litmus per test).
 
-    Shapes MP, SB, LB, S, R, 2+2W, WRC, RWC, IRIW, ISA2, CoRR, CoRW, CoWR, CoWW (and the alias
-    shapes CoWR-alias, MP-alias) crossed with orders (weak, relaxed, release/acquire), scopes,
-    fences (fence.sc, fence.acq_rel), bar.cta.sync, placements and atom.exch writes. Names:
-    SHAPE[+rmw]+ORDER+SEPARATOR+PLACEMENT, e.g. MP+rel-acq.gpu+po+diff-cta.
+    Shapes MP, SB, LB, S, R, 2+2W, WRC, RWC, IRIW, ISA2, CoRR, CoRW, CoWR, CoWW (and the proxy
+    shapes CoWR-alias, MP-alias, CoWR-surface, MP-surface, CoWR-texture, MP-texture,
+    CoWR-constant, MP-constant) crossed with orders (weak, relaxed, release/acquire, and mixed
+    per thread), scopes, fences (fence.sc, fence.acq_rel, at the accesses' scope or another),
+    bar.cta.sync, barrier.cluster.arrive/wait, proxy fences, placements and atom.exch writes.
+    Names: SHAPE[+rmw]+ORDER+SEPARATOR+PLACEMENT, e.g. MP+rel-acq.gpu+po+diff-cta,
+    SB+rlx.gpu+fence.sc.cta+diff-cta, MP+rel-acq_rlx.gpu+po+diff-cta.
 
     \b
     Examples:

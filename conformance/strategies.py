@@ -377,6 +377,12 @@ _STORE_ORDERS = ("weak", "relaxed", "release", "volatile")
 _ATOM_ORDERS = ("relaxed", "acquire", "release", "acq_rel")
 _ATOM_OPS = ("add", "exch", "cas", "max")
 _FENCES = ("sc", "acq_rel")
+_PROXIES = ("generic", "surface", "texture", "constant")
+"""§8.6 proxies an alias can be declared with (``y @ surface aliases x``, the litmus dialect)."""
+_PROXY_LOAD = {"surface": "suld", "texture": "tld", "constant": "cold"}
+"""The load through each non-generic proxy (the dialect's opcodes; they take no order: ``.weak``)."""
+_PROXY_FENCES = ("alias", "surface", "texture", "constant")
+"""``fence.proxy.kind`` (§9.7.13.4; ``surface``/``texture``/``constant`` as in the dialect)."""
 
 
 def _qualified(order: str, scope: str) -> str:
@@ -385,20 +391,35 @@ def _qualified(order: str, scope: str) -> str:
 
 
 @st.composite
-def _instruction(draw, register: str, locations: Sequence[str], kinds: Sequence[str], scopes: Sequence[str]) -> tuple[str, str | None]:
-    """One instruction's text and the register it writes (or None)."""
+def _instruction(draw, register: str, locations: Sequence[str], kinds: Sequence[str], scopes: Sequence[str],
+                 aliases: dict[str, str]) -> tuple[str, str | None]:
+    """One instruction's text and the register it writes (or None). ``aliases``: alias name ->
+    proxy; loads may read through any alias, stores write through generic or surface ones (texture
+    and constant memory are read-only, §8.6), and a fence may be a proxy fence."""
     kind = draw(st.sampled_from(kinds))
-    where = draw(st.sampled_from(locations))
+    if kind == "ld":
+        where = draw(st.sampled_from(tuple(locations) + tuple(aliases)))
+    elif kind == "st":
+        writable = tuple(a for a, proxy in aliases.items() if proxy in ("generic", "surface"))
+        where = draw(st.sampled_from(tuple(locations) + writable))
+    else:
+        where = draw(st.sampled_from(locations))
     scope = draw(st.sampled_from(scopes))
     if kind == "ld":
+        if aliases.get(where, "generic") != "generic":
+            return f"{_PROXY_LOAD[aliases[where]]}.weak {register}, {where}", register
         return f"ld{_qualified(draw(st.sampled_from(_LOAD_ORDERS)), scope)} {register}, {where}", register
     if kind == "st":
+        if aliases.get(where) == "surface":
+            return f"sust.weak {where}, {draw(st.integers(1, 2))}", None
         return f"st{_qualified(draw(st.sampled_from(_STORE_ORDERS)), scope)} {where}, {draw(st.integers(1, 2))}", None
     if kind == "atom":
         op = draw(st.sampled_from(_ATOM_OPS))
         order = draw(st.sampled_from(_ATOM_ORDERS))
         args = "0, 1" if op == "cas" else str(draw(st.integers(1, 2)))
         return f"atom.{order}.{scope}.{op} {register}, {where}, {args}", register
+    if aliases and draw(st.booleans()):
+        return f"fence.proxy.{draw(st.sampled_from(_PROXY_FENCES))}", None
     return f"fence.{draw(st.sampled_from(_FENCES))}.{scope}", None
 
 
@@ -410,6 +431,8 @@ def litmus_tests(
     kinds: Sequence[str] = ("ld", "st", "atom", "fence"),
     scopes: Sequence[str] = _SCOPES,
     gpus: int = 2,
+    barriers: bool = False,
+    proxies: bool = False,
     text: bool = False,
 ) -> st.SearchStrategy:
     """Small well-formed litmus tests (§8) over ``ld``, ``st``, ``atom`` and ``fence``.
@@ -423,6 +446,14 @@ def litmus_tests(
     locations. Tests come as :class:`~ptxspec.memory_model.litmus.LitmusTest` (parsed from their
     text, so each one parses), or as ``.litmus`` text with ``text=True``.
 
+    ``barriers=True``: some tests place every thread in one CTA and give each thread one
+    ``bar.cta.sync 0`` at a drawn point (§9.7.13.1; each thread arrives once, so the barrier
+    completes). ``proxies=True``: some tests declare aliases of a location through the generic,
+    surface, texture or constant proxy (§8.2.2, §8.6: ``x_surface @ surface aliases x``); loads
+    may read through them (``ld``, or ``suld``/``tld``/``cold`` ``.weak``), stores may write
+    through the generic and surface ones (``st``, ``sust.weak``), and fences may be proxy fences
+    (``fence.proxy.alias`` ... ``fence.proxy.constant``, §9.7.13.4).
+
     >>> from hypothesis import given, settings
     >>> from ptxspec.memory_model.lowering import lower
     >>> @settings(max_examples=10, derandomize=True)
@@ -430,6 +461,12 @@ def litmus_tests(
     ... def lowers(test):
     ...     assert len(test.threads) == 2 and lower(test).threads
     >>> lowers()
+    >>> from ptxspec.memory_model.litmus import parse
+    >>> @settings(max_examples=10, derandomize=True)
+    ... @given(litmus_tests(threads=2, barriers=True, proxies=True, text=True))
+    ... def parses(source):
+    ...     assert lower(parse(source)).threads
+    >>> parses()
     """
     lo_t, hi_t = (threads, threads) if isinstance(threads, int) else threads
     lo_i, hi_i = (instructions, instructions) if isinstance(instructions, int) else instructions
@@ -443,24 +480,37 @@ def litmus_tests(
     def draw_test(draw):
         n = draw(st.integers(lo_t, hi_t))
         used = draw(st.lists(st.sampled_from(tuple(locations)), min_size=1, max_size=len(locations), unique=True))
+        aliases: dict[str, str] = {}
+        if proxies and draw(st.booleans()):
+            target = used[0]
+            for proxy in draw(st.lists(st.sampled_from(_PROXIES), min_size=1, max_size=len(_PROXIES), unique=True)):
+                aliases[f"{target}_{proxy}"] = proxy
         code: list[list[str]] = []
         observed: list[str] = []
         registers: list[str] = []
         for t in range(n):
             cells = []
             for i in range(draw(st.integers(lo_i, hi_i))):
-                ins, reg = draw(_instruction(f"r{i}", used, kinds, scopes))
+                ins, reg = draw(_instruction(f"r{i}", used, kinds, scopes, aliases))
                 cells.append(ins)
                 if reg is not None:
                     registers.append(f"P{t}:{reg}")
             code.append(cells)
-        placements = [(draw(st.integers(0, n - 1)), draw(st.integers(0, gpus - 1))) for _ in range(n)]
+        one_cta = barriers and draw(st.booleans())
+        if one_cta:
+            # §9.7.13.1: bar.cta synchronizes the threads of one CTA; one use per thread completes.
+            for cells in code:
+                cells.insert(draw(st.integers(0, len(cells))), "bar.cta.sync 0")
+            placements = [(0, 0) for _ in range(n)]
+        else:
+            placements = [(draw(st.integers(0, n - 1)), draw(st.integers(0, gpus - 1))) for _ in range(n)]
         for r in registers:
             observed.append(f"{r} == {draw(st.integers(0, 2))}")
         if not observed or draw(st.booleans()):
             observed.append(f"{draw(st.sampled_from(used))} == {draw(st.integers(0, 2))}")
         chosen = draw(st.lists(st.sampled_from(observed), min_size=1, max_size=3, unique=True))
         lines = ["PTX strategies", "{", " ".join(f"{x}=0;" for x in used)]
+        lines += [f"{alias} @ {proxy} aliases {used[0]};" for alias, proxy in aliases.items()]
         lines += [" ".join(f"{r}=0;" for r in registers)] if registers else []
         lines.append("}")
         lines.append(" | ".join(f"P{t}@cta {c},gpu {g}" for t, (c, g) in enumerate(placements)) + " ;")

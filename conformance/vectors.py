@@ -48,7 +48,11 @@ written one vector per warp execution: each per-lane operand is a list of 32 lan
 destination a list of 32 lanes (a lane whose result is a set -- "undefined" -- holds the set's JSON
 form), ``"allowed"`` the destination's warp set where a lane is open, and ``"active"`` the
 executing lanes where ``--active`` is not the full warp. They go through the readable semantics
-only, and only as JSON Lines. The ``testfloat`` layout is not implemented.
+only, and only as JSON Lines.
+
+``--format testfloat`` writes one form's vectors (the same inputs) in the line layout of Berkeley
+TestFloat's ``testfloat_gen`` (:mod:`ptxspec.conformance.testfloat`; one form per file, IEEE 754
+operations only); ``ptxspec check-vectors --testfloat FORM`` reads them back.
 
 While ``ptxspec vectors`` computes, it draws a progress line on standard error when standard error
 is a terminal (check-vectors' own; nothing is written there otherwise). The schema with examples
@@ -67,6 +71,7 @@ from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from itertools import combinations
 
+import attrs
 import click
 import numpy as np
 
@@ -279,11 +284,23 @@ def edge_matrix(form, cap: int) -> np.ndarray:
             blocks.append(block)
         # Keep the first occurrence of each vector, in order; stop once there are enough.
         rows = np.concatenate(blocks)
-        _, first = np.unique(rows, axis=0, return_index=True)
-        unique = rows[np.sort(first)]
+        unique = rows[_first_occurrences(rows)]
         if len(unique) >= cap:
             break
     return unique[:cap]
+
+
+def _first_occurrences(rows: np.ndarray) -> np.ndarray:
+    """The indices of the first occurrence of each distinct row, in order (what
+    ``np.unique(rows, axis=0, return_index=True)`` gives, sorted): a stable lexicographic sort
+    puts each row's first occurrence first among its equals."""
+    if not len(rows):
+        return np.zeros(0, np.intp)
+    order = np.lexsort(rows.T[::-1])
+    ordered = rows[order]
+    new = np.ones(len(rows), bool)
+    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    return np.sort(order[new])
 
 
 def _plain(form, operand, edges: list[int]) -> int:
@@ -525,51 +542,181 @@ def _warp_vectors(form, count: int, seed: int, profile: str, mask: int, active: 
         yield obj
 
 
-def _batch(form, columns: list[np.ndarray], profile: str, progress=None):
-    """Per destination: (bits array, {index: allowed set}) -- from the batched semantics where
-    a fast path exists, else from the scalar semantics in a loop."""
-    from ptxspec.semantics.batch import evaluate_batch, has_fast_path
+@attrs.frozen(eq=False)
+class Destination:
+    """The results of one destination operand for every vector, as arrays.
+
+    * ``bits``: uint64, the result bits; where the result is a set, its canonical member
+      (:func:`representative`; 0 where it has none);
+    * ``any_nan``: None, or the batched semantics' mask of lanes whose result is "any NaN of
+      ``format``" (:class:`~ptxspec.semantics.batch.BatchResult`): shape ``(n,)`` for one lane,
+      ``(n, lanes)`` for a packed register, lane 0 the most significant;
+    * ``sets``: every other result that is a set, by vector index (the per-vector path gives all
+      of its sets here)."""
+
+    bits: np.ndarray
+    any_nan: np.ndarray | None
+    format: FloatFormat | None
+    lanes: int
+    lane_bits: int
+    sets: dict
+
+    def result(self, i: int):
+        """Vector ``i``'s result as the readable semantics gives it."""
+        if i in self.sets:
+            return self.sets[i]
+        from ptxspec.semantics.results import AnyNaN, Lanes
+
+        if self.any_nan is None or not self.any_nan[i].any():
+            return int(self.bits[i])
+        if self.lanes == 1:
+            return AnyNaN(self.format)
+        mask, bits = (1 << self.lane_bits) - 1, int(self.bits[i])
+        return Lanes(tuple(AnyNaN(self.format) if self.any_nan[i, lane] else (bits >> ((self.lanes - 1 - lane) * self.lane_bits)) & mask
+                           for lane in range(self.lanes)), self.lane_bits)
+
+    def open_pattern(self) -> np.ndarray:
+        """Per vector, which lanes are "any NaN" as an integer (lane 0 the most significant bit);
+        0 where the result is fixed bits (or in :attr:`sets`)."""
+        n = len(self.bits)
+        if self.any_nan is None:
+            return np.zeros(n, np.int64)
+        if self.any_nan.ndim == 1:
+            return self.any_nan.astype(np.int64)
+        code = np.zeros(n, np.int64)
+        for lane in range(self.lanes):
+            code = (code << 1) | self.any_nan[:, lane]
+        return code
+
+
+def destinations(form, columns: list[np.ndarray], profile: str, progress=None) -> list[Destination]:
+    """The results of ``form`` on the input ``columns``, per destination: from the batched
+    semantics where a fast path exists, else from the readable semantics in a loop."""
+    from ptxspec.conformance.check_vectors import has_fast_path
+    from ptxspec.semantics.batch import evaluate_batch
     from ptxspec.semantics.instructions import evaluate
 
     # Only the fast paths go through evaluate_batch: its scalar fallback reads a packed result
     # in a .b32 destination (add.rn.f16x2) as one lane, so the loop below is used instead.
-    if len(form.destinations) == 1 and has_fast_path(form):
-        result = evaluate_batch(form, [c.astype(np.uint64) for c in columns], profile)
-        open_ = result.any_nan
-        if open_ is not None and open_.ndim == 2:
-            open_ = open_.any(axis=1)
-        rows = np.flatnonzero(open_).tolist() if open_ is not None else []
-        if result.lanes == 1 and rows:
-            # Every open element of a one-lane destination is "any NaN of the format"
-            # (BatchResult.result), one set for all of them.
-            sets = dict.fromkeys(rows, result.result(rows[0]))
-        else:
-            sets = {i: result.result(i) for i in rows}
-        sets.update(result.sets)
-        return [(result.bits.astype(np.uint64), sets)]
+    if len(form.destinations) == 1 and has_fast_path(form, profile):
+        r = evaluate_batch(form, [c.astype(np.uint64) for c in columns], profile)
+        return [Destination(r.bits.astype(np.uint64), r.any_nan, r.format, r.lanes, r.lane_bits, dict(r.sets))]
     n = len(columns[0]) if columns else 0
     lists = [c.tolist() for c in columns]
-    outs = [(np.zeros(n, np.uint64), {}) for _ in form.destinations]
+    outs = [Destination(np.zeros(n, np.uint64), None, None, 1, register_bits(d.type), {}) for d in form.destinations]
     for i in range(n):
         if progress is not None and not i % PROGRESS_STEP:
             progress(form.text, i, n)
-        for (bits, sets), r in zip(outs, evaluate(form, [c[i] for c in lists], profile)):
+        for dest, r in zip(outs, evaluate(form, [c[i] for c in lists], profile)):
             if isinstance(r, int):
-                bits[i] = r
+                dest.bits[i] = r
             else:
-                sets[i] = r
+                dest.sets[i] = r
                 rep = representative(r)
-                bits[i] = 0 if rep is None else rep
+                dest.bits[i] = 0 if rep is None else rep
     return outs
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON Lines text in bulk: a line template per form, hex digits written column by column
+# ---------------------------------------------------------------------------------------------
+
+#: Vectors formatted at a time (bounds the memory of the byte matrices).
+CHUNK = 1 << 16
+
+
+def hex_digits(values: np.ndarray, digits: int) -> np.ndarray:
+    """``(n, digits)`` ASCII bytes: each value as ``digits`` lower-case hex digits, zero-padded
+    (``f"{v:0{digits}x}"``; the values fit in ``4 * digits`` bits)."""
+    values = np.ascontiguousarray(values, dtype=np.uint64)
+    words = [_hex_word(values)] if digits <= 8 else [_hex_word(values >> np.uint64(32)), _hex_word(values)]
+    text = np.stack(words, axis=1).astype(">u8").view(np.uint8).reshape(len(values), 8 * len(words))
+    return text[:, text.shape[1] - digits :]
+
+
+def _hex_word(values: np.ndarray) -> np.ndarray:
+    """The low 32 bits of each value as eight ASCII hex digits in one 64-bit word, the first digit
+    in the most significant byte: each nibble spread into a byte, then '0' or 'a' - 10 added on
+    all eight bytes at once."""
+    x = values & np.uint64(0xFFFFFFFF)
+    x = (x | (x << np.uint64(16))) & np.uint64(0x0000FFFF0000FFFF)
+    x = (x | (x << np.uint64(8))) & np.uint64(0x00FF00FF00FF00FF)
+    x = (x | (x << np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    letters = ((x + np.uint64(0x7676767676767676)) >> np.uint64(7)) & np.uint64(0x0101010101010101)  # nibble >= 10
+    return x + np.uint64(0x3030303030303030) + letters * np.uint64(ord("a") - 10 - ord("0"))
+
+
+def digits_of(width: int) -> int:
+    """Hex digits of a ``width``-bit register in the schema: width/4, rounded up, at least 1."""
+    return max(1, (width + 3) // 4)
+
+
+def render(pieces: Sequence, n: int) -> np.ndarray:
+    """``(n, length)`` bytes: the ``pieces`` side by side, a ``str`` the same in every row, a
+    ``(values, digits)`` pair the hex digits of each row's value."""
+    # One row with the text in place (digits as '0'), copied n times; then the digit columns.
+    line = "".join(p if isinstance(p, str) else "0" * p[1] for p in pieces).encode("utf-8")
+    matrix = np.tile(np.frombuffer(line, dtype=np.uint8), (n, 1))
+    at = 0
+    for piece in pieces:
+        if isinstance(piece, str):
+            at += len(piece.encode("utf-8"))
+        else:
+            values, digits = piece
+            matrix[:, at : at + digits] = hex_digits(values, digits)
+            at += digits
+    return matrix
+
+
+def _operand_pieces(fields: Sequence[tuple[np.ndarray, int]]) -> list:
+    """``"0x..", "0x.."``: the hex strings of ``(values, width)`` fields, comma-separated."""
+    out: list = []
+    for k, (values, width) in enumerate(fields):
+        out += [", " if k else "", '"0x', (values, digits_of(width)), '"']
+    return [p for p in out if p != ""]
+
+
+def line_template(form, profile: str, columns: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> tuple[list, str]:
+    """The pieces of ``form``'s line without ``allowed`` up to the last output's closing quote,
+    and the tail after it: ``json.dumps`` of :func:`vector_dict` with the hex digits left open."""
+    head = ['{"instr": ' + json.dumps(form.text) + ', "inputs": [']
+    head += _operand_pieces([(c, register_bits(o.type)) for c, o in zip(columns, form.sources)])
+    head.append('], "outputs": [')
+    head += _operand_pieces([(b, register_bits(d.type)) for b, d in zip(outputs, form.destinations)])
+    return head, '], "profile": ' + json.dumps(profile) + "}\n"
+
+
+def allowed_pieces(dest: Destination, pattern: int, bits: np.ndarray) -> list:
+    """The ``allowed`` entry of a fast-path destination whose open lanes are ``pattern``
+    (:meth:`Destination.open_pattern`): ``json.dumps`` of the set's JSON form, the fixed lanes'
+    hex digits left open (``bits``: the destination bits of the rows)."""
+    from ptxspec.semantics.results import AnyNaN
+
+    nan = json.dumps(AnyNaN(dest.format).to_json())
+    if dest.lanes == 1:
+        return [nan]
+    pieces: list = ['{"kind": "lanes", "lanes": [']
+    mask = np.uint64((1 << dest.lane_bits) - 1)
+    for lane in range(dest.lanes):
+        if lane:
+            pieces.append(", ")
+        shift = dest.lanes - 1 - lane
+        if pattern >> shift & 1:
+            pieces.append(nan)
+        else:
+            pieces += ['"0x', ((bits >> np.uint64(shift * dest.lane_bits)) & mask, digits_of(dest.lane_bits)), '"']
+    pieces.append("]}")
+    return pieces
 
 
 def jsonl_bytes(instr: str, count: int, seed: int, profile: str = "spec", *, mask: int = FULL_MASK, active: int = FULL_MASK, progress=None) -> bytes:
     """The JSON Lines text of ``instr``'s vectors, UTF-8: the batched semantics, formatted in bulk;
     identical, byte for byte, to ``json.dumps`` of each vector of :func:`generate` plus a newline.
 
-    A vector whose results are all fixed bits has the same line length as every other such vector
-    of the form (the hex is zero-padded), so those lines are one byte matrix filled column by
-    column; the few vectors with an allowed set are written by :func:`vector_dict`.
+    The lines of a form are one template (the hex is zero-padded, so every line of a kind has one
+    length) filled in column by column: the lines with fixed results, and for a fast path's "any
+    NaN" results one template per pattern of open lanes (``"allowed"`` added). Only the rare other
+    sets (and warp-level forms) are formatted one vector at a time, by :func:`vector_dict`.
     ``progress(what, done, total)``, if given, is called as the vectors are computed."""
     from ptxspec.conformance.cli import is_warp_form
 
@@ -577,68 +724,55 @@ def jsonl_bytes(instr: str, count: int, seed: int, profile: str = "spec", *, mas
     if is_warp_form(form):
         return "".join(json.dumps(v) + "\n" for v in _warp_vectors(form, count, seed, profile, mask, active, progress)).encode("utf-8")
     columns = inputs(form, count, seed)
-    outs = _batch(form, columns, profile, progress)
-    fields = [(c, register_bits(o.type)) for c, o in zip(columns, form.sources)]
-    fields += [(bits, register_bits(d.type)) for (bits, _), d in zip(outs, form.destinations)]
-    pieces = ['{"instr": ' + json.dumps(form.text) + ', "inputs": [']
-    for k, (_, width) in enumerate(fields):
-        if k == len(form.sources):
-            pieces.append('], "outputs": [')
-        elif k:
-            pieces.append(", ")
-        pieces.append('"0x')
-        pieces.append(max(1, (width + 3) // 4))  # digits, filled below
-        pieces.append('"')
-    if len(fields) == len(form.sources):
-        pieces.append('], "outputs": [')
-    pieces.append('], "profile": ' + json.dumps(profile) + "}\n")
-    length = sum(len(p) if isinstance(p, str) else p for p in pieces)
-    matrix = np.empty((count, length), dtype=np.uint8)
-    at, field = 0, 0
-    for piece in pieces:
-        if isinstance(piece, str):
-            matrix[:, at : at + len(piece)] = np.frombuffer(piece.encode("ascii"), dtype=np.uint8)
-            at += len(piece)
-            continue
-        values = fields[field][0].astype(np.uint64)
-        for d in range(piece):
-            shift = np.uint64(4 * (piece - 1 - d))
-            matrix[:, at + d] = _HEX_DIGITS[((values >> shift) & np.uint64(0xF)).astype(np.intp)]
-        at += piece
-        field += 1
-    lines = matrix.tobytes()
-    open_rows = sorted(set().union(*(sets.keys() for _, sets in outs)))
-    if not open_rows:
-        return lines
-    lists = [c.tolist() for c in columns]
-    tail = pieces[-1].encode("ascii")
-    allowed_text: dict[object, bytes] = {}
-    has_member: dict[object, bool] = {}
-    out, start = [], 0
-    for i in open_rows:
-        results = [sets[i] if i in sets else int(bits[i]) for bits, sets in outs]
-        out.append(lines[start * length : i * length])
-        for r in results:
-            if r not in has_member:
-                has_member[r] = representative(r) is not None
-        if all(has_member[r] for r in results):
-            # The row already holds each set's canonical member: add the "allowed" list, the
-            # same text vector_dict's json.dumps gives (one cached text per distinct set).
-            texts = []
-            for r in results:
-                if r not in allowed_text:
-                    allowed_text[r] = b"null" if isinstance(r, int) else json.dumps(r.to_json()).encode("utf-8")
-                texts.append(allowed_text[r])
-            row = lines[i * length : (i + 1) * length - len(tail)]
-            out.append(row + b'], "allowed": [' + b", ".join(texts) + tail)
-        else:
-            out.append((json.dumps(vector_dict(form, [c[i] for c in lists], results, profile)) + "\n").encode("utf-8"))
-        start = i + 1
-    out.append(lines[start * length :])
-    return b"".join(out)
+    dests = destinations(form, columns, profile, progress)
+    # Per vector: 0 fixed results, p > 0 a fast path's open-lane pattern p, -1 one vector at a time.
+    kind = dests[0].open_pattern() if len(dests) == 1 else np.zeros(count, np.int64)
+    for dest in dests:
+        if dest.sets:
+            kind[np.fromiter(dest.sets, np.int64, len(dest.sets))] = -1
+    return b"".join(_jsonl_chunk(form, profile, columns, dests, kind, start, min(start + CHUNK, count)) for start in range(0, count, CHUNK))
 
 
-_HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+def _jsonl_chunk(form, profile: str, columns, dests: list[Destination], kind: np.ndarray, start: int, stop: int) -> bytes:
+    """The lines of vectors ``start`` to ``stop``."""
+    part = slice(start, stop)
+    head, tail = line_template(form, profile, [c[part] for c in columns], [d.bits[part] for d in dests])
+    plain = render([*head, tail], stop - start)
+    kinds = kind[part]
+    if not kinds.any():
+        return plain.tobytes()
+    # The other lines, one template per open-lane pattern, spliced in between runs of plain lines.
+    prefix, tail_bytes = plain.shape[1] - len(tail), np.frombuffer(tail.encode("utf-8"), np.uint8)
+    other: dict[int, bytes] = {}
+    for k in np.unique(kinds).tolist():
+        rows = np.flatnonzero(kinds == k)
+        if k > 0:
+            (dest,) = dests
+            middle = render(['], "allowed": [', *allowed_pieces(dest, k, dest.bits[part][rows])], len(rows))
+            matrix = np.concatenate([plain[rows, :prefix], middle, np.broadcast_to(tail_bytes, (len(rows), len(tail_bytes)))], axis=1)
+            # One bytes object per row (no line holds a zero byte, so none is cut short).
+            other.update(zip(rows.tolist(), matrix.view(f"S{matrix.shape[1]}").ravel().tolist()))
+        elif k < 0:
+            other.update((i, _single_line(form, profile, columns, dests, start + i, plain[i], prefix, tail)) for i in rows.tolist())
+    text, width = memoryview(plain.reshape(-1)), plain.shape[1]  # sliced without copies
+    pieces: list = []
+    previous = 0
+    for i in sorted(other):
+        pieces += [text[previous * width : i * width], other[i]]
+        previous = i + 1
+    pieces.append(text[previous * width :])
+    return b"".join(pieces)
+
+
+def _single_line(form, profile: str, columns, dests: list[Destination], i: int, plain_row: np.ndarray, prefix: int, tail: str) -> bytes:
+    """The line of vector ``i`` whose results include a set that is not a fast path's "any NaN"."""
+    results = [d.result(i) for d in dests]
+    if all(representative(r) is not None for r in results):
+        # The row already holds each set's canonical member: add the "allowed" list, the same
+        # text vector_dict's json.dumps gives.
+        texts = ", ".join("null" if isinstance(r, int) else json.dumps(r.to_json()) for r in results)
+        return plain_row[:prefix].tobytes() + f'], "allowed": [{texts}'.encode("utf-8") + tail.encode("utf-8")
+    return (json.dumps(vector_dict(form, [int(c[i]) for c in columns], results, profile)) + "\n").encode("utf-8")
 
 
 def jsonl_lines(instr: str, count: int, seed: int, profile: str = "spec", **lanes) -> list[str]:
@@ -660,10 +794,10 @@ def npz_bytes(instrs: Sequence[str], count: int, seed: int, profile: str = "spec
         columns = inputs(form, count, seed)
         for i, c in enumerate(columns):
             arrays[f"{k}.in{i}"] = c.astype(np.uint64)
-        for j, (bits, sets) in enumerate(_batch(form, columns, profile)):
-            rep = bits.copy()
-            open_ = np.zeros(count, bool)
-            for i, r in sets.items():
+        for j, dest in enumerate(destinations(form, columns, profile)):
+            rep = dest.bits.copy()
+            open_ = dest.open_pattern() != 0
+            for i, r in dest.sets.items():
                 open_[i] = True
                 value = representative(r)
                 rep[i] = 0 if value is None else value
@@ -680,6 +814,19 @@ def npz_bytes(instrs: Sequence[str], count: int, seed: int, profile: str = "spec
     return buffer.getvalue()
 
 
+def encode_testfloat(instr: str, count: int, seed: int, profile: str = "spec") -> bytes:
+    """``instr``'s vectors (the same inputs as the JSON Lines file) in the line layout of Berkeley
+    TestFloat's ``testfloat_gen``: :func:`ptxspec.conformance.testfloat.encode`. A form without a
+    TestFloat counterpart is a located error."""
+    from ptxspec.conformance import testfloat
+
+    form = _form(instr)
+    if testfloat.testfloat_function(form) is None:
+        raise PtxSpecError(f"{form.text} has no TestFloat counterpart: --format testfloat holds IEEE 754 operations (an explicit .rn/.rz/.rm/.rp, "
+                           "no .ftz/.sat/.relu/.satfinite/.approx) on f16, f32, f64 and 32/64-bit integers", where="<command line>, INSTR 1")
+    return testfloat.encode(form, inputs(form, count, seed), profile)
+
+
 # ---------------------------------------------------------------------------------------------
 # The command
 # ---------------------------------------------------------------------------------------------
@@ -690,7 +837,8 @@ def npz_bytes(instrs: Sequence[str], count: int, seed: int, profile: str = "spec
 @click.option("--count", type=int, default=1000, show_default=True, help="Vectors per instruction form: its edge values first, then seeded random ones.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random vectors (same arguments, same bytes).")
 @click.option("--profile", type=click.Choice(["spec", "sm_90"]), default="spec", show_default=True, help="spec: open results as allowed sets; sm_90: what an H100/H200 produces, where measured.")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "npz"]), default="jsonl", show_default=True, help="JSON Lines (one vector per line) or a numpy .npz of uint64 arrays.")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "npz", "testfloat"]), default="jsonl", show_default=True,
+              help="JSON Lines (one vector per line), a numpy .npz of uint64 arrays, or Berkeley TestFloat's testfloat_gen lines (one IEEE 754 form per file).")
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False, allow_dash=True), default="-", help="Output file ('-': standard output; npz needs a file).")
 @click.option("--mask", "mask_text", default=None, help="Warp-level forms: the membermask operand [default: 0xffffffff].")
 @click.option("--active", "active_text", default=None, help="Warp-level forms: the lanes that execute the instruction [default: 0xffffffff].")
@@ -702,6 +850,7 @@ def vectors_command(instrs: tuple[str, ...], count: int, seed: int, profile: str
     Examples:
       ptxspec vectors fma.rn.f32 --count 100000 --seed 1 -o fma.jsonl
       ptxspec vectors add.rn.f16x2 mad.wide.s32 --count 1000 --format npz -o v.npz
+      ptxspec vectors add.rn.f32 --count 1000 --format testfloat -o add.tf
     """
     from ptxspec.conformance.cli import _mask_option, is_warp_form
 
@@ -716,6 +865,12 @@ def vectors_command(instrs: tuple[str, ...], count: int, seed: int, profile: str
         raise OperandError(f"--count must be >= 0, got {count}", where="<command line>, --count")
     if seed < 0:
         raise OperandError(f"--seed must be >= 0, got {seed}", where="<command line>, --seed")
+    if fmt == "testfloat":
+        if len(forms) > 1:
+            raise OperandError(f"--format testfloat holds one form per file, got {len(forms)} INSTRs: run the command once per INSTR (one -o FILE each)",
+                               where="<command line>, INSTR 2")
+        _write(output, encode_testfloat(forms[0].text, count, seed, profile))
+        return
     if fmt == "npz":
         if output == "-":
             raise OperandError("--format npz writes a binary file: give -o FILE", where="<command line>, --output")
@@ -739,7 +894,8 @@ def vectors_command(instrs: tuple[str, ...], count: int, seed: int, profile: str
 
 def _write(path: str, data: bytes) -> None:
     if path == "-":
-        stream = click.get_binary_stream("stdout")
+        # sys.stdout as it is at the call (click.testing swaps it), not click's stream helpers.
+        stream = sys.stdout.buffer
         stream.write(data)
         stream.flush()
         return

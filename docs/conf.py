@@ -27,6 +27,7 @@ extensions = [
     "sphinx.ext.viewcode",
     "ptxspec_reference",
     "ptxspec_litmus_families",
+    "ptxspec_silicon",
 ]
 
 root_doc = "index"

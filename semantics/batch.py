@@ -9,9 +9,19 @@ so this module evaluates whole arrays of bit patterns. It adds no meaning of its
   input class (zeros, infinities, NaN payloads, subnormals, ties, overflow, random bit patterns);
 * every other form falls back to looping the readable semantics over the arrays.
 
-Fast paths exist for ``fma.rn.f32`` (§9.7.3.6), ``cvt.rn.f16.f32`` and
-``cvt.rn.satfinite.e4m3x2.f32`` (§9.7.9.21), ``{add,sub,mul}{.rn}{.ftz}{.sat}.{f16,f16x2}``
-(§9.7.4.1-3) and ``{mul,mad}.wide.{s32,u32}`` (§9.7.1.3, §9.7.1.4).
+Fast paths exist for ``fma.rn.f32`` (§9.7.3.6), ``{add,sub,mul}{.rn}{.ftz}{.sat}.{f16,f16x2}``
+(§9.7.4.1-3, on binary64 arithmetic) and ``{mul,mad}.wide.{s32,u32}`` (§9.7.1.3, §9.7.1.4), each
+written for its forms; and, on the one batched rounding routine of
+:mod:`ptxspec.semantics.batch_rounding` (the twin of numerics.round_value), for every form of the
+exhaustive silicon spaces of issue 6 and their packed relatives:
+
+* ``{add,sub,mul}{.rn}{.ftz}{.sat}.{bf16,bf16x2}`` (§9.7.4.1-3);
+* ``{min,max}{.ftz}{.NaN}{.xorsign.abs}.{f16,bf16,f16x2,bf16x2}`` (§9.7.4.7-8);
+* ``cvt`` from ``.f32`` (§9.7.9.21): to ``.f16``/``.bf16``/``.tf32`` in every rounding mode with
+  ``.ftz``/``.sat``/``.relu``/``.satfinite``; to every integer type with ``.rni``/``.rzi``/
+  ``.rmi``/``.rpi``, ``.ftz``, ``.sat``; and the pairs ``.f16x2``/``.bf16x2``/``.e4m3x2``/``.e5m2x2``.
+
+:data:`FAST_PATHS` maps form text to path; :func:`fast_path` is what :func:`evaluate_batch` asks.
 
 Where the manual leaves a result open (an f32 NaN is "an unspecified NaN", §9.7.3), the scalar
 semantics returns an :class:`~ptxspec.semantics.results.AnyNaN` set. A :class:`BatchResult` keeps
@@ -21,20 +31,23 @@ batch: :meth:`BatchResult.result` rebuilds exactly the scalar result of element 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+import itertools
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 import numpy as np
 
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.errors import OperandError, PtxSpecError
-from ptxspec.spec.types import FORMATS, PACKED_TYPES, FloatFormat, NanEncoding, register_bits
-from ptxspec.semantics.numerics import canonical_nan
+from ptxspec.spec.types import FORMATS, INTEGER_TYPES, PACKED_TYPES, FloatFormat, NanEncoding, register_bits
+from ptxspec.semantics import batch_rounding, data_movement
+from ptxspec.semantics.numerics import Rounding, canonical_nan
 from ptxspec.semantics.results import Allowed, AnyNaN, Lanes, Profile, Result, contains, profile_named
 
 F32 = FORMATS["f32"]
 F16 = FORMATS["f16"]
-E4M3 = FORMATS["e4m3"]
+TF32 = FORMATS["tf32"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -219,104 +232,6 @@ def fma_rn_f32(a: np.ndarray, b: np.ndarray, c: np.ndarray, profile: Profile | s
 
 
 # ---------------------------------------------------------------------------------------------
-# cvt.rn.f16.f32 (§9.7.9.21)
-# ---------------------------------------------------------------------------------------------
-
-
-def cvt_rn_f16_f32(a: np.ndarray, profile: Profile | str = "spec") -> BatchResult:
-    """§9.7.9.21 ``cvt.rn.f16.f32 d, a`` on an array of .f32 bit patterns.
-
-    ".rn: round to nearest, ties to even"; subnormals are supported by default (sm_20+). numpy's
-    binary32 -> binary16 conversion is IEEE 754 ``convertFormat`` with roundTiesToEven, gradual
-    underflow and overflow to infinity, which is this rounding exactly. numpy carries NaN payloads
-    through; the NaN rule is applied here instead: the result is the profile's unspecified f16 NaN,
-    as in the scalar semantics.
-    """
-    profile = profile_named(profile)
-    a = _as_bits(a, 32)
-    with np.errstate(all="ignore"):
-        bits = a.view(np.float32).astype(np.float16).view(np.uint16).copy()
-    nan = (a & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
-    any_nan = _nan_lanes(bits, nan, profile.unspecified_nan(F16), F16)
-    return BatchResult(bits, any_nan, F16, 1, 16)
-
-
-# ---------------------------------------------------------------------------------------------
-# cvt.rn.satfinite.e4m3x2.f32 (§9.7.9.21)
-# ---------------------------------------------------------------------------------------------
-
-#: 448.0f, the largest finite e4m3 value (MAX_NORM, 0x7e), as f32 bits.
-_F32_448 = np.uint32(0x43E00000)
-#: 2^-6 as f32 bits: the smallest normal e4m3 value; below it the e4m3 result is subnormal.
-_F32_2_POW_M6 = np.uint32((127 - 6) << 23)
-_F32_INF = np.uint32(0x7F800000)
-
-
-def _e4m3_rn_satfinite(x: np.ndarray, profile: Profile) -> tuple[np.ndarray, np.ndarray | None]:
-    """One .f32 lane to e4m3 bits (uint8): ``.rn`` with ``.satfinite``, on the f32 bit fields.
-
-    e4m3: bias 7, 3 mantissa bits, smallest normal 2^-6, subnormal step 2^-9, MAX_NORM 448
-    (§5.2.3). Round to nearest even keeps ``q`` (the bits above the target's last place) and adds
-    one when the dropped part ``rem`` is above half, or exactly half with ``q`` odd.
-    """
-    sign = (x >> np.uint32(24)) & np.uint32(0x80)
-    magnitude = x & np.uint32(0x7FFFFFFF)
-    one = np.uint32(1)
-
-    # Normal results (|x| >= 2^-6): the target's last place is bit 20 of the f32 encoding, and
-    # exponent and mantissa fields are contiguous, so rounding the encoding rounds the value (a
-    # carry out of the mantissa moves to the next binade). Rebias: f32 exponent field 127 + E,
-    # e4m3 field 7 + E, i.e. (127 - 7) << 3 = 960 units of the shifted encoding.
-    q = magnitude >> np.uint32(20)
-    rem = magnitude & np.uint32(0xFFFFF)
-    up = (rem > np.uint32(0x80000)) | ((rem == np.uint32(0x80000)) & ((q & one) == one))
-    normal = q + up - np.uint32(960)
-
-    # Subnormal results (|x| < 2^-6): units of 2^-9. The significand m (hidden bit set) is worth
-    # m * 2^(E - 23), so m >> (14 - E) counts units of 2^-9; beyond a shift of 25 everything
-    # (f32 subnormals included, whose hidden bit is wrongly set here but whose value < 2^-126)
-    # rounds to zero.
-    exponent_field = magnitude >> np.uint32(23)
-    shift = np.minimum(np.uint32(141) - np.minimum(exponent_field, np.uint32(120)), np.uint32(25))
-    m = (magnitude & np.uint32(0x7FFFFF)) | np.uint32(0x800000)
-    q = m >> shift
-    rem = m & ((one << shift) - one)
-    half = one << (shift - one)
-    up = (rem > half) | ((rem == half) & ((q & one) == one))
-    subnormal = q + up
-
-    out = np.where(magnitude < _F32_2_POW_M6, subnormal, normal)
-    # .satfinite: "if the absolute value of the input (ignoring sign) is greater than MAX_NORM of
-    # the target format, the result is sign-preserving MAX_NORM" -- infinities included.
-    out = np.where(magnitude >= _F32_448, np.uint32(0x7E), out)
-    out = (out | sign).astype(np.uint8)
-    # "If the input value is NaN, the result is a NaN of the specified destination format."
-    nan = magnitude > _F32_INF
-    any_nan = _nan_lanes(out, nan, profile.unspecified_nan(E4M3), E4M3)
-    return out, any_nan
-
-
-def cvt_rn_satfinite_e4m3x2_f32(a: np.ndarray, b: np.ndarray, profile: Profile | str = "spec") -> BatchResult:
-    """§9.7.9.21 ``cvt.rn.satfinite.e4m3x2.f32 d, a, b`` on arrays of .f32 bit patterns.
-
-    "The converted values are packed in the destination operand d such that the value converted
-    from input a is stored in the upper 8 bits of d and the value converted from input b is stored
-    in the lower 8 bits of d" (``d[15:8] = convert(a); d[7:0] = convert(b)``). Each conversion
-    rounds to nearest even, saturates to MAX_NORM (448) and keeps NaN a NaN.
-    """
-    profile = profile_named(profile)
-    a, b = _as_bits(a, 32), _as_bits(b, 32)
-    high, high_nan = _e4m3_rn_satfinite(a, profile)
-    low, low_nan = _e4m3_rn_satfinite(b, profile)
-    bits = (high.astype(np.uint16) << np.uint16(8)) | low.astype(np.uint16)
-    any_nan = None
-    if high_nan is not None or low_nan is not None:
-        zeros = np.zeros(len(bits), dtype=bool)
-        any_nan = np.stack([high_nan if high_nan is not None else zeros, low_nan if low_nan is not None else zeros], axis=1)
-    return BatchResult(bits, any_nan, E4M3, 2, 8)
-
-
-# ---------------------------------------------------------------------------------------------
 # add, sub, mul .rn{.ftz}{.sat}.{f16, f16x2} (§9.7.4.1-3)
 # ---------------------------------------------------------------------------------------------
 
@@ -457,16 +372,358 @@ def integer_wide(*, signed: bool, add: bool) -> FastPath:
 
 
 # ---------------------------------------------------------------------------------------------
+# The exhaustive spaces: every form through the one batched rounding routine
+# ---------------------------------------------------------------------------------------------
+#
+# The paths below cover every form of the two exhaustive silicon spaces (issue 6): the scalar
+# 16-bit add/sub/mul/min/max forms and the conversions of one or two .f32 sources to .f16, .bf16,
+# .tf32, .e4m3x2, .e5m2x2, .f16x2, .bf16x2 and the integer types. Each one follows the scalar
+# function step by step (decode, NaN rule, exact operation, round once) with the batched decode
+# and rounding of :mod:`ptxspec.semantics.batch_rounding`, and reads its decisions from the same
+# places the scalar semantics does (:func:`~ptxspec.semantics.data_movement.flushes_input`, the
+# ``MEASURED`` table of data_movement.py, :meth:`Profile.unspecified_nan`).
+
+#: The profiles the paths below know the decisions of: the manual's (spec) and H100/H200's
+#: (sm_90, whose measured cvt departures they transcribe). Any other profile is looped through
+#: the scalar semantics, so a new profile can never silently get another chip's decisions.
+COVERED_PROFILES = frozenset({"spec", "sm_90"})
+
+
+def _covered(profile: Profile | str) -> Profile:
+    """The profile, if the paths below know its decisions (:data:`COVERED_PROFILES`)."""
+    profile = profile_named(profile)
+    if profile.name not in COVERED_PROFILES:
+        raise PtxSpecError(f"the batched paths do not know the decisions of profile {profile.name!r}; use evaluate_batch")
+    return profile
+
+
+def _open_nan(fmt: FloatFormat, profile: Profile) -> tuple[int, bool]:
+    """The chapter's "unspecified NaN" as ``(bits, open)``: the profile's NaN, or (spec) the
+    canonical NaN standing for "any NaN", with ``open`` set so the lanes get an any_nan mask."""
+    rule = profile.unspecified_nan(fmt)
+    if isinstance(rule, int):
+        return rule, False
+    return canonical_nan(fmt), True
+
+
+def _lanes_result(parts: list[tuple[np.ndarray, np.ndarray | None]], fmt: FloatFormat, lane_bits: int) -> BatchResult:
+    """Pack per-lane (bits, open-NaN mask) pairs into one register, lane 0 the most significant
+    (the first source's result lands in the upper half, as every packed form of the manual)."""
+    dtype = _dtype(lane_bits * len(parts))
+    bits = parts[0][0].astype(dtype)
+    for lane_bits_array, _ in parts[1:]:
+        bits = (bits << dtype.type(lane_bits)) | lane_bits_array.astype(dtype)
+    masks = [m for _, m in parts]
+    any_nan = None
+    if any(m is not None and m.any() for m in masks):
+        zeros = np.zeros(len(bits), dtype=bool)
+        stacked = np.stack([m if m is not None else zeros for m in masks], axis=1)
+        any_nan = stacked[:, 0] if len(parts) == 1 else stacked
+    return BatchResult(bits, any_nan, fmt, len(parts), lane_bits)
+
+
+# --- §9.7.4.1-3 add, sub, mul on .f16/.bf16 (and their x2 forms) ---------------------------
+
+#: How far the larger addend is shifted left before the smaller one is reduced to a sticky unit
+#: (see :func:`_exact_sum`); at least precision + 1 for every 16-bit format (f16: 11, bf16: 8).
+_ALIGN = 40
+
+
+def _exact_sum(sa, ma, ea, sb, mb, eb):
+    """``a + b`` for finite decoded operands: the batched :func:`~ptxspec.semantics.numerics.exact_sum`
+    under round to nearest, as (sign, significand, exponent).
+
+    Aligning both significands on the smaller exponent is exact but, for bf16's wide exponent
+    range, would need up to 260 bits. So the larger operand ``hi`` is shifted left by at most
+    :data:`_ALIGN` places (onto the exponent ``base``); if the exponents differ by more, the
+    smaller operand ``lo`` is replaced by one unit at ``base`` (zero stays zero). That changes the
+    value but never its rounding: then ``hi`` is normal (its exponent is above the subnormal one),
+    so ``|hi| >= 2^(e_hi + p - 1)`` and ``|lo| < 2^(e_hi - 2)`` (``d > _ALIGN >= p + 1``); the
+    sum lies in the binade of ``hi`` or the one below, where the rounding grid of the format (and
+    the unbounded grid of .ftz's tininess test) has spacing at least ``2^(e_hi - 1)``, so every
+    rounding boundary (grid point or midpoint) is a multiple of ``2^(e_hi - 2)``. ``hi`` is such
+    a multiple, and the exact sum and the replaced one both lie strictly between ``hi`` and the
+    next multiple of ``2^(e_hi - 2)`` on the same side: every mode rounds them alike.
+
+    A zero operand has the smallest exponent (batch_rounding.decode gives a zero exponent field
+    the subnormal exponent, as numerics.decode), so it is never the larger one unless both are
+    on that exponent, where nothing is shifted. The zero sum takes IEEE 754 §6.3's sign: +0 unless
+    both addends are zeros of the same sign (round to nearest; the 16-bit forms have no other
+    mode). Selections are arithmetic (multiplying by 0/1 masks) rather than np.where, whose
+    branches mispredict on random signs.
+    """
+    d = np.abs(ea - eb)
+    k = np.minimum(d, _ALIGN)
+    base = np.maximum(ea, eb) - k
+
+    def aligned(s, m, e):
+        shift = e - base  # k for the larger operand, k - d <= 0 for the smaller one
+        kept = shift >= 0
+        # A shift below zero (d > _ALIGN, the smaller operand): one unit, or zero.
+        m = np.minimum(m, 1 + kept * (1 << 62))
+        return (m << (shift * kept)) * (1 - 2 * s.astype(np.int64))
+
+    total = aligned(sa, ma, ea) + aligned(sb, mb, eb)
+    sign = (total < 0) | (sa & sb & (ma == 0) & (mb == 0))
+    return sign, np.abs(total), base
+
+
+def _half_arith_element(opcode: str, fmt: FloatFormat, a: np.ndarray, b: np.ndarray, *, ftz: bool, sat: bool, profile: Profile):
+    """One element of :func:`~ptxspec.semantics.half_precision.arithmetic_element` for add, sub
+    and mul (round to nearest even): decode (.ftz flushes subnormal inputs), the NaN rule (a NaN
+    operand, inf - inf and 0 * inf are invalid), the exact operation, one rounding with .ftz
+    (tiny results) and .sat ([0.0, 1.0], NaN -> +0.0); other NaNs are the profile's unspecified
+    NaN (§9.7.4: "Half-precision instructions return an unspecified NaN")."""
+    sa, ma, ea, na, ia = batch_rounding.decode(fmt, a, ftz=ftz)
+    sb, mb, eb, nb, ib = batch_rounding.decode(fmt, b, ftz=ftz)
+    if opcode == "sub":  # a - b = a + (-b) (exact_sub)
+        sb = ~sb
+    if opcode == "mul":
+        invalid = na | nb | (ia & (mb == 0) & ~ib) | (ib & (ma == 0) & ~ia)
+        infinite = ia | ib
+        sign, significand, exponent = sa ^ sb, ma * mb, ea + eb
+    else:
+        invalid = na | nb | (ia & ib & (sa != sb))
+        infinite = ia | ib
+        sign, significand, exponent = _exact_sum(sa, ma, ea, sb, mb, eb)
+        sign = np.where(ia, sa, np.where(ib, sb, sign))
+    nan_bits, open_ = _open_nan(fmt, profile)
+    bits = batch_rounding.round_bits(
+        sign, significand, exponent, fmt, Rounding.RN, ftz=ftz, sat=sat, infinite=infinite, nan=invalid, nan_bits=nan_bits
+    )
+    return bits, (invalid if open_ and not sat else None)
+
+
+def _split(x: np.ndarray, lanes: int, lane_bits: int) -> list[np.ndarray]:
+    """The lanes of packed registers, lane 0 (the most significant) first."""
+    mask = (1 << lane_bits) - 1
+    return [(x.astype(np.uint64) >> np.uint64((lanes - 1 - i) * lane_bits)) & np.uint64(mask) for i in range(lanes)]
+
+
+def half_arithmetic_exact(form: Form) -> FastPath:
+    """The batched §9.7.4.1-3 ``{add,sub,mul}{.rn}{.ftz}{.sat}.{f16,bf16,f16x2,bf16x2}`` on the
+    integer rounding routine (per lane :func:`_half_arith_element`)."""
+    fmt = FORMATS["bf16"] if form["type"].startswith("bf16") else F16
+    lanes = 2 if form["type"].endswith("x2") else 1
+    ftz, sat = "ftz" in form, "sat" in form
+
+    def fast(a: np.ndarray, b: np.ndarray, profile: Profile | str = "spec") -> BatchResult:
+        profile = _covered(profile)
+        parts = [_half_arith_element(form.opcode, fmt, x, y, ftz=ftz, sat=sat, profile=profile) for x, y in zip(_split(a, lanes, 16), _split(b, lanes, 16))]
+        return _lanes_result(parts, fmt, 16)
+
+    return fast
+
+
+# --- §9.7.4.7-8 min, max on .f16/.bf16 --------------------------------------------------------
+
+
+def _min_max_element(form: Form, fmt: FloatFormat, a: np.ndarray, b: np.ndarray, profile: Profile):
+    """One element of the pseudo-code of §9.7.4.7-8 (the scalar
+    :func:`~ptxspec.semantics.floating_point.min_max_element`), on bit patterns::
+
+        if (.xorsign) { xorsign = getSignBit(a) ^ getSignBit(b); if (.abs) { a = |a|; b = |b|; } }
+        if (.NaN && (isNaN(a) || isNaN(b)))    d = canonical NaN;
+        else if (isNaN(a) && isNaN(b))         d = NaN;       // the chapter's unspecified NaN
+        else if (isNaN(a))                     d = b;
+        else if (isNaN(b))                     d = a;
+        else                                   d = (a < b) ? a : b;     // max: (a > b)
+        if (.xorsign && !isNaN(d)) { setSignBit(d, xorsign); }
+
+    No rounding happens: d is one of the (.ftz-flushed) operands, which the scalar function
+    re-encodes unchanged. The order ``a < b`` is that of the values with "+0.0 > -0.0": on the
+    bits, a magnitude ``m`` with the sign clear is the key ``m`` and with the sign set ``-m - 1``
+    (so -0.0 is -1, below +0.0's 0, and above every negative non-zero value).
+    """
+    sign_bit = 1 << (fmt.width - 1)
+    magnitude_mask = sign_bit - 1
+    exponent_mask = fmt.exponent_field_max << fmt.mantissa_bits
+    a, b = a.astype(np.int64), b.astype(np.int64)
+    if "ftz" in form:  # a subnormal reads as a zero of its sign
+        a = np.where((a & exponent_mask) == 0, a & sign_bit, a)
+        b = np.where((b & exponent_mask) == 0, b & sign_bit, b)
+    xorsign = (a ^ b) & sign_bit
+    if "abs" in form:
+        a, b = a & magnitude_mask, b & magnitude_mask
+    a_nan, b_nan = (a & magnitude_mask) > exponent_mask, (b & magnitude_mask) > exponent_mask
+
+    def key(x):
+        # m with the sign clear, ~m = -m - 1 with it set (x >> (width - 1) is the sign bit).
+        return (x & magnitude_mask) ^ -(x >> (fmt.width - 1))
+
+    key_a, key_b = key(a), key(b)
+    pick_a = key_a < key_b if form.opcode == "min" else key_b < key_a
+    d = b ^ ((a ^ b) & -pick_a.astype(np.int64))  # a where pick_a, else b (no branches)
+    d = np.where(a_nan, b, np.where(b_nan, a, d))
+    if "xorsign" in form:
+        d = (d & magnitude_mask) | xorsign
+    both = a_nan & b_nan
+    open_mask = None
+    if "NaN" in form:
+        d = np.where(a_nan | b_nan, canonical_nan(fmt), d)
+    else:
+        nan_bits, open_ = _open_nan(fmt, profile)
+        d = np.where(both, nan_bits, d)
+        open_mask = both if open_ else None
+    return d.astype(np.uint64), open_mask
+
+
+def half_min_max(form: Form) -> FastPath:
+    """The batched §9.7.4.7-8 ``{min,max}{.ftz}{.NaN}{.xorsign.abs}.{f16,bf16,f16x2,bf16x2}``
+    (per lane :func:`_min_max_element`)."""
+    fmt = FORMATS["bf16"] if form["type"].startswith("bf16") else F16
+    lanes = 2 if form["type"].endswith("x2") else 1
+
+    def fast(a: np.ndarray, b: np.ndarray, profile: Profile | str = "spec") -> BatchResult:
+        profile = _covered(profile)
+        parts = [_min_max_element(form, fmt, x, y, profile) for x, y in zip(_split(a, lanes, 16), _split(b, lanes, 16))]
+        return _lanes_result(parts, fmt, 16)
+
+    return fast
+
+
+# --- §9.7.9.21 cvt from .f32 -------------------------------------------------------------------
+
+
+def _conversion_nan(form: Form, dst: FloatFormat, a: np.ndarray, profile: Profile) -> tuple[int | np.ndarray, bool]:
+    """The open NaN of a conversion from .f32 (data_movement.conversion_nan, after the .sat,
+    .relu and no-NaN cases that :func:`~batch_rounding.round_bits` applies itself), as
+    ``(bits, open)``: the spec profile leaves it open (any NaN of ``dst``); sm_90 writes what
+    data_movement._sm90_nan says for an .f32 source -- the canonical NaN of ``dst``, except that
+    .rna to .tf32 clears the low 13 bits of the input (and .satfinite then takes one .tf32 unit
+    off the magnitude)."""
+    if data_movement._measured(profile) is None:
+        return canonical_nan(dst), True
+    if dst is TF32 and form.get("rnd") == "rna":
+        sign = a.astype(np.uint64) & np.uint64(0x8000_0000)
+        magnitude = a.astype(np.uint64) & np.uint64(0x7FFF_E000)
+        if "satfinite" in form:
+            magnitude = magnitude - np.uint64(1 << TF32.shift)
+        return sign | magnitude, False
+    return canonical_nan(dst), False
+
+
+def _convert_f32(form: Form, dst: FloatFormat, a: np.ndarray, profile: Profile, *, ftz: bool, sat: bool):
+    """data_movement.convert of .f32 elements: decode (.ftz flushes the input where the profile
+    says it does: data_movement.flushes_input), the NaN rule, one rounding by the form's .rnd with
+    .sat, .satfinite and .relu. (.ftz on the result applies to .f32 results only, none here.)"""
+    flush = ftz and data_movement.flushes_input(form, profile)
+    sign, significand, exponent, nan, infinite = batch_rounding.decode(F32, a, ftz=flush)
+    relu, satfinite = "relu" in form, "satfinite" in form
+    nan_bits, open_ = _conversion_nan(form, dst, a, profile)
+    bits = batch_rounding.round_bits(
+        sign, significand, exponent, dst, Rounding(form.get("rnd") or "rn"),
+        sat=sat, satfinite=satfinite, relu=relu, infinite=infinite, nan=nan, nan_bits=nan_bits,
+    )  # fmt: skip
+    fixed = sat or relu or dst.nan is NanEncoding.NONE
+    return bits, (nan if open_ and not fixed else None)
+
+
+def cvt_f32_to_float(form: Form) -> FastPath:
+    """The batched §9.7.9.21 ``cvt.frnd{.ftz}{.sat}{.relu}{.satfinite}.{f16,bf16,tf32}.f32``
+    (data_movement.cvt's float-to-float branch)."""
+    dst = FORMATS[form["dtype"]]
+
+    def fast(a: np.ndarray, profile: Profile | str = "spec") -> BatchResult:
+        profile = _covered(profile)
+        return _lanes_result([_convert_f32(form, dst, a, profile, ftz="ftz" in form, sat="sat" in form)], dst, dst.width)
+
+    return fast
+
+
+def cvt_f32_pair(form: Form) -> FastPath:
+    """The batched ``cvt.frnd2{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b`` and
+    ``cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32 d, a, b`` (data_movement._convert_all): a
+    converted into the upper lane, b into the lower; no .ftz or .sat on these forms."""
+    packed = PACKED_TYPES[form["dtype"]]
+    dst = FORMATS[packed.element]
+
+    def fast(a: np.ndarray, b: np.ndarray, profile: Profile | str = "spec") -> BatchResult:
+        profile = _covered(profile)
+        high = _convert_f32(form, dst, a, profile, ftz=False, sat=False)
+        # The exhaustive checker passes one array as both sources: convert it once.
+        low = high if b is a else _convert_f32(form, dst, b, profile, ftz=False, sat=False)
+        parts = [high, low]
+        return _lanes_result(parts, dst, packed.lane_bits)
+
+    return fast
+
+
+def cvt_f32_to_integer(form: Form) -> FastPath:
+    """The batched data_movement.float_to_integer for an .f32 source: decode (.ftz flushing as
+    the profile says), round to an integer by .irnd (batch_rounding.round_integer), clamp to the
+    destination's range (infinities too; "the result is clamped to the destination range by
+    default; i.e, .sat is redundant"), and NaN -> 0 ("In float-to-integer conversions, NaN inputs
+    are converted to 0", §9.7.9.21) or the profile's measured integer (data_movement.MEASURED)."""
+    dtype = form["dtype"]
+    integer = INTEGER_TYPES[dtype]
+    mode = data_movement.INTEGER_ROUNDING[form["rnd"]]
+
+    def fast(a: np.ndarray, profile: Profile | str = "spec") -> BatchResult:
+        profile = _covered(profile)
+        flush = "ftz" in form and data_movement.flushes_input(form, profile)
+        sign, significand, exponent, nan, infinite = batch_rounding.decode(F32, a, ftz=flush)
+        magnitude, huge = batch_rounding.round_integer(sign, significand, exponent, mode)
+        bits = batch_rounding.saturate_integer(sign, magnitude, huge | infinite, integer.bits, integer.signed)
+        measured = data_movement._measured(profile)
+        nan_value = 0 if measured is None else data_movement.integer_bits(dtype, measured.integer_nan(form))
+        bits = np.where(nan, np.uint64(nan_value), bits)
+        return BatchResult(bits.astype(_dtype(integer.bits)), None, None, 1, integer.bits)
+
+    return fast
+
+
+# --- Which forms have these paths ----------------------------------------------------------------
+
+_HALF_TYPES = frozenset({"f16", "bf16", "f16x2", "bf16x2"})
+_CVT_FLOAT_DESTINATIONS = frozenset({"f16", "bf16", "tf32"})
+_CVT_INTEGER_DESTINATIONS = frozenset({"s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64"})
+_CVT_PAIR_DESTINATIONS = frozenset({"f16x2", "bf16x2", "e4m3x2", "e5m2x2"})
+
+
+def _exact_path(form: Form) -> FastPath | None:
+    """The path of this section for ``form``, or None."""
+    key = form.family.key
+    if key in ("add.h", "sub.h", "mul.h") and form["type"] in _HALF_TYPES and "relu" not in form:
+        return half_arithmetic_exact(form)
+    if key in ("min.h", "max.h") and form["type"] in _HALF_TYPES and "relu" not in form:
+        return half_min_max(form)
+    if key == "cvt" and form.get("atype") == "f32":
+        rnd = form.get("rnd")
+        if form["dtype"] in _CVT_FLOAT_DESTINATIONS and rnd in ("rn", "rna", "rz", "rm", "rp"):
+            return cvt_f32_to_float(form)
+        if form["dtype"] in _CVT_INTEGER_DESTINATIONS and rnd in data_movement.INTEGER_ROUNDING:
+            return cvt_f32_to_integer(form)
+    if key in ("cvt.x2.f32", "cvt.f8x2.f32") and form["dtype"] in _CVT_PAIR_DESTINATIONS and form.get("rnd") in ("rn", "rz"):
+        return cvt_f32_pair(form)
+    return None
+
+
+_EXACT_CACHE: dict[str, FastPath | None] = {}
+
+
+def fast_path(form: Form, profile: Profile | str = "spec") -> FastPath | None:
+    """The batched implementation that :func:`evaluate_batch` uses for ``form`` under ``profile``,
+    or None (then it loops the readable semantics)."""
+    profile = profile_named(profile)
+    if form.text in _EXPLICIT:
+        return _EXPLICIT[form.text]
+    if profile.name not in COVERED_PROFILES:
+        return None
+    if form.text not in _EXACT_CACHE:
+        _EXACT_CACHE[form.text] = _exact_path(form)
+    return _EXACT_CACHE[form.text]
+
+
+# ---------------------------------------------------------------------------------------------
 # The front door
 # ---------------------------------------------------------------------------------------------
 
 FastPath = Callable[..., BatchResult]
 
-#: Form text -> batched implementation ``fn(*sources, profile)``.
-FAST_PATHS: dict[str, FastPath] = {
+#: The paths written for one form each (their own numpy transcriptions, proved above).
+_EXPLICIT: dict[str, FastPath] = {
     "fma.rn.f32": fma_rn_f32,
-    "cvt.rn.f16.f32": cvt_rn_f16_f32,
-    "cvt.rn.satfinite.e4m3x2.f32": cvt_rn_satfinite_e4m3x2_f32,
     **_half_paths(),
     "mul.wide.s32": integer_wide(signed=True, add=False),
     "mul.wide.u32": integer_wide(signed=False, add=False),
@@ -475,10 +732,82 @@ FAST_PATHS: dict[str, FastPath] = {
 }
 
 
-def has_fast_path(form: Form | str) -> bool:
+class FastPathTable(Mapping):
+    """Form text -> batched implementation ``fn(*sources, profile=...)``: the explicit paths, and
+    the paths of the exhaustive spaces (:func:`_exact_path`), built on first use. Iterating lists
+    them all (it parses every candidate spelling once, so it takes a moment)."""
+
+    def __getitem__(self, text: str) -> FastPath:
+        if text in _EXPLICIT:
+            return _EXPLICIT[text]
+        path = _exact_path_for_text(text)
+        if path is None:
+            raise KeyError(text)
+        return path
+
+    def __iter__(self):
+        return iter(sorted(set(_EXPLICIT) | set(_exact_texts())))
+
+    def __len__(self) -> int:
+        return len(set(_EXPLICIT) | set(_exact_texts()))
+
+
+FAST_PATHS = FastPathTable()
+
+
+@functools.cache
+def _exact_path_for_text(text: str) -> FastPath | None:
     from ptxspec.semantics.instructions import as_form
 
-    return as_form(form).text in FAST_PATHS
+    try:
+        form = as_form(text)
+    except PtxSpecError:
+        return None
+    return _exact_path(form) if form.text == text else None
+
+
+@functools.cache
+def _exact_texts() -> tuple[str, ...]:
+    """Every form (canonical text) that :func:`_exact_path` covers: the spellings of add, sub,
+    mul, min, max on the 16-bit types and of cvt from .f32, parsed by the catalogue."""
+    from ptxspec.spec.catalogue import CATALOGUE
+
+    flags = lambda *names: itertools.product(*(("", "." + n) for n in names))  # noqa: E731
+    candidates = []
+    for op in ("add", "sub", "mul"):
+        candidates += [f"{op}{r}{f}{s}.{t}" for r, f, s in flags("rn", "ftz", "sat") for t in sorted(_HALF_TYPES)]
+    for op in ("min", "max"):
+        candidates += [f"{op}{f}{n}{x}.{t}" for f, n, x in flags("ftz", "NaN", "xorsign.abs") for t in sorted(_HALF_TYPES)]
+    destinations = sorted(_CVT_FLOAT_DESTINATIONS | _CVT_INTEGER_DESTINATIONS | _CVT_PAIR_DESTINATIONS)
+    for rnd in ("rn", "rna", "rz", "rm", "rp", *data_movement.INTEGER_ROUNDING):
+        for mods in flags("ftz", "sat", "relu", "satfinite"):
+            candidates += [f"cvt.{rnd}{''.join(mods)}.{d}.f32" for d in destinations]
+    found = set()
+    for text in candidates:
+        try:
+            form = CATALOGUE.parse(text)
+        except PtxSpecError:
+            continue
+        if form.text not in _EXPLICIT and _exact_path(form) is not None:
+            found.add(form.text)
+    return tuple(sorted(found))
+
+
+def cvt_rn_f16_f32(a: np.ndarray, profile: Profile | str = "spec") -> BatchResult:
+    """§9.7.9.21 ``cvt.rn.f16.f32 d, a`` on an array of .f32 bit patterns (:func:`cvt_f32_to_float`)."""
+    return FAST_PATHS["cvt.rn.f16.f32"](a, profile=profile)
+
+
+def cvt_rn_satfinite_e4m3x2_f32(a: np.ndarray, b: np.ndarray, profile: Profile | str = "spec") -> BatchResult:
+    """§9.7.9.21 ``cvt.rn.satfinite.e4m3x2.f32 d, a, b`` on arrays of .f32 bit patterns
+    (:func:`cvt_f32_pair`): d[15:8] = convert(a), d[7:0] = convert(b)."""
+    return FAST_PATHS["cvt.rn.satfinite.e4m3x2.f32"](a, b, profile=profile)
+
+
+def has_fast_path(form: Form | str, profile: Profile | str = "spec") -> bool:
+    from ptxspec.semantics.instructions import as_form
+
+    return fast_path(as_form(form), profile) is not None
 
 
 def _as_bits(values, width: int, name: str = "operand") -> np.ndarray:
@@ -511,7 +840,7 @@ def evaluate_batch(form: Form | str, sources: Sequence[np.ndarray], profile: Pro
     arrays = [_as_bits(s, register_bits(o.type), f"operand {o.name} of {form.text}") for s, o in zip(sources, operands)]
     if len({len(x) for x in arrays}) > 1:
         raise OperandError(f"{form.text}: source arrays differ in length: {[len(x) for x in arrays]}", where=form.text)
-    fast = FAST_PATHS.get(form.text)
+    fast = fast_path(form, profile)
     if fast is not None:
         return _in_blocks(fast, arrays, profile)
     return _loop(form, arrays, profile, evaluate)
@@ -528,13 +857,20 @@ def _in_blocks(fast: FastPath, arrays: list[np.ndarray], profile: Profile) -> Ba
     n = len(arrays[0])
     if n <= BLOCK:
         return fast(*arrays, profile=profile)
-    parts = [fast(*(x[i : i + BLOCK] for x in arrays), profile=profile) for i in range(0, n, BLOCK)]
+    parts = [fast(*_block(arrays, i), profile=profile) for i in range(0, n, BLOCK)]
     first = parts[0]
     any_nan = None
     if any(p.any_nan is not None for p in parts):
         shape = (lambda m: (m,)) if first.lanes == 1 else (lambda m: (m, first.lanes))
         any_nan = np.concatenate([p.any_nan if p.any_nan is not None else np.zeros(shape(len(p)), dtype=bool) for p in parts])
     return BatchResult(np.concatenate([p.bits for p in parts]), any_nan, first.format, first.lanes, first.lane_bits)
+
+
+def _block(arrays: list[np.ndarray], start: int) -> list[np.ndarray]:
+    """Each array's block at ``start``; an array passed as several operands gives one block
+    object for all of them (a path may then compute their shared work once)."""
+    views: dict[int, np.ndarray] = {}
+    return [views.setdefault(id(x), x[start : start + BLOCK]) for x in arrays]
 
 
 def _packed_by_qualifier(form: Form, width: int):

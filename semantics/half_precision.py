@@ -23,7 +23,8 @@ Rounding: ".rnd = { .rn }": every form rounds to nearest even; add, sub and mul 
 Open results: tanh.approx and ex2.approx return every encoding their error bound allows
 (:func:`tanh_approx`, :func:`ex2_approx`); ``fma.oob`` with a NaN operand returns +0.0 or the NaN
 result, as the manual never gives the OOB-NaN's encoding (:func:`out_of_bounds`). Where an H100 or
-H200 was measured, the sm_90 profile pins or widens these (``MEASURED_*`` tables).
+H200 was measured, the sm_90 profile pins these (``MEASURED_*``; for tanh and ex2 the recorded
+result of every 16-bit input, :func:`measured_table`).
 """
 
 from __future__ import annotations
@@ -303,12 +304,48 @@ TANH_ABSOLUTE = {"f16": power_of_two(-10987, 1000), "bf16": power_of_two(-8, 1)}
 # precisions are asked for again and again, so they are remembered.
 TANH_ABSOLUTE["f16"] = Real(bounds=functools.lru_cache(maxsize=None)(TANH_ABSOLUTE["f16"].bounds))
 
-#: Where a chip leaves the manual's bound, the bound its profile allows instead (the spec keeps
-#: the manual's). sm_90 (H100 and H200, every .bf16 input recorded: "tanh.approx.bf16#all-inputs"
-#: in conformance/data/sm_90/meta-issue3.json): tanh.approx.bf16 of +-0.74609375 (0x3f3f, 0xbf3f)
-#: gives +-0.62890625 (0x3f21, 0xbf21), 2^-7.99991 from tanh -- beyond 2^-8; every other .bf16 and
-#: .f16 input keeps to the manual. 2^-8 (1 + 2^-13) covers it.
+#: Where a chip leaves the manual's bound, how far (the spec keeps the manual's bound; the chip's
+#: profile returns its table, :func:`measured_table`). sm_90 (H100 and H200, every .bf16 input
+#: recorded: "tanh.approx.bf16#all-inputs" in conformance/data/sm_90/meta-issue3.json):
+#: tanh.approx.bf16 of +-0.74609375 (0x3f3f, 0xbf3f) gives +-0.62890625 (0x3f21, 0xbf21), 2^-7.99991
+#: from tanh -- beyond 2^-8 (:data:`MEASURED_OUTSIDE_BOUND`); every other .bf16 and .f16 input
+#: keeps to the manual. 2^-8 (1 + 2^-13) covers it.
 MEASURED_TANH_ABSOLUTE: dict[tuple[str, str], Real] = {("sm_90", "bf16"): exactly(Fraction(2**13 + 1, 2**21))}
+
+#: The inputs whose measured result lies outside the spec's allowed set, per profile and table:
+#: the documented divergences of the sm_90 profile from the manual (a test recomputes this set
+#: from the tables and the spec, so that it can neither grow nor shrink unnoticed).
+MEASURED_OUTSIDE_BOUND: dict[tuple[str, str], frozenset[int]] = {("sm_90", "tanh.bf16"): frozenset({0x3F3F, 0xBF3F})}
+
+#: Per profile, the data file holding its measured 16-bit tables. sm_90: every one of the 2^16
+#: inputs of tanh.approx.f16/.bf16, ex2.approx.f16 and ex2.approx.ftz.bf16, recorded on an H100
+#: (issue 3, "#all-inputs" in conformance/data/sm_90/meta-issue3.json) and extracted by
+#: ``python -m ptxspec.conformance.silicon.approx tables --write`` (never edited by hand). The x2
+#: forms use the same table in each lane: every lane of their issue-3 recordings agrees with it
+#: (docs/silicon-approx.rst; the .approx scan records each chip's tables again).
+MEASURED_TABLE_FILES = {"sm_90": "approx16-sm90.npz"}
+
+
+@functools.cache
+def _table_file(name: str) -> dict:
+    import importlib.resources
+
+    import numpy as np
+
+    with importlib.resources.files("ptxspec.semantics").joinpath("data", name).open("rb") as f, np.load(f) as z:
+        return {key: z[key] for key in z.files}
+
+
+def measured_table(profile: Profile, key: str):
+    """The table of ``key`` (``tanh.f16``, ``tanh.bf16``, ``ex2.f16``, ``ex2.ftz.bf16``) that
+    ``profile`` pins, as a uint16 array indexed by the input word; None where the profile
+    measured none (``spec``). Loaded once, on first use."""
+    name = MEASURED_TABLE_FILES.get(profile.name)
+    return None if name is None else _table_file(name).get(key)
+
+
+def _table_key(form: Form, fmt: FloatFormat) -> str:
+    return ".".join([form.opcode, *(["ftz"] if "ftz" in form else []), fmt.name])
 
 
 @semantic("tanh.approx.half")
@@ -319,9 +356,15 @@ def tanh_approx(form: Form, a: int, *, profile: Profile) -> Result:
 
     Table: -Inf -> -1.0, -0.0 -> -0.0, +0.0 -> +0.0, +Inf -> 1.0, NaN -> NaN (the chapter's
     unspecified NaN).
+
+    A profile that recorded every input (sm_90: :func:`measured_table`) returns the recorded
+    result, in each lane of an x2 form; the spec returns the set.
     """
 
     def lane(fmt: FloatFormat, bits: list[int]) -> Result:
+        table = measured_table(profile, _table_key(form, fmt))
+        if table is not None:
+            return int(table[bits[0]])
         x = decode(fmt, bits[0])
         if isinstance(x, NaN):
             return profile.unspecified_nan(fmt)
@@ -329,8 +372,7 @@ def tanh_approx(form: Form, a: int, *, profile: Profile) -> Result:
             return round_value(Exact(x.sign, 1), fmt)
         if x.is_zero:
             return bits[0]
-        bound = MEASURED_TANH_ABSOLUTE.get((profile.name, fmt.name), TANH_ABSOLUTE[fmt.name])
-        return within_distance(fmt, tanh(to_fraction(x)), bound, ftz=False)
+        return within_distance(fmt, tanh(to_fraction(x)), TANH_ABSOLUTE[fmt.name], ftz=False)
 
     return per_lane(form, (a,), lane)
 
@@ -408,10 +450,16 @@ def ex2_approx(form: Form, a: int, *, profile: Profile) -> Result:
 
     Tables: -Inf -> +0.0, -0.0 -> +1.0, +0.0 -> +1.0, +Inf -> +Inf, NaN -> NaN (the chapter's
     unspecified NaN).
+
+    A profile that recorded every input (sm_90: :func:`measured_table`) returns the recorded
+    result, in each lane of an x2 form; the spec returns the set.
     """
     ftz = "ftz" in form
 
     def lane(fmt: FloatFormat, bits: list[int]) -> Result:
+        table = measured_table(profile, _table_key(form, fmt))
+        if table is not None:
+            return int(table[bits[0]])
         x = decode(fmt, bits[0], ftz=ftz)
         if isinstance(x, NaN):
             return profile.unspecified_nan(fmt)

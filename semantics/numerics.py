@@ -408,6 +408,77 @@ def round_value(
     return round_exact(value, fmt, mode, ftz=ftz, satfinite=satfinite, random=random)
 
 
+class Flags(enum.IntFlag):
+    """The five exceptions of IEEE 754-2019 §7, as bits in the order Berkeley SoftFloat and
+    TestFloat number them (TestFloat's ``testfloat_gen`` writes them as two hex digits).
+
+    PTX has no status flags; these are what an IEEE 754 implementation of the operation would
+    raise (see :func:`rounding_flags` and :mod:`ptxspec.conformance.testfloat`).
+    """
+
+    INEXACT = 0x01  #: §7.6
+    UNDERFLOW = 0x02  #: §7.5
+    OVERFLOW = 0x04  #: §7.4
+    DIVIDE_BY_ZERO = 0x08  #: §7.3 (TestFloat: "infinite")
+    INVALID = 0x10  #: §7.2
+
+
+def rounding_flags(value: Value, fmt: FloatFormat | str, mode: Rounding = Rounding.RN) -> Flags:
+    """The exceptions that rounding the exact result ``value`` once into ``fmt`` raises, under
+    IEEE 754-2019 default exception handling (no .ftz, .sat, .satfinite or .relu).
+
+    * inexact (§7.6): the rounded result differs from ``value`` (or it overflowed);
+    * overflow (§7.4): ``value`` rounded to ``fmt``'s precision as though the exponent range were
+      unbounded exceeds the largest finite value in magnitude (whatever the rounding then
+      delivers: infinity, or the largest finite value under .rz and the directed modes toward zero);
+    * underflow (§7.5): the result is tiny -- nonzero and, rounded to ``fmt``'s precision with an
+      unbounded exponent range, below the smallest normal in magnitude (tininess detected *after*
+      rounding, SoftFloat's default and TestFloat's ``-tininessafter``) -- *and* inexact: under
+      default handling an exact tiny result raises no underflow flag (§7.5).
+
+    An infinity or a NaN passes through rounding unchanged and raises nothing here; invalid
+    operation and division by zero are raised by the operation, not by the rounding (callers
+    such as :func:`ptxspec.conformance.testfloat.exceptions` add them). The rounding itself is
+    :func:`round_exact`'s and :func:`_round_at`'s, the same routine every result goes through.
+    """
+
+    def compare(a_sig: int, a_exp: int, b_sig: int, b_exp: int) -> int:
+        """The sign of ``a_sig * 2^a_exp - b_sig * 2^b_exp`` (non-negative significands)."""
+        e = min(a_exp, b_exp)
+        a, b = a_sig << (a_exp - e), b_sig << (b_exp - e)
+        return (a > b) - (a < b)
+
+    fmt = fmt_of(fmt)
+    if not (fmt.signed and fmt.has_infinity and fmt.has_subnormals and fmt.nan is NanEncoding.IEEE):
+        raise ValueError(f"IEEE 754 exceptions are defined for IEEE-style formats, not {fmt.name}")
+    if mode is Rounding.RS:
+        raise ValueError("IEEE 754 defines no exceptions for stochastic rounding")
+    if not isinstance(value, Exact) or value.is_zero:
+        return Flags(0)
+    # The value rounded to fmt's precision with an unbounded exponent range decides both
+    # overflow and tininess.
+    msb = value.exponent + value.significand.bit_length() - 1
+    q, lsb = _round_at(value, msb - fmt.mantissa_bits, mode)
+    largest = decode(fmt, max_finite(fmt))
+    overflow = compare(q, lsb, largest.significand, largest.exponent) > 0
+    tiny = q.bit_length() - 1 + lsb < fmt.min_normal_exponent
+    delivered = decode(fmt, round_exact(value, fmt, mode))
+    inexact = (
+        overflow
+        or value.sticky
+        or not isinstance(delivered, Exact)
+        or compare(delivered.significand, delivered.exponent, value.significand, value.exponent) != 0
+    )
+    flags = Flags(0)
+    if inexact:
+        flags |= Flags.INEXACT
+    if overflow:
+        flags |= Flags.OVERFLOW
+    if tiny and inexact:
+        flags |= Flags.UNDERFLOW
+    return flags
+
+
 def _clamp_unit(value: Exact | Infinity) -> Exact:
     """Clamp to [+0.0, 1.0]: anything with the sign bit set, -0.0 included, becomes +0.0."""
     if value.sign == 1:

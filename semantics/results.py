@@ -172,8 +172,9 @@ SPEC = Profile("spec")
 #: (replayed by tests/test_silicon_sm90.py); docs/profiles.rst lists the measurements. The
 #: chapter-specific ones live beside their semantics, keyed by this profile's name: ``MEASURED``
 #: in integer.py (division by zero, rem, fns, bfe/bfi, the carry flag) and data_movement.py (cvt),
-#: ``MEASURED_NEAR_BOUND`` in floating_point_approx.py, ``SM90_SCALAR_VIDEO`` in video.py and
-#: ``MEASURED_TANH_ABSOLUTE`` in half_precision.py.
+#: ``MEASURED_NEAR_BOUND`` in floating_point_approx.py, ``SM90_SCALAR_VIDEO`` in video.py, the
+#: recorded 16-bit tanh/ex2 tables (semantics/data/approx16-sm90.npz, ``MEASURED_OUTSIDE_BOUND``) in
+#: half_precision.py, and the mma datapaths (``MEASURED``) in mma.py.
 SM_90 = Profile(
     "sm_90",
     # f32 (and f16, bf16) arithmetic returns 0x7fffffff (0x7fff): the canonical NaN.

@@ -169,7 +169,7 @@ def split_arch(arch: str) -> tuple[int, str]:
 #: target string sm_89 was introduced in PTX ISA version 7.8", ...): a form needs at least that
 #: version for its target, whatever version introduced the form itself.
 SM_INTRODUCED_IN: dict[int, tuple[int, int]] = {
-    10: (1, 0), 13: (1, 2), 20: (2, 0), 30: (3, 0), 53: (4, 2), 61: (5, 0), 70: (6, 0),
+    10: (1, 0), 13: (1, 2), 20: (2, 0), 30: (3, 0), 53: (4, 2), 61: (5, 0), 70: (6, 0), 75: (6, 3),
     80: (7, 0), 86: (7, 1), 89: (7, 8), 90: (7, 8), 100: (8, 6), 101: (8, 6), 120: (8, 7),
 }
 
@@ -638,6 +638,8 @@ CHAPTERS = (
     "logic_shift",  # §9.7.8
     "data_movement",  # §9.7.9
     "warp",  # warp-level collectives
+    "matrix",  # §9.7.14 warp-level matrix instructions (mma, mma.sp, ldmatrix, stmatrix, movmatrix)
+    "wgmma",  # §9.7.15 warpgroup-level matrix instructions
     "video",  # §9.7.18
 )
 

@@ -10,7 +10,8 @@ Two campaigns: issue 2 (meta.json: §9.7.3 and cvt) and issue 3 (meta-issue3.jso
 precision, comparison, logic and shift, prmt, video, warp collectives), with the issue-3 plan's
 fma.oob OOB-NaN probes recorded apart (meta-issue3-oob.json, ``#oob-probes``). Each form replays a seeded
 sample of its vectors by default (edge classes first) and every vector in the heavy chunks
-(``PTXSPEC_HEAVY=all`` runs them all).
+(``PTXSPEC_HEAVY=all`` runs them all); and every run checks every recorded vector through
+``check-vectors`` (:func:`test_every_recorded_vector_with_check_vectors`).
 """
 
 from __future__ import annotations
@@ -50,6 +51,26 @@ def _first(iterator, count: int = 5) -> list:
         if len(out) >= count:
             break
     return out
+
+
+#: The whole recording is replayed by check-vectors in this many parts (by form), in every run.
+CHECK_VECTORS_PARTS = 8
+
+
+@pytest.mark.parametrize("part", range(CHECK_VECTORS_PARTS))
+def test_every_recorded_vector_with_check_vectors(part):
+    """Every vector of every recorded form (issue 2, issue 3, the OOB probes), as
+    ``ptxspec check-vectors --recording conformance/data/sm_90 --profile sm_90`` checks them; a
+    mismatch names the form and the decoded values."""
+    from ptxspec.conformance.check_vectors import check_vectors, describe_mismatch, recording_items
+
+    chosen = [t for t in FORMS if zlib.crc32(t.encode()) % CHECK_VECTORS_PARTS == part]
+    items = recording_items(RECORDING, select=set(chosen).__contains__)
+    summary = check_vectors(items, "sm_90")
+    expected = sum(len(RECORDING.forms[t].outputs[0]) // (32 if RECORDING.forms[t].warp else 1) for t in chosen)
+    assert not summary.unsupported, summary.unsupported[:3]
+    assert summary.checked == expected
+    assert summary.mismatched == 0, "\n".join(line for m in summary.mismatches[:5] for line in describe_mismatch(m))
 
 
 def test_recording_names_its_hardware():

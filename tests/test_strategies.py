@@ -206,7 +206,7 @@ def test_every_opcode_has_drawable_forms(opcode):
 
 
 def test_forms_reach_most_families():
-    families = {f.family.key for f in collect(forms(), 250)}
+    families = {f.family.key for f in collect(forms(), 600)}
     assert len(families) >= 0.5 * len(CATALOGUE.families())
 
 
@@ -290,10 +290,74 @@ def test_litmus_tests_reach_every_kind_order_and_scope():
         assert want in seen, want
 
 
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(litmus_tests(barriers=True, proxies=True))
+def test_drawn_litmus_tests_with_barriers_and_proxies_round_trip_and_engines_agree(test):
+    again = litmus.parse(litmus.format_test(test))
+    assert (again.init, again.threads, again.code, again.condition.formula) == (test.init, test.threads, test.code, test.condition.formula)
+    verdict = check(lower(test), engine="both", timeout_s=5)  # EngineDisagreement fails the test
+    assert verdict.ok is not None
+
+
+def _barrier_uses(test) -> list[int]:
+    return [sum(isinstance(i, litmus.BarrierOp) for i in thread) for thread in test.code]
+
+
+def test_litmus_tests_reach_barriers_and_every_proxy():
+    seen = set()
+    tests = collect(litmus_tests(barriers=True, proxies=True), 150)
+    for test in tests:
+        uses = _barrier_uses(test)
+        if any(uses):
+            # §9.7.13.1: bar.cta synchronizes one CTA: every thread in CTA 0 of GPU 0, one use each
+            assert uses == [1] * len(test.threads), litmus.format_test(test)
+            assert {(t.cta, t.gpu) for t in test.threads} == {(0, 0)}
+            seen.add("bar.cta")
+        aliases = {e.name: e.proxy for e in test.init if isinstance(e, litmus.AliasDecl)}
+        seen.update(("alias", p) for p in aliases.values())
+        for thread in test.code:
+            for ins in thread:
+                if isinstance(ins, litmus.ProxyFence):
+                    seen.add(("fence.proxy", ins.kind))
+                if isinstance(ins, (litmus.Load, litmus.Store)) and ins.address in aliases:
+                    # the access goes through the proxy its alias was declared with (§8.6)
+                    assert ins.proxy == aliases[ins.address] or (ins.proxy == "generic" and aliases[ins.address] == "generic")
+                    seen.add((type(ins).__name__, ins.proxy))
+    for want in ["bar.cta", ("alias", "generic"), ("alias", "surface"), ("alias", "texture"), ("alias", "constant"),
+                 ("fence.proxy", "alias"), ("fence.proxy", "surface"), ("fence.proxy", "texture"),
+                 ("fence.proxy", "constant"), ("Load", "surface"), ("Load", "texture"), ("Load", "constant"),
+                 ("Load", "generic"), ("Store", "surface"), ("Store", "generic")]:
+        assert want in seen, want
+    # switched off (the default), neither barriers nor aliases nor proxy fences are drawn
+    for test in collect(litmus_tests(), 60):
+        assert not any(_barrier_uses(test))
+        assert not any(isinstance(e, litmus.AliasDecl) for e in test.init)
+        assert not any(isinstance(i, litmus.ProxyFence) for thread in test.code for i in thread)
+
+
+def test_a_barrier_changes_a_verdict():
+    # The barrier is not decoration: MP over one CTA is allowed with weak accesses and forbidden
+    # once bar.cta.sync separates the writes from the reads (§8.9.4 item 2).
+    text = ("PTX mp\n{\nx=0; y=0;\nP1:r0=0; P1:r1=0;\n}\nP0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n"
+            "st.weak x, 1 | ld.weak r0, y ;\n{bar}st.weak y, 1 | ld.weak r1, x ;\nexists (P1:r0 == 1 /\\ P1:r1 == 0)\n")
+    assert check(lower(litmus.parse(text.replace("{bar}", ""))), engine="both").ok is True
+    barrier = text.replace("{bar}", "bar.cta.sync 0 | bar.cta.sync 0 ;\n")
+    assert check(lower(litmus.parse(barrier)), engine="both").ok is False
+
+
 @pytest.mark.heavy
 @pytest.mark.parametrize("chunk", range(8))
 def test_engines_agree_on_larger_litmus_tests_heavy(chunk):
     for test in collect(litmus_tests(threads=(2, 3), instructions=(1, 4), locations=("x", "y", "z")), 25, chunk):
+        verdict = check(lower(test), engine="both", timeout_s=20)
+        assert verdict.ok is not None, litmus.format_test(test)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("chunk", range(4))
+def test_engines_agree_on_litmus_tests_with_barriers_and_proxies_heavy(chunk):
+    strategy = litmus_tests(threads=(2, 3), instructions=(1, 3), locations=("x", "y", "z"), barriers=True, proxies=True)
+    for test in collect(strategy, 20, chunk):
         verdict = check(lower(test), engine="both", timeout_s=20)
         assert verdict.ok is not None, litmus.format_test(test)
 

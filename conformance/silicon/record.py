@@ -16,6 +16,12 @@ and the issue-3 entries recorded apart (:data:`SUBSETS`; today the fma.oob OOB-N
     python -m ptxspec.conformance.silicon.record prepare-plan BUNDLE --only '#oob-probes'
     python conformance/silicon/record.py run-plan BUNDLE OUT issue3-oob
 
+and the whole campaign (every part above, the exhaustive spaces, the ``.approx`` scans and the
+mma probes), in one command on each side::
+
+    python -m ptxspec.conformance.silicon.record prepare-all BUNDLE
+    python3 conformance/silicon/record.py run-all BUNDLE OUT
+
 ``prepare`` assembles every campaign form alone (a form ptxas rejects is listed in
 ``rejected.json`` with ptxas's message and left out), then all accepted forms into one cubin.
 ``run`` regenerates the seeded inputs, launches each kernel, and writes ``recording-K.npz`` files
@@ -277,6 +283,55 @@ def output_digests(directory: Path) -> dict:
     return {**{k: meta[k] for k in keep}, "forms": forms}
 
 
+# ---------------------------------------------------------------------------------------------
+# A whole campaign: every part, prepared here in one command and run there in one command
+# ---------------------------------------------------------------------------------------------
+
+#: The parts of a whole campaign, in the order they run: name -> (how it is prepared here, as
+#: ``python -m MODULE ARGS BUNDLE``; the device script that runs it there, or None for this module's
+#: own ``run``/``run-plan``). Each part's files go to ``OUT/PART/`` under the names
+#: ``conformance/data/sm_90/`` uses (see docs/silicon.rst for which of them a second chip keeps).
+PARTS = {
+    "issue2": (None, None),
+    "issue3": (None, None),
+    "issue3-oob": (None, None),
+    "exhaustive": ("ptxspec.conformance.silicon.exhaustive prepare", "exhaustive_device.py"),
+    "approx": ("ptxspec.conformance.silicon.approx prepare", "approx_device.py"),
+    "mma": ("ptxspec.conformance.silicon.mma_campaign prepare", "mma_device.py"),
+}
+
+
+def prepare_all(bundle: Path) -> None:
+    """Here (ptxas, ptxspec): assemble every part of the campaign into ``BUNDLE/PART/``."""
+    prepare(bundle / "issue2")
+    prepare_plan(bundle / "issue3")
+    prepare_plan(bundle / "issue3-oob", "#oob-probes")
+    for part, (module, _) in PARTS.items():
+        if module is not None:
+            args = module.split()
+            subprocess.run([sys.executable, "-m", *args, str(bundle / part)], check=True)
+    print(f"campaign prepared in {bundle}: {', '.join(PARTS)}")
+
+
+def run_all(bundle: Path, out: Path) -> None:
+    """There (numpy + CuPy): run every prepared part, one after the other, into ``OUT/PART/``."""
+    import time
+
+    here = Path(__file__).resolve().parent
+    for part, (_, script) in PARTS.items():
+        if not (bundle / part).exists():
+            print(f"{part}: not prepared, skipped")
+            continue
+        start = time.time()
+        if part == "issue2":
+            run(bundle / part, out / part)
+        elif part.startswith("issue3"):
+            run_plan(bundle / part, out / part, PLAN_PREFIX if part == "issue3" else f"{PLAN_PREFIX}-{SUBSETS['#oob-probes']}")
+        else:
+            subprocess.run([sys.executable, str(here / script), "run", str(bundle / part), str(out / part)], check=True)
+        print(f"{part}: {time.time() - start:.1f} s", flush=True)
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "prepare":
         prepare(Path(sys.argv[2]))
@@ -286,6 +341,10 @@ if __name__ == "__main__":
         run_plan(Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4] if len(sys.argv) >= 5 else PLAN_PREFIX)
     elif len(sys.argv) >= 4 and sys.argv[1] == "digest":
         Path(sys.argv[3]).write_text(json.dumps(output_digests(Path(sys.argv[2])), indent=0, sort_keys=True))
+    elif len(sys.argv) >= 3 and sys.argv[1] == "prepare-all":
+        prepare_all(Path(sys.argv[2]))
+    elif len(sys.argv) >= 4 and sys.argv[1] == "run-all":
+        run_all(Path(sys.argv[2]), Path(sys.argv[3]))
     elif len(sys.argv) >= 4 and sys.argv[1] == "run":
         run(Path(sys.argv[2]), Path(sys.argv[3]))
     else:

@@ -84,6 +84,8 @@ def load(directory: Path | str = DATA / "sm_90") -> Recording:
         forms[text] = RecordedForm(text, inputs, outputs)
     campaigns = {"issue 2": meta}
     for path in sorted(directory.glob("meta-*.json")):
+        if "groups" not in json.loads(path.read_text()):
+            continue  # not a plan campaign of vectors (exhaustive digests, approx scans: their own modules)
         name, extra = _load_plan_campaign(directory, path, forms, rejected)
         campaigns[name] = extra
     return Recording(meta, rejected, forms, campaigns)

@@ -2,8 +2,8 @@
 
 The table is the committed summary ``conformance/data/litmus_families.csv`` (written by
 ``ptxspec litmus-gen DIR --check --summary conformance/data/litmus_families.csv``; one row per
-generated test: ``family,variant,verdict,time_s``). Checking all the tests takes about half a
-minute, too long for every docs build, so the build reads the file instead and refuses it when it
+generated test: ``family,variant,verdict,time_s``). Checking all the tests takes a few
+minutes, too long for every docs build, so the build reads the file instead and refuses it when it
 no longer lists exactly the tests the generator makes (same names, same order): a stale file fails
 the build. ``tests/test_litmus_families_doc.py`` re-checks its verdicts with both engines.
 

@@ -1,0 +1,183 @@
+"""The device side of the mma probe campaign (numpy + CuPy only; no ptxspec needed there).
+
+::
+
+    python -m ptxspec.conformance.silicon.mma_campaign prepare BUNDLE   # here, with ptxas
+    python3 conformance/silicon/mma_device.py run BUNDLE OUT            # on the GPU machine
+
+``BUNDLE`` holds ``mma.cubin`` (one kernel per combination), ``mma-plan.json`` (the combinations:
+kernel, instruction, per operand its registers and element type, the number of designed probes and
+of random mma, the seed) and ``mma-probes.npz`` (the designed probe registers, made on the host with
+the fragment layouts). ``run`` appends the random inputs -- regenerated here by :func:`random_registers`,
+a counter-based generator written with numpy integer operations only, so that the replay on any
+machine regenerates the same bits -- launches one warp per mma, and writes ``mma-<i>.npz`` (per
+combination: the probe inputs and every D register) and ``meta-mma.json``.
+
+Register arrays are ``[mma, lane, register]``: uint32, or uint64 where the register is 64 bits
+(f64). Each lane loads its own registers, executes the one ``mma.sync.aligned`` of the combination
+and stores its D registers: no layout is computed on the device.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+#: Random input classes, by mma index modulo 4 (see :func:`_float_elements`).
+CLASSES = ("bits", "unit", "spread", "short")
+
+
+def splitmix64(counter: np.ndarray) -> np.ndarray:
+    """SplitMix64 of each uint64 in ``counter`` (wrapping arithmetic; identical on every machine)."""
+    with np.errstate(over="ignore"):
+        z = counter.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def _stream(seed: int, operand: int, count: int, offset: int = 0) -> np.ndarray:
+    """``count`` pseudo-random uint64 for ``operand`` (0..3) of a combination seeded ``seed``."""
+    key = (np.uint64(seed) << np.uint64(8)) | np.uint64(operand)
+    with np.errstate(over="ignore"):
+        base = splitmix64(np.array([key], dtype=np.uint64))[0]
+        return splitmix64(np.arange(offset, offset + count, dtype=np.uint64) + base)
+
+
+def _u(x: np.ndarray, lo: int, bits: int) -> np.ndarray:
+    """Bits ``lo .. lo+bits-1`` of each word, as int64."""
+    return ((x >> np.uint64(lo)) & np.uint64((1 << bits) - 1)).astype(np.int64)
+
+
+def _float_elements(r: np.ndarray, cls: np.ndarray, el: dict) -> np.ndarray:
+    """Element bit patterns of a float format from random words ``r`` and class indices ``cls``.
+
+    * ``bits``: uniformly random encodings, the exponent field redrawn where it would encode an
+      infinity or NaN (the designed probes cover those);
+    * ``unit``: magnitudes in [1/4, 4): typical data, long carries and ties at the last place;
+    * ``spread``: exponents within +-10 of the bias (partial cancellation, alignment shifts);
+    * ``short``: significands with two random leading bits, exponents within +-4, a quarter zeros
+      (exact sums, signed zeros, exact ties).
+    """
+    e_bits, m_bits, shift = el["exponent_bits"], el["mantissa_bits"], el["shift"]
+    bias, emax = (1 << (e_bits - 1)) - 1, (1 << e_bits) - 1
+    sign = _u(r, 63, 1)
+    mant = _u(r, 0, m_bits)
+    low = _u(r, 32, shift) if shift else np.zeros_like(mant)
+    raw_exp = _u(r, 40, e_bits)
+    # "bits": keep the exponent unless it is all ones (inf/NaN in IEEE formats; for e4m3 only
+    # mantissa all ones is NaN, but the top binade is redrawn too, for a uniform rule).
+    exp_bits = np.where(raw_exp == emax, _u(r, 48, e_bits) % emax, raw_exp)
+    span = lambda w: np.clip(bias - w + _u(r, 48, 8) % (2 * w + 1), 1, emax - 1)
+    exp_unit = bias - 2 + _u(r, 48, 2)
+    exp_spread = span(10)
+    exp_short = span(4)
+    mant_short = (_u(r, 0, 2) << max(0, m_bits - 2)) & ((1 << m_bits) - 1)
+    zero_short = _u(r, 56, 2) == 0
+    exp = np.select([cls == 0, cls == 1, cls == 2], [exp_bits, exp_unit, exp_spread], exp_short)
+    mant = np.where(cls == 3, mant_short, mant)
+    low = np.where(cls == 0, low, 0)
+    bits = (sign << (e_bits + m_bits)) | (exp << m_bits) | mant
+    bits = np.where((cls == 3) & zero_short, sign << (e_bits + m_bits), bits)
+    return ((bits << shift) | low).astype(np.uint64)
+
+
+def _int_elements(r: np.ndarray, cls: np.ndarray, el: dict) -> np.ndarray:
+    """Integer elements: uniformly random bits (class 0 and 2), small magnitudes (1 and 3)."""
+    bits = el["bits"]
+    mask = (1 << bits) - 1
+    small = (_u(r, 20, 5) - 16) & mask if el["signed"] else _u(r, 20, 4)
+    uniform = _u(r, 0, min(bits, 62)) if bits < 64 else r.astype(np.int64)
+    if bits == 32:
+        uniform = _u(r, 0, 32)
+    return np.where(cls % 2 == 1, small, uniform).astype(np.uint64) & np.uint64(mask)
+
+
+def random_registers(operand: dict, count: int, seed: int, operand_index: int, first_mma: int = 0) -> np.ndarray:
+    """The random registers ``[count, 32, registers]`` of one operand (mma ``first_mma`` onward)."""
+    el = operand["element"]
+    per = operand["register_bits"] // el["bits"]
+    regs = operand["registers"]
+    n = count * 32 * regs * per
+    r = _stream(seed, operand_index, n, first_mma * 32 * regs * per)
+    mma = np.repeat(np.arange(first_mma, first_mma + count, dtype=np.int64), 32 * regs * per)
+    cls = mma % len(CLASSES)
+    elements = _float_elements(r, cls, el) if el["kind"] == "float" else _int_elements(r, cls, el)
+    elements = elements.reshape(count, 32, regs, per)
+    out = np.zeros((count, 32, regs), dtype=np.uint64)
+    for i in range(per):  # element 0 in the least significant bits of its register
+        out |= elements[..., i] << np.uint64(i * el["bits"])
+    return out.astype(np.uint64 if operand["register_bits"] == 64 else np.uint32)
+
+
+def combination_inputs(combo: dict, probes: dict) -> list[np.ndarray]:
+    """A, B, C registers of every mma of ``combo``: the designed probes first, then the random ones."""
+    out = []
+    for k, name in enumerate("abc"):
+        operand = combo["operands"][name]
+        dtype = np.uint64 if operand["register_bits"] == 64 else np.uint32
+        designed = probes[f"{combo['name']}_{name}"].astype(dtype)
+        rand = random_registers(operand, combo["random"], combo["seed"], k)
+        out.append(np.concatenate([designed, rand]))
+    return out
+
+
+def run(bundle: Path, out: Path) -> None:
+    import cupy as cp
+
+    plan = json.loads((bundle / "mma-plan.json").read_text())
+    with np.load(bundle / "mma-probes.npz") as z:
+        probes = {k: z[k] for k in z.files}
+    mod = cp.RawModule(path=str(bundle / "mma.cubin"))
+    files: dict[int, dict[str, np.ndarray]] = {}
+    for combo in plan["combinations"]:
+        a, b, c = combination_inputs(combo, probes)
+        n = a.shape[0]
+        d_op = combo["operands"]["d"]
+        d_dtype = np.uint64 if d_op["register_bits"] == 64 else np.uint32
+        dev = [cp.asarray(x) for x in (a, b, c)]
+        d = cp.zeros((n, 32, d_op["registers"]), dtype=d_dtype)
+        warps_per_block = 4
+        mod.get_function(combo["kernel"])(((n + warps_per_block - 1) // warps_per_block,), (32 * warps_per_block,), (*dev, d, np.uint32(n)))
+        cp.cuda.runtime.deviceSynchronize()
+        arrays = files.setdefault(combo["file"], {})
+        for name, x in zip("abc", (a, b, c)):
+            arrays[f"{combo['name']}_{name}"] = x[: combo["probes"]]
+        arrays[f"{combo['name']}_d"] = cp.asnumpy(d)
+        print(f"{combo['name']}: {n} mma ({combo['probes']} designed, {combo['random']} random)", flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    for index, arrays in sorted(files.items()):
+        np.savez_compressed(out / f"mma-{index}.npz", **arrays)
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+    except OSError as e:
+        smi = f"nvidia-smi not run: {e}"
+    meta = {
+        "gpu": props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"]),
+        "compute_capability": f"{props['major']}.{props['minor']}",
+        "driver_version": cp.cuda.runtime.driverGetVersion(),
+        "cuda_runtime_version": cp.cuda.runtime.runtimeGetVersion(),
+        "nvidia_smi": smi,
+        "assembler": "ptxas -arch=sm_90a (CUDA 13.0); see rejected in this file for forms ptxas refused",
+        "campaign": "issue 7: conformance/silicon/mma_campaign.py, conformance/silicon/mma_device.py",
+        "generator": "mma_device.random_registers (SplitMix64 counter stream; classes " + ", ".join(CLASSES) + ")",
+        "combinations": plan["combinations"],
+        "rejected": plan["rejected"],
+    }
+    (out / "meta-mma.json").write_text(json.dumps(meta, indent=1))
+    print(f"recorded {len(plan['combinations'])} combinations on {meta['gpu']} ({smi})")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 4 and sys.argv[1] == "run":
+        run(Path(sys.argv[2]), Path(sys.argv[3]))
+    else:
+        print(__doc__)
+        sys.exit(2)

@@ -1,0 +1,928 @@
+"""§9.7.14.5.14 ``mma``: ``D = A * B + C`` on the warp's fragments, at two levels of numerics.
+
+"Perform a MxNxK matrix multiply and accumulate operation, D = A*B+C, where the A matrix is MxK,
+the B matrix is KxN, and the C and D matrices are MxN" (§9.7.14.5.14). Each element of D is a dot
+product ``d = sum_k a_k * b_k + c`` of a row of A, a column of B and an element of C. What the
+manual fixes and what it leaves open, quoted from "Precision and rounding" (§9.7.14.5.14):
+
+* ``.f16``: "Element-wise multiplication of matrix A and B is performed with at least single
+  precision. When .ctype or .dtype is .f32, accumulation of the intermediate values is performed
+  with at least single precision. When both .ctype and .dtype are specified as .f16, the
+  accumulation is performed with at least half precision. The accumulation order, rounding and
+  handling of subnormal inputs are unspecified."
+* ``.e4m3``, ``.e5m2``, ``.e3m2``, ``.e2m3``, ``.e2m1``, ``.bf16``, ``.tf32``: "Element-wise
+  multiplication of matrix A and B is performed with specified precision. Accumulation of the
+  intermediate values is performed with at least single precision. The accumulation order,
+  rounding and handling of subnormal inputs are unspecified."
+* ``.f64``: "The precision of the element-wise multiplication and addition operations is identical
+  to that of a .f64 precision fused multiply-add. Supported rounding modifiers are: .rn (default),
+  .rz, .rm, .rp".
+* integers: "The integer mma operation is performed with .s32 accumulators. The .satfinite
+  qualifier indicates that on overflow, the accumulated value is limited to the range
+  MIN_INT32..MAX_INT32 ... If .satfinite is not specified, the accumulated value is wrapped
+  instead." Single bit: "the multiplication is replaced by a sequence of logical operations;
+  specifically, mma.xor.popc and mma.and.popc compute the XOR, AND respectively of a k-bit row of A
+  with a k-bit column of B, then count the number of set bits in the result (popc). This result is
+  added to the corresponding element of C and written into D."
+
+**Spec level** (:func:`spec_dot`). Integer and single-bit results are exact. For floating point
+the manual leaves order, rounding and subnormal handling open but bounds the precision; the
+checkable predicate we derive from those sentences, for ``n = K + 1`` addends (K products and c):
+
+    products are exact ("specified precision"; an f16 product is exact in single precision);
+    every addition is rounded (in any direction) to at least p bits, p = 24 ("at least single
+    precision"), 11 for .f16 with .ctype = .dtype = .f16 ("at least half precision"), 53 for .f64;
+    so, whatever the order, ``|D - S|`` <= gamma_{n-1} * T + (n - 1) * eta + T_sub, where S is the exact
+    sum, T the sum of the magnitudes of the addends, gamma_m = m*u/(1 - m*u) with u = 2^(1-p) (one
+    unit in the last place: any rounding direction), eta = 2^emin of the accumulation format (an
+    underflowing or flushed partial sum), and T_sub the magnitudes of the addends that involve a
+    subnormal input (which may be read as zero). D is then any value of .dtype in
+    [round_down(S - bound), round_up(S + bound)].
+
+  NaN inputs, 0 * inf and inf - inf give any NaN; an infinite product or c (of one sign) gives that
+  infinity; when T exceeds the largest finite value of the accumulation format a partial sum may
+  overflow, and every result (infinities and NaN included) is allowed.
+
+**sm_90 level** (:class:`Datapath`, :data:`MEASURED`): a parametrised model of a tensor-core
+datapath -- products exact; all addends of a step (the products of a group of ``chunk`` k's and the
+running accumulator or C) aligned to the largest reference exponent keeping ``alignment_bits``
+bits below it and truncated (toward zero, or toward minus infinity as a two's-complement adder
+does); one exact integer sum; the accumulator rounded between steps; one final rounding into D with
+the mode the hardware uses. :data:`MEASURED` holds the parameters fitted to the sm_90 recordings
+(docs/mma.rst gives the evidence).
+
+Every rounding here is the numerics core's: :func:`~ptxspec.semantics.numerics.round_value` in the
+readable functions, its batched twin :func:`~ptxspec.semantics.batch_rounding.round_bits` in
+:func:`datapath_matrix`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+import attrs
+import numpy as np
+
+from ptxspec.spec.errors import OperandError, PtxSpecError
+from ptxspec.spec.types import FORMATS, FloatFormat
+from ptxspec.semantics import batch_rounding
+from ptxspec.semantics.numerics import (
+    Exact,
+    Infinity,
+    NaN,
+    Rounding,
+    Value,
+    canonical_nan,
+    decode,
+    exact_product,
+    infinity,
+    round_value,
+    to_fraction,
+)
+from ptxspec.semantics.results import AnyNaN, Interval, Profile, Result
+
+MMA_SECTION = "9.7.14.5.14"
+
+#: Integer element types: (bits, signed).
+INTEGER_TYPES = {"s8": (8, True), "u8": (8, False), "s4": (4, True), "u4": (4, False), "s32": (32, True), "b1": (1, False)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Elements
+# ---------------------------------------------------------------------------------------------
+
+
+def _fmt(t: str) -> FloatFormat:
+    return FORMATS[t]
+
+
+def integer_value(t: str, bits: int) -> int:
+    """The value of an integer element (two's complement for the signed types)."""
+    width, signed = INTEGER_TYPES[t]
+    return bits - (1 << width) if signed and bits >> (width - 1) else bits
+
+
+def _msb(x: Exact) -> int:
+    return x.exponent + x.significand.bit_length() - 1
+
+
+def _reference(fmt: FloatFormat, x: Exact) -> int:
+    """The exponent an adder aligns on: the exponent field's (the smallest normal exponent for a
+    subnormal, whose significand is 0.f)."""
+    return max(_msb(x), fmt.min_normal_exponent)
+
+
+# ---------------------------------------------------------------------------------------------
+# The exact reference: the dot product rounded once
+# ---------------------------------------------------------------------------------------------
+
+
+def _special(products: Sequence[Value], c: Value) -> Value | None:
+    """The IEEE result of a dot product with a NaN or an infinite addend (None if all are finite):
+    NaN for a NaN, 0 * inf (already a NaN product) or infinities of both signs."""
+    addends = [*products, c]
+    if any(isinstance(v, NaN) for v in addends):
+        return next(v for v in addends if isinstance(v, NaN))
+    signs = {v.sign for v in addends if isinstance(v, Infinity)}
+    if len(signs) == 2:
+        return NaN(0, 1, FORMATS["f32"])
+    if signs:
+        return Infinity(signs.pop())
+    return None
+
+
+def _product(a: Value, b: Value) -> Value:
+    """a * b exactly; 0 * inf is NaN (IEEE 754 §7.2)."""
+    if isinstance(a, NaN) or isinstance(b, NaN):
+        return a if isinstance(a, NaN) else b
+    if isinstance(a, Infinity) or isinstance(b, Infinity):
+        other = b if isinstance(a, Infinity) else a
+        if isinstance(other, Exact) and other.is_zero:
+            return NaN(0, 1, FORMATS["f32"])
+        return Infinity(a.sign ^ b.sign)
+    return exact_product(a, b)
+
+
+def _exact_total(values: Sequence[Exact], mode: Rounding = Rounding.RN) -> Exact:
+    """The exact sum; an exact zero takes IEEE 754's sign (§6.3): -0 only when every addend is -0
+    (or under rounding toward minus infinity)."""
+    e = min((v.exponent for v in values if v.significand), default=0)
+    total = sum((v.significand << (v.exponent - e)) * (-1 if v.sign else 1) for v in values if v.significand)
+    if total == 0:
+        all_negative_zeros = all(v.sign for v in values)
+        return Exact(int(all_negative_zeros or mode is Rounding.RM), 0)
+    return Exact(int(total < 0), abs(total), e)
+
+
+def exact_dot(atype: str, btype: str, ctype: str, dtype: str, a: Sequence[int], b: Sequence[int], c: int, mode: Rounding = Rounding.RN, nan: int | None = None) -> int:
+    """The readable reference: ``sum_k a_k * b_k + c`` computed exactly and rounded ONCE into
+    ``dtype`` with ``mode`` (a NaN result gives ``nan``, by default the canonical NaN)."""
+    fa, fb, fc = _fmt(atype), _fmt(btype), _fmt(ctype)
+    products = [_product(decode(fa, x), decode(fb, y)) for x, y in zip(a, b)]
+    cv = decode(fc, c)
+    special = _special(products, cv)
+    if special is not None:
+        return round_value(special, dtype, mode, nan=canonical_nan(dtype) if nan is None else nan)
+    return round_value(_exact_total([*products, cv], mode), dtype, mode)
+
+
+# ---------------------------------------------------------------------------------------------
+# Spec level: the allowed set
+# ---------------------------------------------------------------------------------------------
+
+
+def accumulation_precision(atype: str, ctype: str, dtype: str) -> int:
+    """The least precision (significand bits) the manual guarantees for the accumulation."""
+    if atype == "f64":
+        return 53
+    if atype == "f16" and ctype == "f16" and dtype == "f16":
+        return 11  # "When both .ctype and .dtype are specified as .f16, ... at least half precision"
+    return 24  # "at least single precision"
+
+
+def _accumulation_format(p: int) -> FloatFormat:
+    return FORMATS["f64"] if p == 53 else FORMATS["f16"] if p == 11 else FORMATS["f32"]
+
+
+def _to_exact(v: Fraction) -> Exact:
+    den = v.denominator
+    assert den & (den - 1) == 0, "dyadic values only"
+    return Exact(int(v < 0), abs(v.numerator), -(den.bit_length() - 1))
+
+
+def error_bound(p: int, n: int, total: Fraction, subnormal_part: Fraction, emin: int) -> Fraction:
+    """``gamma_{n-1} * T + (n - 1) * eta + T_sub``, with a dyadic upper bound of
+    ``gamma_m = m*u/(1 - m*u)``: ``m*u*(1 + 2*m*u)`` (valid while m*u <= 1/2)."""
+    m = n - 1
+    mu = Fraction(m, 1 << (p - 1))
+    gamma = mu * (1 + 2 * mu)
+    return gamma * total + m * Fraction(2) ** emin + subnormal_part
+
+
+def spec_dot(atype: str, btype: str, ctype: str, dtype: str, a: Sequence[int], b: Sequence[int], c: int) -> Result:
+    """The spec-level result of one element of D: the set the manual's "Precision and rounding"
+    allows (module docstring), an :class:`~ptxspec.semantics.results.Interval` of ``dtype``, any
+    NaN, or one infinity."""
+    fa, fb, fc, fd = _fmt(atype), _fmt(btype), _fmt(ctype), _fmt(dtype)
+    products = [_product(decode(fa, x), decode(fb, y)) for x, y in zip(a, b)]
+    cv = decode(fc, c)
+    special = _special(products, cv)
+    if isinstance(special, NaN):
+        return AnyNaN(fd)
+    if isinstance(special, Infinity):
+        return round_value(special, fd)
+    p = accumulation_precision(atype, ctype, dtype)
+    acc = _accumulation_format(p)
+    values: list[Exact] = [*products, cv]  # type: ignore[list-item]
+    subnormal = [_is_subnormal(fa, x) or _is_subnormal(fb, y) for x, y in zip(a, b)] + [_is_subnormal(fc, c)]
+    # Everything as integers on one grid 2^E: E is low enough that the exact sum S, the magnitude
+    # sum T and each part of the bound are integers there (the bound's divisor 2^(2p-2) included).
+    m, emin = len(values) - 1, acc.min_normal_exponent
+    grid = min([v.exponent for v in values if v.significand] + [emin]) - (2 * p - 2)
+    live = [(v, s) for v, s in zip(values, subnormal) if v.significand]
+    exact = sum((-1 if v.sign else 1) * (v.significand << (v.exponent - grid)) for v, _ in live)
+    total = sum(v.significand << (v.exponent - grid) for v, _ in live)
+    sub = sum(v.significand << (v.exponent - grid) for v, s in live if s)
+    largest = decode(acc, _max_finite(acc))
+    if total > largest.significand << (largest.exponent - grid):
+        return Interval(fd, infinity(fd, 1), infinity(fd, 0), nan=True)
+    # gamma_m * T <= (m * 2^(p-1) + 2 m^2) * T / 2^(2p-2)   (error_bound, exactly)
+    bound = (m * (1 << (p - 1)) + 2 * m * m) * (total >> (2 * p - 2)) + (m << (emin - grid)) + sub
+    low = round_value(Exact(int(exact - bound < 0), abs(exact - bound), grid), fd, Rounding.RM)
+    high = round_value(Exact(int(exact + bound < 0), abs(exact + bound), grid), fd, Rounding.RP)
+    return Interval(fd, low, high)
+
+
+def _is_subnormal(fmt: FloatFormat, bits: int) -> bool:
+    from ptxspec.semantics.numerics import is_subnormal
+
+    return is_subnormal(fmt, bits)
+
+
+def _max_finite(fmt: FloatFormat) -> int:
+    from ptxspec.semantics.numerics import max_finite
+
+    return max_finite(fmt)
+
+
+def spec_dot_f64(a: Sequence[int], b: Sequence[int], c: int) -> Result:
+    """.f64: "identical to a .f64 precision fused multiply-add" -- the same predicate with p = 53
+    (every multiply-add rounded to f64 in the form's mode; any order)."""
+    return spec_dot("f64", "f64", "f64", "f64", a, b, c)
+
+
+# ---------------------------------------------------------------------------------------------
+# The datapath model
+# ---------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Datapath:
+    """A parametrised tensor-core datapath for one type combination (see the module docstring).
+
+    Steps: the products (exact) are taken ``chunk`` k's at a time in order (all K when None); C
+    joins the first step (``c_step == "first"``), the last (``"last"``), or is added to the
+    products' sum in a step of its own (``"alone"``); with ``"tree"`` each group is summed on its
+    own and the groups' sums and C are summed in a last step. In each step every non-zero addend
+    (the step's products, and the accumulator or C) has a *reference exponent* -- ``"exponent"``:
+    a product's is the sum of its inputs' exponent fields (the smallest normal exponent for a
+    subnormal), C's and the accumulator's their own; ``"msb"``: the addend's leading bit -- and is
+    cut to a multiple of ``2^(R - alignment_bits)``, R the largest reference exponent of the step:
+    by truncation of its magnitude (``"zero"``) or of its two's-complement value (``"floor"``: a
+    negative addend moves toward minus infinity). ``alignment_bits = None`` keeps every bit. The
+    cut addends are summed exactly. Between steps the sum is rounded to ``accumulator``
+    (exponent bits, mantissa bits; None: kept exact) with ``accumulator_rounding``; after the last
+    step it is rounded into D with ``rounding`` (through ``via`` first, when set).
+    """
+
+    alignment_bits: int | None = None
+    reference: str = "exponent"
+    truncation: str = "zero"
+    chunk: int | None = None
+    c_step: str = "first"
+    accumulator: tuple[int, int] | None = None
+    accumulator_rounding: Rounding = Rounding.RZ
+    rounding: Rounding = Rounding.RN
+    via: tuple[int, int] | None = None
+    via_rounding: Rounding = Rounding.RZ
+    flush_inputs: bool = False
+    flush_c: bool = False
+    flush_output: bool = False
+    #: The sign of a zero result: "ieee" (an exact zero sum is -0 only when all addends are -0; a
+    #: tiny result keeps its sign) or "positive" (every zero result is +0).
+    zero_sign: str = "ieee"
+    #: A finite result beyond D's range: "rounding" (what the rounding mode gives: the largest
+    #: finite value under .rz) or "infinity" (an infinity whatever the mode, as an adder that
+    #: truncates in range but flags an exponent overflow gives).
+    overflow: str = "rounding"
+    #: The NaN that D holds for a NaN result: None gives the canonical NaN of D's format.
+    nan: int | None = None
+    #: The order in which the products are grouped into steps (:func:`order_indices`).
+    order: str | tuple[int, ...] = "ascending"
+    #: Which NaN a NaN result is: "fixed" (``nan``, or the canonical NaN), or "fma-chain": the
+    #: NaN a chain of fused multiply-adds ``acc = fma(a_k, b_k, acc)`` from ``acc = c`` returns when
+    #: each fma prefers b's quieted NaN, then the accumulator's, then a's, and gives ``nan`` for an
+    #: invalid operation (0 * inf, inf - inf) -- the f64 fma rule of the sm_90 profile.
+    nan_rule: str = "fixed"
+    #: The alignment width of the step that adds C alone (``c_step == "alone"``); None: the same.
+    c_alignment_bits: int | None = None
+
+    def c_step_model(self) -> "Datapath":
+        """The model of the step that adds C to the products' sum, for ``c_step == "alone"``."""
+        if self.c_alignment_bits is None:
+            return self
+        return attrs.evolve(self, alignment_bits=self.c_alignment_bits)
+
+    def describe(self) -> str:
+        parts = [f"E={self.alignment_bits}", self.reference, f"trunc={self.truncation}", f"chunk={self.chunk}", f"C {self.c_step}",
+                 f"acc={self.accumulator}/{self.accumulator_rounding.value}", f"final={self.rounding.value}"]
+        if self.via:
+            parts.append(f"via={self.via}/{self.via_rounding.value}")
+        for flag in ("flush_inputs", "flush_c", "flush_output"):
+            if getattr(self, flag):
+                parts.append(flag)
+        if self.zero_sign != "ieee":
+            parts.append(f"zero={self.zero_sign}")
+        if self.order != "ascending":
+            parts.append(self.order if isinstance(self.order, str) else "order=" + ",".join(map(str, self.order)))
+        if self.overflow != "rounding":
+            parts.append(f"overflow={self.overflow}")
+        if self.c_alignment_bits is not None:
+            parts.append(f"E(C)={self.c_alignment_bits}")
+        return ", ".join(parts)
+
+
+def order_indices(order: str | tuple[int, ...], k: int) -> list[int]:
+    """The k of each position of the product sequence: ``"ascending"``, ``"descending"``,
+    ``"pairs"`` (the k with k % 4 in {0, 1} first, then those with k % 4 in {2, 3}: the low and the
+    high half of every 32-bit register of 8-bit elements), or an explicit permutation."""
+    if order == "ascending":
+        return list(range(k))
+    if order == "descending":
+        return list(range(k - 1, -1, -1))
+    if order == "pairs":
+        return [i for i in range(k) if i % 4 < 2] + [i for i in range(k) if i % 4 >= 2]
+    return list(order)
+
+
+def _format(fields: tuple[int, int], name: str = "acc") -> FloatFormat:
+    return FloatFormat(f"{name}{fields[0]}.{fields[1]}", fields[0], fields[1])
+
+
+def _cut(x: Exact, grid: int, truncation: str) -> int:
+    """The signed integer ``x / 2^grid`` truncated as the model says."""
+    shift = grid - x.exponent
+    if shift <= 0:
+        q = x.significand << -shift
+    else:
+        q = x.significand >> shift
+        if truncation == "floor" and x.sign and x.significand & ((1 << shift) - 1):
+            q += 1
+    return -q if x.sign else q
+
+
+def _step(addends: list[tuple[Exact, int]], model: Datapath) -> Exact:
+    """One step: align the (value, reference exponent) addends, cut them, sum exactly."""
+    live = [(x, r) for x, r in addends if x.significand]
+    if not live:
+        negative = model.zero_sign == "ieee" and all(x.sign for x, _ in addends)
+        return Exact(int(negative), 0)
+    if model.alignment_bits is None:
+        grid = min(x.exponent for x, _ in live)
+    else:
+        grid = max(r for _, r in live) - model.alignment_bits
+    total = sum(_cut(x, grid, model.truncation) for x, _ in live)
+    if total == 0:  # cancellation: +0 (IEEE 754 §6.3 under every mode but .rm)
+        return Exact(0, 0)
+    return Exact(int(total < 0), abs(total), grid)
+
+
+def datapath_dot(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, a: Sequence[int], b: Sequence[int], c: int) -> int:
+    """The readable model: one element of D from a row of A, a column of B and c (element bits)."""
+    fa, fb, fc, fd = _fmt(atype), _fmt(btype), _fmt(ctype), _fmt(dtype)
+    av = [decode(fa, x, ftz=model.flush_inputs) for x in a]
+    bv = [decode(fb, y, ftz=model.flush_inputs) for y in b]
+    cv = decode(fc, c, ftz=model.flush_c)
+    products = [_product(x, y) for x, y in zip(av, bv)]
+    nan_bits = canonical_nan(fd) if model.nan is None else model.nan
+    special = _special(products, cv)
+    if isinstance(special, NaN) and model.nan_rule == "fma-chain":
+        return _fma_chain_nan(av, bv, cv, fd, nan_bits, reverse=model.order == "descending")
+    if special is not None:
+        return round_value(special, fd, nan=nan_bits)
+
+    def reference(x: Exact, y: Exact, p: Exact) -> int:
+        if model.reference == "msb" or not p.significand:
+            return _msb(p) if p.significand else 0
+        return _reference(fa, x) + _reference(fb, y)
+
+    terms = [(p, reference(x, y, p)) for x, y, p in zip(av, bv, products)]
+    terms = [terms[i] for i in order_indices(model.order, len(terms))]
+    c_term = (cv, _reference(fc, cv) if model.reference == "exponent" and cv.significand else (_msb(cv) if cv.significand else 0))
+    size = model.chunk or len(terms)
+    groups = [terms[i:i + size] for i in range(0, len(terms), size)]
+    if model.c_step == "tree":
+        return _tree(groups, c_term, fd, model, nan_bits)
+    if model.c_step == "alone":  # C is added to the products' sum in a step of its own
+        groups.append([])
+    acc: tuple[Exact, int] | None = c_term if model.c_step == "first" else None
+    for s, group in enumerate(groups):
+        last = s == len(groups) - 1
+        members = list(group)
+        if acc is not None:
+            members.append(acc)
+        if last and model.c_step in ("last", "alone"):
+            members.append(c_term)
+        total = _step(members, model.c_step_model() if last and model.c_step == "alone" else model)
+        if last:
+            return _final(total, fd, model)
+        if model.accumulator is None:
+            acc = (total, _msb(total) if total.significand else 0)
+        else:
+            af = _format(model.accumulator)
+            rounded = decode(af, round_value(total, af, model.accumulator_rounding))
+            if not isinstance(rounded, Exact):  # the accumulator overflowed
+                return round_value(rounded, fd, nan=nan_bits)
+            acc = (rounded, _reference(af, rounded) if rounded.significand else 0)
+    raise AssertionError("unreachable")
+
+
+def _round_accumulator(total: Exact, model: Datapath) -> tuple[Value, int]:
+    """The step's sum rounded into the accumulator format, with its reference exponent."""
+    if model.accumulator is None:
+        return total, (_msb(total) if total.significand else 0)
+    af = _format(model.accumulator)
+    rounded = decode(af, round_value(total, af, model.accumulator_rounding))
+    reference = _reference(af, rounded) if isinstance(rounded, Exact) and rounded.significand else 0
+    return rounded, reference
+
+
+def _tree(groups: list, c_term: tuple[Exact, int], fd: FloatFormat, model: Datapath, nan_bits: int) -> int:
+    """``c_step == "tree"``: each group of products is summed on its own (cut, summed, rounded into
+    the accumulator format); the partial sums and C are then summed in one more step."""
+    partials = []
+    for group in groups:
+        value, reference = _round_accumulator(_step(list(group), model), model)
+        if not isinstance(value, Exact):  # a partial sum overflowed
+            return round_value(value, fd, nan=nan_bits)
+        partials.append((value, reference))
+    return _final(_step(partials + [c_term], model), fd, model)
+
+
+def _fma_chain_nan(av: list, bv: list, cv: Value, fd: FloatFormat, invalid: int, reverse: bool) -> int:
+    """The NaN of a chain ``acc = fma(a_k, b_k, acc)`` (see :attr:`Datapath.nan_rule`)."""
+    from ptxspec.semantics.numerics import quiet
+
+    acc: Value | int = quiet(cv) if isinstance(cv, NaN) else cv
+    pairs = list(zip(av, bv))
+    for a, b in reversed(pairs) if reverse else pairs:
+        if isinstance(b, NaN):
+            acc = quiet(b)
+        elif isinstance(acc, int):
+            continue  # the accumulator is a NaN already
+        elif isinstance(a, NaN):
+            acc = quiet(a)
+        else:
+            p = _product(a, b)
+            if isinstance(p, NaN):
+                acc = invalid
+            elif isinstance(p, Infinity) and isinstance(acc, Infinity) and p.sign != acc.sign:
+                acc = invalid
+            elif isinstance(p, Infinity):
+                acc = p
+    assert isinstance(acc, int), "a NaN result has a NaN in the chain"
+    return acc
+
+
+def _final(total: Exact, fd: FloatFormat, model: Datapath) -> int:
+    if model.via is not None:
+        vf = _format(model.via, "via")
+        total = decode(vf, round_value(total, vf, model.via_rounding))
+        if isinstance(total, Infinity):
+            return round_value(total, fd)
+    if model.overflow == "infinity" and total.significand and _msb(total) > fd.max_exponent:
+        return round_value(Infinity(total.sign), fd)
+    bits = round_value(total, fd, model.rounding, ftz=model.flush_output)
+    if model.zero_sign == "positive" and bits == fd.sign_mask:
+        return 0
+    return bits
+
+
+# ---------------------------------------------------------------------------------------------
+# The datapath model, vectorised
+# ---------------------------------------------------------------------------------------------
+
+#: Dot products per block of the vectorised model (bounds the size of the temporaries).
+BLOCK = 1 << 15
+
+
+def vectorisable(model: Datapath, atype: str, btype: str, k: int) -> bool:
+    """Whether :func:`datapath_matrix` can run ``model`` in int64 arithmetic: every cut addend is
+    below ``2^(alignment_bits + 2)`` and the sum of ``k + 1`` of them below 2^60."""
+    if model.alignment_bits is None or atype == "f64" or model.nan_rule != "fixed":
+        return False
+    if model.c_alignment_bits is not None and model.c_alignment_bits + 4 > 60:
+        return False
+    if ((model.chunk is not None and model.chunk < k) or model.c_step in ("alone", "tree")) and model.accumulator is None:
+        return False
+    return model.alignment_bits + 2 + (k + 1).bit_length() <= 60
+
+
+def datapath_matrix(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, A: np.ndarray, B: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """D (element bits, uint64 ``[..., M, N]``) of A ``[..., M, K]``, B ``[..., K, N]``, C
+    ``[..., M, N]`` under ``model``: int64 numpy where :func:`vectorisable`, else the readable
+    :func:`datapath_dot` element by element."""
+    A, B, C = (np.asarray(x, dtype=np.uint64) for x in (A, B, C))
+    m, k = A.shape[-2:]
+    n = B.shape[-1]
+    batch = A.shape[:-2]
+    rows = np.broadcast_to(A[..., :, None, :], batch + (m, n, k)).reshape(-1, k)
+    cols = np.broadcast_to(np.swapaxes(B, -1, -2)[..., None, :, :], batch + (m, n, k)).reshape(-1, k)
+    cs = C.reshape(-1)
+    if not vectorisable(model, atype, btype, k):
+        out = [datapath_dot(model, atype, btype, ctype, dtype, [int(x) for x in r], [int(y) for y in s], int(c)) for r, s, c in zip(rows, cols, cs)]
+        return np.array(out, dtype=np.uint64).reshape(batch + (m, n))
+    out = np.empty(cs.shape, dtype=np.uint64)
+    for start in range(0, cs.size, BLOCK):
+        sl = slice(start, start + BLOCK)
+        out[sl] = _dots(model, atype, btype, ctype, dtype, rows[sl], cols[sl], cs[sl])
+    return out.reshape(batch + (m, n))
+
+
+def _decoded(fmt: FloatFormat, bits: np.ndarray, ftz: bool):
+    sign, sig, exp, nan, inf = batch_rounding.decode(fmt, bits, ftz=ftz)
+    return sign, sig, exp, nan, inf
+
+
+def _dots(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """:func:`datapath_dot` for a block of dot products (``a``, ``b``: [n, k]; ``c``: [n])."""
+    fa, fb, fc, fd = _fmt(atype), _fmt(btype), _fmt(ctype), _fmt(dtype)
+    sa, ma, ea, na, ia = _decoded(fa, a, model.flush_inputs)
+    sb, mb, eb, nb, ib = _decoded(fb, b, model.flush_inputs)
+    sc, mc, ec, nc, ic = _decoded(fc, c, model.flush_c)
+    # Products, exact: significands below 2^22 for every input format here.
+    sp = sa ^ sb
+    mp = np.where(ia | ib | na | nb, 0, ma * mb)
+    ep = ea + eb
+    zero_a, zero_b = (ma == 0) & ~ia & ~na, (mb == 0) & ~ib & ~nb
+    nan_p = na | nb | (ia & zero_b) | (ib & zero_a)
+    inf_p = (ia | ib) & ~nan_p
+    # Specials: a NaN addend, or infinities of both signs, give NaN; else an infinity wins.
+    pos_inf = (inf_p & ~sp).any(axis=1) | (ic & ~sc)
+    neg_inf = (inf_p & sp).any(axis=1) | (ic & sc)
+    nan = nan_p.any(axis=1) | nc | (pos_inf & neg_inf)
+    infinite = (pos_inf | neg_inf) & ~nan
+    if model.reference == "msb":
+        rp = ep + batch_rounding.bit_length(mp) - 1
+        rc = ec + batch_rounding.bit_length(mc) - 1
+    else:
+        rp = ea + eb + fa.mantissa_bits + fb.mantissa_bits
+        rc = ec + fc.mantissa_bits
+    k = a.shape[1]
+    order = order_indices(model.order, k)
+    sp, mp, ep, rp = sp[:, order], mp[:, order], ep[:, order], rp[:, order]
+    size = model.chunk or k
+    if model.c_step == "tree":
+        return _tree_arrays(model, fd, (sp, mp, ep, rp), (sc, mc, ec, rc), k, size, infinite, nan, pos_inf, neg_inf)
+    steps = [range(start, min(k, start + size)) for start in range(0, k, size)]
+    if model.c_step == "alone":
+        steps.append(range(0))
+    acc = (sc, mc, ec, rc) if model.c_step == "first" else None
+    for s, step in enumerate(steps):
+        last = s == len(steps) - 1
+        members = [(sp[:, j], mp[:, j], ep[:, j], rp[:, j]) for j in step]
+        if acc is not None:
+            members.append(acc)
+        if last and model.c_step in ("last", "alone"):
+            members.append((sc, mc, ec, rc))
+        total_sign, total_sig, grid = _step_arrays(members, model.c_step_model() if last and model.c_step == "alone" else model)
+        # The sign of a zero sum: -0 only when every addend is -0 (and zero_sign is "ieee").
+        every_negative_zero = np.logical_and.reduce([x[0] & (x[1] == 0) for x in members])
+        if model.zero_sign != "ieee":
+            every_negative_zero = np.zeros_like(every_negative_zero)
+        total_sign = np.where(total_sig == 0, every_negative_zero, total_sign)
+        if last:
+            return _final_arrays(total_sign, total_sig, grid, fd, model, infinite, nan, pos_inf)
+        if model.accumulator is None:
+            raise PtxSpecError("the vectorised datapath needs a rounded accumulator between steps")
+        af = _format(model.accumulator)
+        bits = batch_rounding.round_bits(total_sign, total_sig, grid, af, model.accumulator_rounding)
+        s2, m2, e2, _, inf2 = batch_rounding.decode(af, bits.astype(np.uint64))
+        # An accumulator that overflowed is an infinity from here on.
+        pos_inf = pos_inf | (inf2 & ~s2 & ~nan & ~infinite)
+        neg_inf = neg_inf | (inf2 & s2 & ~nan & ~infinite)
+        nan = nan | (pos_inf & neg_inf)
+        infinite = (pos_inf | neg_inf) & ~nan
+        m2 = np.where(inf2, 0, m2)
+        r2 = (e2 + af.mantissa_bits) if model.reference == "exponent" else (e2 + batch_rounding.bit_length(m2) - 1)
+        acc = (s2, m2, e2, r2)
+    raise AssertionError("unreachable")
+
+
+def _zero_signs(members, total_sign, total_sig, model: Datapath):
+    every_negative_zero = np.logical_and.reduce([x[0] & (x[1] == 0) for x in members])
+    if model.zero_sign != "ieee":
+        every_negative_zero = np.zeros_like(every_negative_zero)
+    return np.where(total_sig == 0, every_negative_zero, total_sign)
+
+
+def _tree_arrays(model: Datapath, fd: FloatFormat, products, c, k: int, size: int, infinite, nan, pos_inf, neg_inf):
+    """:func:`_tree` on arrays."""
+    sp, mp, ep, rp = products
+    af = _format(model.accumulator)
+    partials = []
+    for start in range(0, k, size):
+        members = [(sp[:, j], mp[:, j], ep[:, j], rp[:, j]) for j in range(start, min(k, start + size))]
+        sign, sig, grid = _step_arrays(members, model)
+        sign = _zero_signs(members, sign, sig, model)
+        bits = batch_rounding.round_bits(sign, sig, grid, af, model.accumulator_rounding)
+        s2, m2, e2, _, inf2 = batch_rounding.decode(af, bits.astype(np.uint64))
+        pos_inf = pos_inf | (inf2 & ~s2 & ~nan & ~infinite)
+        neg_inf = neg_inf | (inf2 & s2 & ~nan & ~infinite)
+        m2 = np.where(inf2, 0, m2)
+        r2 = (e2 + af.mantissa_bits) if model.reference == "exponent" else (e2 + batch_rounding.bit_length(m2) - 1)
+        partials.append((s2, m2, e2, r2))
+    nan = nan | (pos_inf & neg_inf)
+    infinite = (pos_inf | neg_inf) & ~nan
+    members = partials + [c]
+    sign, sig, grid = _step_arrays(members, model)
+    sign = _zero_signs(members, sign, sig, model)
+    return _final_arrays(sign, sig, grid, fd, model, infinite, nan, pos_inf)
+
+
+def _step_arrays(members, model: Datapath):
+    """:func:`_step` on arrays: returns (sign, magnitude, grid exponent) of the exact sum."""
+    sign = np.stack([x[0] for x in members], axis=1)
+    sig = np.stack([x[1] for x in members], axis=1)
+    exp = np.stack([x[2] for x in members], axis=1)
+    ref = np.stack([x[3] for x in members], axis=1)
+    live = sig != 0
+    big = np.where(live, ref, np.iinfo(np.int64).min // 4).max(axis=1)
+    grid = big - model.alignment_bits
+    shift = grid[:, None] - exp
+    left = np.minimum(np.maximum(-shift, 0), 62)
+    right = np.minimum(np.maximum(shift, 0), 62)
+    q = np.where(shift <= 0, sig << left, sig >> right)
+    if model.truncation == "floor":
+        rem = sig - ((sig >> right) << right)
+        q = q + ((shift > 0) & sign & (rem != 0))
+    q = np.where(live, q, 0)
+    total = np.where(sign, -q, q).sum(axis=1)
+    return total < 0, np.abs(total), np.where(live.any(axis=1), grid, 0)
+
+
+def _final_arrays(sign, sig, grid, fd: FloatFormat, model: Datapath, infinite, nan, pos_inf) -> np.ndarray:
+    if model.via is not None:
+        vf = _format(model.via, "via")
+        bits = batch_rounding.round_bits(sign, sig, grid, vf, model.via_rounding)
+        sign, sig, grid, _, vinf = batch_rounding.decode(vf, bits.astype(np.uint64))
+        if vinf.any():
+            infinite = infinite | vinf
+            pos_inf = pos_inf | (vinf & ~sign)
+            sig = np.where(vinf, 0, sig)
+    if model.overflow == "infinity":
+        beyond = (sig != 0) & (grid + batch_rounding.bit_length(sig) - 1 > fd.max_exponent) & ~infinite & ~nan
+        pos_inf = pos_inf | (beyond & ~sign)
+        infinite = infinite | beyond
+    sign = np.where(infinite, ~pos_inf, sign)
+    nan_bits = canonical_nan(fd) if model.nan is None else model.nan
+    bits = batch_rounding.round_bits(sign, sig, grid, fd, model.rounding, ftz=model.flush_output, infinite=infinite, nan=nan, nan_bits=nan_bits)
+    if model.zero_sign == "positive":
+        bits = np.where(bits == fd.sign_mask, 0, bits)
+    return bits.astype(np.uint64)
+
+
+# ---------------------------------------------------------------------------------------------
+# Integer and single-bit mma (exact)
+# ---------------------------------------------------------------------------------------------
+
+
+def _signed(t: str, bits: np.ndarray) -> np.ndarray:
+    width, signed = INTEGER_TYPES[t]
+    x = bits.astype(np.int64)
+    return np.where(x >> (width - 1) == 1, x - (1 << width), x) if signed else x
+
+
+def integer_matrix(atype: str, btype: str, A: np.ndarray, B: np.ndarray, C: np.ndarray, *, satfinite: bool = False, bit_op: str | None = None) -> np.ndarray:
+    """D = A*B + C on integers: "performed with .s32 accumulators"; "the .satfinite qualifier
+    indicates that on overflow, the accumulated value is limited to the range MIN_INT32..MAX_INT32
+    ... If .satfinite is not specified, the accumulated value is wrapped instead". For ``.b1``,
+    ``bit_op`` ("xor"/"and") then popc replaces the products (§9.7.14.5.14). Exact: the sum of at
+    most 256 products of 8-bit values, plus c, fits int64."""
+    A, B, C = (np.asarray(x, dtype=np.uint64) for x in (A, B, C))
+    if atype == "b1":
+        a, b = A.astype(np.int64)[..., :, None, :], np.swapaxes(B.astype(np.int64), -1, -2)[..., None, :, :]
+        bits = (a ^ b) if bit_op == "xor" else (a & b)
+        dot = bits.sum(axis=-1)
+    else:
+        dot = np.matmul(_signed(atype, A), _signed(btype, B))
+    total = dot + _signed("s32", C)
+    if satfinite:
+        total = np.clip(total, -(1 << 31), (1 << 31) - 1)
+    return (total & 0xFFFFFFFF).astype(np.uint64)
+
+
+# ---------------------------------------------------------------------------------------------
+# The sm_90 profile's datapaths
+# ---------------------------------------------------------------------------------------------
+
+#: sm_90 (H100, conformance/data/sm_90/meta-mma.json; docs/mma.rst gives the evidence): for f16,
+#: bf16 and tf32 inputs one fused step -- the K products and C cut at 25 bits below the largest
+#: exponent (truncated toward zero), summed exactly, the sum truncated into .f32 (.rz) or rounded
+#: to nearest even into .f16; every zero result +0; a result beyond range an infinity.
+SM90_FUSED = Datapath(alignment_bits=25, rounding=Rounding.RZ, zero_sign="positive", overflow="infinity")
+
+#: sm_90 .f64: a chain of fused multiply-adds ``acc = fma(a_k, b_k, acc)``, k ascending from
+#: ``acc = c``, each rounded to .f64 in the form's mode (measured: .rn on m8n8k4, .rz on m16n8k8);
+#: NaN results as the sm_90 f64 fma gives them (b's NaN, then the accumulator's, then a's, quieted;
+#: 0xfff8000000000000 for an invalid operation).
+SM90_F64_CHAIN = Datapath(chunk=1, accumulator=(11, 52), accumulator_rounding=Rounding.RN, rounding=Rounding.RN, nan=0xFFF8000000000000, nan_rule="fma-chain")
+
+#: sm_90 .e4m3/.e5m2 (m16n8k32): two fused steps of 16 products -- the elements in the low half of
+#: each 32-bit A/B register word (k % 4 in {0, 1}), then the high half -- each cut 25 bits below
+#: its largest exponent and summed exactly; the running sum truncated into .f32 (or rounded to
+#: nearest even into .f16 for an .f16 D) between and after them; then C added in a step of its
+#: own (any alignment width from 40 bits up fits) and the result rounded to nearest even.
+SM90_FP8_F32 = Datapath(alignment_bits=25, chunk=16, order="pairs", accumulator=(8, 23), accumulator_rounding=Rounding.RZ, c_step="alone",
+                        c_alignment_bits=40, rounding=Rounding.RN, zero_sign="positive", overflow="infinity")
+SM90_FP8_F16 = attrs.evolve(SM90_FP8_F32, accumulator=(5, 10), accumulator_rounding=Rounding.RN)
+
+MEASURED: dict[str, dict[tuple[str, ...], Datapath]] = {
+    "sm_90": {
+        ("f16", "f16", "f32", "f32", "m16n8k16"): SM90_FUSED,
+        ("bf16", "bf16", "f32", "f32", "m16n8k16"): SM90_FUSED,
+        ("tf32", "tf32", "f32", "f32", "m16n8k8"): SM90_FUSED,
+        ("f16", "f16", "f16", "f16", "m16n8k16"): attrs.evolve(SM90_FUSED, rounding=Rounding.RN),
+        **{(a, b, "f32", "f32", "m16n8k32"): SM90_FP8_F32 for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")},
+        **{(a, b, "f16", "f16", "m16n8k32"): SM90_FP8_F16 for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")},
+        ("f64", "f64", "f64", "f64", "rn", "m8n8k4"): SM90_F64_CHAIN,
+        ("f64", "f64", "f64", "f64", "rz", "m16n8k8"): attrs.evolve(SM90_F64_CHAIN, accumulator_rounding=Rounding.RZ, rounding=Rounding.RZ),
+    }
+}
+"""Keys: the A, B, C, D types, the .f64 rounding modifier, and the shape the datapath was measured
+on. A combination not listed -- another shape, another rounding modifier -- is evaluated at the
+spec level (the allowed sets) under that profile too: the recordings say nothing about it."""
+
+
+def datapath_for(profile: Profile, atype: str, btype: str, ctype: str, dtype: str, rounding: Rounding | None = None, shape: str | None = None) -> Datapath | None:
+    """The datapath ``profile`` measured for these types, .f64 rounding modifier and shape."""
+    key = (atype, btype, ctype, dtype) + (((rounding or Rounding.RN).value,) if atype == "f64" else ()) + (shape,)
+    return MEASURED.get(profile.name, {}).get(key)
+
+
+def mma_matrix(atype: str, btype: str, ctype: str, dtype: str, A, B, C, *, profile: Profile, rounding: Rounding | None = None, satfinite: bool = False, bit_op: str | None = None):
+    """See :func:`mma_matrix_shape`; the shape is read from the matrices (M x K, K x N)."""
+    A = np.asarray(A, dtype=np.uint64)
+    m, k = A.shape[-2:]
+    n = np.asarray(B).shape[-1]
+    return mma_matrix_shape(f"m{m}n{n}k{k}", atype, btype, ctype, dtype, A, B, C, profile=profile, rounding=rounding, satfinite=satfinite, bit_op=bit_op)
+
+
+def mma_matrix_shape(shape: str, atype: str, btype: str, ctype: str, dtype: str, A, B, C, *, profile: Profile, rounding: Rounding | None = None, satfinite: bool = False, bit_op: str | None = None):
+    """D of ``D = A*B + C`` for matrices of element bits (``[..., M, K]``, ``[..., K, N]``,
+    ``[..., M, N]``): uint64 bits where the result is determined (integers; a measured datapath of
+    ``profile``), else an object array of spec-level results (:func:`spec_dot`)."""
+    A, B, C = (np.asarray(x, dtype=np.uint64) for x in (A, B, C))
+    if atype in INTEGER_TYPES:
+        return integer_matrix(atype, btype, A, B, C, satfinite=satfinite, bit_op=bit_op)
+    model = datapath_for(profile, atype, btype, ctype, dtype, rounding or Rounding.RN, shape)
+    if model is not None:
+        return datapath_matrix(model, atype, btype, ctype, dtype, A, B, C)
+    m, n = C.shape[-2:]
+    out = np.empty(C.shape, dtype=object)
+    for idx in np.ndindex(*C.shape[:-2]):
+        for i in range(m):
+            for j in range(n):
+                a = [int(x) for x in A[idx + (i,)]]
+                b = [int(y) for y in B[idx + (slice(None), j)]]
+                out[idx + (i, j)] = spec_dot(atype, btype, ctype, dtype, a, b, int(C[idx + (i, j)]))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The semantic function: fragments in, fragments out
+# ---------------------------------------------------------------------------------------------
+
+
+def _layouts(form) -> dict:
+    from ptxspec.semantics.matrix_layout import fragment_layout
+
+    shape = form["shape"]
+    sparse = form.get("spvariant") is not None
+    out = {}
+    for operand, slot in (("a", "atype"), ("b", "btype"), ("c", "ctype"), ("d", "dtype")):
+        kw = {}
+        if shape == "m8n8k4" and form[slot] == "f16" and operand in "ab":
+            kw["layout"] = form["alayout" if operand == "a" else "blayout"]
+        if sparse and operand == "a":
+            kw["sparse"] = True
+        out[operand] = fragment_layout(shape, operand, form[slot], **kw)
+    return out
+
+
+def _lanes(value, name: str) -> list:
+    """A per-lane register operand: 32 lane values, or one int for every lane."""
+    if isinstance(value, (int, np.integer)):
+        return [int(value)] * 32
+    value = list(value)
+    if len(value) != 32:
+        raise OperandError(f"mma operand {name} needs 32 lane values (a warp), got {len(value)}", section=MMA_SECTION)
+    return [int(v) for v in value]
+
+
+def mma_fragments(form, a, b, c, *, profile: Profile, metadata=None, selector: int = 0):
+    """D's registers (``[32, registers]``: uint64 bits, or an object array of per-register
+    results) from the lanes' A, B, C registers (``[32, registers]`` arrays); for ``mma.sp`` also
+    the metadata register of each lane (``[32]``) and the sparsity selector.
+
+    mma.sp (§9.7.14.6): A's registers hold the non-zero half of each row, placed into the dense A
+    by the metadata (:func:`~ptxspec.semantics.matrix_layout.expand_sparse`); a row whose metadata
+    the manual calls undefined gives undefined D elements. The sparse datapath was not measured:
+    every profile gives the spec-level sets for it."""
+    L = _layouts(form)
+    undefined_rows = None
+    if form.get("spvariant") is not None:
+        from ptxspec.semantics.matrix_layout import expand_sparse
+
+        A, undefined_rows = expand_sparse(L["a"], a, np.asarray(metadata, dtype=np.uint64), selector, ordered=form["spvariant"] == "sp::ordered_metadata")
+        from ptxspec.semantics.results import SPEC
+
+        profile = SPEC
+    else:
+        A = L["a"].to_matrix(a)
+    B, C = L["b"].to_matrix(b), L["c"].to_matrix(c)
+    if L["a"].computations == 4:  # m8n8k4 .f16: four 8x8x4 mma stacked along the rows
+        A = A.reshape(4, 8, 4)
+        B = B.reshape(4, 4, 8)
+        C = C.reshape(4, 8, 8)
+    rounding = Rounding(form.get("rnd") or "rn") if form["atype"] == "f64" else None
+    D = mma_matrix(form["atype"], form["btype"], form["ctype"], form["dtype"], A, B, C, profile=profile,
+                   rounding=rounding, satfinite=form.get("satfinite") is not None, bit_op=form.get("bitOp"))
+    if L["a"].computations == 4:
+        D = D.reshape(32, 8)
+    ld = L["d"]
+    if undefined_rows is not None and undefined_rows.any():
+        from ptxspec.semantics.warp import Undefined
+
+        D = D.astype(object)
+        D[undefined_rows, :] = Undefined(ld.element_bits)
+    if D.dtype != object:
+        return ld.from_matrix(D)
+    # Per-element results: each register packs its elements, element 0 in the low bits.
+    rows, cols, _ = ld._index
+    out = np.empty((32, ld.registers), dtype=object)
+    from ptxspec.semantics.results import pack_lanes
+
+    for lane in range(32):
+        for r in range(ld.registers):
+            elements = [D[rows[lane, r, i], cols[lane, r, i]] for i in range(ld.per_register)]
+            out[lane, r] = pack_lanes(list(reversed(elements)), ld.element_bits)
+    return out
+
+
+def mma(form, *registers, profile: Profile, active: int = 0xFFFFFFFF):
+    """§9.7.14.5.14 ``mma.sync.aligned``: "Perform a MxNxK matrix multiply and accumulate operation,
+    D = A*B+C". ``registers`` are the source operands in the form's order (``a.0, a.1, ...,
+    b.0, ..., c.0, ...``), each 32 lane values; returns one
+    :class:`~ptxspec.semantics.warp.WarpResult` per register of D.
+
+    "The mandatory .aligned qualifier indicates that all threads in the warp must execute the same
+    mma instruction ... the behavior is undefined" otherwise: a warp with inactive lanes gives
+    undefined registers. Numerics: the module docstring (spec level) and :data:`MEASURED`.
+    """
+    from ptxspec.semantics.warp import WarpResult, undefined_warp
+
+    L = _layouts(form)
+    counts = [L[o].registers for o in "abc"]
+    sparse = form.get("spvariant") is not None
+    extra = 2 if sparse else 0  # mma.sp: the metadata e and the sparsity selector f
+    if len(registers) != sum(counts) + extra:
+        raise OperandError(f"{form.text} takes {sum(counts) + extra} source registers, got {len(registers)}", section=MMA_SECTION)
+    width = L["d"].register_bits
+    if active != 0xFFFFFFFF:
+        return tuple(undefined_warp(width) for _ in range(L["d"].registers))
+    arrays, at = [], 0
+    for o, count in zip("abc", counts):
+        regs = [_lanes(registers[at + r], f"{o}.{r}") for r in range(count)]
+        arrays.append(np.array(regs, dtype=np.uint64).T.reshape(32, count))
+        at += count
+    kw = {}
+    if sparse:
+        kw["metadata"] = _lanes(registers[at], "e")
+        selectors = set(_lanes(registers[at + 1], "f"))
+        if len(selectors) != 1:
+            raise OperandError("the sparsity selector f is a constant: one value for the warp", section="9.7.14.6.3")
+        kw["selector"] = selectors.pop()
+    D = mma_fragments(form, *arrays, profile=profile, **kw)
+    return tuple(WarpResult(tuple(int(x) if isinstance(x, (int, np.integer)) else x for x in D[:, r]), width) for r in range(D.shape[1]))
+
+
+MMA_FAMILIES = ("mma.f16", "mma.alt", "mma.f8", "mma.f64", "mma.i8", "mma.i4", "mma.b1", "mma.sp.f16", "mma.sp.alt", "mma.sp.f8", "mma.sp.i8", "mma.sp.i4")
+
+
+def _register() -> None:
+    """Register :func:`mma` for the mma families where the global catalogue has them (spec/matrix.py
+    is not one of the catalogue's CHAPTERS yet: then :func:`evaluate_mma` is the front door)."""
+    from ptxspec.semantics.instructions import SEMANTICS, semantic
+
+    mma.warp = True  # type: ignore[attr-defined]
+    for key in MMA_FAMILIES:
+        if key in SEMANTICS:
+            continue
+        try:
+            semantic(key)(mma)
+        except KeyError:
+            pass
+
+
+def evaluate_mma(form_text: str, registers: Sequence, profile: Profile | str = "spec"):
+    """Parse ``form_text`` with the matrix chapter's catalogue and apply :func:`mma`."""
+    from ptxspec.semantics.results import profile_named
+    from ptxspec.spec.matrix import parse
+
+    form = parse(form_text)
+    return mma(form, *registers, profile=profile_named(profile))
+
+
+_register()
