@@ -86,12 +86,17 @@ def _sm90_nan(form: Form, src: FloatFormat, dst: FloatFormat, nan: NaN, bits: in
       .f32 input goes through the single-precision unit first and arrives as 0x7fffffffe0000000,
       the canonical .f32 NaN widened;
     * from .f64: sign and leading payload bits, made quiet (0xfff4000000000007 -> .f16 0xff00);
-    * .bf16 to .f32: the bits shifted up unchanged, a signalling NaN staying signalling;
+    * .bf16 to .f32: the bits shifted up unchanged, a signalling NaN staying signalling -- but with
+      .ftz the canonical .f32 NaN 0x7fffffff (the issue-3 "rest" recording);
+    * ``cvt.f32.f32`` and ``cvt.f64.f64`` with no qualifier at all: the input bits unchanged, even a
+      signalling NaN (0x7ff0000000000001 stays as it is; the "rest" recording);
     * .rna to .tf32: the low 13 bits cleared (so 0x7f800001 becomes +inf); with .satfinite one
       .tf32 unit is then taken off the magnitude (0x7fc00000 -> 0x7fbfe000, 0x7f800001 ->
       0x7f7fe000, the largest finite value);
     * everything else: the canonical NaN of the destination (0x7fff, 0x7fffffff, 0x7fffe000, 0x7f).
     """
+    if src is dst and src in (F32, F64) and form.text == f"cvt.{dst.name}.{src.name}":
+        return bits
     if dst is F64:
         if "ftz" in form:
             return encode_nan(F64, NaN(0, (1 << F32.mantissa_bits) - 1, F32))
@@ -99,7 +104,7 @@ def _sm90_nan(form: Form, src: FloatFormat, dst: FloatFormat, nan: NaN, bits: in
     if src is F64:
         return encode_nan(dst, nan)
     if src is BF16 and dst is F32:
-        return bits << 16
+        return canonical_nan(F32) if "ftz" in form else bits << 16
     if dst is TF32 and form.get("rnd") == "rna":
         sign, magnitude = bits & 0x8000_0000, bits & 0x7FFF_E000
         if "satfinite" in form:
@@ -108,19 +113,15 @@ def _sm90_nan(form: Form, src: FloatFormat, dst: FloatFormat, nan: NaN, bits: in
     return canonical_nan(dst)
 
 
-#: (dtype, atype) of the float-to-integer conversions whose NaN result an H100 was recorded to
-#: write as the most negative value's bit pattern, 1 << (bits - 1), instead of the manual's 0.
-_SM90_INTEGER_NAN_HIGH_BIT = frozenset({("s32", "f64"), ("s64", "f32"), ("s64", "f64"), ("u64", "f32"), ("u64", "f64")})
-
-
 def _sm90_integer_nan(form: Form) -> int:
-    """NaN to integer on an H100 (conformance/data/sm_90): 0, as §9.7.9.21 says, from .f32 and .f16
-    into 8- to 32-bit integers; but 0x80000000 for cvt.s32.f64 and 0x8000000000000000 for .s64 and
-    .u64 from .f32 and .f64 -- the hardware departs from the manual there. Pairs not recorded
-    follow the manual."""
-    dtype = form["dtype"]
-    if (dtype, form["atype"]) in _SM90_INTEGER_NAN_HIGH_BIT:
-        return 1 << (INTEGER_TYPES[dtype].bits - 1)
+    """NaN to integer on an H100 (conformance/data/sm_90, every pair recorded by the issue-2, issue-3
+    and issue-3 "rest" campaigns): 0, as §9.7.9.21 says, from .f16, .bf16 and .f32 into 8- to 32-bit
+    integers; but the most negative value's bit pattern, 1 << (bits - 1), from .f64 into every
+    integer type (0x80 for .s8 and .u8 ... 0x80000000 for .u32) and from every float type into .s64
+    and .u64 (0x8000000000000000) -- the hardware departs from the manual there."""
+    bits = INTEGER_TYPES[form["dtype"]].bits
+    if form["atype"] == "f64" or bits == 64:
+        return 1 << (bits - 1)
     return 0
 
 

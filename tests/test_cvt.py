@@ -1262,7 +1262,7 @@ def test_every_legal_scalar_form_evaluates_specials():
 def sm90_deviation(form, sources: list[int], observed: int) -> str | None:
     """Name the documented way in which an H100 result falls outside the spec's allowed set."""
     d, a = form.get("dtype"), form.get("atype")
-    if d in INTS and a in ("f32", "f64") and math.isnan(to_float(a, sources[0])):
+    if d in INTS and a in ("f16", "bf16", "f32", "f64") and math.isnan(to_float(a, sources[0])):
         return "float-to-integer NaN is not 0"
     if "ftz" in form and d == "f16" and sources[0] & 0x7F800000 == 0:
         return ".ftz keeps the f32 input of cvt.f16.f32"

@@ -219,6 +219,36 @@ def test_h100_and_h200_agree():
     assert not differing, f"H100 and H200 differ on {differing[:10]}"
 
 
+def test_h100_and_h200_agree_on_the_rest():
+    """The issue-3 "rest" campaign (every other sm_90a form: all set/setp, cvt, cvt.pack ...) ran on
+    an H100 (the recording) and an H200 (per-form output digests): the same bits everywhere."""
+    import hashlib
+    import json
+
+    digests = json.loads((replay.DATA / "sm_90" / "issue3-rest-h200-digests.json").read_text())
+    rest = [t for t in FORMS if RECORDING.forms[t].campaign == "issue3-rest"]
+    assert "H200" in digests["gpu"] and "H100" in RECORDING.campaigns["issue3-rest"]["gpu"]
+    assert len(rest) >= 4000 and set(rest) <= set(digests["forms"])
+    differing = []
+    for text in rest:
+        h = hashlib.sha256()
+        for out in RECORDING.forms[text].outputs:
+            h.update(np.ascontiguousarray(out).tobytes())
+        if h.hexdigest() != digests["forms"][text]:
+            differing.append(text)
+    assert not differing, f"H100 and H200 differ on {differing[:10]}"
+
+
+def test_rest_campaign_covers_every_form_of_its_families():
+    """The "rest" plan is every legal sm_90a form the other campaigns leave out; its recording
+    holds every one of them (none refused by ptxas)."""
+    from ptxspec.conformance.silicon.catalogue_campaign import rest_plan
+
+    planned = {e.text for e in rest_plan()}
+    meta = RECORDING.campaigns["issue3-rest"]
+    assert planned == set(meta["forms"])
+
+
 def test_h100_and_h200_agree_on_issue3():
     """The issue-3 campaign ran on an H100 (the recording) and on an H200 (kept as per-form output
     digests, conformance/data/sm_90/issue3-h200-digests.json): every output the same bits."""

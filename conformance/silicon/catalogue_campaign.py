@@ -412,6 +412,61 @@ def plan() -> list[PlanEntry]:
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# The rest: every other form sm_90a has (issue 6), recorded apart as ``issue3-rest``
+# ---------------------------------------------------------------------------------------------
+
+#: Families the "rest" plan leaves out: video (sampled above: its families have 10^4 to 10^10
+#: forms), the matrix chapters (their own campaign), and the vector-operand moves.
+REST_EXCLUDED_OPCODES = ("mma", "ldmatrix", "stmatrix", "movmatrix", "wgmma")
+REST_EXCLUDED_FAMILIES = ("mov.pack.x2", "mov.unpack.x2", "mov.pack.x4", "mov.unpack.x4")
+#: Vectors per form: a comparison's result is one bit of information, so fewer suffice there.
+REST_SAMPLES = {"setp": 1024, "set": 1024}
+
+
+def every_sm90_form(family) -> list[Form]:
+    """Every legal form of ``family`` that PTX 8.7 admits on sm_90a: each combination of its
+    slots' tokens (an optional slot also absent), parsed by the catalogue; illegal ones dropped."""
+    import itertools
+
+    from ptxspec.conformance.strategies import _try
+
+    choices = [list(s.tokens) + ([] if s.required else [None]) for s in family.slots]
+    texts: dict[str, Form] = {}
+    for combo in itertools.product(*choices):
+        form = _try(family, [t for t in combo if t is not None], (8, 7), "sm_90a")
+        if form is not None:
+            texts.setdefault(form.text, form)
+    return list(texts.values())
+
+
+def rest_plan() -> list[PlanEntry]:
+    """Every legal sm_90a form with semantics that neither the issue-2 campaign
+    (:data:`ptxspec.conformance.silicon.campaign.FORMS`) nor :func:`plan` records, outside video
+    and the matrix chapters: what sampling left out of the comparison and conversion families
+    (set/setp over every boolean operation and type, cvt over every type pair and modifier),
+    cvt.pack, and the spellings without a rounding modifier."""
+    from ptxspec.conformance.silicon.campaign import FORMS
+    from ptxspec.semantics.instructions import SEMANTICS, _load_chapters
+
+    _load_chapters()
+    known = {e.text for e in FORMS} | {e.instruction for e in plan()}
+    out: list[PlanEntry] = []
+    for family in CATALOGUE.families():
+        if (family.key not in SEMANTICS or family.opcode in REST_EXCLUDED_OPCODES or family.key in REST_EXCLUDED_FAMILIES
+                or chapter_of(family.section) in ("video", "warp collectives")):
+            continue
+        chapter = chapter_of(family.section) or f"§{family.section}"
+        n = REST_SAMPLES.get(family.opcode, SAMPLES)
+        for form in sorted(every_sm90_form(family), key=lambda f: f.text):
+            if form.text in known or [o for o in form.sources if o.name.startswith("imm")]:
+                continue
+            known.add(form.text)  # two families may spell one form (the recording of 2026-11-21 holds 710 twice)
+            kinds = tuple(operand_kind(form, o) for o in form.sources)
+            out.append(PlanEntry(form.text, chapter, kinds, group_name(kinds, n), n))
+    return out
+
+
 def entry_for(text: str, n: int) -> PlanEntry:
     """The plan entry of a recorded form, from its text and vector count alone (what :func:`plan`
     makes for it), so that a recording can be checked against the campaign after the catalogue

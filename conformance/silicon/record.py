@@ -147,7 +147,7 @@ def _dtype_name(bits: int) -> str:
 #: Entries recorded apart from the issue-3 files, by name suffix: ``prepare-plan BUNDLE --only
 #: SUFFIX`` writes them under the prefix ``issue3-<name>`` (their own inputs, outputs, meta and
 #: rejected files), so that the existing recording is left as it is.
-SUBSETS = {"#oob-probes": "oob"}
+SUBSETS = {"#oob-probes": "oob", "#rest": "rest"}
 
 
 def prepare_plan(bundle: Path, only: str | None = None) -> None:
@@ -162,7 +162,10 @@ def prepare_plan(bundle: Path, only: str | None = None) -> None:
     bundle.mkdir(parents=True, exist_ok=True)
     entries = cc.plan()
     prefix = PLAN_PREFIX
-    if only is not None:
+    if only == "#rest":  # every other sm_90a form: catalogue_campaign.rest_plan
+        entries = cc.rest_plan()
+        prefix = f"{PLAN_PREFIX}-{SUBSETS[only]}"
+    elif only is not None:
         entries = [e for e in entries if e.text.endswith(only)]
         prefix = f"{PLAN_PREFIX}-{SUBSETS[only]}"
     named = [(kernel_name(i), e) for i, e in enumerate(entries)]
@@ -245,7 +248,7 @@ def run_plan(bundle: Path, out: Path, prefix: str = PLAN_PREFIX) -> None:
         "files": [f"{prefix}-inputs.npz"],
     }
     out.mkdir(parents=True, exist_ok=True)
-    parts = 3 if prefix == "issue3" else 1
+    parts = 3 if prefix in (PLAN_PREFIX, f"{PLAN_PREFIX}-rest") else 1
     per_file = len(plan["forms"]) // parts + 1
     for p in range(parts):
         chunk = {k: v for k, v in outputs.items() if p * per_file <= int(k[1:].split("_")[0]) < (p + 1) * per_file}
@@ -295,6 +298,7 @@ PARTS = {
     "issue2": (None, None),
     "issue3": (None, None),
     "issue3-oob": (None, None),
+    "issue3-rest": (None, None),
     "exhaustive": ("ptxspec.conformance.silicon.exhaustive prepare", "exhaustive_device.py"),
     "approx": ("ptxspec.conformance.silicon.approx prepare", "approx_device.py"),
     "mma": ("ptxspec.conformance.silicon.mma_campaign prepare", "mma_device.py"),
@@ -306,6 +310,7 @@ def prepare_all(bundle: Path) -> None:
     prepare(bundle / "issue2")
     prepare_plan(bundle / "issue3")
     prepare_plan(bundle / "issue3-oob", "#oob-probes")
+    prepare_plan(bundle / "issue3-rest", "#rest")
     for part, (module, _) in PARTS.items():
         if module is not None:
             args = module.split()
@@ -326,7 +331,7 @@ def run_all(bundle: Path, out: Path) -> None:
         if part == "issue2":
             run(bundle / part, out / part)
         elif part.startswith("issue3"):
-            run_plan(bundle / part, out / part, PLAN_PREFIX if part == "issue3" else f"{PLAN_PREFIX}-{SUBSETS['#oob-probes']}")
+            run_plan(bundle / part, out / part, part)
         else:
             subprocess.run([sys.executable, str(here / script), "run", str(bundle / part), str(out / part)], check=True)
         print(f"{part}: {time.time() - start:.1f} s", flush=True)
