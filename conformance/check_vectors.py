@@ -411,8 +411,8 @@ def read_vectors(path: str, on_line=None) -> Iterable[Vector | Unsupported]:
 def read_testfloat(path: str, instr: str) -> Block:
     """The vectors of a file in TestFloat's ``testfloat_gen`` layout holding ``instr``'s vectors
     (:func:`ptxspec.conformance.testfloat.read`), as one block: operands, then the observed
-    result. The flags column is kept beside the block (:data:`_TESTFLOAT_FLAGS`) and judged by
-    :func:`judge_testfloat_flags` against the IEEE 754 exceptions of the operation."""
+    result, and the flags column (``Block.flags``), which :func:`judge_testfloat_flags` compares
+    with the IEEE 754 exceptions of the operation."""
     from ptxspec.conformance import testfloat
 
     info = _form_info(instr)
@@ -423,20 +423,14 @@ def read_testfloat(path: str, instr: str) -> Block:
                            where=Location("<command line>, --testfloat"))
     source, data = _read_bytes(path)
     try:
-        sources, outputs, _flags = testfloat.read(data, info.form)
+        sources, outputs, flags = testfloat.read(data, info.form)
     except PtxSpecError as error:  # located in "<bytes>": name the file
         if isinstance(error.where, Location) and error.where.source == "<bytes>":
             raise PtxSpecError(error.message, where=Location(source, error.where.line, error.where.column), section=error.section) from None
         raise
     columns = tuple(np.asarray(s, dtype=np.uint64) for s in sources)
     observed = tuple(np.asarray(o, dtype=np.uint64) for o in (outputs if isinstance(outputs, (list, tuple)) else [outputs]))
-    block = Block(info, source, np.arange(1, len(observed[0]) + 1), columns, observed, None, "spec")
-    _TESTFLOAT_FLAGS[id(block)] = np.asarray(_flags, dtype=np.uint8)
-    return block
-
-
-#: The flags column of each block :func:`read_testfloat` made, by the block's id.
-_TESTFLOAT_FLAGS: dict[int, np.ndarray] = {}
+    return Block(info, source, np.arange(1, len(observed[0]) + 1), columns, observed, None, "spec", np.asarray(flags, dtype=np.uint8))
 
 
 def judge_testfloat_flags(block: Block, summary: Summary) -> None:
@@ -445,7 +439,7 @@ def judge_testfloat_flags(block: Block, summary: Summary) -> None:
     flags, so these are the flags the file's layout promises) as a mismatch of ``summary``."""
     from ptxspec.conformance import testfloat
 
-    flags = _TESTFLOAT_FLAGS.pop(id(block))
+    flags = block.flags
     already = {m.vector.where.line for m in summary.mismatches if m.vector.where.source == block.source}
     counts = summary.by_instr[block.info.form.text]
     for i in range(len(block)):
@@ -479,6 +473,8 @@ class Block:
     outputs: tuple
     allowed: np.ndarray | None
     vector_profile: str
+    #: A TestFloat file's flags column (:func:`read_testfloat`), judged by :func:`judge_testfloat_flags`.
+    flags: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.lines)
@@ -1158,7 +1154,7 @@ def check_vectors_command(paths: tuple[str, ...], recording: str | None, profile
                 items.extend(read_items(path, on_line=lambda n, path=path: progress(f"reading {path}", n)))
         summary = check_vectors(items, profile, progress=progress)
         for item in items:
-            if isinstance(item, Block) and id(item) in _TESTFLOAT_FLAGS:
+            if isinstance(item, Block) and item.flags is not None:
                 judge_testfloat_flags(item, summary)
     except PtxSpecError as error:
         progress.close()

@@ -45,6 +45,7 @@ from collections.abc import Callable
 
 from ptxspec.spec.catalogue import Catalogue, Family, Form, Operand, Rule, Slot, Target, on
 from ptxspec.spec.errors import IllegalForm, Location, OperandError
+from ptxspec.spec import matrix
 from ptxspec.spec.matrix import register_type
 
 WGMMA = "9.7.15.5.2"
@@ -79,14 +80,8 @@ def shape_of(k: int, ns: tuple[int, ...]) -> tuple[str, ...]:
 
 
 def parse_shape(shape: str) -> tuple[int, int, int]:
-    """``"m64n128k16"`` -> ``(64, 128, 16)``."""
-    body = shape.removeprefix(".")
-    try:
-        m, rest = body.removeprefix("m").split("n")
-        n, k = rest.split("k")
-        return int(m), int(n), int(k)
-    except ValueError:
-        raise OperandError(f"not a wgmma shape: {shape!r} (expected the manual's spelling, e.g. 'm64n128k16')", section="9.7.15.2") from None
+    """``"m64n128k16"`` -> ``(64, 128, 16)``: the warp-level chapter's reading of a shape."""
+    return matrix.parse_shape(shape)
 
 
 # ---------------------------------------------------------------------------------------------

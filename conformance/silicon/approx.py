@@ -30,8 +30,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import subprocess
-import tempfile
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -41,6 +39,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from ptxspec.conformance.silicon.record import assemble, ptxas_version
 from ptxspec.spec.errors import PtxSpecError
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "sm_90"
@@ -310,14 +309,6 @@ def kernel(form: ScanForm, name: str) -> str:
     return f".visible .entry {name}({params})\n{{\n" + "\n".join(body) + "\n}\n"
 
 
-def _assemble(ptx: str) -> tuple[bool, str, bytes]:
-    with tempfile.TemporaryDirectory() as tmp:
-        src, out = Path(tmp, "k.ptx"), Path(tmp, "k.cubin")
-        src.write_text(ptx)
-        proc = subprocess.run(["ptxas", "-arch=sm_90a", str(src), "-o", str(out)], capture_output=True, text=True)
-        if proc.returncode != 0:
-            return False, proc.stderr.strip(), b""
-        return True, "", out.read_bytes()
 
 
 def plan_entry(form: ScanForm, index: int) -> dict:
@@ -339,14 +330,14 @@ def prepare(bundle: Path) -> None:
     scan = forms()
     named = [(f"a{i:03d}", f) for i, f in enumerate(scan)]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        verdicts = list(pool.map(lambda nf: _assemble(HEADER + kernel(nf[1], nf[0])), named))
+        verdicts = list(pool.map(lambda nf: assemble(HEADER + kernel(nf[1], nf[0])), named))
     rejected = {f.text: msg for (_, f), (ok, msg, _) in zip(named, verdicts) if not ok}
     if rejected:
         raise PtxSpecError(f"ptxas rejected {sorted(rejected)}: {next(iter(rejected.values()))}", where="approx prepare")
-    ok, msg, cubin = _assemble(HEADER + "\n".join(kernel(f, n) for n, f in named))
+    ok, msg, cubin = assemble(HEADER + "\n".join(kernel(f, n) for n, f in named))
     if not ok:
         raise PtxSpecError(f"the combined module did not assemble: {msg}", where="approx prepare")
-    version = next(line for line in subprocess.run(["ptxas", "--version"], capture_output=True, text=True).stdout.splitlines() if "release" in line)
+    version = ptxas_version()
     plan = {"k": K, "k_ulp": K_ULP, "assembler": f"ptxas -arch=sm_90a ({version})",
             "forms": [plan_entry(f, i) for i, f in enumerate(scan)]}
     arrays = {}

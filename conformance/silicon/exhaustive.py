@@ -34,9 +34,7 @@ import itertools
 import json
 import os
 import random
-import subprocess
 import sys
-import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -48,6 +46,7 @@ import numpy as np
 from ptxspec.conformance.silicon import exhaustive_device as device
 from ptxspec.conformance.silicon.exhaustive_device import CHUNK_BITS, CHUNKS
 from ptxspec.spec.catalogue import CATALOGUE, Form
+from ptxspec.conformance.silicon.record import assemble, ptxas_version  # noqa: F401  (assemble: part of this module's API)
 from ptxspec.spec.errors import PtxSpecError
 from ptxspec.spec.types import register_bits
 
@@ -192,22 +191,6 @@ def module(named: list[tuple[str, ExhaustiveForm]]) -> str:
 
 def kernel_name(index: int) -> str:
     return f"x{index:04d}"
-
-
-def assemble(ptx: str, ptxas: str = "ptxas") -> tuple[bool, str, bytes]:
-    """``ptxas -arch=sm_90a`` on ``ptx``: (accepted, ptxas's message, cubin)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        src, out = Path(tmp, "k.ptx"), Path(tmp, "k.cubin")
-        src.write_text(ptx)
-        proc = subprocess.run([ptxas, "-arch=sm_90a", str(src), "-o", str(out)], capture_output=True, text=True)
-        if proc.returncode != 0:
-            return False, proc.stderr.strip(), b""
-        return True, "", out.read_bytes()
-
-
-def ptxas_version(ptxas: str = "ptxas") -> str:
-    lines = subprocess.run([ptxas, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
-    return next((line for line in lines if "release" in line), lines[-1] if lines else "unknown")
 
 
 #: The chunks of the device run's self-check: around 1.0 (a = 0x3c00.., x = 0x3f800000..) and in

@@ -45,9 +45,7 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 from pathlib import Path
@@ -55,6 +53,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 
+from ptxspec.conformance.silicon.record import assemble
 from ptxspec.conformance.silicon import mma_device
 from ptxspec.semantics.numerics import Exact, Rounding, canonical_nan, decode, infinity, round_value, to_fraction
 from ptxspec.spec.types import FORMATS
@@ -547,14 +546,6 @@ def kernel(combo: Combination, name: str) -> str:
     return f".visible .entry {name}(\n  {params}\n)\n{{\n" + "\n".join(lines) + "\n}\n"
 
 
-def _assemble(ptx: str) -> tuple[bool, str, bytes]:
-    with tempfile.TemporaryDirectory() as tmp:
-        src, out = Path(tmp, "k.ptx"), Path(tmp, "k.cubin")
-        src.write_text(ptx)
-        proc = subprocess.run(["ptxas", "-arch=sm_90a", str(src), "-o", str(out)], capture_output=True, text=True)
-        if proc.returncode != 0:
-            return False, proc.stderr.strip(), b""
-        return True, "", out.read_bytes()
 
 
 def seed_of(combo: Combination) -> int:
@@ -567,10 +558,10 @@ def prepare(bundle: Path, random: int = RANDOM) -> None:
     bundle.mkdir(parents=True, exist_ok=True)
     named = [(f"mma{i:02d}", c) for i, c in enumerate(COMBINATIONS)]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        verdicts = list(pool.map(lambda nc: _assemble(HEADER + kernel(nc[1], nc[0])), named))
+        verdicts = list(pool.map(lambda nc: assemble(HEADER + kernel(nc[1], nc[0])), named))
     accepted = [(n, c) for (n, c), (ok, _, _) in zip(named, verdicts) if ok]
     rejected = {c.instruction: msg for (n, c), (ok, msg, _) in zip(named, verdicts) if not ok}
-    ok, msg, cubin = _assemble(HEADER + "\n".join(kernel(c, n) for n, c in accepted))
+    ok, msg, cubin = assemble(HEADER + "\n".join(kernel(c, n) for n, c in accepted))
     if not ok:
         raise SystemExit(f"the combined module did not assemble: {msg}")
     plan, arrays = [], {}

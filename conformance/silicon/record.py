@@ -52,14 +52,22 @@ def kernel_name(index: int) -> str:
     return f"k{index:04d}"
 
 
-def _assemble(ptx: str, arch: str = "sm_90a") -> tuple[bool, str, bytes]:
+def assemble(ptx: str, ptxas: str = "ptxas", arch: str = "sm_90a") -> tuple[bool, str, bytes]:
+    """``ptxas -arch=ARCH`` on ``ptx``: (accepted, ptxas's message, cubin). Every campaign's
+    ``prepare`` assembles through this one function."""
     with tempfile.TemporaryDirectory() as tmp:
         src, out = Path(tmp, "k.ptx"), Path(tmp, "k.cubin")
         src.write_text(ptx)
-        proc = subprocess.run(["ptxas", f"-arch={arch}", str(src), "-o", str(out)], capture_output=True, text=True)
+        proc = subprocess.run([ptxas, f"-arch={arch}", str(src), "-o", str(out)], capture_output=True, text=True)
         if proc.returncode != 0:
             return False, proc.stderr.strip(), b""
         return True, "", out.read_bytes()
+
+
+def ptxas_version(ptxas: str = "ptxas") -> str:
+    """The release line of ``ptxas --version`` (recorded in each campaign's meta file)."""
+    lines = subprocess.run([ptxas, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
+    return next((line for line in lines if "release" in line), lines[-1] if lines else "unknown")
 
 
 def prepare(bundle: Path) -> None:
@@ -68,10 +76,10 @@ def prepare(bundle: Path) -> None:
     bundle.mkdir(parents=True, exist_ok=True)
     entries = [(kernel_name(i), e) for i, e in enumerate(FORMS)]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        verdicts = list(pool.map(lambda ne: _assemble(module([ne])), entries))
+        verdicts = list(pool.map(lambda ne: assemble(module([ne])), entries))
     accepted = [(n, e) for (n, e), (ok, _, _) in zip(entries, verdicts) if ok]
     rejected = {e.text: msg for (n, e), (ok, msg, _) in zip(entries, verdicts) if not ok}
-    ok, msg, cubin = _assemble(module(accepted))
+    ok, msg, cubin = assemble(module(accepted))
     if not ok:
         raise SystemExit(f"the combined module did not assemble: {msg}")
     (bundle / "campaign.cubin").write_bytes(cubin)
@@ -170,10 +178,10 @@ def prepare_plan(bundle: Path, only: str | None = None) -> None:
         prefix = f"{PLAN_PREFIX}-{SUBSETS[only]}"
     named = [(kernel_name(i), e) for i, e in enumerate(entries)]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        verdicts = list(pool.map(lambda ne: _assemble(cc.module([ne])), named))
+        verdicts = list(pool.map(lambda ne: assemble(cc.module([ne])), named))
     accepted = [(n, e) for (n, e), (ok, _, _) in zip(named, verdicts) if ok]
     rejected = {e.text: msg for (n, e), (ok, msg, _) in zip(named, verdicts) if not ok}
-    ok, msg, cubin = _assemble(cc.module(accepted))
+    ok, msg, cubin = assemble(cc.module(accepted))
     if not ok:
         raise SystemExit(f"the combined module did not assemble: {msg}")
     groups: dict[str, int] = {}
