@@ -189,7 +189,11 @@ def _form_info(instr: str) -> _FormInfo | str:
     from ptxspec.semantics.instructions import semantic_function
     from ptxspec.spec.catalogue import parse
     from ptxspec.spec.types import register_bits
+    from ptxspec.conformance import matrix_vectors
 
+    matrix = matrix_vectors.form_info(instr)  # mma, mma.sp, wgmma: conformance/matrix_vectors.py
+    if matrix is not None:
+        return matrix
     try:
         form = parse(instr)
         fn = semantic_function(form)
@@ -358,6 +362,8 @@ def _parse_line(data: bytes, number: int, source: str, forms: dict) -> Vector | 
         info = forms[instr] = _form_info(instr)
     if isinstance(info, str):
         return Unsupported(instr, info, Location(source, number))
+    if getattr(info, "matrix", False):
+        return info.parse_vector(raw, obj, source, number)
     return _vector(raw, obj, info, source, number)
 
 
@@ -903,7 +909,7 @@ def check_vectors(items: Iterable[Vector | Unsupported | Block], profile: str = 
     total = sum(sum(map(len, g[1])) + len(g[2]) for g in groups.values())
     done = 0
     for text, (info, blocks, vectors) in groups.items():
-        found = check_form(info, blocks, vectors, profile)
+        found = info.check(vectors, profile) if getattr(info, "matrix", False) else check_form(info, blocks, vectors, profile)
         n = sum(map(len, blocks)) + len(vectors)
         done += n
         if progress is not None:
@@ -973,6 +979,8 @@ def _value_text(value, type_name: str) -> str:
 
 
 def describe_mismatch(m: Mismatch) -> list[str]:
+    if not isinstance(m, Mismatch):  # a matrix form's (conformance/matrix_vectors.py)
+        return m.describe()
     info = m.vector.info
     lines = [f"{m.vector.where}: {info.form.text}: {m.why}"]
     for value, o in zip(m.vector.sources, info.sources):

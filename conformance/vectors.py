@@ -388,9 +388,13 @@ def rng_for(form_text: str, seed: int) -> np.random.Generator:
 
 
 def _form(instr: str, where: str | None = None):
+    from ptxspec.conformance import matrix_vectors
     from ptxspec.semantics.instructions import semantic_function
     from ptxspec.spec.catalogue import parse
 
+    matrix = matrix_vectors.matrix_form(instr, where)  # mma, mma.sp, wgmma: conformance/matrix_vectors.py
+    if matrix is not None:
+        return matrix
     form = parse(instr, where=where or instr)
     try:
         semantic_function(form)  # a form without semantics is reported here, located
@@ -465,6 +469,11 @@ def generate(instr: str, count: int, seed: int, profile: str = "spec", *, mask: 
     from ptxspec.semantics.instructions import evaluate
 
     form = _form(instr)
+    from ptxspec.conformance import matrix_vectors
+
+    if matrix_vectors.kind_of(form):
+        yield from matrix_vectors.generate(form, count, seed, profile)
+        return
     if is_warp_form(form):
         yield from _warp_vectors(form, count, seed, profile, mask, active)
         return
@@ -721,6 +730,10 @@ def jsonl_bytes(instr: str, count: int, seed: int, profile: str = "spec", *, mas
     from ptxspec.conformance.cli import is_warp_form
 
     form = _form(instr)
+    from ptxspec.conformance import matrix_vectors
+
+    if matrix_vectors.kind_of(form):
+        return matrix_vectors.jsonl_bytes(form, count, seed, profile, progress)
     if is_warp_form(form):
         return "".join(json.dumps(v) + "\n" for v in _warp_vectors(form, count, seed, profile, mask, active, progress)).encode("utf-8")
     columns = inputs(form, count, seed)
@@ -784,12 +797,13 @@ def npz_bytes(instrs: Sequence[str], count: int, seed: int, profile: str = "spec
     """The npz archive of the vectors of ``instrs`` (see the module docstring), byte-stable."""
     arrays: dict[str, np.ndarray] = {}
     texts = []
+    from ptxspec.conformance import matrix_vectors
     from ptxspec.conformance.cli import is_warp_form
 
     for k, instr in enumerate(instrs):
         form = _form(instr)
-        if is_warp_form(form):
-            raise PtxSpecError(f"{form.text}: --format npz holds scalar forms only; write warp-level forms as jsonl", where=f"<command line>, INSTR {k + 1}")
+        if is_warp_form(form) or matrix_vectors.kind_of(form):
+            raise PtxSpecError(f"{form.text}: --format npz holds scalar forms only; write warp-level and matrix forms as jsonl", where=f"<command line>, INSTR {k + 1}")
         texts.append(form.text)
         columns = inputs(form, count, seed)
         for i, c in enumerate(columns):
@@ -852,13 +866,14 @@ def vectors_command(instrs: tuple[str, ...], count: int, seed: int, profile: str
       ptxspec vectors add.rn.f16x2 mad.wide.s32 --count 1000 --format npz -o v.npz
       ptxspec vectors add.rn.f32 --count 1000 --format testfloat -o add.tf
     """
+    from ptxspec.conformance import matrix_vectors
     from ptxspec.conformance.cli import _mask_option, is_warp_form
 
     forms = [_form(text, f"<command line>, INSTR {k}") for k, text in enumerate(instrs, start=1)]
     lanes = {}
     for name, text in (("mask", mask_text), ("active", active_text)):
         if text is not None:
-            if not any(is_warp_form(f) for f in forms):
+            if not any(is_warp_form(f) and not matrix_vectors.kind_of(f) for f in forms):  # mma: no membermask
                 raise OperandError(f"--{name} is for warp-level instructions; none is given", where=f"<command line>, --{name}")
             lanes[name] = _mask_option(text, f"--{name}")
     if count < 0:

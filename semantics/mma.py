@@ -78,7 +78,6 @@ from ptxspec.semantics.numerics import (
     exact_product,
     infinity,
     round_value,
-    to_fraction,
 )
 from ptxspec.semantics.results import AnyNaN, Interval, Profile, Result
 
@@ -191,47 +190,97 @@ def _to_exact(v: Fraction) -> Exact:
     return Exact(int(v < 0), abs(v.numerator), -(den.bit_length() - 1))
 
 
-def error_bound(p: int, n: int, total: Fraction, subnormal_part: Fraction, emin: int) -> Fraction:
+def error_bound(p: int, n: int, total: Fraction, subnormal_part: Fraction, emin: int, addends: Sequence[Fraction] | None = None) -> Fraction:
     """``gamma_{n-1} * T + (n - 1) * eta + T_sub``, with a dyadic upper bound of
-    ``gamma_m = m*u/(1 - m*u)``: ``m*u*(1 + 2*m*u)`` (valid while m*u <= 1/2)."""
+    ``gamma_m = m*u/(1 - m*u)``: ``m*u*(1 + 2*m*u)`` (valid while m*u <= 1/2); and 0 where no
+    addition can round (:func:`sums_need_no_rounding`: T = 0, or ``addends`` given and every
+    partial sum, in any order, representable in the accumulation format)."""
+    if total == 0 or (addends is not None and subnormal_part == 0 and sums_need_no_rounding(addends, p, emin)):
+        return Fraction(0)
     m = n - 1
     mu = Fraction(m, 1 << (p - 1))
     gamma = mu * (1 + 2 * mu)
     return gamma * total + m * Fraction(2) ** emin + subnormal_part
 
 
-def spec_dot(atype: str, btype: str, ctype: str, dtype: str, a: Sequence[int], b: Sequence[int], c: int) -> Result:
-    """The spec-level result of one element of D: the set the manual's "Precision and rounding"
-    allows (module docstring), an :class:`~ptxspec.semantics.results.Interval` of ``dtype``, any
-    NaN, or one infinity."""
-    fa, fb, fc, fd = _fmt(atype), _fmt(btype), _fmt(ctype), _fmt(dtype)
-    products = [_product(decode(fa, x), decode(fb, y)) for x, y in zip(a, b)]
-    cv = decode(fc, c)
-    special = _special(products, cv)
+def _lowest_bit(v: Fraction) -> int:
+    """The exponent of a non-zero dyadic value's lowest set bit (its 2-adic valuation)."""
+    num, den = abs(v.numerator), v.denominator
+    return (num & -num).bit_length() - 1 - (den.bit_length() - 1)
+
+
+def sums_need_no_rounding(addends: Sequence[Fraction], p: int, emin: int) -> bool:
+    """Whether every sum of a subset of ``addends`` -- so every partial sum, in any order or tree --
+    is exactly representable as a normal number (or zero) of ``p`` bits with exponents from
+    ``emin`` on: true when the non-zero addends lie on the grid ``2^G`` with ``G >= emin`` (the
+    lowest set bit among them) and the sum of their magnitudes is below ``2^(G + p)``. Vacuously
+    true when every addend is zero; true for one addend that fits.
+
+    §9.7.14.5.14 "Precision and rounding": "Accumulation of the intermediate values is performed
+    with at least single precision" (half precision when .ctype and .dtype are .f16), "The
+    accumulation order, rounding and handling of subnormal inputs are unspecified." An unspecified
+    rounding is still a rounding of the exact result (IEEE 754 §4.3), and in every direction a
+    value that the format holds is its own rounding. So an addition whose exact result is
+    representable adds no error, and when this holds for every partial sum of every order no
+    addition adds any; only the final conversion into .dtype remains. The absolute term
+    ``(n - 1) * 2^emin`` of :func:`error_bound` is for partial sums below 2^emin (underflowing, or
+    flushed), which this excludes."""
+    live = [v for v in addends if v]
+    if not live:
+        return True
+    lowest = min(_lowest_bit(v) for v in live)
+    return lowest >= emin and sum(abs(v) for v in live) < Fraction(2) ** (lowest + p)
+
+
+def spec_sum(products: Sequence[Value], c: Value, subnormal: Sequence[bool], c_subnormal: bool, p: int, fd: FloatFormat) -> Result:
+    """The spec-level set of ``sum_k products_k + c`` (the products exact, already decoded), every
+    addition rounded to at least ``p`` bits in any order (module docstring), as a set of ``fd``:
+    the set builder that :func:`spec_dot` and the block-scaled mma
+    (:mod:`ptxspec.semantics.mma_block_scale`) share. ``subnormal``/``c_subnormal``: whether each
+    addend involves a subnormal input (which may be read as zero)."""
+    special = _special(products, c)
     if isinstance(special, NaN):
         return AnyNaN(fd)
     if isinstance(special, Infinity):
         return round_value(special, fd)
-    p = accumulation_precision(atype, ctype, dtype)
     acc = _accumulation_format(p)
-    values: list[Exact] = [*products, cv]  # type: ignore[list-item]
-    subnormal = [_is_subnormal(fa, x) or _is_subnormal(fb, y) for x, y in zip(a, b)] + [_is_subnormal(fc, c)]
+    values: list[Exact] = [*products, c]  # type: ignore[list-item]
+    flags = [*subnormal, c_subnormal]
     # Everything as integers on one grid 2^E: E is low enough that the exact sum S, the magnitude
     # sum T and each part of the bound are integers there (the bound's divisor 2^(2p-2) included).
     m, emin = len(values) - 1, acc.min_normal_exponent
     grid = min([v.exponent for v in values if v.significand] + [emin]) - (2 * p - 2)
-    live = [(v, s) for v, s in zip(values, subnormal) if v.significand]
+    live = [(v, s) for v, s in zip(values, flags) if v.significand]
     exact = sum((-1 if v.sign else 1) * (v.significand << (v.exponent - grid)) for v, _ in live)
     total = sum(v.significand << (v.exponent - grid) for v, _ in live)
     sub = sum(v.significand << (v.exponent - grid) for v, s in live if s)
     largest = decode(acc, _max_finite(acc))
     if total > largest.significand << (largest.exponent - grid):
         return Interval(fd, infinity(fd, 1), infinity(fd, 0), nan=True)
-    # gamma_m * T <= (m * 2^(p-1) + 2 m^2) * T / 2^(2p-2)   (error_bound, exactly)
-    bound = (m * (1 << (p - 1)) + 2 * m * m) * (total >> (2 * p - 2)) + (m << (emin - grid)) + sub
+    # sums_need_no_rounding, on the grid: no addition can round, so D is S converted into .dtype
+    # (in any direction). Else gamma_m * T <= (m * 2^(p-1) + 2 m^2) * T / 2^(2p-2) (error_bound, exactly).
+    lowest = min((v.exponent + (v.significand & -v.significand).bit_length() - 1 for v, _ in live), default=emin)
+    if not sub and lowest >= emin and total < 1 << (lowest - grid + p):
+        bound = 0
+    else:
+        bound = (m * (1 << (p - 1)) + 2 * m * m) * (total >> (2 * p - 2)) + (m << (emin - grid)) + sub
     low = round_value(Exact(int(exact - bound < 0), abs(exact - bound), grid), fd, Rounding.RM)
     high = round_value(Exact(int(exact + bound < 0), abs(exact + bound), grid), fd, Rounding.RP)
     return Interval(fd, low, high)
+
+
+def spec_dot(atype: str, btype: str, ctype: str, dtype: str, a: Sequence[int], b: Sequence[int], c: int) -> Result:
+    """The spec-level result of one element of D: the set §9.7.14.5.14 "Precision and rounding"
+    allows (module docstring; :func:`spec_sum`), an :class:`~ptxspec.semantics.results.Interval`
+    of ``dtype``, any NaN, or one infinity. Where no addition can round (all addends zero, one
+    non-zero addend that the accumulation format holds, or more generally every partial sum
+    representable: :func:`sums_need_no_rounding`) the set is the exact sum converted into .dtype --
+    for all-zero inputs the zero (either sign: the manual leaves the rounding, which decides the
+    sign of an exact zero sum, unspecified)."""
+    fa, fb, fc, fd = _fmt(atype), _fmt(btype), _fmt(ctype), _fmt(dtype)
+    products = [_product(decode(fa, x), decode(fb, y)) for x, y in zip(a, b)]
+    subnormal = [_is_subnormal(fa, x) or _is_subnormal(fb, y) for x, y in zip(a, b)]
+    return spec_sum(products, decode(fc, c), subnormal, _is_subnormal(fc, c), accumulation_precision(atype, ctype, dtype), fd)
 
 
 def _is_subnormal(fmt: FloatFormat, bits: int) -> bool:
@@ -247,8 +296,11 @@ def _max_finite(fmt: FloatFormat) -> int:
 
 
 def spec_dot_f64(a: Sequence[int], b: Sequence[int], c: int) -> Result:
-    """.f64: "identical to a .f64 precision fused multiply-add" -- the same predicate with p = 53
-    (every multiply-add rounded to f64 in the form's mode; any order)."""
+    """.f64: "The precision of the element-wise multiplication and addition operations is identical
+    to that of a .f64 precision fused multiply-add" (§9.7.14.5.14) -- the same predicate with
+    p = 53: every multiply-add rounded to f64, in any order. The predicate allows every rounding
+    direction (it does not narrow the set to the form's .rn/.rz/.rm/.rp); where no addition can
+    round (:func:`sums_need_no_rounding`) the set is the exact sum rounded either way into f64."""
     return spec_dot("f64", "f64", "f64", "f64", a, b, c)
 
 
@@ -493,14 +545,18 @@ def _final(total: Exact, fd: FloatFormat, model: Datapath) -> int:
 # The datapath model, vectorised
 # ---------------------------------------------------------------------------------------------
 
-#: Dot products per block of the vectorised model (bounds the size of the temporaries).
-BLOCK = 1 << 15
+#: Dot products per block of the float64 path: a block's [K, block] temporaries (1 MiB of float64
+#: at K = 16) stay in the caches and are reused by the allocator rather than mapped afresh.
+BLOCK = 1 << 13
 
 
 def vectorisable(model: Datapath, atype: str, btype: str, k: int) -> bool:
     """Whether :func:`datapath_matrix` can run ``model`` in int64 arithmetic: every cut addend is
     below ``2^(alignment_bits + 2)`` and the sum of ``k + 1`` of them below 2^60."""
     if model.alignment_bits is None or atype == "f64" or model.nan_rule != "fixed":
+        return False
+    # The batched decoder reads a format's bits as int64: a 64-bit accumulator's sign bit is lost.
+    if any(fields is not None and 1 + sum(fields) >= 64 for fields in (model.accumulator, model.via)):
         return False
     if model.c_alignment_bits is not None and model.c_alignment_bits + 4 > 60:
         return False
@@ -511,23 +567,254 @@ def vectorisable(model: Datapath, atype: str, btype: str, k: int) -> bool:
 
 def datapath_matrix(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, A: np.ndarray, B: np.ndarray, C: np.ndarray) -> np.ndarray:
     """D (element bits, uint64 ``[..., M, N]``) of A ``[..., M, K]``, B ``[..., K, N]``, C
-    ``[..., M, N]`` under ``model``: int64 numpy where :func:`vectorisable`, else the readable
-    :func:`datapath_dot` element by element."""
+    ``[..., M, N]`` under ``model``: float64 numpy where :func:`float64_exact` proves every
+    operation exact (the measured datapaths), else int64 numpy where :func:`vectorisable`, else
+    the readable :func:`datapath_dot` element by element. All three give the same bits."""
     A, B, C = (np.asarray(x, dtype=np.uint64) for x in (A, B, C))
     m, k = A.shape[-2:]
     n = B.shape[-1]
-    batch = A.shape[:-2]
+    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-2])
+    if float64_exact(model, atype, btype, ctype, k):
+        A, B, C = (np.broadcast_to(x, batch + x.shape[-2:]).reshape((-1,) + x.shape[-2:]) for x in (A, B, C))
+        with np.errstate(invalid="ignore"):  # 0 * inf and inf - inf are NaNs on purpose
+            return _float_dots(model, atype, btype, ctype, dtype, A, B, C).reshape(batch + (m, n))
     rows = np.broadcast_to(A[..., :, None, :], batch + (m, n, k)).reshape(-1, k)
     cols = np.broadcast_to(np.swapaxes(B, -1, -2)[..., None, :, :], batch + (m, n, k)).reshape(-1, k)
-    cs = C.reshape(-1)
+    cs = np.broadcast_to(C, batch + (m, n)).reshape(-1)
     if not vectorisable(model, atype, btype, k):
         out = [datapath_dot(model, atype, btype, ctype, dtype, [int(x) for x in r], [int(y) for y in s], int(c)) for r, s, c in zip(rows, cols, cs)]
         return np.array(out, dtype=np.uint64).reshape(batch + (m, n))
     out = np.empty(cs.shape, dtype=np.uint64)
-    for start in range(0, cs.size, BLOCK):
-        sl = slice(start, start + BLOCK)
+    for start in range(0, cs.size, INT64_BLOCK):
+        sl = slice(start, start + INT64_BLOCK)
         out[sl] = _dots(model, atype, btype, ctype, dtype, rows[sl], cols[sl], cs[sl])
     return out.reshape(batch + (m, n))
+
+
+# ---------------------------------------------------------------------------------------------
+# The datapath model in float64, where that is exact (the fast path)
+# ---------------------------------------------------------------------------------------------
+
+#: The reference exponent of an addend that is not live (a zero, an infinity or a NaN): far below
+#: every real one (float64_exact keeps those within +-1100), and twice it still fits int16.
+NOT_LIVE = -8000
+
+
+def float64_exact(model: Datapath, atype: str, btype: str, ctype: str, k: int) -> bool:
+    """Whether :func:`_float_dots` computes ``model`` exactly: float64 arithmetic is exact whenever
+    its result is representable, and the conditions below make every result representable.
+
+    The addends of a step are products ``a * b``, C and the accumulator. For each kind let its
+    values lie in ``[2^low, 2^high)`` (``low`` the last place of its smallest subnormal) with at
+    most ``precision`` significant bits; a product has ``precision_a + precision_b`` bits and
+    ``low_a + low_b``, ``high_a + high_b``. Then:
+
+    1. inputs, C and the accumulator are float64 numbers (precision <= 53, ``low >= -1022``,
+       ``high <= 1024``), and so is every product (the same test on the product's bounds);
+    2. a step cuts ``x * 2^-grid`` with ``grid = R - E`` (R the step's largest reference, E its
+       alignment bits, ``low - 1 <= R < high``): ``2^-grid`` is a float64 and multiplying by it only moves
+       the exponent, exact while the result stays normal: ``x * 2^-grid >= 2^(low - grid)``, so
+       ``low - (high - 1 - E) >= -1022`` suffices; trunc and floor are exact;
+    3. a live addend is below ``2^(R + 2)`` (a product of two significands below 2 each, its
+       reference the sum of theirs), so a cut addend is an integer of magnitude below ``2^(E + 2)``
+       and the sum of a step's at most ``k + 1`` of them is below ``2^(E + 2 + bitlen(k + 1))``:
+       when that is at most 2^53 every partial sum is an integer float64 represents, and the sum
+       is exact in any order.
+    """
+    if not vectorisable(model, atype, btype, k):
+        return False
+    kinds = []  # (precision, low, high) of each kind of addend
+    fa, fb, fc = _fmt(atype), _fmt(btype), _fmt(ctype)
+    for f in (fa, fb, fc) + ((_format(model.accumulator),) if model.accumulator is not None else ()):
+        if not (f.signed and f.has_subnormals):
+            return False  # the batched decoder does not cover it (nor does the int64 path)
+    bounds = {f.name: (f.precision, f.min_normal_exponent - f.mantissa_bits, f.max_exponent + 1) for f in (fa, fb, fc)}
+    (pa, la, ha), (pb, lb, hb) = bounds[fa.name], bounds[fb.name]
+    kinds += [bounds[fa.name], bounds[fb.name], (pa + pb, la + lb, ha + hb), bounds[fc.name]]
+    if model.accumulator is not None:
+        af = _format(model.accumulator)
+        kinds.append((af.precision, af.min_normal_exponent - af.mantissa_bits, af.max_exponent + 1))
+    if any(p > 53 or low < -1022 or high > 1024 for p, low, high in kinds):
+        return False
+    low, high = min(x[1] for x in kinds), max(x[2] for x in kinds)
+    widths = [model.alignment_bits] + ([model.c_alignment_bits] if model.c_step == "alone" and model.c_alignment_bits is not None else [])
+    for e in widths:
+        if e + 2 + (k + 1).bit_length() > 53 or low - (high - 1 - e) < -1022 or not -1022 <= low - 1 - e <= high - 1 - e <= 1022:
+            return False
+    return True
+
+
+def _float_addends(fmt: FloatFormat, bits: np.ndarray, ftz: bool, reference: str) -> tuple[np.ndarray, np.ndarray]:
+    """Elements as float64 values (exact: float64_exact 1) and their reference exponents (int16;
+    NOT_LIVE for zeros, infinities and NaNs)."""
+    sign, sig, exp, nan, inf = batch_rounding.decode(fmt, bits, ftz=ftz)
+    finite = ~(nan | inf)
+    # A NaN's or an infinity's (sig, exp) are its fields read as a finite value: in range too.
+    value = np.ldexp(sig.astype(np.float64), exp.astype(np.int32))
+    np.putmask(value, inf, np.inf)
+    np.putmask(value, nan, np.nan)
+    np.negative(value, out=value, where=sign)
+    # "exponent": the exponent field's (a subnormal's is the smallest normal exponent); "msb".
+    ref = exp + fmt.mantissa_bits if reference == "exponent" else exp + batch_rounding.bit_length(sig) - 1
+    return value, np.where(finite & (sig != 0), ref, NOT_LIVE).astype(np.int16)
+
+
+#: :func:`_float_addends` of every bit pattern of a format up to 16 bits wide, built on first use:
+#: reading an element is then one table look-up instead of a dozen array operations.
+_ADDEND_TABLES: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _input_addends(fmt: FloatFormat, bits: np.ndarray, ftz: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_float_addends` of A's or B's elements (exponent-field references), through a
+    table of the whole format where it has at most 2^16 bit patterns."""
+    if fmt.width > 16 or (bits.size and int(bits.max()) >> fmt.width):
+        return _float_addends(fmt, bits, ftz, "exponent")
+    key = (fmt, ftz)
+    if key not in _ADDEND_TABLES:
+        table = _float_addends(fmt, np.arange(1 << fmt.width, dtype=np.uint64), ftz, "exponent")
+        for t in table:
+            t.flags.writeable = False
+        _ADDEND_TABLES[key] = table
+    values, refs = _ADDEND_TABLES[key]
+    index = bits.astype(np.intp)
+    return values[index], refs[index]
+
+
+def _float_dots(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, A: np.ndarray, B: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """:func:`datapath_dot` for a batch of mma (A ``[b, M, K]``, B ``[b, K, N]``, C ``[b, M, N]``)
+    in float64, exact by :func:`float64_exact`; D's bits ``[b, M, N]``.
+
+    The same steps as datapath_dot; NaN and infinite inputs are float64 NaNs and infinities, so a
+    step's sum is a NaN or an infinity exactly when IEEE 754 says so (a NaN addend, infinities of
+    both signs) and one of the sign otherwise, finite addends never overflowing float64 (3.).
+    Products are laid out ``[K, dots]``: the max-reduce and the sum over k are then row-wise
+    operations on contiguous rows, which numpy runs as fast vector loops."""
+    fa, fb, fc, fd = _fmt(atype), _fmt(btype), _fmt(ctype), _fmt(dtype)
+    m, k = A.shape[-2:]
+    n = B.shape[-1]
+    order = order_indices(model.order, k)
+    # Each element decoded once (not once per dot product it enters), k first, in the model's order.
+    va, ra = _input_addends(fa, np.moveaxis(A, -1, 0)[order], model.flush_inputs)  # [K, b, M]
+    vb, rb = _input_addends(fb, np.moveaxis(B, -2, 0)[order], model.flush_inputs)  # [K, b, N]
+    vc, rc = _float_addends(fc, C, model.flush_c, model.reference)
+    out = np.empty(C.shape, dtype=np.uint64)
+    per = max(1, BLOCK // (m * n))  # whole mma per block
+    for start in range(0, len(C), per):
+        sl = slice(start, start + per)
+        # Every product once, by broadcasting: [K, b, M, 1] * [K, b, 1, N] -> [K, dots].
+        products = (va[:, sl, :, None] * vb[:, sl, None, :]).reshape(k, -1)
+        if model.reference == "exponent":  # the sum of the inputs' exponent fields
+            refs = (ra[:, sl, :, None] + rb[:, sl, None, :]).reshape(k, -1)
+        else:  # the product's leading bit: its float64 exponent (products are normal float64s)
+            field = ((products.view(np.int64) >> 52) & 0x7FF).astype(np.int16)
+            refs = np.where((field == 0) | (field == 0x7FF), np.int16(NOT_LIVE), field - np.int16(1023))
+        c = vc[sl].reshape(-1), rc[sl].reshape(-1)
+        out[sl] = _float_steps(model, fd, products, refs, c).reshape(-1, m, n)
+    return out
+
+
+def _float_steps(model: Datapath, fd: FloatFormat, products: np.ndarray, refs: np.ndarray, c: tuple) -> np.ndarray:
+    """The steps of datapath_dot on a block of dot products: ``products`` and their reference
+    exponents ``[K, dots]`` (in the model's order), ``c`` C's (values, references) ``[dots]``."""
+    k = products.shape[0]
+    af = _format(model.accumulator) if model.accumulator is not None else None
+    size = model.chunk or k
+    groups = [slice(s, min(k, s + size)) for s in range(0, k, size)]
+    overflow = np.zeros(products.shape[1], dtype=bool), np.zeros(products.shape[1], dtype=bool)  # (overflowed, negative)
+    if model.c_step == "tree":  # each group on its own, then the partial sums and C
+        partials = []
+        for g in groups:
+            step = _float_step(products[g], refs[g], [], model.alignment_bits, model)
+            value, ref, overflow = _float_accumulate(*step, af, model, overflow)
+            partials.append((value, ref))
+        return _float_final(*_float_step(products[:0], refs[:0], partials + [c], model.alignment_bits, model), fd, model, overflow)
+    if model.c_step == "alone":  # C is added to the products' sum in a step of its own
+        groups.append(slice(k, k))
+    acc = c if model.c_step == "first" else None
+    for s, g in enumerate(groups):
+        last = s == len(groups) - 1
+        extras = ([acc] if acc is not None else []) + ([c] if last and model.c_step in ("last", "alone") else [])
+        width = model.c_step_model().alignment_bits if last and model.c_step == "alone" else model.alignment_bits
+        step = _float_step(products[g], refs[g], extras, width, model)
+        if last:
+            return _float_final(*step, fd, model, overflow)
+        value, ref, overflow = _float_accumulate(*step, af, model, overflow)
+        acc = (value, ref)
+    raise AssertionError("unreachable")
+
+
+def _float_step(products: np.ndarray, refs: np.ndarray, extras: list, alignment_bits: int, model: Datapath):
+    """:func:`_step` in float64 for one step: the step's products (``[j, dots]``, cut in place:
+    each product belongs to one step) and ``extras`` (C, the accumulator: (value, reference)
+    pairs). Returns (sum, grid, sign): the sum of the cut addends in units of ``2^grid``."""
+    dots = products.shape[1]
+    if len(refs):
+        reference = refs.max(axis=0).astype(np.int64)  # the largest exponent: one max-reduce
+    else:
+        reference = np.full(dots, NOT_LIVE, dtype=np.int64)
+    for _, r in extras:
+        reference = np.maximum(reference, r)
+    live = reference > NOT_LIVE // 2
+    grid = np.where(live, reference - alignment_bits, 0)
+    scale = np.ldexp(1.0, (-grid).astype(np.int32))
+    cut = np.trunc if model.truncation == "zero" else np.floor  # "floor": two's-complement truncation
+    total = np.zeros(dots)
+    if len(products):
+        np.multiply(products, scale, out=products)
+        cut(products, out=products)
+        total = products.sum(axis=0)
+    for value, _ in extras:
+        total = total + cut(value * scale)
+    # The sign of a zero sum: +0 after cancellation; with no live addend -0 only when every addend
+    # is -0 (zero_sign "ieee"). Dead dot products are rare: look at their addends' signs only.
+    sign = total < 0
+    dead = np.flatnonzero(~live)
+    if model.zero_sign == "ieee" and dead.size:
+        negative = np.signbit(products[:, dead]).all(axis=0)
+        for value, _ in extras:
+            negative &= np.signbit(value[dead])
+        sign[dead] = negative
+    return total, grid, sign
+
+
+def _float_split(total: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(finite mask, integer magnitude): exact, the sum being an integer below 2^53."""
+    finite = np.isfinite(total)
+    return finite, np.abs(np.where(finite, total, 0.0)).astype(np.int64)
+
+
+def _float_accumulate(total, grid, sign, af: FloatFormat, model: Datapath, overflow):
+    """The step's sum rounded into the accumulator (the core's batched rounding) and read back as
+    an addend. A NaN or infinite sum is carried on as it is; the first accumulator that overflows
+    makes the result that infinity (datapath_dot returns there), unless an input is a NaN or an
+    infinity (datapath_dot's special case comes first, and such sums reach the final step)."""
+    finite, sig = _float_split(total)
+    bits = batch_rounding.round_bits(sign, sig, grid, af, model.accumulator_rounding)
+    # Its reference: its exponent field's in either mode (datapath_dot's _reference(af, ...)).
+    value, ref = _float_addends(af, bits.astype(np.uint64), False, "exponent")
+    overflowed, negative = overflow
+    new = np.isinf(value) & finite & ~overflowed
+    overflow = (overflowed | new, negative | (new & sign))
+    value = np.where(finite, np.where(np.isinf(value), 0.0, value), total)
+    return value, ref, overflow
+
+
+def _float_final(total, grid, sign, fd: FloatFormat, model: Datapath, overflow) -> np.ndarray:
+    """The last step's sum into D: :func:`_final_arrays` (the core's batched rounding)."""
+    finite, sig = _float_split(total)
+    overflowed, negative = overflow
+    overflowed = overflowed & finite
+    infinite = np.isinf(total) | overflowed
+    pos_inf = (total == np.inf) | (overflowed & ~negative)
+    return _final_arrays(sign, sig, grid, fd, model, infinite, np.isnan(total), pos_inf)
+
+
+# ---------------------------------------------------------------------------------------------
+# The datapath model in int64 (any alignment width up to 2^60)
+# ---------------------------------------------------------------------------------------------
+
+#: Dot products per block of the int64 path (bounds the size of the temporaries).
+INT64_BLOCK = 1 << 15
 
 
 def _decoded(fmt: FloatFormat, bits: np.ndarray, ftz: bool):
@@ -595,7 +882,7 @@ def _dots(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, a: np
         nan = nan | (pos_inf & neg_inf)
         infinite = (pos_inf | neg_inf) & ~nan
         m2 = np.where(inf2, 0, m2)
-        r2 = (e2 + af.mantissa_bits) if model.reference == "exponent" else (e2 + batch_rounding.bit_length(m2) - 1)
+        r2 = e2 + af.mantissa_bits  # the accumulator's own exponent in either mode, as datapath_dot
         acc = (s2, m2, e2, r2)
     raise AssertionError("unreachable")
 
@@ -620,8 +907,9 @@ def _tree_arrays(model: Datapath, fd: FloatFormat, products, c, k: int, size: in
         s2, m2, e2, _, inf2 = batch_rounding.decode(af, bits.astype(np.uint64))
         pos_inf = pos_inf | (inf2 & ~s2 & ~nan & ~infinite)
         neg_inf = neg_inf | (inf2 & s2 & ~nan & ~infinite)
+        infinite = (pos_inf | neg_inf) & ~nan  # the first partial sum to overflow decides (_tree)
         m2 = np.where(inf2, 0, m2)
-        r2 = (e2 + af.mantissa_bits) if model.reference == "exponent" else (e2 + batch_rounding.bit_length(m2) - 1)
+        r2 = e2 + af.mantissa_bits  # the accumulator's own exponent in either mode, as datapath_dot
         partials.append((s2, m2, e2, r2))
     nan = nan | (pos_inf & neg_inf)
     infinite = (pos_inf | neg_inf) & ~nan
@@ -657,6 +945,7 @@ def _final_arrays(sign, sig, grid, fd: FloatFormat, model: Datapath, infinite, n
         vf = _format(model.via, "via")
         bits = batch_rounding.round_bits(sign, sig, grid, vf, model.via_rounding)
         sign, sig, grid, _, vinf = batch_rounding.decode(vf, bits.astype(np.uint64))
+        vinf &= ~infinite & ~nan  # a NaN or infinite input decides those results (datapath_dot)
         if vinf.any():
             infinite = infinite | vinf
             pos_inf = pos_inf | (vinf & ~sign)
@@ -738,16 +1027,29 @@ MEASURED: dict[str, dict[tuple[str, ...], Datapath]] = {
         **{(a, b, "f16", "f16", "m16n8k32"): SM90_FP8_F16 for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")},
         ("f64", "f64", "f64", "f64", "rn", "m8n8k4"): SM90_F64_CHAIN,
         ("f64", "f64", "f64", "f64", "rz", "m16n8k8"): attrs.evolve(SM90_F64_CHAIN, accumulator_rounding=Rounding.RZ, rounding=Rounding.RZ),
+        # mma.sp (conformance/data/sm_90/meta-mma-sp.json; docs/mma.rst "Sparse mma"): each row of
+        # D is the dense datapath of K/2 products -- the stored elements of A and the rows of B
+        # the metadata selects -- with and without ::ordered_metadata, both sparsity selectors.
+        ("f16", "f16", "f32", "f32", "m16n8k32", "sp"): SM90_FUSED,
+        ("bf16", "bf16", "f32", "f32", "m16n8k32", "sp"): SM90_FUSED,
+        ("tf32", "tf32", "f32", "f32", "m16n8k16", "sp"): SM90_FUSED,
+        ("f16", "f16", "f16", "f16", "m16n8k32", "sp"): attrs.evolve(SM90_FUSED, rounding=Rounding.RN),
+        ("e4m3", "e4m3", "f32", "f32", "m16n8k64", "sp"): SM90_FP8_F32,
+        ("e5m2", "e4m3", "f32", "f32", "m16n8k64", "sp"): SM90_FP8_F32,
     }
 }
-"""Keys: the A, B, C, D types, the .f64 rounding modifier, and the shape the datapath was measured
-on. A combination not listed -- another shape, another rounding modifier -- is evaluated at the
-spec level (the allowed sets) under that profile too: the recordings say nothing about it."""
+"""Keys: the A, B, C, D types, the .f64 rounding modifier, the shape the datapath was measured on,
+and ``"sp"`` for mma.sp. A combination not listed -- another shape, another rounding modifier, a
+sparse form not recorded -- is evaluated at the spec level (the allowed sets) under that profile
+too: the recordings say nothing about it."""
 
 
-def datapath_for(profile: Profile, atype: str, btype: str, ctype: str, dtype: str, rounding: Rounding | None = None, shape: str | None = None) -> Datapath | None:
-    """The datapath ``profile`` measured for these types, .f64 rounding modifier and shape."""
-    key = (atype, btype, ctype, dtype) + (((rounding or Rounding.RN).value,) if atype == "f64" else ()) + (shape,)
+def datapath_for(profile: Profile, atype: str, btype: str, ctype: str, dtype: str, rounding: Rounding | None = None, shape: str | None = None,
+                 *, sparse: bool = False) -> Datapath | None:
+    """The datapath ``profile`` measured for these types, .f64 rounding modifier and shape; with
+    ``sparse`` the one measured for ``mma.sp`` of that shape (its key ends in ``"sp"``), which
+    sums the K/2 products of the stored half of each row of A (see :func:`mma_fragments`)."""
+    key = (atype, btype, ctype, dtype) + (((rounding or Rounding.RN).value,) if atype == "f64" else ()) + (shape,) + (("sp",) if sparse else ())
     return MEASURED.get(profile.name, {}).get(key)
 
 
@@ -795,19 +1097,28 @@ def _layouts(form) -> dict:
         kw = {}
         if shape == "m8n8k4" and form[slot] == "f16" and operand in "ab":
             kw["layout"] = form["alayout" if operand == "a" else "blayout"]
-        if sparse and operand == "a":
+        if sparse and operand in "ab":  # A: its stored half; B: the mma.sp fragment tables (§9.7.14.6.2)
             kw["sparse"] = True
         out[operand] = fragment_layout(shape, operand, form[slot], **kw)
     return out
 
 
-def _lanes(value, name: str) -> list:
-    """A per-lane register operand: 32 lane values, or one int for every lane."""
+def _lanes(value, name: str, bits: int | None = None) -> list:
+    """A per-lane register operand: 32 lane values, or one int for every lane; each an integer
+    bit pattern that fits the ``bits``-bit register (when ``bits`` is given)."""
     if isinstance(value, (int, np.integer)):
-        return [int(value)] * 32
-    value = list(value)
+        value = [value] * 32
+    try:
+        value = list(value)
+    except TypeError:
+        raise OperandError(f"mma operand {name} is one integer or 32 lane values, got {value!r}", section=MMA_SECTION) from None
     if len(value) != 32:
         raise OperandError(f"mma operand {name} needs 32 lane values (a warp), got {len(value)}", section=MMA_SECTION)
+    for lane, v in enumerate(value):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise OperandError(f"mma operand {name}, lane {lane}: a register holds an integer bit pattern, got {v!r}", section=MMA_SECTION)
+        if bits is not None and not 0 <= int(v) < 1 << bits:
+            raise OperandError(f"mma operand {name}, lane {lane}: {int(v):#x} does not fit its {bits}-bit register", section=MMA_SECTION)
     return [int(v) for v in value]
 
 
@@ -816,21 +1127,20 @@ def mma_fragments(form, a, b, c, *, profile: Profile, metadata=None, selector: i
     results) from the lanes' A, B, C registers (``[32, registers]`` arrays); for ``mma.sp`` also
     the metadata register of each lane (``[32]``) and the sparsity selector.
 
-    mma.sp (§9.7.14.6): A's registers hold the non-zero half of each row, placed into the dense A
-    by the metadata (:func:`~ptxspec.semantics.matrix_layout.expand_sparse`); a row whose metadata
-    the manual calls undefined gives undefined D elements. The sparse datapath was not measured:
-    every profile gives the spec-level sets for it."""
+    mma.sp (§9.7.14.6): "For each K-wide row of matrix A, 50% elements are zeros and the remaining
+    K/2 non-zero elements are packed in the operand representing matrix A. The mapping of these K/2
+    elements to the corresponding K-wide row is provided explicitly as metadata": row i of D is
+    the dot product of the K/2 stored elements of row i of A with the rows of B that the metadata
+    names (:func:`sparse_rows`, :func:`sparse_matrix`); a row whose metadata the manual calls
+    undefined gives undefined D elements."""
     L = _layouts(form)
     undefined_rows = None
     if form.get("spvariant") is not None:
-        from ptxspec.semantics.matrix_layout import expand_sparse
-
-        A, undefined_rows = expand_sparse(L["a"], a, np.asarray(metadata, dtype=np.uint64), selector, ordered=form["spvariant"] == "sp::ordered_metadata")
-        from ptxspec.semantics.results import SPEC
-
-        profile = SPEC
-    else:
-        A = L["a"].to_matrix(a)
+        stored, cols, undefined_rows = sparse_rows(L["a"], a, metadata, selector, ordered=form["spvariant"] == "sp::ordered_metadata")
+        D = sparse_matrix(form["shape"], form["atype"], form["btype"], form["ctype"], form["dtype"], stored, cols, L["b"].to_matrix(b), L["c"].to_matrix(c),
+                          profile=profile, satfinite=form.get("satfinite") is not None)
+        return _d_registers(L["d"], D, undefined_rows)
+    A = L["a"].to_matrix(a)
     B, C = L["b"].to_matrix(b), L["c"].to_matrix(c)
     if L["a"].computations == 4:  # m8n8k4 .f16: four 8x8x4 mma stacked along the rows
         A = A.reshape(4, 8, 4)
@@ -841,7 +1151,59 @@ def mma_fragments(form, a, b, c, *, profile: Profile, metadata=None, selector: i
                    rounding=rounding, satfinite=form.get("satfinite") is not None, bit_op=form.get("bitOp"))
     if L["a"].computations == 4:
         D = D.reshape(32, 8)
-    ld = L["d"]
+    return _d_registers(L["d"], D, undefined_rows)
+
+
+def sparse_rows(layout, a, metadata, selector: int, *, ordered: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """mma.sp's A as the rows' stored elements ``[..., M, K/2]``, the column of the dense A that
+    each of them takes ``[..., M, K/2]`` (by §9.7.14.6.1's metadata, through
+    :func:`~ptxspec.semantics.matrix_layout.expand_sparse` of the stored elements numbered 1, 2,
+    ...), and the rows whose metadata is undefined ``[..., M]``."""
+    from ptxspec.semantics.matrix_layout import expand_sparse, metadata_layout
+
+    e = np.asarray(metadata, dtype=np.uint64)
+    stored = layout.to_matrix(a)
+    m, half = stored.shape[-2:]
+    blocks = metadata_layout(layout.shape, layout.element_type).blocks
+    # Number the stored elements within their metadata block (1, 2, ...): the numbers must fit the
+    # element width (4 bits for .s4/.u4), and a block's number and its index give the position.
+    per_stored = half // blocks
+    numbers = np.broadcast_to(np.arange(half, dtype=np.uint64) % per_stored + 1, stored.shape)
+    dense, undefined = expand_sparse(layout, layout.from_matrix(numbers), e, selector, ordered=ordered)
+    flat = dense.reshape(-1, m, dense.shape[-1])
+    per_dense = flat.shape[-1] // blocks
+    cols = np.zeros((flat.shape[0], m, half), dtype=np.intp)
+    t, row, col = np.nonzero(flat)
+    cols[t, row, (col // per_dense) * per_stored + flat[t, row, col].astype(np.intp) - 1] = col
+    return stored, cols.reshape(stored.shape), undefined
+
+
+def sparse_matrix(shape: str, atype: str, btype: str, ctype: str, dtype: str, stored, cols, B, C, *, profile: Profile, satfinite: bool = False):
+    """D of mma.sp from the rows' stored elements of A and their columns (:func:`sparse_rows`):
+    D[i, j] sums the K/2 products ``stored[i, s] * B[cols[i, s], j]`` and C[i, j] -- an mma of
+    K/2 products per row (the elements of B that meet A's zeros take no part). Integers exactly;
+    floats through the datapath ``profile`` measured for mma.sp of this shape, else the spec-level
+    sets of those K/2 products (:func:`spec_dot`)."""
+    from ptxspec.semantics.results import SPEC
+
+    stored, B, C = (np.asarray(x, dtype=np.uint64) for x in (stored, B, C))
+    m, half = stored.shape[-2:]
+    n = B.shape[-1]
+    G = np.take_along_axis(B[..., None, :, :], np.asarray(cols)[..., None], axis=-2)  # [..., M, K/2, N]
+    A1, G1, C1 = stored.reshape(-1, 1, half), G.reshape(-1, half, n), C.reshape(-1, 1, n)
+    if atype in INTEGER_TYPES:
+        D1 = integer_matrix(atype, btype, A1, G1, C1, satfinite=satfinite)
+    else:
+        model = datapath_for(profile, atype, btype, ctype, dtype, None, shape, sparse=True)
+        if model is not None:
+            D1 = datapath_matrix(model, atype, btype, ctype, dtype, A1, G1, C1)
+        else:
+            D1 = mma_matrix_shape(f"m1n{n}k{half}", atype, btype, ctype, dtype, A1, G1, C1, profile=SPEC)
+    return D1.reshape(C.shape)
+
+
+def _d_registers(ld, D, undefined_rows):
+    """D's registers from the matrix D (undefined rows marked undefined)."""
     if undefined_rows is not None and undefined_rows.any():
         from ptxspec.semantics.warp import Undefined
 
@@ -884,12 +1246,12 @@ def mma(form, *registers, profile: Profile, active: int = 0xFFFFFFFF):
         return tuple(undefined_warp(width) for _ in range(L["d"].registers))
     arrays, at = [], 0
     for o, count in zip("abc", counts):
-        regs = [_lanes(registers[at + r], f"{o}.{r}") for r in range(count)]
+        regs = [_lanes(registers[at + r], f"{o}.{r}", L[o].register_bits) for r in range(count)]
         arrays.append(np.array(regs, dtype=np.uint64).T.reshape(32, count))
         at += count
     kw = {}
     if sparse:
-        kw["metadata"] = _lanes(registers[at], "e")
+        kw["metadata"] = _lanes(registers[at], "e", 32)  # "operand e is a 32-bit integer"
         selectors = set(_lanes(registers[at + 1], "f"))
         if len(selectors) != 1:
             raise OperandError("the sparsity selector f is a constant: one value for the warp", section="9.7.14.6.3")

@@ -6,20 +6,36 @@ The instruction is three pieces this package defines elsewhere, put together her
   registers or from shared memory through its matrix descriptor, B from shared memory through its
   descriptor (canonical layouts, swizzle modes), C from the accumulator registers; for ``.sp`` the
   sparse A expanded by its metadata;
-* the arithmetic ``D = A * B + D`` (:mod:`ptxspec.semantics.mma`: exact for the integer types, the
-  spec-level set of :func:`~ptxspec.semantics.mma.spec_dot` for floating point, or a datapath a
-  profile has measured for the shape);
+* the arithmetic ``D = A * B + D`` (:mod:`ptxspec.semantics.mma`): exact for the integer types;
+  for floating point the spec-level set of :func:`~ptxspec.semantics.mma.spec_dot` per element,
+  or, under a profile, the datapath measured for the type combination
+  (:func:`measured_datapath`);
 * where D goes: the accumulator fragment of the 128 threads.
 
 §9.7.15.5.2: "scale-d ... D = A*B+D if scale-d is true, D = A*B otherwise"; "imm-scale-a and
 imm-scale-b ... specify whether to negate matrix A and B" (values 1 and -1, floating-point types
-only). Negating a floating-point element flips its sign bit, which is exact. ``D = A*B`` is
-computed as ``A*B + (-0.0)``: -0 is the identity of IEEE addition in every rounding direction the
-accumulation may use (x + -0 = x for every x, including +0 and -0), so no sign of zero changes.
+only). Negating a floating-point element flips its sign bit, which is exact.
+
+``D = A*B`` (scale-d false) is computed as ``A*B + C0`` with the zero ``C0`` of
+:func:`zero_accumulator`. At the spec level C0 = -0.0: -0 is the identity of IEEE addition in
+every rounding direction the accumulation may use (x + -0 = x for every x, including +0 and -0),
+so it changes no sign of zero. Whether the sm_90 tensor core adds a -0, a +0 or nothing is for the
+recording to settle (:data:`SCALE_D_FALSE_C`); for the measured datapaths (a zero addend takes no
+part in the alignment, every zero result is +0) the three readings give the same bits.
+
+Two entry points with one meaning:
+
+* :func:`wgmma_mma_async`, one instruction, readable: the operands through
+  :func:`~ptxspec.semantics.wgmma_layout.wgmma_operands`, then the arithmetic;
+* :func:`wgmma_batch`, many instructions of one form at once (the replay of recordings, golden
+  vectors, the benchmark): instances that share a descriptor value share one address map
+  (computed once), the elements of every instance are gathered with numpy fancy indexing, and the
+  arithmetic runs over the whole batch. ``tests/test_wgmma.py`` checks that it equals
+  :func:`wgmma_mma_async` instance by instance.
 
 Shared memory makes this a function of a memory image as well as registers, so it is not in the
-register-operand registry of :mod:`ptxspec.semantics.instructions` (like ``ldmatrix``); call
-:func:`wgmma_mma_async` directly.
+register-operand registry of :mod:`ptxspec.semantics.instructions` (like ``ldmatrix``); call these
+functions directly.
 """
 
 from __future__ import annotations
@@ -27,41 +43,121 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from ptxspec.semantics import wgmma_layout
-from ptxspec.semantics.mma import mma_matrix_shape
+from ptxspec.semantics import mma
+from ptxspec.semantics import wgmma_layout as wl
 from ptxspec.semantics.numerics import fmt_of
-from ptxspec.semantics.results import Profile, profile_named
+from ptxspec.semantics.results import SPEC, Profile, pack_lanes, profile_named
+from ptxspec.spec import wgmma as wg
 from ptxspec.spec.catalogue import Form
-from ptxspec.spec.errors import OperandError
-from ptxspec.spec.types import INTEGER_TYPES
+from ptxspec.spec.errors import OperandError, PtxSpecError
+
+try:  # the sm_90 datapaths of wgmma, fitted to the recording (helper module; may be absent)
+    from ptxspec.semantics import wgmma_measured
+except ModuleNotFoundError as error:  # pragma: no cover - depends on the checkout
+    if error.name != "ptxspec.semantics.wgmma_measured":
+        raise
+    wgmma_measured = None
 
 SECTION = "9.7.15.5.2"
+
+#: What C is when scale-d is false ("D = A*B"), by profile: "-0" (the identity of IEEE addition,
+#: the spec-level reading) or "+0". A ``SCALE_D_FALSE_C`` string in
+#: :mod:`ptxspec.semantics.wgmma_measured` replaces the sm_90 entry once the recording settles it.
+SCALE_D_FALSE_C: dict[str, str] = {"spec": "-0", "sm_90": "-0"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Pieces shared by the single and the batched evaluation
+# ---------------------------------------------------------------------------------------------
+
+
+def _as_form(form: Form | str) -> Form:
+    if isinstance(form, str):
+        return wg.parse(form)
+    return form
+
+
+def _is_integer(type_name: str) -> bool:
+    return type_name in mma.INTEGER_TYPES  # .s8, .u8 and .b1 (no sign to flip)
+
+
+def _scale(matrix: np.ndarray, scale: int, type_name: str, name: str, form: Form) -> np.ndarray:
+    """imm-scale-a / imm-scale-b: "specify whether to negate matrix A and B" -- 1 keeps the
+    matrix, -1 flips the sign bit of every element (exact negation)."""
+    if scale not in (1, -1):
+        raise OperandError(f"{name} must be 1 or -1, got {scale}", where=form.text, section=SECTION)
+    if scale == 1:
+        return matrix
+    if _is_integer(type_name):
+        raise OperandError(f"{name} = -1 negates a floating-point matrix; {form.text} multiplies .{type_name}", where=form.text, section=SECTION)
+    return matrix ^ np.uint64(1 << (fmt_of(type_name).width - 1))
+
+
+def zero_accumulator(profile: Profile, dtype: str) -> int:
+    """The C that scale-d = false puts in place of D: 0 for .s32 ("D = A*B" exactly); for a
+    floating-point D the zero :data:`SCALE_D_FALSE_C` names for the profile."""
+    if _is_integer(dtype):
+        return 0
+    reading = SCALE_D_FALSE_C.get(profile.name, "-0")
+    if profile.name == "sm_90" and wgmma_measured is not None:
+        reading = getattr(wgmma_measured, "SCALE_D_FALSE_C", reading)
+    if reading not in ("-0", "+0"):
+        raise PtxSpecError(f"SCALE_D_FALSE_C of profile {profile.name} is {reading!r}; it is '-0' or '+0'", section=SECTION)
+    return fmt_of(dtype).sign_mask if reading == "-0" else 0
+
+
+def measured_datapath(profile: Profile, form: Form) -> mma.Datapath | None:
+    """The datapath ``profile`` measured for the form's types and shape (for sm_90:
+    :mod:`ptxspec.semantics.wgmma_measured`), or None: then the spec-level sets are the profile's
+    answer too."""
+    if profile.name != "sm_90" or wgmma_measured is None:
+        return None
+    return wgmma_measured.datapath(form["atype"], form["btype"], form["dtype"], form["dtype"], form["shape"], wg.is_sparse(form))
+
+
+def _multiply(form: Form, A: np.ndarray, B: np.ndarray, C: np.ndarray, profile: Profile, datapath: mma.Datapath | None) -> np.ndarray:
+    """``D = A*B + C`` over matrices of element bits (``[..., 64, K]``, ``[..., K, N]``,
+    ``[..., 64, N]``): uint64 where every element is determined (integers; a datapath), else an
+    object array of spec-level results."""
+    atype, btype, dtype = form["atype"], form["btype"], form["dtype"]
+    if not _is_integer(atype):
+        model = datapath if datapath is not None else measured_datapath(profile, form)
+        if model is not None:
+            return mma.datapath_matrix(model, atype, btype, dtype, dtype, A, B, C)
+    # Integers exact (.satfinite clamps, else wraps; .b1: AND then popc); floats: the spec sets.
+    return mma.mma_matrix_shape(form["shape"], atype, btype, dtype, dtype, A, B, C, profile=SPEC,
+                                satfinite=form.get("satfinite") is not None, bit_op="and" if atype == "b1" else None)
+
+
+def result_registers(form: Form, d: np.ndarray) -> np.ndarray:
+    """D (``[..., 64, N]``) in the accumulator registers of the 128 threads (``[..., 128, R]``):
+    uint64 bits, or, where some element is a set, an object array whose registers pack their
+    elements with :func:`~ptxspec.semantics.results.pack_lanes` (element 0 in the low bits)."""
+    if d.dtype != object:
+        return wl.wgmma_result_registers(form, d)
+    layout = wl.fragment_layout(form["shape"], "d", form["dtype"])
+    rows, cols, _ = layout._index
+    elements = d[..., rows, cols]  # [..., 128, R, elements per register]
+    out = np.empty(elements.shape[:-1], dtype=object)
+    for index in np.ndindex(*out.shape):
+        values = [int(v) if isinstance(v, (int, np.integer)) else v for v in elements[index]]
+        out[index] = pack_lanes(list(reversed(values)), layout.element_bits)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# One instruction
+# ---------------------------------------------------------------------------------------------
 
 
 @attrs.frozen(eq=False)
 class WgmmaResult:
     """D of one ``wgmma.mma_async``: the 64 x N matrix (uint64 element bits where every element is
-    determined, else an object array of allowed sets), and the 128 threads' accumulator registers
-    where the matrix is determined (None otherwise)."""
+    determined, else an object array of allowed sets) and the 128 threads' accumulator registers
+    (uint64, or an object array of per-register results, as :func:`result_registers`)."""
 
     d: np.ndarray
-    registers: np.ndarray | None
-
-
-def _negated(matrix: np.ndarray, type_name: str) -> np.ndarray:
-    """Every element with its sign bit flipped (exact negation of a floating-point element)."""
-    width = fmt_of(type_name).width
-    return matrix ^ np.uint64(1 << (width - 1))
-
-
-def _scale(matrix: np.ndarray, scale: int, type_name: str, name: str, form: Form) -> np.ndarray:
-    if scale not in (1, -1):
-        raise OperandError(f"{name} must be 1 or -1, got {scale}", where=form.text, section=SECTION)
-    if scale == 1:
-        return matrix
-    if type_name in INTEGER_TYPES or type_name == "b1":
-        raise OperandError(f"{name} = -1 negates a floating-point matrix; {form.text} multiplies .{type_name}", where=form.text, section=SECTION)
-    return _negated(matrix, type_name)
+    registers: np.ndarray
 
 
 def wgmma_mma_async(
@@ -79,29 +175,206 @@ def wgmma_mma_async(
     sp_meta=None,
     sp_sel: int = 0,
     profile: Profile | str = "spec",
+    datapath: mma.Datapath | None = None,
 ) -> WgmmaResult:
     """§9.7.15.5.2 ``wgmma.mma_async`` (§9.7.15.6.3 ``.sp``): "perform matrix multiply-and-accumulate
     operation D = A*B+D" over a warpgroup. ``image``: shared memory's bytes (address 0 first);
     ``a``: A's descriptor or the 128 threads' A registers; ``desc_b``: B's descriptor;
     ``d_registers``: the accumulator registers of the 128 threads (``[128, N/2]``, ``N/4`` for
-    .f16). Returns D as a matrix and, where it is determined, as the threads' registers."""
-    if isinstance(form, str):
-        from ptxspec.spec.wgmma import parse
-
-        form = parse(form)
+    .f16). ``profile``: "spec" (the allowed sets) or "sm_90" (:func:`measured_datapath`, where
+    one is measured); ``datapath``: evaluate floating point with this model instead (fitting,
+    benchmarks). Returns D as a matrix and as the threads' registers."""
+    form = _as_form(form)
     profile = profile_named(profile)
-    A, B, C = wgmma_layout.wgmma_operands(form, image, a, desc_b, d_registers, trans_a=imm_trans_a, trans_b=imm_trans_b,
-                                          sp_meta=sp_meta, sp_sel=sp_sel)
-    atype, btype, dtype = form["atype"], form["btype"], form["dtype"]
-    A = _scale(A, imm_scale_a, atype, "imm-scale-a", form)
-    B = _scale(B, imm_scale_b, btype, "imm-scale-b", form)
-    if not scale_d:
-        identity = 0 if dtype in INTEGER_TYPES else 1 << (fmt_of(dtype).width - 1)  # 0, or -0.0
-        C = np.full(C.shape, identity, dtype=np.uint64)
-    d = mma_matrix_shape(form["shape"], atype, btype, dtype, dtype, A, B, C, profile=profile,
-                         satfinite=form.get("satfinite") is not None, bit_op="and" if atype == "b1" else None)
-    registers = wgmma_layout.wgmma_result_registers(form, d) if d.dtype != object else None
-    return WgmmaResult(d, registers)
+    if not isinstance(scale_d, (bool, np.bool_)) and scale_d not in (0, 1):
+        raise OperandError(f"scale-d is a predicate (True/False or 1/0), got {scale_d!r}", where=form.text, section=SECTION)
+    A, B, C = wl.wgmma_operands(form, image, a, desc_b, d_registers, trans_a=imm_trans_a, trans_b=imm_trans_b,
+                                sp_meta=sp_meta, sp_sel=sp_sel)
+    A = _scale(A, imm_scale_a, form["atype"], "imm-scale-a", form)
+    B = _scale(B, imm_scale_b, form["btype"], "imm-scale-b", form)
+    if not scale_d:  # "D = A*B otherwise"
+        C = np.full(C.shape, zero_accumulator(profile, form["dtype"]), dtype=np.uint64)
+    d = _multiply(form, A, B, C, profile, datapath)
+    return WgmmaResult(d, result_registers(form, d))
 
 
-__all__ = ["WgmmaResult", "wgmma_mma_async"]
+# ---------------------------------------------------------------------------------------------
+# Many instructions of one form
+# ---------------------------------------------------------------------------------------------
+
+
+def _in_instance(i: int, error: PtxSpecError) -> OperandError:
+    """The error of instance ``i`` of a batch, named so."""
+    return OperandError(f"instance {i}: {error.message}", where=error.where, section=error.section)
+
+
+def _descriptor_values(value, n: int, name: str) -> np.ndarray:
+    """One 64-bit descriptor per instance (``[n]``) from ``[n]`` values (ints or
+    :class:`~ptxspec.semantics.wgmma_layout.MatrixDescriptor`) or the 128 threads' values
+    ``[n, 128]``, which must agree within each instance ("the contents of a matrix descriptor must
+    be same across all the warps in the warpgroup", §9.7.15.5.2)."""
+    array = np.asarray(value)
+    if array.dtype == object:
+        try:
+            array = np.array([v.encode() if isinstance(v, wl.MatrixDescriptor) else int(v) for v in array.ravel()],
+                             dtype=np.uint64).reshape(array.shape)
+        except (TypeError, ValueError, OverflowError):
+            raise OperandError(f"{name}: descriptors are 64-bit values or MatrixDescriptor objects", section=wl.DESCRIPTOR) from None
+    if array.dtype.kind not in "iu" or (array.dtype.kind == "i" and np.any(array < 0)):
+        raise OperandError(f"{name}: descriptors are 64-bit unsigned values, got {array.dtype}", section=wl.DESCRIPTOR)
+    array = array.astype(np.uint64)
+    if array.shape == (n, wl.THREADS):
+        differs = np.flatnonzero(np.any(array != array[:, :1], axis=1))
+        if differs.size:
+            raise OperandError(f"instance {differs[0]}: the matrix descriptor {name} differs between threads of the warpgroup "
+                               "(\"the contents of a matrix descriptor must be same across all the warps\")", section=SECTION)
+        array = array[:, 0]
+    if array.shape != (n,):
+        raise OperandError(f"{name}: a batch of {n} takes [{n}] descriptors (or [{n}, 128]), got shape {array.shape}", section=SECTION)
+    return array
+
+
+def _images(images, n: int) -> np.ndarray:
+    """``[n, bytes]`` uint8 (one image per instance) or ``[bytes]`` (one image for all)."""
+    array = np.asarray(images)
+    if array.dtype != np.uint8 or array.ndim not in (1, 2) or (array.ndim == 2 and array.shape[0] != n):
+        raise OperandError(f"a batch of {n} takes shared-memory images as uint8 [{n}, bytes] (or one [bytes]), got {array.dtype} of shape {array.shape}",
+                           section=wl.LAYOUTS)
+    return array
+
+
+def _gather(images: np.ndarray, descriptors: np.ndarray, rows: int, cols: int, element_type: str, major: str, operand: str) -> np.ndarray:
+    """The ``[n, rows, cols]`` matrices that ``descriptors`` (``[n]``) describe in ``images``:
+    :func:`~ptxspec.semantics.wgmma_layout.read_matrix` for each instance, with one address map per
+    distinct descriptor value and one fancy-indexed gather per group of instances. An error names
+    the first instance (in batch order) whose descriptor is at fault."""
+    n = descriptors.shape[0]
+    bits = wl.element_bits(element_type)
+    nbytes = max(1, bits // 8)
+    size = images.shape[-1]
+    out = np.zeros((n, rows, cols), dtype=np.uint64)
+    values, first, inverse = np.unique(descriptors, return_index=True, return_inverse=True)
+    for group in np.argsort(first, kind="stable"):
+        i = int(first[group])
+        try:
+            d = wl.MatrixDescriptor.decode(int(values[group]))
+            byte, bit = wl._addresses(d, element_type, rows, cols, major, operand)
+            wl._check_image(byte, nbytes, size)
+        except PtxSpecError as error:
+            raise _in_instance(i, error) from None
+        members = np.flatnonzero(inverse.reshape(-1) == group)
+        data = images[members] if images.ndim == 2 else images[None, :]
+        gathered = np.zeros((data.shape[0], rows, cols), dtype=np.uint64)
+        for j in range(nbytes):
+            gathered |= data[:, byte + j].astype(np.uint64) << np.uint64(8 * j)
+        if bits < 8:
+            gathered = (gathered >> bit.astype(np.uint64)) & np.uint64((1 << bits) - 1)
+        out[members] = gathered
+    return out
+
+
+def batch_operands(
+    form: Form | str,
+    images,
+    a,
+    desc_b,
+    d_registers,
+    *,
+    trans_a: int = 0,
+    trans_b: int = 0,
+    sp_meta=None,
+    sp_sel: int = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`~ptxspec.semantics.wgmma_layout.wgmma_operands` for ``n`` instances of one form:
+    (A ``[n, 64, K]`` dense, B ``[n, K, N]``, C ``[n, 64, N]``). ``images``: ``[n, bytes]`` uint8
+    (or one ``[bytes]`` image for all); ``a``: A's descriptors ``[n]`` (``[n, 128]``) for the
+    ``a-desc`` forms, A's registers ``[n, 128, 4]`` for the ``a`` forms; ``desc_b``: ``[n]``
+    (``[n, 128]``); ``d_registers``: ``[n, 128, R]``; ``sp_meta``: ``[n, 128]`` for ``.sp``."""
+    form = _as_form(form)
+    c_layout = wl.fragment_layout(form["shape"], "c", form["dtype"])
+    d_registers = np.asarray(d_registers, dtype=np.uint64)
+    if d_registers.ndim != 3 or d_registers.shape[1:] != (wl.THREADS, c_layout.registers):
+        raise OperandError(f"{form.text}: a batch takes accumulator registers [n, 128, {c_layout.registers}], got shape {d_registers.shape}", section=SECTION)
+    n = d_registers.shape[0]
+    sparse = wg.is_sparse(form)
+    # imm-trans 0 is what every form means without the operand (as wgmma_operands checks them)
+    immediates = {name: value for name, value in (("imm_trans_a", trans_a), ("imm_trans_b", trans_b)) if value}
+    if sparse:
+        immediates["sp_sel"] = sp_sel
+    wg.check_immediates(form, **immediates)
+    m, nn, k = wg.parse_shape(form["shape"])
+    atype, btype = form["atype"], form["btype"]
+    stored_k = k // 2 if sparse else k
+    data = _images(images, n)  # B is always in shared memory
+    if wg.a_in_registers(form):
+        registers = np.asarray(a)
+        layout = wl.fragment_layout(form["shape"], "a", atype, sparse=sparse)
+        if registers.shape != (n, wl.THREADS, layout.registers):
+            raise OperandError(f"{form.text} takes A in registers ({form.template}): [{n}, 128, {layout.registers}], got shape {registers.shape}",
+                               section=form.family.section)
+        A = layout.to_matrix(registers.astype(np.uint64))
+    else:
+        if np.asarray(a).ndim == 3:
+            raise OperandError(f"{form.text} takes A's matrix descriptor ({form.template}), got registers", section=form.family.section)
+        A = _gather(data, _descriptor_values(a, n, "a-desc"), m, stored_k, atype, "MN" if trans_a else "K", "a")
+    if sparse:
+        if sp_meta is None:
+            raise OperandError(f"{form.text} needs the sparsity metadata sp-meta of the 128 threads of each instance", section=wl.SPARSE)
+        meta = np.asarray(sp_meta, dtype=np.uint64)
+        if meta.shape != (n, wl.THREADS):
+            raise OperandError(f"{form.text}: a batch of {n} takes sp-meta [{n}, 128], got shape {meta.shape}", section=wl.SPARSE)
+        A, undefined = wl.expand_sparse(form["shape"], atype, A, meta, sp_sel)
+        bad = np.flatnonzero(undefined.any(axis=-1))
+        if bad.size:
+            rows = np.flatnonzero(undefined[bad[0]])
+            raise OperandError(f"instance {bad[0]}: sparsity metadata of rows {rows.tolist()[:8]} of A holds invalid values "
+                               "(undefined behavior, §9.7.15.6.1)", section=wl.SPARSE + ".1")
+    B = _gather(data, _descriptor_values(desc_b, n, "b-desc"), k, nn, btype, "MN" if trans_b else "K", "b")
+    C = c_layout.to_matrix(d_registers)
+    return A, B, C
+
+
+def wgmma_batch(
+    form: Form | str,
+    images,
+    a,
+    desc_b,
+    d_registers,
+    *,
+    scale_d=True,
+    imm_scale_a: int = 1,
+    imm_scale_b: int = 1,
+    imm_trans_a: int = 0,
+    imm_trans_b: int = 0,
+    sp_meta=None,
+    sp_sel: int = 0,
+    profile: Profile | str = "spec",
+    datapath: mma.Datapath | None = None,
+    matrices: bool = False,
+) -> np.ndarray:
+    """``n`` instances of one ``wgmma.mma_async{.sp}`` form, element for element what
+    :func:`wgmma_mma_async` gives each. Operands as :func:`batch_operands`; ``scale_d``: one bool
+    or ``[n]`` (a predicate register per instance); the immediates (imm-scale-a/b, imm-trans-a/b,
+    sp-sel) are part of the instruction and so one value for the batch. Returns the accumulator
+    registers ``[n, 128, R]`` (uint64, or an object array where some result is a set; with
+    ``matrices`` D itself, ``[n, 64, N]``). A bad operand of instance ``i`` raises
+    :class:`~ptxspec.spec.errors.OperandError` naming ``i``."""
+    form = _as_form(form)
+    profile = profile_named(profile)
+    A, B, C = batch_operands(form, images, a, desc_b, d_registers, trans_a=imm_trans_a, trans_b=imm_trans_b, sp_meta=sp_meta, sp_sel=sp_sel)
+    n = C.shape[0]
+    A = _scale(A, imm_scale_a, form["atype"], "imm-scale-a", form)
+    B = _scale(B, imm_scale_b, form["btype"], "imm-scale-b", form)
+    keep = np.asarray(scale_d)
+    if keep.shape not in ((), (n,)) or not (keep.dtype == np.bool_ or (keep.dtype.kind in "iu" and np.isin(keep, (0, 1)).all())):
+        raise OperandError(f"scale-d: one predicate or [{n}] predicates (bool, or 0/1) for a batch of {n}, got {keep.dtype} of shape {keep.shape}",
+                           section=SECTION)
+    keep = np.broadcast_to(keep.astype(bool), (n,))
+    if not keep.all():  # "D = A*B otherwise"
+        C = np.where(keep[:, None, None], C, np.uint64(zero_accumulator(profile, form["dtype"])))
+    d = _multiply(form, A, B, C, profile, datapath)
+    return d if matrices else result_registers(form, d)
+
+
+__all__ = ["SCALE_D_FALSE_C", "WgmmaResult", "batch_operands", "measured_datapath", "result_registers", "wgmma_batch", "wgmma_mma_async",
+           "zero_accumulator"]

@@ -435,7 +435,7 @@ class WarpgroupFragmentLayout:
 
     def to_matrix(self, threads) -> np.ndarray:
         """The matrix (uint64 ``[..., rows, stored_cols]``) held by registers ``[..., 128, registers]``."""
-        regs = np.asarray(threads, dtype=np.uint64)
+        regs = ml._register_bits(threads, self.register_bits, self.describe())
         if regs.shape[-2:] != (THREADS, self.registers):
             raise OperandError(f"a {self.describe()} takes [..., 128, {self.registers}] registers, got shape {regs.shape}", section=self.section)
         rows, cols, shifts = self._index
@@ -610,7 +610,9 @@ def one_descriptor(value, name: str) -> MatrixDescriptor:
     the same of every thread."""
     if isinstance(value, MatrixDescriptor):
         return value
-    array = np.asarray(value, dtype=np.uint64)
+    if isinstance(value, (int, np.integer)):
+        return MatrixDescriptor.decode(int(value))
+    array = ml._register_bits(value, 64, f"matrix descriptor {name}")
     if array.ndim == 1:
         if np.any(array != array[0]):
             raise OperandError(f"the matrix descriptor {name} differs between threads of the warpgroup (\"the contents of a matrix descriptor must be same across all the warps\")", section=WGMMA_SECTION)

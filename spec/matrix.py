@@ -44,9 +44,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ptxspec.spec.catalogue import Catalogue, Family, Form, Operand, Rule, Slot, Target, Targets, forbid, on
+from ptxspec.spec.catalogue import _match
 from ptxspec.spec.catalogue import SM_INTRODUCED_IN
 from ptxspec.spec.catalogue import target_at
-from ptxspec.spec.errors import Location, OperandError
+from ptxspec.spec.errors import IllegalForm, Location, OperandError
 
 MMA = "9.7.14.5.14"
 MMA_SP = "9.7.14.6.3"
@@ -742,5 +743,51 @@ CATALOGUE = Catalogue(FAMILIES)
 
 
 def parse(text: str, *, where: Location | str | None = None) -> Form:
-    """Parse a §9.7.14 instruction against this chapter's families (see :meth:`Catalogue.parse`)."""
-    return CATALOGUE.parse(text, where=where)
+    """Parse a §9.7.14 instruction against this chapter's families (see :meth:`Catalogue.parse`).
+
+    A text that is a legal form plus one qualifier its syntax line does not take
+    (``mma.sync.aligned.m16n8k16.row.col.satfinite.f32.f16.f16.f32``) is refused naming that
+    qualifier (:func:`superfluous_qualifier`), not the token where the nearest family -- here the
+    integer one, which takes ``.satfinite`` -- stopped matching."""
+    try:
+        return CATALOGUE.parse(text, where=where)
+    except IllegalForm as error:
+        blamed = superfluous_qualifier(CATALOGUE, text)
+        if blamed is None:
+            raise
+        message, section = blamed
+        raise IllegalForm(f"{text.strip()}: {message}", where=error.where, section=section) from None
+
+
+def superfluous_qualifier(catalogue: Catalogue, text: str) -> tuple[str, str] | None:
+    """(message, section) when the qualifiers of ``text`` match no family but do once exactly one
+    of them is dropped: that qualifier is one the form does not take. The syntax line of each
+    family lists its qualifiers ("mma.sync.aligned.shape.alayout.blayout.dtype.f16.f16.ctype" has
+    no .satfinite, §9.7.14.5.14), so the message names the qualifier, the form it was added to,
+    and the forms whose syntax lines do list it. None when the qualifiers match a family (a rule
+    or the operands refused the form), when no single qualifier explains the refusal, or when the
+    qualifier is repeated (the catalogue says so already)."""
+    head = text.split()[0] if text.split() else ""
+    opcode, *tokens = head.split(".")
+    families = catalogue.families(opcode)
+    if not families or any(isinstance(_match(f, tokens), Form) for f in families):
+        return None
+    found: dict[int, tuple[Family, Form]] = {}
+    for i, token in enumerate(tokens):
+        rest = tokens[:i] + tokens[i + 1 :]
+        if token in rest:
+            continue
+        for family in families:
+            form = _match(family, rest)
+            # Only a qualifier that the family's syntax line lacks is to blame (not a second .row).
+            if isinstance(form, Form) and all(token not in slot.token_set for slot in family.slots):
+                found.setdefault(i, (family, form))
+                break
+    if len(found) != 1:
+        return None
+    ((i, (family, form)),) = found.items()
+    token = tokens[i]
+    sparse = any(s.name == "spvariant" for s in family.slots)
+    taking = [f.syntax() for f in families if any(token in s.token_set for s in f.slots) and any(s.name == "spvariant" for s in f.slots) == sparse]
+    where_listed = f"; the forms with .{token}: {' | '.join(taking)}" if taking else ""
+    return f"qualifier .{token} is not allowed with {form.text}: its syntax line {family.syntax()} has no .{token}{where_listed}", family.section

@@ -11,9 +11,9 @@ example is replayed, so a stale entry fails. The ptxas tests skip without ptxas.
 
 from __future__ import annotations
 
-import itertools
 import random
 
+import ptxas_batch as pb
 import pytest
 
 from ptxspec.conformance import ptxas_agreement as pa
@@ -26,31 +26,8 @@ from ptxspec.spec.errors import IllegalForm, PtxSpecError
 # ---------------------------------------------------------------------------------------------
 
 
-def _choices(family):
-    return [slot.tokens if slot.required else ("", *slot.tokens) for slot in family.slots]
-
-
-def _form(family, combo) -> Form:
-    return Form(family, tuple((slot.name, token) for slot, token in zip(family.slots, combo) if token))
-
-
-def _legal(form: Form) -> bool:
-    return not any(rule.illegal(form) for rule in form.family.rules)
-
-
-def all_forms(family):
-    """Every slot combination of ``family`` as a Form, legal or not (rules not applied)."""
-    for combo in itertools.product(*_choices(family)):
-        yield _form(family, combo)
-
-
-_LEGAL: dict[str, list[Form]] = {}
-
-
-def legal_forms(family) -> list[Form]:
-    if family.key not in _LEGAL:
-        _LEGAL[family.key] = [f for f in all_forms(family) if _legal(f)]
-    return _LEGAL[family.key]
+# Slot combinations, legal forms and the ptxas comparison: tests/ptxas_batch.py.
+all_forms, legal_forms = pb.all_forms, pb.legal_forms
 
 
 def neighbours(family, rng: random.Random, count: int) -> list[tuple[str, str]]:
@@ -71,12 +48,12 @@ def neighbours(family, rng: random.Random, count: int) -> list[tuple[str, str]]:
             tokens.insert(rng.randrange(len(tokens) + 1), rng.choice(foreign))
             text, category = ".".join([family.opcode, *tokens]), "foreign"
         else:
-            options = [t for t in _choices(family)[k] if t != combo[k]]
+            options = [t for t in pb.choices(family)[k] if t != combo[k]]
             if not options:
                 continue
             combo[k] = rng.choice(options)
-            candidate = _form(family, combo)
-            if _legal(candidate):
+            candidate = pb.form_of(family, combo)
+            if pb.is_legal(candidate):
                 continue
             text, category = candidate.text, "changed"
         try:
@@ -91,10 +68,6 @@ def neighbours(family, rng: random.Random, count: int) -> list[tuple[str, str]]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _reg(name: str) -> str:
-    return "%" + name.replace(".", "_")
-
-
 def instruction_line(form: Form | None, text: str | None = None) -> str:
     """One ``{ }`` block declaring a register per operand and applying the instruction: vectors in
     braces, the address operand ``p`` as ``[%p]``, the sparsity selector ``f`` and the block-scale
@@ -106,7 +79,7 @@ def instruction_line(form: Form | None, text: str | None = None) -> str:
     for o in form.operands:
         if o.name == "f" or o.name.startswith("id_"):
             continue
-        declared.append(f".reg .{pa.register_type(o.type)} {_reg(o.name)};")
+        declared.append(f".reg .{pa.register_type(o.type)} {pb.reg(o.name)};")
 
     def operand(group) -> str:
         names = [o.name for o in group]
@@ -115,7 +88,7 @@ def instruction_line(form: Form | None, text: str | None = None) -> str:
         if names == ["f"] or names[0].startswith("id_"):
             return "{0, 0}" if names[0].startswith("id_") else "0"
         # A fragment is a vector even of one register ("{%Rb0}" in §9.7.14.5.14's examples).
-        return "{" + ", ".join(_reg(n) for n in names) + "}" if is_vector(group) or "." in names[0] else _reg(names[0])
+        return "{" + ", ".join(pb.reg(n) for n in names) + "}" if is_vector(group) or "." in names[0] else pb.reg(names[0])
 
     written = ", ".join(operand(g) for g in form.layout)
     return f"{{ {' '.join(declared)} {text} {written}; }}"
@@ -148,13 +121,7 @@ def _requests(form: Form) -> list[pa.Request]:
 
 
 def catalogue_verdict(text: str, request: pa.Request) -> tuple[bool, str]:
-    try:
-        form = mx.parse(text)
-    except PtxSpecError as error:
-        return False, str(error)
-    if not form.admits(request.version, request.arch):
-        return False, f"needs {form.targets}"
-    return True, ""
+    return pb.catalogue_verdict(mx.parse, text, request)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,36 +177,9 @@ KNOWN: tuple[pa.Known, ...] = (
 )
 
 
-def _record(text: str, category: str, request: pa.Request, ours: tuple[bool, str], theirs: tuple[bool, str]) -> dict:
-    return {
-        "family": "",
-        "category": category,
-        "text": text,
-        "request": str(request),
-        "catalogue": "legal" if ours[0] else "illegal",
-        "catalogue_reason": ours[1],
-        "ptxas": "legal" if theirs[0] else "illegal",
-        "ptxas_message": theirs[1],
-    }
-
-
 def compare(ptxas: str, cases: list[tuple[str, str, Form | None, pa.Request]]) -> list[dict]:
     """Disagreement records of ``(text, category, form, request)`` cases not covered by KNOWN."""
-    by_request: dict[pa.Request, list[tuple[str, str, Form | None]]] = {}
-    for text, category, form, request in cases:
-        by_request.setdefault(request, []).append((text, category, form))
-    out = []
-    for request, group in sorted(by_request.items()):
-        for i in range(0, len(group), 200):
-            chunk = group[i : i + 200]
-            verdicts = pa.ptxas_verdicts(ptxas, request, [instruction_line(form, text) for text, _, form in chunk])
-            for (text, category, _), theirs in zip(chunk, verdicts):
-                ours = catalogue_verdict(text, request)
-                if ours[0] != theirs[0]:
-                    record = _record(text, category, request, ours, theirs)
-                    if not any(k.covers(record) for k in KNOWN):
-                        out.append(record)
-    return out
+    return pb.compare(ptxas, cases, parse=mx.parse, line=instruction_line, known=KNOWN, chunk=200)
 
 
 def legal_cases(families=mx.FAMILIES) -> list[tuple[str, str, Form, pa.Request]]:
@@ -307,7 +247,7 @@ def test_fragment_register_counts_follow_the_manual(text, operands):
         ("mma.sync.aligned.m16n8k16.col.row.f32.bf16.bf16.f32", ".col.row"),
         ("mma.sync.aligned.m16n8k8.row.col.f32.bf16.tf32.f32", ".atype must be the same as .btype"),
         ("mma.sync.aligned.m16n8k16.row.col.s32.b1.b1.s32.popc", "missing bitOp"),
-        ("mma.sync.aligned.m16n8k16.row.col.satfinite.f32.f16.f16.f32", ".satfinite"),
+        ("mma.sync.aligned.m16n8k16.row.col.satfinite.f32.f16.f16.f32", "qualifier .satfinite is not allowed with mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
         ("mma.sync.aligned.m16n8k32.row.col.f32.e3m2.e2m1.f32", ".e3m2"),
         ("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.f32.e2m1.e2m1.f32.ue4m3", "scale_vec_size must be provided"),
         ("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue4m3", ".scale_vec::2X is not valid"),
@@ -326,6 +266,69 @@ def test_errors_name_the_offending_qualifier(text, words):
     with pytest.raises(IllegalForm) as info:
         mx.parse(text)
     assert words in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "qualifier", "form", "section"),
+    [
+        # "mma.sync.aligned.m16n8k16.row.col.dtype.f16.f16.ctype": no {.satfinite} (only the integer lines have it)
+        ("mma.sync.aligned.m16n8k16.row.col.satfinite.f32.f16.f16.f32", "satfinite", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", mx.MMA),
+        ("mma.sync.aligned.m16n8k32.row.col.satfinite.f32.e4m3.e4m3.f32", "satfinite", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", mx.MMA),
+        ("mma.sync.aligned.m8n8k4.row.col.satfinite.f64.f64.f64.f64", "satfinite", "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64", mx.MMA),
+        # only the .f64 line has "{.rnd}"
+        ("mma.sync.aligned.m8n8k4.row.row.rn.f32.f16.f16.f32", "rn", "mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f32", mx.MMA),
+        ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32.rn", "rn", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", mx.MMA),
+        ("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32.xor.popc", "xor", None, mx.MMA),
+        ("mma.sp.sync.aligned.m16n8k16.row.col.satfinite.f32.f16.f16.f32", "satfinite", "mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", mx.MMA_SP),
+        ("ldmatrix.sync.aligned.m8n8.x1.global.b16", "global", "ldmatrix.sync.aligned.m8n8.x1.b16", mx.LDMATRIX),
+        ("movmatrix.sync.row.aligned.m8n8.trans.b16", "row", "movmatrix.sync.aligned.m8n8.trans.b16", mx.MOVMATRIX),
+    ],
+)
+def test_a_qualifier_the_form_does_not_take_is_named(text, qualifier, form, section):
+    """A legal form plus one qualifier its syntax line lacks: the refusal names that qualifier and
+    the form's section -- not the token where the nearest family (the integer one, for .satfinite)
+    stopped matching."""
+    with pytest.raises(IllegalForm) as info:
+        mx.parse(text)
+    message = info.value.message.split(": ", 1)[1]
+    assert message.startswith(f"qualifier .{qualifier} is not allowed with {form or 'mma'}"), message
+    assert info.value.section == section
+    assert f"§{section}" in info.value.one_line()
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("mma.sync.aligned.m16n8k16.row.col.row.f32.f16.f16.f32", "qualifier .row is repeated"),  # not ".col"
+        ("mma.sync.aligned.m16n8k16.row.col.f32.f16.bf16.f32", "qualifier .bf16 is not allowed with mma;"),  # a wrong token, not an extra one
+        ("mma.sync.aligned.m16n8k16.row.col.satfinite.rn.f32.f16.f16.f32", "is not allowed with mma;"),  # two extra: no single culprit
+    ],
+)
+def test_other_refusals_keep_their_messages(text, words):
+    with pytest.raises(IllegalForm) as info:
+        mx.parse(text)
+    assert words in str(info.value)
+
+
+def test_an_inserted_qualifier_is_the_one_named():
+    """Seeded: a qualifier of another mma/ldmatrix/... family inserted anywhere into a legal form
+    is what the refusal names (except .sp/.sp::ordered_metadata, which make the text a sparse
+    mma whose own rules then speak)."""
+    rng = random.Random(3)
+    checked = 0
+    for family in mx.FAMILIES:
+        mine = {t for s in family.slots for t in s.tokens}
+        foreign = sorted({t for f in mx.FAMILIES if f.opcode == family.opcode for s in f.slots for t in s.tokens} - mine - {"sp", "sp::ordered_metadata"})
+        for _ in range(15 if foreign else 0):
+            tokens = [t for _, t in rng.choice(legal_forms(family)).choices]
+            token = rng.choice(foreign)
+            tokens.insert(rng.randrange(1, len(tokens) + 1), token)
+            text = ".".join([family.opcode, *tokens])
+            with pytest.raises(IllegalForm) as info:
+                mx.parse(text)
+            assert info.value.message.split(": ", 1)[1].startswith(f"qualifier .{token} is not allowed with {family.opcode}."), info.value.message[:300]
+            checked += 1
+    assert checked > 150
 
 
 @pytest.mark.parametrize(
@@ -384,13 +387,12 @@ def test_neighbours_are_illegal_and_seeded():
 @pytest.mark.parametrize("known", KNOWN, ids=lambda k: k.name)
 def test_known_disagreement_is_real(ptxas, known):
     text, where, _ = known.example
-    arch, version = where.split("@")
-    request = pa.Request(arch, tuple(int(x) for x in version.split(".")))
+    request = pb.example_request(where)
     ours = catalogue_verdict(text, request)
     form = mx.parse(text) if ours[0] else None
     ((theirs, message),) = pa.ptxas_verdicts(ptxas, request, [instruction_line(form, text)])
     assert ours[0] != theirs, f"{known.name}: ptxas and the catalogue now agree on {text}"
-    assert known.covers(_record(text, known.category or "legal", request, ours, (theirs, message)))
+    assert known.covers(pb.record(text, known.category or "legal", request, ours, (theirs, message)))
 
 
 def test_sampled_forms_agree_with_ptxas(ptxas):

@@ -518,7 +518,7 @@ def test_movmatrix_equals_stmatrix_then_ldmatrix_trans():
         (lambda: dm.ldmatrix("ldmatrix.sync.aligned.m8n8.x1.b16", bytes(64), [16 * k for k in range(8)]), "outside"),
         (lambda: dm.stmatrix("stmatrix.sync.aligned.m8n8.x1.b16", bytes(256), [4] * 8, np.zeros((32, 1))), "not 16-byte aligned"),
         (lambda: dm.stmatrix("stmatrix.sync.aligned.m8n8.x2.b16", bytes(256), [0] * 16, np.zeros((32, 1))), "expected shape (32, 2)"),
-        (lambda: dm.ldmatrix("ldmatrix.sync.aligned.m16n16.x1.trans.b8", bytes(256), [0] * 8), "figure"),
+        (lambda: dm.ldmatrix("ldmatrix.sync.aligned.m16n16.x1.trans.b8", bytes(256), [0] * 8), "reads 16 row addresses"),
         (lambda: dm.movmatrix("movmatrix.sync.aligned.m8n8.trans.b16", [1 << 32] * 32), "32 bits"),
         (lambda: dm.ldmatrix("ldmatrix.sync.aligned.m8n8.x1.b8", bytes(256), [0] * 8), ".m8n8 with .b8"),
     ],

@@ -211,7 +211,7 @@ def test_spec_interval_is_the_error_bound_formula(atype, ctype, dtype, k):
         total = sum(abs(v) for v in values)
         if total > to_fraction(decode(acc, mma._max_finite(mma._fmt(acc)))):
             continue
-        bound = mma.error_bound(p, len(values), total, sum(abs(v) for v, s in zip(values, sub) if s), emin)
+        bound = mma.error_bound(p, len(values), total, sum(abs(v) for v, s in zip(values, sub) if s), emin, addends=values)
         exact = sum(values)
         got = mma.spec_dot(atype, atype, ctype, dtype, row, col, cc)
         assert got.low == round_value(mma._to_exact(exact - bound), dtype, Rd.RM)

@@ -13,9 +13,9 @@ ptxas.
 
 from __future__ import annotations
 
-import itertools
 import random
 
+import ptxas_batch as pb
 import pytest
 
 from ptxspec.conformance import ptxas_agreement as pa
@@ -28,25 +28,8 @@ from ptxspec.spec.errors import IllegalForm, OperandError, PtxSpecError
 # ---------------------------------------------------------------------------------------------
 
 
-def _choices(family):
-    return [slot.tokens if slot.required else ("", *slot.tokens) for slot in family.slots]
-
-
-def _form(family, combo) -> Form:
-    return Form(family, tuple((slot.name, token) for slot, token in zip(family.slots, combo) if token))
-
-
-def _legal(form: Form) -> bool:
-    return not any(rule.illegal(form) for rule in form.family.rules)
-
-
-_LEGAL: dict[str, list[Form]] = {}
-
-
-def legal_forms(family) -> list[Form]:
-    if family.key not in _LEGAL:
-        _LEGAL[family.key] = [f for f in (_form(family, c) for c in itertools.product(*_choices(family))) if _legal(f)]
-    return _LEGAL[family.key]
+# Slot combinations, legal forms and the ptxas comparison: tests/ptxas_batch.py.
+legal_forms = pb.legal_forms
 
 
 _FOREIGN = ("xor", "row", "col", "satfinite", "sp", "f64", "m16n8k16", "trans", "relu", "rn", "e2m1", "shared", "popc", "and", "s4")
@@ -73,12 +56,12 @@ def neighbours(family, rng: random.Random, count: int) -> list[tuple[str, str]]:
                 tokens.pop(rng.randrange(len(tokens)))
             text, category = ".".join(["wgmma", *tokens]), "foreign" if k == len(family.slots) else "dropped"
         else:
-            options = [t for t in _choices(family)[k] if t != combo[k]]
+            options = [t for t in pb.choices(family)[k] if t != combo[k]]
             if not options:
                 continue
             combo[k] = rng.choice(options)
-            candidate = _form(family, combo)
-            if _legal(candidate):
+            candidate = pb.form_of(family, combo)
+            if pb.is_legal(candidate):
                 continue
             text, category = candidate.text, "changed"
         try:
@@ -97,21 +80,17 @@ def neighbours(family, rng: random.Random, count: int) -> list[tuple[str, str]]:
 IMMEDIATE_TEXT = {"imm_scale_a": "-1", "imm_scale_b": "1", "imm_trans_a": "0", "imm_trans_b": "1", "sp_sel": "0", "N": "0"}
 
 
-def _reg(name: str) -> str:
-    return "%" + name.replace(".", "_")
-
-
 def instruction_line(form: Form, text: str | None = None, **immediates: int) -> str:
     """One ``{ }`` block declaring a register per register operand and applying the instruction;
     vectors in braces, immediates as :data:`IMMEDIATE_TEXT` or as given."""
     text = text or form.text
     values = dict(IMMEDIATE_TEXT, **{k: str(v) for k, v in immediates.items()})
-    declared = [f".reg .{pa.register_type(o.type)} {_reg(o.name)};" for o in form.operands if o.name not in IMMEDIATE_TEXT]
+    declared = [f".reg .{pa.register_type(o.type)} {pb.reg(o.name)};" for o in form.operands if o.name not in IMMEDIATE_TEXT]
 
     def operand(group) -> str:
         if len(group) == 1 and "." not in group[0].name:
-            return values.get(group[0].name, _reg(group[0].name))
-        return "{" + ", ".join(_reg(o.name) for o in group) + "}"
+            return values.get(group[0].name, pb.reg(group[0].name))
+        return "{" + ", ".join(pb.reg(o.name) for o in group) + "}"
 
     written = ", ".join(operand(g) for g in form.layout)
     return f"{{ {' '.join(declared)} {text}{' ' + written if written else ''}; }}"
@@ -146,13 +125,7 @@ def _requests(form: Form) -> list[tuple[pa.Request, bool]]:
 
 
 def catalogue_verdict(text: str, request: pa.Request) -> tuple[bool, str]:
-    try:
-        form = wg.parse(text)
-    except PtxSpecError as error:
-        return False, str(error)
-    if not form.admits(request.version, request.arch):
-        return False, f"needs {form.targets}"
-    return True, ""
+    return pb.catalogue_verdict(wg.parse, text, request)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -184,37 +157,10 @@ KNOWN: tuple[pa.Known, ...] = (
 )
 
 
-def _record(text: str, category: str, request: pa.Request, ours: tuple[bool, str], theirs: tuple[bool, str]) -> dict:
-    return {
-        "family": "",
-        "category": category,
-        "text": text,
-        "request": str(request),
-        "catalogue": "legal" if ours[0] else "illegal",
-        "catalogue_reason": ours[1],
-        "ptxas": "legal" if theirs[0] else "illegal",
-        "ptxas_message": theirs[1],
-    }
-
-
 def compare(ptxas: str, cases: list[tuple[str, str, Form | None, pa.Request]]) -> list[dict]:
     """Disagreement records of ``(text, category, form, request)`` cases not covered by KNOWN."""
-    by_request: dict[pa.Request, list[tuple[str, str, Form | None]]] = {}
-    for text, category, form, request in cases:
-        by_request.setdefault(request, []).append((text, category, form))
-    out = []
-    for request, group in sorted(by_request.items()):
-        for i in range(0, len(group), 150):
-            chunk = group[i : i + 150]
-            lines = [instruction_line(form or _closest(text), text) for text, _, form in chunk]
-            verdicts = pa.ptxas_verdicts(ptxas, request, lines)
-            for (text, category, _), theirs in zip(chunk, verdicts):
-                ours = catalogue_verdict(text, request)
-                if ours[0] != theirs[0]:
-                    record = _record(text, category, request, ours, theirs)
-                    if not any(k.covers(record) for k in KNOWN):
-                        out.append(record)
-    return out
+    line = lambda form, text: instruction_line(form or _closest(text), text)  # noqa: E731
+    return pb.compare(ptxas, cases, parse=wg.parse, line=line, known=KNOWN, chunk=150)
 
 
 def legal_cases(families=wg.FAMILIES) -> list[tuple[str, str, Form, pa.Request]]:
@@ -377,8 +323,7 @@ def test_neighbours_are_illegal_and_seeded():
 @pytest.mark.parametrize("known", [k for k in KNOWN if k.example], ids=lambda k: k.name)
 def test_known_disagreement_is_real(ptxas, known):
     text, where, _ = known.example
-    arch, version = where.split("@")
-    request = pa.Request(arch, tuple(int(x) for x in version.split(".")))
+    request = pb.example_request(where)
     ours = catalogue_verdict(text, request)
     ((theirs, message),) = pa.ptxas_verdicts(ptxas, request, [instruction_line(wg.parse(text) if ours[0] else _closest(text), text)])
     assert ours[0] != theirs, f"{known.name}: ptxas and the catalogue now agree on {text}"

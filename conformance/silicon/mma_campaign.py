@@ -39,10 +39,25 @@ models differ (see :func:`designs`):
 
 Each design takes one row of A, one column of B and one element of C (16 designs per mma: row r
 with column r mod 8); the other 112 dot products of the mma are cross terms, recorded as well.
+
+**mma.sp** (§9.7.14.6), the same way with its own files::
+
+    python -m ptxspec.conformance.silicon.mma_campaign prepare-sparse BUNDLE             # here
+    python3 conformance/silicon/mma_device.py run-sparse BUNDLE OUT                    # on the GPU
+    python -m ptxspec.conformance.silicon.mma_campaign fit-sparse DIR | verify-sparse DIR | spec-check-sparse DIR
+
+:data:`SPARSE_COMBINATIONS` (one kernel per combination and allowed sparsity selector, an
+immediate); random valid metadata (every nibble of every lane one of the fields §9.7.14.6.1
+defines, :func:`mma_device.random_metadata`); the designed probes are the dense designs of K/2
+products placed on the positions each row's metadata selects (:func:`sparse_probes`). Output:
+``mma-sp-*.npz`` and ``meta-mma-sp.json``, read back by :func:`load_sparse`. Each row of an mma.sp
+is fitted and checked as a dense mma of one row and K/2 products (:func:`sparse_rows_as_mma`):
+the stored elements of A and the rows of B its metadata selects.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -616,7 +631,7 @@ def load(directory: Path) -> list[Recording]:
     """Every combination recorded under ``directory`` (``meta-mma.json`` and ``mma-*.npz``)."""
     meta = json.loads((directory / "meta-mma.json").read_text())
     arrays: dict[str, np.ndarray] = {}
-    for f in sorted(directory.glob("mma-*.npz")):
+    for f in sorted(directory.glob("mma-[0-9]*.npz")):  # not the mma.sp files (mma-sp-*.npz)
         with np.load(f) as z:
             arrays.update({k: z[k] for k in z.files})
     out = []
@@ -675,19 +690,24 @@ def _dimensions(combo: Combination) -> dict[str, list]:
     }
 
 
-def fit(rec: Recording, sample: int | None = None, start=None, log=print):
+def fit(rec: Recording | None, sample: int | None = None, start=None, log=print, *, data=None, combo: Combination | None = None):
     """Coordinate search for a datapath that reproduces the recorded D of ``rec``: from ``start``
     (or a plain one), try every value of one parameter with the others fixed, keep the best, and
     repeat until no parameter improves; scored on the designed probes (and ``sample`` random mma).
-    Returns (model, mismatches on the scored mma, the table of scores seen)."""
+    ``data`` (A, B, C, D matrices) and ``combo`` score other mma instead (mma.sp's per-row
+    problems: :func:`sparse_rows_as_mma`). Returns (model, mismatches on the scored mma, the table
+    of scores seen)."""
     import attrs as _attrs
 
     from ptxspec.semantics.mma import Datapath, vectorisable
 
-    combo = rec.combination
+    if data is None:
+        combo = rec.combination
+        n = rec.probes + (sample or 0)
+        A, B, C, D = matrices(rec, slice(0, n))
+    else:
+        A, B, C, D = data
     _, _, k = combo.mnk
-    n = rec.probes + (sample or 0)
-    A, B, C, D = matrices(rec, slice(0, n))
     seen: dict = {}
 
     def score(m) -> int:
@@ -821,10 +841,443 @@ def spec_check(directory: Path) -> dict:
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# mma.sp: the sparse campaign (§9.7.14.6)
+# ---------------------------------------------------------------------------------------------
+
+#: Random mma.sp per combination, shared out over its sparsity selectors (1.28 * 10^5 dot products).
+SPARSE_RANDOM = 1000
+#: At most this many designed probe mma per combination (over all its selectors).
+SPARSE_PROBE_MMA = 600
+
+
+@attrs.frozen
+class SparseCombination:
+    """One ``mma.sp{::ordered_metadata}.sync.aligned`` form to record (row.col, sm_90a)."""
+
+    shape: str
+    d: str
+    a: str
+    b: str
+    c: str
+    qualifier: str = ""  # ".satfinite"
+    ordered: bool = False
+
+    @property
+    def spelling(self) -> str:
+        return "mma.sp::ordered_metadata" if self.ordered else "mma.sp"
+
+    @property
+    def name(self) -> str:
+        q = self.qualifier.replace(".", "-")
+        return f"{'spo' if self.ordered else 'sp'}-{self.shape}-{self.d}-{self.a}-{self.b}-{self.c}{q}"
+
+    def instruction(self) -> str:
+        sat = ".satfinite" if self.qualifier == ".satfinite" else ""
+        return f"{self.spelling}.sync.aligned.{self.shape}.row.col{sat}.{self.d}.{self.a}.{self.b}.{self.c}"
+
+    @property
+    def mnk(self) -> tuple[int, int, int]:
+        return Combination(self.shape, self.d, self.a, self.b, self.c).mnk
+
+    @property
+    def half(self) -> Combination:
+        """The dense combination of the same types with K/2: the products one row of D sums."""
+        m, n, k = self.mnk
+        return Combination(f"m{m}n{n}k{k // 2}", self.d, self.a, self.b, self.c, self.qualifier)
+
+    @property
+    def selectors(self) -> tuple[int, ...]:
+        """The sparsity selectors the manual allows for the shape and type (§9.7.14.6.1)."""
+        from ptxspec.semantics.matrix_layout import metadata_layout
+
+        return metadata_layout(self.shape, self.a).selectors
+
+    @property
+    def fields(self) -> list[int]:
+        """The 4-bit metadata fields with a defined meaning (§9.7.14.6.1). For the 8-bit float
+        types the manual lists only the ordered index pairs as meaningful, with or without
+        ::ordered_metadata."""
+        from ptxspec.semantics.matrix_layout import field_defined
+
+        ordered = self.ordered or self.a in ("e4m3", "e5m2")
+        return [f for f in range(16) if field_defined(f, self.a, ordered)]
+
+
+SPARSE_COMBINATIONS: tuple[SparseCombination, ...] = (
+    SparseCombination("m16n8k32", "f32", "f16", "f16", "f32"),
+    SparseCombination("m16n8k32", "f16", "f16", "f16", "f16"),
+    SparseCombination("m16n8k32", "f32", "bf16", "bf16", "f32"),
+    SparseCombination("m16n8k16", "f32", "tf32", "tf32", "f32"),
+    SparseCombination("m16n8k64", "f32", "e4m3", "e4m3", "f32"),
+    SparseCombination("m16n8k64", "f32", "e5m2", "e4m3", "f32"),
+    SparseCombination("m16n8k64", "f16", "e4m3", "e4m3", "f16"),  # refused: f16 accumulators need ::ordered_metadata
+    SparseCombination("m16n8k64", "f16", "e4m3", "e4m3", "f16", ordered=True),
+    SparseCombination("m16n8k64", "s32", "s8", "s8", "s32"),
+    SparseCombination("m16n8k64", "s32", "u8", "s8", "s32", ".satfinite"),
+    SparseCombination("m16n8k32", "f32", "f16", "f16", "f32", ordered=True),
+)
+
+
+def sparse_layout(combo: SparseCombination, operand: str):
+    """The fragment layout of ``operand`` of ``combo`` (A: its stored M x K/2 half)."""
+    from ptxspec.semantics.matrix_layout import fragment_layout
+
+    t = getattr(combo, operand)
+    return fragment_layout(combo.shape, operand, t, sparse=operand in "ab")
+
+
+def sparse_description(combo: SparseCombination) -> dict:
+    """Registers per lane and element type of A (the stored half), B, C, D and the metadata E."""
+    half = combo.half
+    ops = {"a": operand_description(half, "a")}
+    full = Combination(combo.shape, combo.d, combo.a, combo.b, combo.c)
+    ops.update({o: operand_description(full, o) for o in "bcd"})
+    ops["e"] = {"registers": 1, "register_bits": 32, "element": {"type": "b32", "kind": "metadata"}}
+    return ops
+
+
+def sparse_positions(combo: SparseCombination, e_lanes: np.ndarray, selector: int) -> tuple[np.ndarray, np.ndarray]:
+    """For metadata ``e_lanes`` ``[..., 32]``: the dense column of each stored element of A
+    ``[..., M, K/2]`` and the rows whose metadata is undefined ``[..., M]``
+    (:func:`ptxspec.semantics.mma.sparse_rows`)."""
+    from ptxspec.semantics.mma import sparse_rows
+
+    la = sparse_layout(combo, "a")
+    e_lanes = np.asarray(e_lanes, dtype=np.uint64)
+    zeros = np.zeros(e_lanes.shape[:-1] + (32, la.registers), dtype=np.uint64)
+    _, cols, undefined = sparse_rows(la, zeros, e_lanes, selector, ordered=combo.ordered)
+    return cols, undefined
+
+
+def gather_b(B: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """``[..., M, K/2, N]``: for each row of A the rows of B its stored elements multiply."""
+    B = np.asarray(B, dtype=np.uint64)
+    return np.take_along_axis(B[..., None, :, :], cols[..., :, :, None], axis=-2)
+
+
+def _random_fields(rng, fields: list[int], shape) -> np.ndarray:
+    return np.asarray(fields, dtype=np.uint64)[rng.integers(0, len(fields), size=shape)]
+
+
+@functools.cache
+def half_probes(combo: Combination) -> dict[str, np.ndarray]:
+    """:func:`probes` of a dense combination, computed once (read-only use)."""
+    return probes(combo)
+
+
+@functools.cache
+def sparse_probes(combo: SparseCombination) -> dict[int, dict[str, np.ndarray]]:
+    """The designed probes of ``combo`` per sparsity selector: registers of A (stored half), B, C
+    and the metadata E. The designs are the dense ones of K/2 products (:func:`designs` of
+    :attr:`SparseCombination.half`); design ``s`` of an mma sits in row ``r = s`` of A (its
+    mirror image in row ``r + 8``, with the same metadata), its pairs on the stored elements of
+    that row and on the rows of column ``r`` of B that the row's random valid metadata selects
+    (for the shapes whose four lanes all hold metadata, one random field for every block of the
+    mma);
+    the other rows of B's column ``r`` are zero, or -- in every fourth probe mma -- an infinity
+    (a NaN for .e4m3, which has none), which a datapath that multiplies the zero elements of A
+    would turn into a NaN."""
+    m, n, k = combo.mnk
+    p = half_probes(combo.half)
+    total = p["a"].shape[0]
+    count = min(total, SPARSE_PROBE_MMA)
+    # Beyond SPARSE_PROBE_MMA, sample the probe mma with a fixed stride (every family keeps members).
+    chosen = (np.arange(count) * total) // count
+    p = {o: p[o][chosen] for o in "abc"} | {"designed": p["designed"]}
+    selectors = combo.selectors
+    rng = np.random.default_rng(seed_of(combo.half) ^ 0x5A5A)
+    out = {}
+    from ptxspec.semantics.matrix_layout import metadata_layout
+
+    meta = metadata_layout(combo.shape, combo.a)
+    for s in selectors:
+        index = np.arange(s, count, len(selectors))
+        A, B2, C = p["a"][index], p["b"][index], p["c"][index]
+        t = len(index)
+        e = _random_fields(rng, combo.fields, (t, 32, 8))
+        if meta.lanes == 4:
+            # All four lanes of a group hold metadata: one field in every nibble of an mma, so the
+            # designs land where claimed whatever the placement of the fields (the first H100 run
+            # showed that ours was wrong there; the random mma measure the placement).
+            e = np.broadcast_to(e[:, :1, :1], e.shape)
+        words = np.zeros((t, 32), dtype=np.uint64)
+        for i in range(8):
+            words |= e[..., i] << np.uint64(4 * i)
+        # rows r and r + 8 share a group of lanes and bits: give row r + 8 row r's fields.
+        for row in range(8):
+            for block in range(meta.blocks):
+                lane, bit = meta.field(row, block, s)
+                lane8, bit8 = meta.field(row + 8, block, s)
+                f = (words[:, lane] >> np.uint64(bit)) & np.uint64(0xF)
+                words[:, lane8] = (words[:, lane8] & ~np.uint64(0xF << bit8)) | (f << np.uint64(bit8))
+        cols, undefined = sparse_positions(combo, words, s)
+        assert not undefined.any()
+        B = np.zeros((t, k, n), dtype=np.uint64)
+        if combo.a not in INTEGER:
+            fill = encode(combo.b, "inf") if FORMATS[combo.b].has_infinity else encode(combo.b, "nan")
+            for j in range(n):
+                B[3::4, :, j] = fill
+        for j in range(n):
+            tt = np.arange(t)[:, None]
+            B[tt, cols[:, j, :], j] = B2[:, :, j]
+        out[s] = {
+            "a": sparse_layout(combo, "a").from_matrix(A).astype(np.uint32),
+            "b": sparse_layout(combo, "b").from_matrix(B).astype(np.uint32),
+            "c": sparse_layout(combo, "c").from_matrix(C).astype(np.uint32),
+            "e": words.astype(np.uint32),
+            "designed": min(p["designed"] * t // count, t * min(m, n)),
+        }
+    return out
+
+
+def sparse_kernel(combo: SparseCombination, selector: int, name: str) -> str:
+    """One warp per mma.sp, as :func:`kernel`, with the metadata E loaded per lane from ``pe`` and
+    the sparsity selector as an immediate."""
+    ops = sparse_description(combo)
+    lines = [
+        "  .reg .pred %p;", "  .reg .b32 %t<8>;", "  .reg .b64 %q<20>;", "  .reg .b32 %e0;",
+        *[f"  .reg .b32 %{o}<{max(2, ops[o]['registers'])}>;" for o in "abcd"],
+        "  mov.u32 %t0, %tid.x;", "  mov.u32 %t1, %ctaid.x;", "  mov.u32 %t2, %ntid.x;",
+        "  mad.lo.u32 %t3, %t1, %t2, %t0;", "  shr.u32 %t4, %t3, 5;", "  ld.param.u32 %t5, [n];",
+        "  setp.ge.u32 %p, %t4, %t5;", "  @%p bra DONE;", "  cvt.u64.u32 %q0, %t3;",
+    ]
+    for i, o in enumerate("abcde"):
+        lines += [f"  ld.param.u64 %q{1 + i}, [p{o}];", f"  cvta.to.global.u64 %q{1 + i}, %q{1 + i};",
+                  f"  mul.lo.u64 %q{6 + i}, %q0, {ops[o]['registers'] * 4};", f"  add.u64 %q{1 + i}, %q{1 + i}, %q{6 + i};"]
+    for i, o in enumerate("abc"):
+        for r in range(ops[o]["registers"]):
+            lines.append(f"  ld.global.b32 %{o}{r}, [%q{1 + i}+{r * 4}];")
+    lines.append("  ld.global.b32 %e0, [%q5];")  # %q1..%q5: A, B, C, D, E
+    reg = lambda o: "{" + ", ".join(f"%{o}{r}" for r in range(ops[o]["registers"])) + "}"
+    lines.append(f"  {combo.instruction()} {reg('d')}, {reg('a')}, {reg('b')}, {reg('c')}, %e0, {selector};")
+    for r in range(ops["d"]["registers"]):
+        lines.append(f"  st.global.b32 [%q4+{r * 4}], %d{r};")
+    lines += ["DONE:", "  ret;"]
+    params = ",\n  ".join([f".param .u64 p{o}" for o in "abced"] + [".param .u32 n"])
+    return f".visible .entry {name}(\n  {params}\n)\n{{\n" + "\n".join(lines) + "\n}\n"
+
+
+def sparse_plan(combos, random: int = SPARSE_RANDOM) -> tuple[list[dict], dict[str, np.ndarray], list[str]]:
+    """The plan entries (one per combination and selector), the probe arrays and the kernels'
+    PTX of ``combos`` (no ptxas here)."""
+    import zlib
+
+    plan, arrays, kernels = [], {}, []
+    file, used = 0, 0
+    for i, combo in enumerate(combos):
+        ops = sparse_description(combo)
+        pr = sparse_probes(combo)
+        per = -(-random // len(combo.selectors))
+        for s in combo.selectors:
+            name = f"{combo.name}-f{s}"
+            kname = f"msp{i:02d}f{s}"
+            kernels.append(sparse_kernel(combo, s, kname))
+            for o in "abce":
+                arrays[f"{name}_{o}"] = pr[s][o]
+            t = pr[s]["a"].shape[0]
+            size = sum(pr[s][o].nbytes for o in "abce") + (t + per) * 32 * ops["d"]["registers"] * 4
+            if used and used + size > FILE_BYTES:
+                file, used = file + 1, 0
+            used += size
+            plan.append({
+                "name": name, "combination": combo.name, "kernel": kname, "instruction": combo.instruction(), "selector": s,
+                "file": file, "operands": ops, "fields": combo.fields, "probes": int(t), "designed": int(pr[s]["designed"]),
+                "random": per, "seed": zlib.crc32(name.encode()),
+            })
+    return plan, arrays, kernels
+
+
+def prepare_sparse(bundle: Path, random: int = SPARSE_RANDOM) -> None:
+    """The mma.sp bundle: ``sparse.cubin`` (one kernel per combination and selector),
+    ``sparse-plan.json`` and ``sparse-probes.npz`` (for ``mma_device.py run-sparse``). A
+    combination that ptxas refuses is listed under ``rejected`` with ptxas's message."""
+    bundle.mkdir(parents=True, exist_ok=True)
+    named = [(f"msp{i:02d}", c) for i, c in enumerate(SPARSE_COMBINATIONS)]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        verdicts = list(pool.map(lambda nc: assemble(HEADER + sparse_kernel(nc[1], nc[1].selectors[0], nc[0])), named))
+    accepted = [c for (n, c), (ok, _, _) in zip(named, verdicts) if ok]
+    rejected = {c.instruction(): msg for (n, c), (ok, msg, _) in zip(named, verdicts) if not ok}
+    plan, arrays, kernels = sparse_plan(accepted, random)
+    ok, msg, cubin = assemble(HEADER + "\n".join(kernels))
+    if not ok:
+        raise SystemExit(f"the combined mma.sp module did not assemble: {msg}")
+    (bundle / "sparse.cubin").write_bytes(cubin)
+    (bundle / "sparse-plan.json").write_text(json.dumps({"combinations": plan, "rejected": rejected}, indent=1))
+    np.savez_compressed(bundle / "sparse-probes.npz", **arrays)
+    print(f"{len(accepted)} mma.sp combinations ({len(plan)} kernels) assembled, {len(rejected)} rejected by ptxas: {rejected}")
+
+
+@attrs.frozen
+class SparseRecording:
+    """One recorded mma.sp entry (a combination and one sparsity selector): registers
+    ``[mma, 32, registers]`` of A (stored half), B, C, D and the metadata E ``[mma, 32]``."""
+
+    combination: SparseCombination
+    selector: int
+    name: str
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    e: np.ndarray
+    d: np.ndarray
+    probes: int
+
+
+def sparse_combination_named(name: str) -> SparseCombination:
+    return next(c for c in SPARSE_COMBINATIONS if c.name == name)
+
+
+def load_sparse(directory: Path) -> list[SparseRecording]:
+    """Every mma.sp entry recorded under ``directory`` (``meta-mma-sp.json``, ``mma-sp-*.npz``);
+    the random inputs regenerated by :func:`mma_device.sparse_inputs`."""
+    meta = json.loads((directory / "meta-mma-sp.json").read_text())
+    arrays: dict[str, np.ndarray] = {}
+    for f in sorted(directory.glob("mma-sp-*.npz")):
+        with np.load(f) as z:
+            arrays.update({k: z[k] for k in z.files})
+    out = []
+    for entry in meta["combinations"]:
+        probes_ = {f"{entry['name']}_{o}": arrays[f"{entry['name']}_{o}"] for o in "abce"}
+        a, b, c, e = mma_device.sparse_inputs(entry, probes_)
+        combo = sparse_combination_named(entry["combination"])
+        out.append(SparseRecording(combo, entry["selector"], entry["name"], a, b, c, e, arrays[f"{entry['name']}_d"], entry["probes"]))
+    return out
+
+
+def sparse_matrices(rec: SparseRecording, select=slice(None)):
+    """The recorded mma ``select`` as per-row problems: A's stored rows ``[mma, M, K/2]``, the rows
+    of B they meet ``[mma, M, K/2, N]``, C and D ``[mma, M, N]`` (element bits)."""
+    from ptxspec.semantics.mma import sparse_rows
+
+    combo = rec.combination
+    stored, cols, undefined = sparse_rows(sparse_layout(combo, "a"), rec.a[select], rec.e[select], rec.selector, ordered=combo.ordered)
+    if undefined.any():
+        raise ValueError(f"{rec.name}: recorded metadata the manual leaves undefined")
+    B = sparse_layout(combo, "b").to_matrix(rec.b[select])
+    C = sparse_layout(combo, "c").to_matrix(rec.c[select])
+    D = sparse_layout(combo, "d").to_matrix(rec.d[select])
+    return stored, gather_b(B, cols), C, D
+
+
+def sparse_rows_as_mma(rec: SparseRecording, select=slice(None)):
+    """The recorded mma as dense mma of one row and K/2 products each: ``[mma*M, 1, K/2]``,
+    ``[mma*M, K/2, N]``, ``[mma*M, 1, N]`` twice (the shapes :func:`fit` and :func:`mismatches` take)."""
+    A, G, C, D = sparse_matrices(rec, select)
+    m, half = A.shape[-2:]
+    n = C.shape[-1]
+    return A.reshape(-1, 1, half), G.reshape(-1, half, n), C.reshape(-1, 1, n), D.reshape(-1, 1, n)
+
+
+def sparse_expected(rec: SparseRecording, profile=None, select=slice(None)) -> np.ndarray:
+    """D ``[mma, M, N]`` of the recorded inputs under ``profile`` (default sm_90), through the
+    semantics' :func:`ptxspec.semantics.mma.sparse_matrix` (the path :func:`mma_fragments` takes)."""
+    from ptxspec.semantics.mma import sparse_matrix, sparse_rows
+    from ptxspec.semantics.results import SM_90
+
+    combo = rec.combination
+    stored, cols, _ = sparse_rows(sparse_layout(combo, "a"), rec.a[select], rec.e[select], rec.selector, ordered=combo.ordered)
+    B = sparse_layout(combo, "b").to_matrix(rec.b[select])
+    C = sparse_layout(combo, "c").to_matrix(rec.c[select])
+    return sparse_matrix(combo.shape, combo.a, combo.b, combo.c, combo.d, stored, cols, B, C, profile=profile or SM_90,
+                         satfinite=combo.qualifier == ".satfinite")
+
+
+def fit_sparse(directory: Path, names: list[str] | None = None, starts=None, from_dense: bool = True, sample: int = 64) -> dict:
+    """Fit each float mma.sp combination (its selectors pooled) with :func:`fit`: the per-row
+    problems of K/2 products, scored on the designed probes and the first ``sample`` random mma
+    of each selector (the probes alone let a wrong fp8 step structure through); then every mma
+    checked. The search
+    starts from the dense datapath of the K/2 shape (unless ``from_dense`` is false), then from
+    ``starts`` (default: plain datapaths of several alignment widths)."""
+    from ptxspec.semantics.mma import Datapath, datapath_for
+    from ptxspec.semantics.results import SM_90
+
+    by_combo: dict[str, list[SparseRecording]] = {}
+    for rec in load_sparse(directory):
+        by_combo.setdefault(rec.combination.name, []).append(rec)
+    results = {}
+    for name, recs in by_combo.items():
+        combo = recs[0].combination
+        if names and name not in names or combo.a in INTEGER:
+            continue
+        probe_parts = [sparse_rows_as_mma(r, slice(0, r.probes + sample)) for r in recs]
+        data = tuple(np.concatenate([p[i] for p in probe_parts]) for i in range(4))
+        dense = datapath_for(SM_90, combo.a, combo.b, combo.c, combo.d, None, combo.half.shape)
+        begin = [dense] if dense is not None and from_dense else []
+        begin += [Datapath(alignment_bits=b) for b in (25, 24, 26, 13, 8)] if starts is None else list(starts)
+        best = None
+        for start in begin:
+            model, s, _ = fit(None, start=start, data=data, combo=combo.half)
+            if best is None or s < best[1]:
+                best = (model, s)
+            if s == 0:
+                break
+        model, s = best
+        total, dots = 0, 0
+        for r in recs:
+            A, G, C, D = sparse_rows_as_mma(r)
+            total += len(mismatches(model, combo.half, A, G, C, D))
+            dots += int(D.size)
+        results[name] = {"model": model.describe(), "datapath": model, "probe_mismatches": s, "all_mismatches": total, "dots": dots,
+                         "dense_model_same": model == dense}
+        print(f"{name}: {model.describe()} -> {s} on probes, {total} of {dots} over all (same as dense: {model == dense})", flush=True)
+    return results
+
+
+def verify_sparse(directory: Path) -> dict:
+    """Every recorded mma.sp D against the sm_90 profile: per entry, dot products and mismatches."""
+    from ptxspec.semantics.mma import datapath_for
+    from ptxspec.semantics.results import SM_90
+
+    out = {}
+    for rec in load_sparse(directory):
+        combo = rec.combination
+        D = sparse_layout(combo, "d").to_matrix(rec.d)
+        if combo.a not in INTEGER and datapath_for(SM_90, combo.a, combo.b, combo.c, combo.d, None, combo.shape, sparse=True) is None:
+            out[rec.name] = {"dots": int(D.size), "mismatches": None}
+            continue
+        bad = np.argwhere(sparse_expected(rec) != D)
+        out[rec.name] = {"dots": int(D.size), "mismatches": len(bad), "first": bad[:5].tolist()}
+        print(rec.name, out[rec.name], flush=True)
+    return out
+
+
+def spec_check_sparse(directory: Path, random: int = 0) -> dict:
+    """Whether the recorded mma.sp float results lie in the spec-level sets (:func:`spec_dot` of
+    the K/2 selected products): per entry, over the designed probes and the first ``random``
+    random mma, the results checked and those outside."""
+    from ptxspec.semantics.mma import spec_dot
+    from ptxspec.semantics.results import contains
+
+    out = {}
+    for rec in load_sparse(directory):
+        combo = rec.combination
+        if combo.a in INTEGER:
+            continue
+        A, G, C, D = sparse_matrices(rec, slice(0, rec.probes + random))
+        outside = []
+        for t, i, j in np.ndindex(*D.shape):
+            allowed = spec_dot(combo.a, combo.b, combo.c, combo.d, [int(x) for x in A[t, i]], [int(y) for y in G[t, i, :, j]], int(C[t, i, j]))
+            if not contains(allowed, int(D[t, i, j])):
+                outside.append([int(t), int(i), int(j)])
+        out[rec.name] = {"checked": int(D.size), "outside": len(outside), "first": outside[:5]}
+        print(rec.name, out[rec.name], flush=True)
+    return out
+
+
 if __name__ == "__main__":
-    if len(sys.argv) >= 3 and sys.argv[1] == "prepare":
+    if len(sys.argv) >= 3 and sys.argv[1] == "prepare-sparse":
+        prepare_sparse(Path(sys.argv[2]), int(sys.argv[4]) if len(sys.argv) >= 5 and sys.argv[3] == "--random" else SPARSE_RANDOM)
+    elif len(sys.argv) >= 3 and sys.argv[1] == "prepare":
         n = int(sys.argv[4]) if len(sys.argv) >= 5 and sys.argv[3] == "--random" else RANDOM
         prepare(Path(sys.argv[2]), n)
+    elif len(sys.argv) >= 3 and sys.argv[1] == "spec-check-sparse":
+        spec_check_sparse(Path(sys.argv[2]))
+    elif len(sys.argv) >= 3 and sys.argv[1] == "verify-sparse":
+        verify_sparse(Path(sys.argv[2]))
+    elif len(sys.argv) >= 3 and sys.argv[1] == "fit-sparse":
+        fit_sparse(Path(sys.argv[2]), sys.argv[3:] or None)
     elif len(sys.argv) >= 3 and sys.argv[1] == "verify":
         verify(Path(sys.argv[2]))
     elif len(sys.argv) >= 3 and sys.argv[1] == "spec-check":

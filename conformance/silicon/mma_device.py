@@ -4,6 +4,8 @@
 
     python -m ptxspec.conformance.silicon.mma_campaign prepare BUNDLE   # here, with ptxas
     python3 conformance/silicon/mma_device.py run BUNDLE OUT            # on the GPU machine
+    python -m ptxspec.conformance.silicon.mma_campaign prepare-sparse BUNDLE   # mma.sp, here
+    python3 conformance/silicon/mma_device.py run-sparse BUNDLE OUT     # mma.sp, on the GPU
 
 ``BUNDLE`` holds ``mma.cubin`` (one kernel per combination), ``mma-plan.json`` (the combinations:
 kernel, instruction, per operand its registers and element type, the number of designed probes and
@@ -128,6 +130,83 @@ def combination_inputs(combo: dict, probes: dict) -> list[np.ndarray]:
     return out
 
 
+def random_metadata(fields: list[int], count: int, seed: int, first_mma: int = 0) -> np.ndarray:
+    """The random metadata operand ``e`` ``[count, 32]`` (uint32) of mma.sp: each of the 8 nibbles of
+    every lane's word is one of ``fields`` (the 4-bit index pairs the manual defines), drawn from
+    the counter stream of operand 4. Every nibble of every lane is valid, so the metadata is valid
+    whichever lanes the selector names and however the fields are placed."""
+    table = np.asarray(fields, dtype=np.uint64)
+    r = _stream(seed, 4, count * 32 * 8, first_mma * 32 * 8)
+    nibbles = table[((r >> np.uint64(32)) % np.uint64(len(table))).astype(np.intp)].reshape(count, 32, 8)
+    out = np.zeros((count, 32), dtype=np.uint64)
+    for i in range(8):
+        out |= nibbles[..., i] << np.uint64(4 * i)
+    return out.astype(np.uint32)
+
+
+def sparse_inputs(entry: dict, probes: dict) -> list[np.ndarray]:
+    """A, B, C registers and the metadata E ``[mma, 32]`` of every mma of one mma.sp plan entry:
+    the designed probes first, then the random ones."""
+    a, b, c = combination_inputs(entry, probes)
+    designed = probes[f"{entry['name']}_e"].astype(np.uint32)
+    e = np.concatenate([designed, random_metadata(entry["fields"], entry["random"], entry["seed"])])
+    return [a, b, c, e]
+
+
+def _device_meta(cp, plan: dict, campaign: str) -> dict:
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+    except OSError as e:
+        smi = f"nvidia-smi not run: {e}"
+    return {
+        "gpu": props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"]),
+        "compute_capability": f"{props['major']}.{props['minor']}",
+        "driver_version": cp.cuda.runtime.driverGetVersion(),
+        "cuda_runtime_version": cp.cuda.runtime.runtimeGetVersion(),
+        "nvidia_smi": smi,
+        "assembler": "ptxas -arch=sm_90a; see rejected in this file for forms ptxas refused",
+        "campaign": campaign,
+        "generator": "mma_device.random_registers, mma_device.random_metadata (SplitMix64 counter stream; classes " + ", ".join(CLASSES) + ")",
+        "combinations": plan["combinations"],
+        "rejected": plan["rejected"],
+    }
+
+
+def run_sparse(bundle: Path, out: Path) -> None:
+    """The mma.sp campaign: ``sparse.cubin``, ``sparse-plan.json``, ``sparse-probes.npz`` in
+    ``bundle``; writes ``mma-sp-<i>.npz`` (per entry: probe A, B, C, E and every D) and
+    ``meta-mma-sp.json``. One kernel per (combination, sparsity selector): the selector is an
+    immediate."""
+    import cupy as cp
+
+    plan = json.loads((bundle / "sparse-plan.json").read_text())
+    with np.load(bundle / "sparse-probes.npz") as z:
+        probes = {k: z[k] for k in z.files}
+    mod = cp.RawModule(path=str(bundle / "sparse.cubin"))
+    files: dict[int, dict[str, np.ndarray]] = {}
+    for entry in plan["combinations"]:
+        a, b, c, e = sparse_inputs(entry, probes)
+        n = a.shape[0]
+        d_op = entry["operands"]["d"]
+        dev = [cp.asarray(x) for x in (a, b, c, e)]
+        d = cp.zeros((n, 32, d_op["registers"]), dtype=np.uint32)
+        warps_per_block = 4
+        mod.get_function(entry["kernel"])(((n + warps_per_block - 1) // warps_per_block,), (32 * warps_per_block,), (*dev, d, np.uint32(n)))
+        cp.cuda.runtime.deviceSynchronize()
+        arrays = files.setdefault(entry["file"], {})
+        for name, x in zip("abce", (a, b, c, e)):
+            arrays[f"{entry['name']}_{name}"] = x[: entry["probes"]]
+        arrays[f"{entry['name']}_d"] = cp.asnumpy(d)
+        print(f"{entry['name']}: {n} mma ({entry['probes']} designed, {entry['random']} random)", flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    for index, arrays in sorted(files.items()):
+        np.savez_compressed(out / f"mma-sp-{index}.npz", **arrays)
+    meta = _device_meta(cp, plan, "issue 7 mma.sp: conformance/silicon/mma_campaign.py (prepare-sparse), conformance/silicon/mma_device.py (run-sparse)")
+    (out / "meta-mma-sp.json").write_text(json.dumps(meta, indent=1))
+    print(f"recorded {len(plan['combinations'])} mma.sp entries on {meta['gpu']} ({meta['nvidia_smi']})")
+
+
 def run(bundle: Path, out: Path) -> None:
     import cupy as cp
 
@@ -178,6 +257,8 @@ def run(bundle: Path, out: Path) -> None:
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "run":
         run(Path(sys.argv[2]), Path(sys.argv[3]))
+    elif len(sys.argv) >= 4 and sys.argv[1] == "run-sparse":
+        run_sparse(Path(sys.argv[2]), Path(sys.argv[3]))
     else:
         print(__doc__)
         sys.exit(2)

@@ -299,17 +299,20 @@ def output_digests(directory: Path) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 #: The parts of a whole campaign, in the order they run: name -> (how it is prepared here, as
-#: ``python -m MODULE ARGS BUNDLE``; the device script that runs it there, or None for this module's
-#: own ``run``/``run-plan``). Each part's files go to ``OUT/PART/`` under the names
-#: ``conformance/data/sm_90/`` uses (see docs/silicon.rst for which of them a second chip keeps).
+#: ``python -m MODULE ARGS BUNDLE``; the device script and its command that run it there, as
+#: ``SCRIPT COMMAND BUNDLE OUT``, or None for this module's own ``run``/``run-plan``). Each part's
+#: files go to ``OUT/PART/`` under the names ``conformance/data/sm_90/`` uses (see
+#: docs/silicon.rst for which of them a second chip keeps).
 PARTS = {
     "issue2": (None, None),
     "issue3": (None, None),
     "issue3-oob": (None, None),
     "issue3-rest": (None, None),
-    "exhaustive": ("ptxspec.conformance.silicon.exhaustive prepare", "exhaustive_device.py"),
-    "approx": ("ptxspec.conformance.silicon.approx prepare", "approx_device.py"),
-    "mma": ("ptxspec.conformance.silicon.mma_campaign prepare", "mma_device.py"),
+    "exhaustive": ("ptxspec.conformance.silicon.exhaustive prepare", "exhaustive_device.py run"),
+    "approx": ("ptxspec.conformance.silicon.approx prepare", "approx_device.py run"),
+    "mma": ("ptxspec.conformance.silicon.mma_campaign prepare", "mma_device.py run"),
+    "mma-sp": ("ptxspec.conformance.silicon.mma_campaign prepare-sparse", "mma_device.py run-sparse"),
+    "wgmma": ("ptxspec.conformance.silicon.wgmma_campaign prepare", "wgmma_device.py run"),
 }
 
 
@@ -341,7 +344,8 @@ def run_all(bundle: Path, out: Path) -> None:
         elif part.startswith("issue3"):
             run_plan(bundle / part, out / part, part)
         else:
-            subprocess.run([sys.executable, str(here / script), "run", str(bundle / part), str(out / part)], check=True)
+            name, command = script.split()
+            subprocess.run([sys.executable, str(here / name), command, str(bundle / part), str(out / part)], check=True)
         print(f"{part}: {time.time() - start:.1f} s", flush=True)
 
 

@@ -109,6 +109,33 @@ def _extension_ok(observed: int, value: int, bits: int, stored_bits: int, signed
     return observed >> bits == 0
 
 
+def output_digest(recorded: RecordedForm) -> str:
+    """SHA-256 of one form's outputs (each output array's bytes, in order): what the repository
+    keeps of a second chip's run instead of its data (see
+    :func:`ptxspec.conformance.silicon.record.output_digests`, which computes the same digest on the
+    device from the raw files)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for out in recorded.outputs:
+        h.update(np.ascontiguousarray(out).tobytes())
+    return h.hexdigest()
+
+
+def second_chip_digests(directory: Path) -> dict:
+    """The digest record of a recording directory in the issue-2 layout (``meta.json``,
+    ``recording-*.npz``): the chip's meta, per form :func:`output_digest`, and the SHA-256 of each
+    recorded file. It replaced the H100's copy of the issue-2 recording, whose files were
+    byte-identical to the H200's (the ``files`` digests show it)."""
+    import hashlib
+
+    meta = json.loads((directory / "meta.json").read_text())
+    recording = load(directory)
+    keep = ("gpu", "compute_capability", "driver_version", "cuda_runtime_version", "nvidia_smi", "assembler")
+    files = {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(directory.iterdir()) if f.suffix in (".npz", ".json")}
+    return {**{k: meta[k] for k in keep}, "files": files, "forms": {t: output_digest(f) for t, f in sorted(recording.forms.items())}}
+
+
 def sample_rows(recorded: RecordedForm, count: int, seed: int = 0) -> list[int]:
     """A seeded sample of ``count`` vectors of ``recorded``: the first half from the start (the
     edge classes come first), the rest drawn at random; for a warp form, warp indices (half from

@@ -1,7 +1,7 @@
 """Sphinx extension: the silicon report, read from the recordings themselves.
 
-The tables are computed at build time from ``conformance/data/sm_90/`` (and the second chip's
-``conformance/data/sm_90_h100/`` and digest files) through
+The tables are computed at build time from ``conformance/data/sm_90/`` (with the second chip's
+digest files) through
 :func:`ptxspec.conformance.silicon.replay.load`, so the page cannot drift from the data that CI
 replays. It adds to reStructuredText
 
@@ -16,12 +16,9 @@ replays. It adds to reStructuredText
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from collections import defaultdict
-from pathlib import Path
 
-import numpy as np
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
@@ -76,15 +73,6 @@ def table(header: list[str], rows: list[list[str]], widths: list[int] | None = N
     return tbl
 
 
-def _sha256(recorded: replay.RecordedForm) -> str:
-    """The digest :func:`ptxspec.conformance.silicon.record.output_digests` keeps of a second chip's
-    outputs: SHA-256 of each output array's bytes, in order."""
-    h = hashlib.sha256()
-    for out in recorded.outputs:
-        h.update(np.ascontiguousarray(out).tobytes())
-    return h.hexdigest()
-
-
 @functools.cache
 def _recording() -> replay.Recording:
     return replay.load()
@@ -123,15 +111,15 @@ class SecondChip(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         rec = _recording()
         rows = []
-        h100 = replay.load(replay.DATA / "sm_90_h100") if (replay.DATA / "sm_90_h100" / "meta.json").exists() else None
-        if h100 is not None:
-            same = sum(1 for t, f in h100.forms.items() if t in rec.forms
-                       and all(np.array_equal(a, b) for a, b in zip(f.outputs, rec.forms[t].outputs)))
-            rows.append(["issue 2", f"{rec.meta['gpu']} / {h100.meta['gpu']}", f"{len(h100.forms):,}", f"{same:,}"])
+        h100 = replay.DATA / "sm_90" / "issue2-h100-digests.json"
+        if h100.exists():
+            other = json.loads(h100.read_text())
+            same = sum(1 for t, d in other["forms"].items() if t in rec.forms and replay.output_digest(rec.forms[t]) == d)
+            rows.append(["issue 2", f"{rec.meta['gpu']} / {other['gpu']}", f"{len(other['forms']):,}", f"{same:,}"])
         digests = replay.DATA / "sm_90" / "issue3-h200-digests.json"
         if digests.exists():
             other = json.loads(digests.read_text())
-            same = sum(1 for t, d in other["forms"].items() if t in rec.forms and _sha256(rec.forms[t]) == d)
+            same = sum(1 for t, d in other["forms"].items() if t in rec.forms and replay.output_digest(rec.forms[t]) == d)
             rows.append(["issue 3", f"{rec.campaigns['issue3']['gpu']} / {other['gpu']}", f"{len(other['forms']):,}", f"{same:,}"])
         return [table(["campaign", "chips", "forms both ran", "bit-identical"], rows)]
 

@@ -1,0 +1,809 @@
+"""The wgmma probe campaign of issue 7: do our shared-memory layouts, fragments and numerics of
+``wgmma.mma_async{.sp}`` (§9.7.15.5.2, §9.7.15.6.3) reproduce sm_90a silicon?
+
+Commands::
+
+    python -m ptxspec.conformance.silicon.wgmma_campaign prepare BUNDLE     # here (ptxas)
+    python3 conformance/silicon/wgmma_device.py selfcheck BUNDLE OUT       # GPU: the quick check
+    python3 conformance/silicon/wgmma_device.py run BUNDLE OUT             # GPU: the campaign
+    python -m ptxspec.conformance.silicon.wgmma_campaign verify DIR        # here: replay
+    python -m ptxspec.conformance.silicon.wgmma_campaign fit DIR [NAME...] # here: datapath search
+    python -m ptxspec.conformance.silicon.wgmma_campaign spec-check DIR [NAME...]  # manual's sets
+    python -m ptxspec.conformance.silicon.wgmma_campaign digests DIR       # SHA-256 per kernel
+
+What is tested is the whole chain of the model, not only the arithmetic: each recorded instance is
+a shared-memory byte image, two matrix descriptors (start address relative to the image), the
+threads' accumulator registers (A's registers for the register-A forms, the metadata for .sp) and
+scale-d; the host reads A and B out of the image with OUR descriptor and swizzle model
+(:func:`ptxspec.semantics.wgmma_layout.read_matrix`), C out of the registers with our accumulator
+fragment, computes D and puts it back into registers with the same fragment. A wrong layout
+reading (a swizzle, LBO/SBO, a fragment, the metadata) shows as integer mismatches, where the
+arithmetic is exact.
+
+Instances of one kernel (one form and N):
+
+* designed probes (stored in the bundle and in the recording): images built with
+  :func:`~ptxspec.semantics.wgmma_layout.write_matrix` from matrices holding the dot products of
+  :func:`ptxspec.conformance.silicon.mma_campaign.designs` (a fake ``m16n8k{K}`` combination of the
+  same types): design ``s`` in row ``r = s mod 32`` of A and column ``r`` of B with ``C[r, r]``, and
+  its mirror image (A's row and C negated) in row ``r + 32``; for ``.sp`` the design's K/2 pairs
+  sit on the positions a fixed 2:4 (1:2 for .tf32) pattern keeps;
+* random instances (regenerated from the seed here and on the device, never stored): A's and B's
+  shared-memory regions filled element after element with random elements of their types
+  (:func:`wgmma_device.random_instance`; classes bits/unit/spread/short), random accumulators, A
+  registers, valid random metadata, scale-d false in every fifth instance.
+
+Each instance takes its descriptors from :func:`layout_plan`: the swizzle modes none/32B/64B/128B
+for A and B, packed and padded LBO/SBO, start addresses advanced by 32-byte K blocks inside a
+swizzle row, both majors where the form allows them (MN-major: .f16/.bf16 with imm-trans).
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+import os
+import sys
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import attrs
+import numpy as np
+
+from ptxspec.conformance.silicon import mma_campaign, wgmma_device
+from ptxspec.conformance.silicon.record import assemble, ptxas_version
+from ptxspec.semantics import wgmma_layout as wl
+from ptxspec.spec import wgmma as wg
+from ptxspec.spec.types import FORMATS
+
+#: Dot products per main combination at least (the issue asks for 10^5): random instances at
+#: N = 256 (16384 each) are added to the designed probes and the other N until there are this many.
+DOTS = 100_000
+#: Random instances of the variant combinations (imm-trans, imm-scale, sparsity selector 1, ...).
+RANDOM_VARIANT = 2
+#: Designed-probe instances per floating-point combination at most (32 designs each).
+PROBE_INSTANCES = 16
+#: Other N (each main combination records two of them, in turn, RANDOM_OTHER_N instances each).
+OTHER_N = (8, 16, 24, 64, 128, 200)
+RANDOM_OTHER_N = 3
+#: Raw output bytes per file at most (three files at most).
+FILE_BYTES = 7 << 20
+PROBE_N = 32
+SWIZZLES = ("none", "32B", "64B", "128B")
+
+
+@attrs.frozen
+class Combination:
+    """One wgmma form to record (the N is chosen per kernel)."""
+
+    atype: str
+    btype: str
+    dtype: str
+    a_registers: bool = False
+    sparse: bool = False
+    sp_sel: int = 0
+    trans_a: int = 0
+    trans_b: int = 0
+    scale_a: int = 1
+    scale_b: int = 1
+    satfinite: bool = False
+    main: bool = True  # main: RANDOM instances, other N, probes; else a variant: RANDOM_VARIANT
+
+    @property
+    def k(self) -> int:
+        dense = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32, "s8": 32, "u8": 32, "b1": 256}[self.atype]
+        return 2 * dense if self.sparse else dense
+
+    @property
+    def integer(self) -> bool:
+        return self.dtype == "s32"
+
+    @property
+    def name(self) -> str:
+        parts = [self.dtype, self.atype, self.btype]
+        if self.sparse:
+            parts.insert(0, f"sp{self.sp_sel}")
+        if self.a_registers:
+            parts.append("regA")
+        if self.trans_a or self.trans_b:
+            parts.append(f"t{self.trans_a}{self.trans_b}")
+        if self.scale_a != 1 or self.scale_b != 1:
+            parts.append(f"s{'n' if self.scale_a < 0 else 'p'}{'n' if self.scale_b < 0 else 'p'}")
+        if self.satfinite:
+            parts.append("sat")
+        return "-".join(parts)
+
+    def opcode(self, n: int) -> str:
+        sp = ".sp" if self.sparse else ""
+        sat = ".satfinite" if self.satfinite else ""
+        tail = ".and.popc" if self.atype == "b1" else ""
+        return f"wgmma.mma_async{sp}.sync.aligned.m64n{n}k{self.k}{sat}.{self.dtype}.{self.atype}.{self.btype}{tail}"
+
+    def immediates(self) -> str:
+        """The immediate operands after scale-d, as the form's syntax line lists them."""
+        if self.integer:
+            return ""
+        out = f", {self.scale_a}, {self.scale_b}"
+        if self.atype in ("f16", "bf16"):
+            out += f", {self.trans_b}" if self.a_registers else f", {self.trans_a}, {self.trans_b}"
+        return out
+
+    def ns(self, index: int) -> tuple[int, ...]:
+        if not self.main:
+            return (256,)
+        others = tuple(n if n in wg.N_INTEGER or not self.integer else 208 for n in OTHER_N)
+        return (256, others[(2 * index) % 6], others[(2 * index + 1) % 6])
+
+
+C = Combination
+COMBINATIONS: tuple[Combination, ...] = (
+    C("f16", "f16", "f16"),
+    C("f16", "f16", "f32"),
+    C("f16", "f16", "f32", a_registers=True),
+    C("bf16", "bf16", "f32"),
+    C("tf32", "tf32", "f32"),
+    *(C(a, b, "f32") for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")),
+    C("e4m3", "e4m3", "f16"),
+    C("e5m2", "e4m3", "f16"),
+    C("s8", "s8", "s32"),
+    C("u8", "s8", "s32"),
+    C("s8", "u8", "s32"),
+    C("b1", "b1", "s32"),
+    C("f16", "f16", "f32", sparse=True),
+    C("bf16", "bf16", "f32", sparse=True),
+    C("tf32", "tf32", "f32", sparse=True),
+    C("e4m3", "e4m3", "f32", sparse=True),
+    C("s8", "s8", "s32", sparse=True),
+    # variants: immediates that need a kernel of their own
+    C("s8", "s8", "s32", satfinite=True, main=False),
+    C("f16", "f16", "f32", trans_a=1, main=False),
+    C("f16", "f16", "f32", trans_b=1, main=False),
+    C("f16", "f16", "f32", trans_a=1, trans_b=1, main=False),
+    C("bf16", "bf16", "f32", trans_a=1, trans_b=1, main=False),
+    C("f16", "f16", "f16", trans_b=1, a_registers=True, main=False),
+    C("f16", "f16", "f32", scale_a=-1, scale_b=1, main=False),
+    C("e4m3", "e5m2", "f32", scale_a=1, scale_b=-1, main=False),
+    C("f16", "f16", "f32", sparse=True, sp_sel=1, main=False),
+    C("bf16", "bf16", "f32", sparse=True, sp_sel=1, main=False),
+    C("tf32", "tf32", "f32", sparse=True, sp_sel=1, main=False),
+)
+
+
+def element(t: str) -> dict:
+    """The element description the device generator reads (``mma_device`` conventions)."""
+    if t in ("s8", "u8", "s32"):
+        bits, signed = {"s8": (8, True), "u8": (8, False), "s32": (32, True)}[t]
+        return {"type": t, "kind": "int", "bits": bits, "signed": signed}
+    if t == "b1":  # filled and held a byte at a time
+        return {"type": t, "kind": "int", "bits": 8, "signed": False}
+    f = FORMATS[t]
+    bits = 32 if t == "tf32" else f.width
+    return {"type": t, "kind": "float", "bits": bits, "exponent_bits": f.exponent_bits, "mantissa_bits": f.mantissa_bits, "shift": f.shift}
+
+
+def type_bits(t: str) -> int:
+    return wl.element_bits(t)
+
+
+# ---------------------------------------------------------------------------------------------
+# Layouts: the descriptors of each instance
+# ---------------------------------------------------------------------------------------------
+
+
+def _align(x: int, to: int = 1024) -> int:
+    return (x + to - 1) // to * to
+
+
+def place(major: str, swizzle: str, variant: int, mn: int, kbytes: int, kelements: int, offset: int) -> tuple[wl.MatrixDescriptor, int]:
+    """A descriptor (start address relative to its region) of an ``mn`` x K matrix (K ``kbytes``
+    bytes, ``kelements`` elements) and the bytes of region it needs. ``variant`` 0: packed; 1: the
+    other order of the two strides, or a gap of one atom; ``offset``: K blocks of 32 bytes into a
+    K-major swizzle row (the start address moves, the pattern stays)."""
+    if major == "K":
+        if swizzle == "none":
+            kchunks, groups = -(-kbytes // 16), -(-mn // 8)
+            lbo, sbo = [(128, 128 * kchunks), (128 * groups, 128), (256, 256 * kchunks)][variant % 3]
+            size = (kchunks - 1) * lbo + (groups - 1) * sbo + 128
+            return wl.MatrixDescriptor(0, lbo, sbo, 0, "none"), size
+        width = wl.SWIZZLE_BYTES[swizzle]
+        sbo = 8 * width * (1 + variant % 2)
+        size = sbo * (-(-mn // 8) - 1) + 8 * width
+        start = 32 * offset if kbytes + 32 * offset <= width else 0
+        return wl.MatrixDescriptor(start, 16, sbo, 0, swizzle), size
+    kgroups = -(-kelements // 8)
+    if swizzle == "none":
+        groups = -(-mn * 2 // 16)
+        lbo, sbo = [(128 * groups, 128), (128, 128 * kgroups)][variant % 2]
+        return wl.MatrixDescriptor(0, lbo, sbo, 0, "none"), (kgroups - 1) * lbo + (groups - 1) * sbo + 128
+    width = wl.SWIZZLE_BYTES[swizzle]
+    blocks = -(-mn * 2 // width)
+    atom = 8 * width
+    lbo, sbo = [(atom, atom * blocks), (atom * kgroups, atom)][variant % 2]
+    return wl.MatrixDescriptor(0, lbo, sbo, 0, swizzle), (blocks - 1) * lbo + (kgroups - 1) * sbo + atom
+
+
+def layout_plan(combo: Combination, n: int, count: int) -> list[dict]:
+    """Per instance: A's and B's (major, swizzle, variant, offset)."""
+    out = []
+    kbytes_b = combo.k * type_bits(combo.btype) // 8
+    b_swizzles = [s for s in SWIZZLES if combo.trans_b or s == "none" or wl.SWIZZLE_BYTES[s] >= kbytes_b]
+    for i in range(count):
+        a = {"major": "MN" if combo.trans_a else "K", "swizzle": SWIZZLES[i % 4], "variant": (i // 4) % 3, "offset": (i // 2) % 4}
+        b = {"major": "MN" if combo.trans_b else "K", "swizzle": b_swizzles[(i + 1 + i // 4) % len(b_swizzles)], "variant": (i // 3) % 3, "offset": (i // 3) % 4}
+        out.append({"a": a, "b": b})
+    return out
+
+
+def regions(combo: Combination, n: int, layouts: list[dict]) -> tuple[list[tuple[wl.MatrixDescriptor | None, wl.MatrixDescriptor]], dict]:
+    """The descriptors of every instance (relative to the image) and the image's regions."""
+    stored_k = combo.k // 2 if combo.sparse else combo.k
+    bits_a, bits_b = type_bits(combo.atype), type_bits(combo.btype)
+    a_list, b_list, a_size, b_size = [], [], 0, 0
+    for lay in layouts:
+        if combo.a_registers:
+            a_list.append(None)
+        else:
+            la = lay["a"]
+            d, size = place(la["major"], la["swizzle"], la["variant"], 64, stored_k * bits_a // 8, stored_k, la["offset"])
+            a_list.append(d)
+            a_size = max(a_size, size)
+        lb = lay["b"]
+        d, size = place(lb["major"], lb["swizzle"], lb["variant"], n, combo.k * bits_b // 8, combo.k, lb["offset"])
+        b_list.append(d)
+        b_size = max(b_size, size)
+    a_size = _align(a_size)
+    b_size = _align(b_size)
+    descs = [(a, attrs.evolve(b, start_address=b.start_address + a_size)) for a, b in zip(a_list, b_list)]
+    return descs, {"a_region": [0, a_size], "b_region": [a_size, b_size], "image_bytes": a_size + b_size}
+
+
+# ---------------------------------------------------------------------------------------------
+# Designed probes
+# ---------------------------------------------------------------------------------------------
+
+
+def _kept_positions(combo: Combination) -> np.ndarray:
+    """Dense K positions a fixed sparsity pattern keeps: the first half of each group (2 of 4
+    16-bit or 8-bit elements, 1 of 2 .tf32 elements)."""
+    group = {32: 2, 16: 4, 8: 4}[type_bits(combo.atype)]
+    k = np.arange(combo.k)
+    return k[(k % group) < group // 2]
+
+
+@functools.cache
+def designed_matrices(combo: Combination) -> dict[str, np.ndarray] | None:
+    """Designed probes as dense A ``[P, 64, K]``, B ``[P, K, N]``, C ``[P, 64, N]`` (N = 32)."""
+    if combo.atype == "b1":
+        return None
+    stored_k = combo.k // 2 if combo.sparse else combo.k
+    fake = mma_campaign.Combination(f"m16n8k{stored_k}", combo.dtype, combo.atype, combo.btype, combo.dtype)
+    encoded = []
+    for pairs, c in mma_campaign.designs(fake):
+        try:
+            encoded.append(([(mma_campaign.encode(fake.a, a), mma_campaign.encode(fake.b, b)) for a, b in pairs], mma_campaign.encode(fake.c, c)))
+        except (ValueError, ZeroDivisionError):
+            continue
+    per = 32
+    slots = PROBE_INSTANCES * per
+    chosen = encoded if len(encoded) <= slots else [encoded[(i * len(encoded)) // slots] for i in range(slots)]
+    count = -(-len(chosen) // per)
+    positions = _kept_positions(combo) if combo.sparse else np.arange(combo.k)
+    A = np.zeros((count, 64, combo.k), dtype=np.uint64)
+    B = np.zeros((count, combo.k, PROBE_N), dtype=np.uint64)
+    Cm = np.zeros((count, 64, PROBE_N), dtype=np.uint64)
+    for s, (pairs, c) in enumerate(chosen):
+        t, r = divmod(s, per)
+        for kk, (a, b) in enumerate(pairs):
+            A[t, r, positions[kk]] = a
+            A[t, r + 32, positions[kk]] = mma_campaign._negate(fake.a, a)
+            B[t, positions[kk], r] = b
+        Cm[t, r, r] = c
+        Cm[t, r + 32, r] = mma_campaign._negate(fake.c, c)
+    return {"A": A, "B": B, "C": Cm, "designed": len(chosen), "available": len(encoded)}
+
+
+def build_instances(combo: Combination, n: int, A, B, Cm, descs, image_bytes: int) -> dict[str, np.ndarray]:
+    """Stored inputs (image, A registers, accumulators, metadata, scale-d) of instances holding the
+    matrices ``A`` (dense), ``B``, ``C``, written with our layout model."""
+    shape = f"m64n{n}k{combo.k}"
+    count = A.shape[0]
+    out = {"image": [], "a": [], "d": [], "meta": [], "scale": []}
+    for t in range(count):
+        a_dense = A[t]
+        if combo.sparse:
+            stored, meta = wl.compress_sparse(shape, combo.atype, a_dense, combo.sp_sel)
+        else:
+            stored, meta = a_dense, np.zeros(128, dtype=np.uint64)
+        da, db = descs[t]
+        image = np.zeros(image_bytes, dtype=np.uint8)
+        if combo.a_registers:
+            regs = wl.fragment_layout(shape, "a", combo.atype, sparse=combo.sparse).from_matrix(stored)
+        else:
+            image = wl.write_matrix(image, da, stored, combo.atype, "MN" if combo.trans_a else "K", operand="a")
+            regs = np.zeros((128, 4), dtype=np.uint64)
+        image = wl.write_matrix(image, db, B[t], combo.btype, "MN" if combo.trans_b else "K", operand="b")
+        out["image"].append(image)
+        out["a"].append(regs.astype(np.uint32))
+        out["d"].append(wl.fragment_layout(shape, "c", combo.dtype).from_matrix(Cm[t]).astype(np.uint32))
+        out["meta"].append(np.asarray(meta, dtype=np.uint32))
+        out["scale"].append(np.uint32(1))
+    return {k: np.stack(v) for k, v in out.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Kernels
+# ---------------------------------------------------------------------------------------------
+
+HEADER = ".version 8.7\n.target sm_90a\n.address_size 64\n\n.extern .shared .align 1024 .b8 smem[];\n"
+
+
+def kernel(combo: Combination, n: int, name: str, image_bytes: int) -> str:
+    """One CTA (one warpgroup) per instance: copy the image into shared memory, fence the async
+    proxy, barrier, relocate the descriptors, load the registers, one wgmma, store D."""
+    nd = wg.d_registers(f"m64n{n}k{combo.k}", combo.dtype)
+    dreg = ".f32" if combo.dtype == "f32" else ".b32"
+    lines = [
+        "  .reg .pred %p<4>;", "  .reg .b32 %r<16>;", "  .reg .b64 %rd<32>;", f"  .reg {dreg} %d<{nd}>;", "  .reg .b32 %a<4>;",
+        "  mov.u32 %r0, %tid.x;", "  mov.u32 %r1, %ctaid.x;",
+        "  ld.param.u64 %rd0, [p_img];", "  cvta.to.global.u64 %rd0, %rd0;",
+        f"  mul.wide.u32 %rd1, %r1, {image_bytes};", "  add.u64 %rd0, %rd0, %rd1;",
+        "  mov.u64 %rd2, smem;", "  cvt.u32.u64 %r2, %rd2;",
+        "  shl.b32 %r3, %r0, 4;",
+        "COPY:", f"  setp.ge.u32 %p0, %r3, {image_bytes};", "  @%p0 bra COPIED;",
+        "  cvt.u64.u32 %rd3, %r3;", "  add.u64 %rd4, %rd0, %rd3;", "  ld.global.v4.u32 {%r4, %r5, %r6, %r7}, [%rd4];",
+        "  add.u64 %rd5, %rd2, %rd3;", "  st.shared.v4.u32 [%rd5], {%r4, %r5, %r6, %r7};",
+        "  add.u32 %r3, %r3, 2048;", "  bra COPY;",
+        "COPIED:",
+        "  fence.proxy.async.shared::cta;", "  bar.sync 0;",
+        # descriptors: the start address is relative to the image; add the base (>> 4)
+        "  ld.param.u64 %rd6, [p_desc];", "  cvta.to.global.u64 %rd6, %rd6;", "  mul.wide.u32 %rd7, %r1, 16;", "  add.u64 %rd6, %rd6, %rd7;",
+        "  ld.global.u64 %rd8, [%rd6];", "  ld.global.u64 %rd9, [%rd6+8];",
+        "  shr.u32 %r8, %r2, 4;", "  cvt.u64.u32 %rd10, %r8;", "  add.u64 %rd8, %rd8, %rd10;", "  add.u64 %rd9, %rd9, %rd10;",
+        "  ld.param.u64 %rd11, [p_scale];", "  cvta.to.global.u64 %rd11, %rd11;", "  mul.wide.u32 %rd12, %r1, 4;", "  add.u64 %rd11, %rd11, %rd12;",
+        "  ld.global.u32 %r9, [%rd11];", "  setp.ne.u32 %p1, %r9, 0;",
+        "  mad.lo.u32 %r10, %r1, 128, %r0;",
+        "  ld.param.u64 %rd13, [p_d];", "  cvta.to.global.u64 %rd13, %rd13;", f"  mul.wide.u32 %rd14, %r10, {4 * nd};", "  add.u64 %rd13, %rd13, %rd14;",
+        "  ld.param.u64 %rd15, [p_out];", "  cvta.to.global.u64 %rd15, %rd15;", "  add.u64 %rd15, %rd15, %rd14;",
+        "  ld.param.u64 %rd16, [p_a];", "  cvta.to.global.u64 %rd16, %rd16;", "  mul.wide.u32 %rd17, %r10, 16;", "  add.u64 %rd16, %rd16, %rd17;",
+        "  ld.param.u64 %rd18, [p_meta];", "  cvta.to.global.u64 %rd18, %rd18;", "  mul.wide.u32 %rd19, %r10, 4;", "  add.u64 %rd18, %rd18, %rd19;",
+        "  ld.global.u32 %r11, [%rd18];",
+    ]
+    lines += [f"  ld.global{dreg} %d{i}, [%rd13+{4 * i}];" for i in range(nd)]
+    if combo.a_registers:
+        lines += [f"  ld.global.b32 %a{i}, [%rd16+{4 * i}];" for i in range(4)]
+    d = "{" + ", ".join(f"%d{i}" for i in range(nd)) + "}"
+    a = "{%a0, %a1, %a2, %a3}" if combo.a_registers else "%rd8"
+    sp = f", %r11, {combo.sp_sel}" if combo.sparse else ""
+    lines += [
+        "  wgmma.fence.sync.aligned;",
+        f"  {combo.opcode(n)} {d}, {a}, %rd9{sp}, %p1{combo.immediates()};",
+        "  wgmma.commit_group.sync.aligned;", "  wgmma.wait_group.sync.aligned 0;",
+    ]
+    lines += [f"  st.global{dreg} [%rd15+{4 * i}], %d{i};" for i in range(nd)]
+    lines += ["  setp.ne.u32 %p2, %r0, 0;", "  @%p2 bra DONE;", "  ld.param.u64 %rd20, [p_base];", "  cvta.to.global.u64 %rd20, %rd20;",
+              "  add.u64 %rd20, %rd20, %rd12;", "  st.global.u32 [%rd20], %r2;", "DONE:", "  ret;"]
+    params = ",\n  ".join(f".param .u64 p_{p}" for p in ("img", "desc", "a", "d", "scale", "meta", "out", "base"))
+    return f".visible .entry {name}(\n  {params}\n)\n{{\n" + "\n".join(lines) + "\n}\n"
+
+
+def seed_of(name: str) -> int:
+    return zlib.crc32(name.encode())
+
+
+def metadata_kind(combo: Combination) -> str | None:
+    if not combo.sparse:
+        return None
+    return "tf32" if combo.atype == "tf32" else "pairs"
+
+
+def kernel_entry(combo: Combination, n: int, kname: str, probes: int, random: int, layouts: list[dict], descs, region: dict) -> dict:
+    name = f"{combo.name}-n{n}"
+    enc = lambda d: 0 if d is None else d.encode()
+    return {
+        "name": name, "kernel": kname, "combination": combo.name, "instruction": combo.opcode(n), "n": n, "k": combo.k,
+        "atype": combo.atype, "btype": combo.btype, "dtype": combo.dtype, "a_registers": combo.a_registers, "sparse": combo.sparse,
+        "sp_sel": combo.sp_sel, "trans_a": combo.trans_a, "trans_b": combo.trans_b, "scale_a": combo.scale_a, "scale_b": combo.scale_b,
+        "satfinite": combo.satfinite, "d_registers": wg.d_registers(f"m64n{n}k{combo.k}", combo.dtype),
+        "elements": {"a": element(combo.atype), "b": element(combo.btype), "d": element(combo.dtype)},
+        "fill": {"a": element(combo.atype), "b": element(combo.btype)},
+        "metadata": metadata_kind(combo), "probes": probes, "random": random, "seed": seed_of(name),
+        "descriptors": [[str(enc(a)), str(enc(b))] for a, b in descs], "layouts": layouts, **region,
+    }
+
+
+def probe_instances(combo: Combination) -> int:
+    """Designed-probe instances of a main combination (floating point: every type has more than
+    PROBE_INSTANCES * 32 designs, :func:`_make` checks it)."""
+    if combo.atype == "b1":
+        return 0
+    if combo.integer:
+        return designed_matrices(combo)["A"].shape[0]
+    return PROBE_INSTANCES
+
+
+def plan_kernels() -> list[tuple[Combination, int, int, int]]:
+    """(combination, N, probe instances wanted (0/1 flag), random instances) of every kernel."""
+    out = []
+    for i, combo in enumerate(COMBINATIONS):
+        ns = combo.ns(i)
+        # the imm-trans variants: four instances, so that MN-major meets every swizzle mode
+        random = RANDOM_VARIANT if not (combo.trans_a or combo.trans_b) else 4
+        if combo.main:  # enough at N = 256 for DOTS with the designed probes and the other N
+            designed = probe_instances(combo) * 64 * PROBE_N
+            others = RANDOM_OTHER_N * 64 * sum(ns[1:])
+            random = max(2, -(-(DOTS - designed - others) // (64 * 256)))
+        for j, n in enumerate(ns):
+            out.append((combo, n, 0, random) if j == 0 else (combo, n, 0, RANDOM_OTHER_N))
+        if combo.main and combo.atype != "b1":
+            out.append((combo, PROBE_N, 1, 0))
+    return out
+
+
+def _make(combo: Combination, n: int, probe: int, random: int, kname: str):
+    """(plan entry, stored arrays, PTX) of one kernel."""
+    arrays: dict[str, np.ndarray] = {}
+    designed = designed_matrices(combo) if probe and n == PROBE_N else None
+    probes = 0 if designed is None else designed["A"].shape[0]
+    if designed is not None and probes != probe_instances(combo):
+        raise AssertionError(f"{combo.name}: {probes} designed-probe instances, planned {probe_instances(combo)}")
+    layouts = layout_plan(combo, n, probes + random)
+    descs, region = regions(combo, n, layouts)
+    if probes:
+        built = build_instances(combo, n, designed["A"], designed["B"], designed["C"], descs, region["image_bytes"])
+        name = f"{combo.name}-n{n}"
+        for k, v in built.items():
+            arrays[f"{name}_p{k}"] = v
+    entry = kernel_entry(combo, n, kname, probes, random, layouts, descs, region)
+    if designed is not None:
+        entry["designed"], entry["available"] = designed["designed"], designed["available"]
+    return entry, arrays, kernel(combo, n, kname, region["image_bytes"])
+
+
+def selfcheck_kernels() -> list[tuple[dict, dict, str]]:
+    """One s8 wgmma (m64n64k32) per swizzle mode, with the matrices the image was built from and
+    the accumulator fragment's (row, col) of every register, for a check on the device."""
+    combo = Combination("s8", "s8", "s32")
+    n = 64
+    shape = f"m64n{n}k32"
+    rng = np.random.default_rng(7)
+    out = []
+    for s, swizzle in enumerate(SWIZZLES):
+        layouts = [{"a": {"major": "K", "swizzle": swizzle, "variant": 0, "offset": 0}, "b": {"major": "K", "swizzle": swizzle, "variant": 0, "offset": 0}}]
+        descs, region = regions(combo, n, layouts)
+        A = rng.integers(-128, 128, (1, 64, 32))
+        B = rng.integers(-128, 128, (1, 32, n))
+        Cm = rng.integers(-(1 << 20), 1 << 20, (1, 64, n))
+        built = build_instances(combo, n, A & 0xFF, B & 0xFF, Cm & 0xFFFFFFFF, descs, region["image_bytes"])
+        kname = f"wgself{s}"
+        entry = kernel_entry(combo, n, kname, 1, 0, layouts, descs, region)
+        entry["name"] = f"selfcheck-{swizzle}"
+        entry["layout"] = f"A and B K-major, {swizzle} swizzle"
+        arrays = {f"{entry['name']}_p{k}": v for k, v in built.items()}
+        layout = wl.fragment_layout(shape, "d", "s32")
+        rows, cols, _ = layout._index
+        arrays.update({f"{entry['name']}_A": A[0].astype(np.int32), f"{entry['name']}_B": B[0].astype(np.int32), f"{entry['name']}_C": Cm[0].astype(np.int32),
+                       f"{entry['name']}_rows": rows[..., 0].astype(np.int16), f"{entry['name']}_cols": cols[..., 0].astype(np.int16)})
+        out.append((entry, arrays, kernel(combo, n, kname, region["image_bytes"])))
+    return out
+
+
+def prepare(bundle: Path) -> None:
+    bundle.mkdir(parents=True, exist_ok=True)
+    specs = plan_kernels()
+    made = [_make(c, n, p, r, f"wg{i:03d}") for i, (c, n, p, r) in enumerate(specs)]
+    selfs = selfcheck_kernels()
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        verdicts = list(pool.map(lambda m: assemble(HEADER + m[2]), made + selfs))
+    rejected = {}
+    kernels, selfcheck, arrays, ptx = [], [], {}, []
+    for (entry, arr, text), (ok, msg, _) in zip(made + selfs, verdicts):
+        if not ok:
+            rejected[entry["instruction"] + f" ({entry['name']})"] = msg
+            continue
+        (selfcheck if entry["kernel"].startswith("wgself") else kernels).append(entry)
+        arrays.update(arr)
+        ptx.append(text)
+    source = HEADER + "\n".join(ptx)
+    ok, msg, cubin = assemble(source)
+    if not ok:
+        raise SystemExit(f"the combined module did not assemble: {msg}")
+    # output files: D registers (4 bytes each) of every instance, stored probe inputs
+    file, used = 0, 0
+    for entry in kernels:
+        size = (entry["probes"] + entry["random"]) * 128 * entry["d_registers"] * 4
+        if used and used + size > FILE_BYTES:
+            file, used = file + 1, 0
+        used += size
+        entry["file"] = file
+    if file >= 3:
+        raise SystemExit(f"{file + 1} output files: more than 3")
+    (bundle / "wgmma.cubin").write_bytes(cubin)
+    (bundle / "wgmma.ptx.gz").write_bytes(gzip.compress(source.encode()))
+    plan = {"kernels": kernels, "selfcheck": selfcheck, "rejected": rejected, "assembler": f"ptxas -arch=sm_90a ({ptxas_version()})"}
+    (bundle / "wgmma-plan.json").write_text(json.dumps(plan, indent=1))
+    np.savez_compressed(bundle / "wgmma-probes.npz", **arrays)
+    for name in ("mma_device.py", "wgmma_device.py"):
+        (bundle / name).write_text((Path(__file__).parent / name).read_text())
+    dots = sum((e["probes"] + e["random"]) * 64 * e["n"] for e in kernels)
+    print(f"{len(kernels)} kernels + {len(selfcheck)} self-check kernels assembled, {len(rejected)} rejected: {sorted(rejected)}; "
+          f"{dots} dot products; {file + 1} output files")
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a recording back
+# ---------------------------------------------------------------------------------------------
+
+
+@attrs.frozen(eq=False)
+class Recording:
+    """One kernel's recorded instances: inputs (stored or regenerated) and D registers."""
+
+    entry: dict
+    image: np.ndarray  # [instances, bytes] uint8
+    desc: np.ndarray  # [instances, 2] uint64 (relative to the image)
+    a: np.ndarray  # [instances, 128, 4] uint32
+    c: np.ndarray  # [instances, 128, d_registers] uint32
+    meta: np.ndarray  # [instances, 128] uint32
+    scale: np.ndarray  # [instances] uint32
+    d: np.ndarray  # [instances, 128, d_registers] uint32 (recorded)
+    base: np.ndarray  # [instances] shared-memory base address seen on the device
+
+    @property
+    def name(self) -> str:
+        return self.entry["name"]
+
+    @property
+    def form_text(self) -> str:
+        return self.entry["instruction"]
+
+    @property
+    def count(self) -> int:
+        return self.image.shape[0]
+
+    @property
+    def dots(self) -> int:
+        return self.count * 64 * self.entry["n"]
+
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "sm_90"
+
+
+def load(directory: Path = DATA) -> list[Recording]:
+    """Every kernel recorded under ``directory`` (``meta-wgmma.json`` and ``wgmma-*.npz``)."""
+    meta = json.loads((directory / "meta-wgmma.json").read_text())
+    arrays: dict[str, np.ndarray] = {}
+    for f in sorted(directory.glob("wgmma-*.npz")):
+        with np.load(f) as z:
+            arrays.update({k: z[k] for k in z.files})
+    out = []
+    for entry in meta["kernels"]:
+        if f"{entry['name']}_out" not in arrays:
+            continue
+        probes = {k: v for k, v in arrays.items() if k.startswith(entry["name"] + "_p")}
+        x = wgmma_device.kernel_inputs(entry, probes)
+        out.append(Recording(entry, x["image"], x["desc"], x["a"], x["d"], x["meta"], x["scale"], arrays[f"{entry['name']}_out"], arrays[f"{entry['name']}_base"]))
+    return out
+
+
+def form_of(rec: Recording):
+    """The recorded form; the register-A forms are the ``.a`` families (the text without operands
+    parses as the descriptor form)."""
+    from ptxspec.spec.catalogue import Form
+
+    form = wg.parse(rec.form_text)
+    return Form(wg.CATALOGUE.family(form.family.key + ".a"), form.choices) if rec.entry["a_registers"] else form
+
+
+def matrices(rec: Recording, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A (dense), B, C, D of instance ``i`` as element-bit matrices, read with OUR layout model."""
+    e = rec.entry
+    form = form_of(rec)
+    a = rec.a[i] if e["a_registers"] else int(rec.desc[i, 0])
+    A, B, Cm = wl.wgmma_operands(form, rec.image[i], a, int(rec.desc[i, 1]), rec.c[i], trans_a=e["trans_a"], trans_b=e["trans_b"],
+                                 sp_meta=rec.meta[i] if e["sparse"] else None, sp_sel=e["sp_sel"])
+    D = wl.fragment_layout(form["shape"], "d", e["dtype"]).to_matrix(rec.d[i])
+    return A, B, Cm, D
+
+
+def effective(rec: Recording, i: int, A, B, Cm):
+    """A, B, C as the arithmetic sees them: imm-scale negation, scale-d false -> C = -0 (0)."""
+    e = rec.entry
+    if e["scale_a"] == -1:
+        A = A ^ np.uint64(1 << (type_bits(e["atype"]) - 1))
+    if e["scale_b"] == -1:
+        B = B ^ np.uint64(1 << (type_bits(e["btype"]) - 1))
+    if not rec.scale[i]:
+        ident = 0 if e["dtype"] == "s32" else 1 << (FORMATS[e["dtype"]].width - 1)
+        Cm = np.full(Cm.shape, ident, dtype=np.uint64)
+    return A, B, Cm
+
+
+def model_d(rec: Recording, i: int, model=None) -> np.ndarray:
+    """Our D of instance ``i``: exact for integers; the datapath ``model`` (default: the sm_90
+    datapath of :mod:`ptxspec.semantics.wgmma_measured`) for floats."""
+    from ptxspec.semantics import mma, wgmma_measured
+
+    e = rec.entry
+    A, B, Cm, _ = matrices(rec, i)
+    A, B, Cm = effective(rec, i, A, B, Cm)
+    if e["dtype"] == "s32":
+        return mma.integer_matrix(e["atype"], e["btype"], A, B, Cm, satfinite=e["satfinite"], bit_op="and" if e["atype"] == "b1" else None)
+    model = model or wgmma_measured.datapath(e["atype"], e["btype"], e["dtype"], e["dtype"], f"m64n{e['n']}k{e['k']}", e["sparse"])
+    if model is None:
+        raise LookupError(f"no sm_90 datapath for {rec.name}")
+    return mma.datapath_matrix(model, e["atype"], e["btype"], e["dtype"], e["dtype"], A, B, Cm)
+
+
+def verify(directory: Path = DATA, names: list[str] | None = None, log=print) -> dict[str, dict]:
+    """Per kernel: instances, dot products, mismatching elements against our model."""
+    report = {}
+    for rec in load(directory):
+        if names and rec.name not in names and rec.entry["combination"] not in names:
+            continue
+        bad, first = 0, None
+        try:
+            for i in range(rec.count):
+                _, _, _, D = matrices(rec, i)
+                diff = np.argwhere(model_d(rec, i) != D)
+                bad += len(diff)
+                if len(diff) and first is None:
+                    first = (i, *map(int, diff[0]))
+        except LookupError as error:
+            report[rec.name] = {"dots": rec.dots, "skipped": str(error)}
+            log(f"{rec.name}: skipped ({error})")
+            continue
+        report[rec.name] = {"instances": rec.count, "dots": rec.dots, "mismatches": bad, "first": first}
+        log(f"{rec.name}: {rec.count} instances, {rec.dots} dot products, {bad} mismatches" + (f" (first at instance/row/col {first})" if first else ""))
+        if bad:
+            for d in diagnose(rec):
+                log(f"    {d}")
+    return report
+
+
+def diagnose(rec: Recording, model=None) -> list[dict]:
+    """Per mismatching instance: how many elements, how many distinct rows and columns of D they
+    touch (a wrong A layout spoils whole rows, a wrong B layout whole columns, a wrong fragment a
+    pattern of threads), and the instance's layouts and scale-d."""
+    out = []
+    for i in range(rec.count):
+        _, _, _, D = matrices(rec, i)
+        bad = model_d(rec, i, model) != D
+        if bad.any():
+            rows, cols = np.nonzero(bad)
+            out.append({"instance": i, "mismatches": int(bad.sum()), "rows": int(np.unique(rows).size), "cols": int(np.unique(cols).size),
+                        "layout": rec.entry["layouts"][i], "scale_d": int(rec.scale[i]), "stored": i < rec.entry["probes"]})
+    return out
+
+
+def spec_check(rec: Recording, instances=None, per_instance: int = 256, seed: int = 0) -> tuple[int, int]:
+    """(results checked, results outside the spec-level set) of the floating-point kernel ``rec``:
+    every designed probe's diagonal element (its design and mirror image) and ``per_instance``
+    random elements of every other instance, each against
+    :func:`ptxspec.semantics.mma.spec_dot` of its row of A, column of B and C (the manual's
+    guarantee, §9.7.15.5.1 "Precision and rounding" = §9.7.14.5.14)."""
+    from ptxspec.semantics.mma import spec_dot
+    from ptxspec.semantics.results import contains
+
+    e = rec.entry
+    rng = np.random.default_rng(seed)
+    checked = outside = 0
+    for i in (range(rec.count) if instances is None else instances):
+        A, B, Cm, D = matrices(rec, i)
+        A, B, Cm = effective(rec, i, A, B, Cm)
+        if i < e["probes"]:
+            cells = [(r, r) for r in range(32)] + [(r + 32, r) for r in range(32)]
+        else:
+            cells = list(zip(rng.integers(0, 64, per_instance), rng.integers(0, e["n"], per_instance)))
+        for r, c in cells:
+            result = spec_dot(e["atype"], e["btype"], e["dtype"], e["dtype"], [int(x) for x in A[r]], [int(x) for x in B[:, c]], int(Cm[r, c]))
+            checked += 1
+            outside += not contains(result, int(D[r, c]))
+    return checked, outside
+
+
+def output_digests(directory: Path) -> dict:
+    """A small record of a wgmma recording made on another chip: per kernel, the SHA-256 of its D
+    registers (``<name>_out``, bytes in order), with the chip's meta (as
+    :func:`ptxspec.conformance.silicon.record.output_digests` for the plan recordings); compare
+    with :func:`output_digests` of conformance/data/sm_90."""
+    import hashlib
+
+    meta = json.loads((directory / "meta-wgmma.json").read_text())
+    digests = {}
+    for f in sorted(directory.glob("wgmma-*.npz")):
+        with np.load(f) as z:
+            for k in z.files:
+                if k.endswith("_out"):
+                    digests[k[: -len("_out")]] = hashlib.sha256(np.ascontiguousarray(z[k]).tobytes()).hexdigest()
+    keep = ("gpu", "compute_capability", "driver_version", "cuda_runtime_version", "nvidia_smi", "assembler")
+    return {**{k: meta.get(k) for k in keep}, "kernels": dict(sorted(digests.items()))}
+
+
+def as_mma_recording(recs: list[Recording], limit: int | None = None):
+    """The float instances of ``recs`` (one combination) as an mma_campaign-style recording for
+    :func:`fit`: matrices A, B, C, D stacked, with a fake ``m16n8k{K}`` combination of the types."""
+    e = recs[0].entry
+    mats = []
+    for rec in recs:
+        for i in range(rec.count):
+            A, B, Cm, D = matrices(rec, i)
+            A, B, Cm = effective(rec, i, A, B, Cm)
+            mats.append((A, B, Cm, D, rec.entry["n"]))
+            if limit and len(mats) >= limit:
+                break
+    return e, mats
+
+
+def fit(recs: list[Recording], start=None, log=print):
+    """Coordinate search (the parameters of :func:`mma_campaign._dimensions`) for the datapath that
+    reproduces every recorded float D of one combination; scored on all its instances."""
+    from ptxspec.semantics import mma
+
+    e, mats = as_mma_recording(recs)
+    fake = mma_campaign.Combination(f"m16n8k{e['k']}", e["dtype"], e["atype"], e["btype"], e["dtype"])
+    seen: dict = {}
+
+    def score(m) -> int:
+        if m in seen:
+            return seen[m]
+        if not mma.vectorisable(m, e["atype"], e["btype"], e["k"]):
+            seen[m] = 1 << 62
+            return seen[m]
+        seen[m] = sum(int(np.count_nonzero(mma.datapath_matrix(m, e["atype"], e["btype"], e["dtype"], e["dtype"], A, B, Cm) != D)) for A, B, Cm, D, _ in mats)
+        return seen[m]
+
+    from ptxspec.semantics import wgmma_measured
+
+    best = start or wgmma_measured.datapath(e["atype"], e["btype"], e["dtype"], e["dtype"], None, e["sparse"]) or mma.Datapath(alignment_bits=24)
+    best_score = score(best)
+    log(f"  {e['combination']}: start {best_score} mismatches with {best.describe()}")
+    dims = mma_campaign._dimensions(fake)
+    # a reduced-precision sum (the fp8 wgmma's 13 mantissa bits) is rounded "via" a narrow format
+    dims["via"] = [None] + [(8, m) for m in (10, 12, 13, 14, 16, 23)]
+    improved = True
+    while improved and best_score:
+        improved = False
+        for name, values in dims.items():
+            for v in values:
+                candidate = attrs.evolve(best, **{name: v})
+                if ((candidate.chunk is not None and candidate.chunk < e["k"]) or candidate.c_step in ("alone", "tree")) and candidate.accumulator is None:
+                    candidate = attrs.evolve(candidate, accumulator=(8, 23))
+                s = score(candidate)
+                if s < best_score:
+                    best, best_score, improved = candidate, s, True
+                    log(f"  {e['combination']}: {s} mismatches with {best.describe()}")
+    return best, best_score
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) >= 2 and argv[0] == "prepare":
+        prepare(Path(argv[1]))
+        return 0
+    if argv and argv[0] == "verify":
+        report = verify(Path(argv[1]) if len(argv) > 1 else DATA, argv[2:] or None)
+        return 1 if any(r.get("mismatches") for r in report.values()) else 0
+    if argv and argv[0] == "digests":
+        print(json.dumps(output_digests(Path(argv[1]) if len(argv) > 1 else DATA), indent=1))
+        return 0
+    if argv and argv[0] == "spec-check":
+        for rec in load(Path(argv[1]) if len(argv) > 1 else DATA):
+            if rec.entry["dtype"] != "s32" and (len(argv) < 3 or rec.entry["combination"] in argv[2:]):
+                checked, outside = spec_check(rec, per_instance=64)
+                print(f"{rec.name}: {checked} results checked against the spec-level sets, {outside} outside")
+        return 0
+    if argv and argv[0] == "fit":
+        recs = load(Path(argv[1]) if len(argv) > 1 else DATA)
+        names = argv[2:] or sorted({r.entry["combination"] for r in recs if r.entry["dtype"] != "s32"})
+        for name in names:
+            group = [r for r in recs if r.entry["combination"] == name]
+            model, bad = fit(group)
+            print(f"{name}: {bad} mismatches with {model.describe()}")
+        return 0
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

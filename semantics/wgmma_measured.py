@@ -1,0 +1,86 @@
+"""The sm_90 datapath of ``wgmma.mma_async{.sp}`` (§9.7.15.5.2, §9.7.15.6.3) per type combination.
+
+The manual leaves the floating-point accumulation of wgmma as open as mma's ("The accumulation
+order, rounding and handling of subnormal inputs are unspecified", §9.7.15.5.1 "Precision and
+rounding", the sentences of §9.7.14.5.14). What a Hopper chip does is a measurement, not a reading
+of the manual: this module is the data of that measurement as
+:class:`ptxspec.semantics.mma.Datapath` values; :func:`datapath` is the look-up
+:mod:`ptxspec.semantics.wgmma` uses for the ``sm_90`` profile.
+
+Evidence: conformance/data/sm_90/{wgmma-0.npz, wgmma-1.npz, meta-wgmma.json}, recorded by
+conformance/silicon/wgmma_campaign.py on an NVIDIA H200 (sm_90a, the Hopper tensor core of the
+H100; meta-wgmma.json names the chip and driver), replayed by tests/test_wgmma_silicon.py and
+docs/wgmma-silicon.rst. Every recorded instance goes through OUR layout model (descriptors,
+swizzles, fragments, sparse metadata): the integer kernels (s8/u8, b1, .sp s8, .satfinite; 20
+kernels, 0.56 * 10^6 dot products) match exactly, so the layouts are right and a float mismatch
+is numerics.
+
+* ``.f16``/``.bf16``/``.tf32`` (dense; .sp f16/bf16/tf32 -> .f32, selectors 0 and 1; imm-trans,
+  imm-scale, register A): the dense mma datapath of the same types holds unchanged
+  (:data:`ptxspec.semantics.mma.SM90_FUSED`): one fused step, every product and C cut 25 bits below
+  the largest exponent (toward zero), summed exactly, truncated into .f32 or rounded to nearest
+  even into .f16; every zero +0; beyond range an infinity. 0 mismatches of 1.37 * 10^6 dot
+  products. (For .sp the zero half of A adds nothing to a fused step.)
+* ``.e4m3``/``.e5m2`` (all four pairs; .sp e4m3.e4m3 -> .f32; imm-scale-b = -1): NOT the mma
+  datapath (which rounds two steps of 16 products into full .f32). wgmma takes all K products
+  (32; 64 logical for .sp) and C in ONE fused step, each cut **13** bits below the largest exponent
+  (toward zero), summed exactly; into ``.f32`` the sum is truncated to **13 mantissa bits**
+  (``via=(8, 13)``, toward zero), into ``.f16`` it is rounded to nearest even. 0 mismatches of
+  0.83 * 10^6 dot products; each neighbour of the fit (12 or 14 alignment bits, 12 or 14 mantissa
+  bits, a floor truncation, the msb reference, two steps of 16, round-to-nearest into 13 bits)
+  misses 4 * 10^3 to 7 * 10^4 of them. This is the reduced fp8 accumulation precision of Hopper:
+  the results lie outside the manual's "accumulation ... with at least single precision" for
+  these types (see ``wgmma_campaign spec-check``).
+
+Not recorded (so :func:`datapath` returns None: the spec-level sets): .sp with .f16 D, .sp of the
+other fp8 pairs, and any combination not listed. Integer types are exact and have no datapath.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ptxspec.semantics.mma import SM90_FUSED, Datapath
+from ptxspec.semantics.numerics import Rounding
+
+#: Dense wgmma K per A type (§9.7.15.2, "Matrix shapes"); .sp doubles it.
+DENSE_K = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32}
+
+#: .f16/.bf16/.tf32: the fused datapath of the sm_90 mma, confirmed on wgmma.
+SM90_WGMMA_FUSED_F32 = SM90_FUSED
+SM90_WGMMA_FUSED_F16 = attrs.evolve(SM90_FUSED, rounding=Rounding.RN)
+
+#: .e4m3/.e5m2 into .f32: one fused step of all products and C cut 13 bits below the largest
+#: exponent, the exact sum truncated to 13 mantissa bits (then exactly into .f32).
+SM90_WGMMA_FP8_F32 = Datapath(alignment_bits=13, rounding=Rounding.RZ, via=(8, 13), via_rounding=Rounding.RZ, zero_sign="positive", overflow="infinity")
+#: .e4m3/.e5m2 into .f16: the same step, the exact sum rounded to nearest even into .f16.
+SM90_WGMMA_FP8_F16 = Datapath(alignment_bits=13, rounding=Rounding.RN, zero_sign="positive", overflow="infinity")
+
+_FP8 = ("e4m3", "e5m2")
+
+#: Keys: A, B, C, D types and whether the form is ``.sp``; only what the recording covers.
+MEASURED: dict[tuple[str, str, str, str, bool], Datapath] = {
+    ("f16", "f16", "f16", "f16", False): SM90_WGMMA_FUSED_F16,
+    ("f16", "f16", "f32", "f32", False): SM90_WGMMA_FUSED_F32,
+    ("bf16", "bf16", "f32", "f32", False): SM90_WGMMA_FUSED_F32,
+    ("tf32", "tf32", "f32", "f32", False): SM90_WGMMA_FUSED_F32,
+    ("f16", "f16", "f32", "f32", True): SM90_WGMMA_FUSED_F32,
+    ("bf16", "bf16", "f32", "f32", True): SM90_WGMMA_FUSED_F32,
+    ("tf32", "tf32", "f32", "f32", True): SM90_WGMMA_FUSED_F32,
+    **{(a, b, "f32", "f32", False): SM90_WGMMA_FP8_F32 for a in _FP8 for b in _FP8},
+    ("e4m3", "e4m3", "f16", "f16", False): SM90_WGMMA_FP8_F16,
+    ("e5m2", "e4m3", "f16", "f16", False): SM90_WGMMA_FP8_F16,
+    ("e4m3", "e4m3", "f32", "f32", True): SM90_WGMMA_FP8_F32,
+}
+
+
+def datapath(atype: str, btype: str, ctype: str, dtype: str, shape: str | None = None, sparse: bool = False) -> Datapath | None:
+    """The sm_90 datapath of a ``wgmma.mma_async{.sp}`` of these types (§9.7.15.5.2), or None where
+    none was measured (integer types: exact anyway; other combinations: the spec-level sets).
+
+    ``shape`` (``.m64nNkK``) is accepted for the interface: the recording shows the same datapath
+    for every N recorded (8 to 256), and K is fixed by the types (§9.7.15.2)."""
+    return MEASURED.get((atype, btype, ctype, dtype, bool(sparse)))
+
+
+__all__ = ["DENSE_K", "MEASURED", "SM90_WGMMA_FP8_F16", "SM90_WGMMA_FP8_F32", "SM90_WGMMA_FUSED_F16", "SM90_WGMMA_FUSED_F32", "datapath"]
