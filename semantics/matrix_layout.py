@@ -347,8 +347,9 @@ class MetadataLayout:
     manual, our reading): a group's rows ``groupID`` and ``groupID + 8`` need ``lanes * 32`` bits;
     contributing lane ``j`` (of ``lanes``) holds the 4 blocks ``4j .. 4j+3`` of each row: bits
     ``[4b+3 : 4b]`` for row ``groupID``, ``[16+4b+3 : 16+4b]`` for row ``groupID + 8`` (block
-    ``4j + b``). Where all four lanes contribute (m16n8k64 8-bit, m16n8k128 4-bit) the H100
-    recording decided otherwise: each lane holds 8 blocks of one row (:meth:`field`).
+    ``4j + b``). For 8-bit chunks (8-bit and 4-bit types: m16n8k32/m16n8k64 8-bit,
+    m16n8k64/m16n8k128 4-bit) the H100 recordings decided otherwise: each contributing lane holds
+    8 blocks of one row (:meth:`field`).
     """
 
     shape: str
@@ -381,15 +382,18 @@ class MetadataLayout:
     def field(self, row: int, block: int, selector: int) -> tuple[int, int]:
         """(lane, lowest bit) of the 4-bit field with the two indices of ``block`` of ``row``.
 
-        When all four lanes of the group contribute (m16n8k64 with 8-bit types), sm_90 silicon
-        reads each lane's word as 8 blocks of one row: lane ``4*groupID + 2*(block // 8) + half``
-        (half = 0 for row groupID, 1 for row groupID + 8), bits ``[4*(block % 8) + 3 : 4*(block % 8)]``
-        (conformance/data/sm_90/meta-mma-sp.json: 0 mismatches over 5.2 * 10^5 dot products;
-        the reading below gives 99.5 % mismatches there)."""
+        For 8-bit chunks (8-bit types, pairs of 4-bit elements) sm_90 silicon reads each
+        contributing lane's word as 8 blocks of one row: lane ``4*groupID + selector*lanes +
+        2*(block // 8) + half`` (half = 0 for row groupID, 1 for row groupID + 8), bits
+        ``[4*(block % 8) + 3 : 4*(block % 8)]`` -- measured where all four lanes contribute
+        (m16n8k64 8-bit, m16n8k128 4-bit: meta-mma-sp.json, meta-mma-sp-more.json) and where a
+        pair does (m16n8k32 8-bit, m16n8k64 4-bit, selectors 0 and 1: meta-mma-sp-more.json; the
+        reading below gives about 96 % mismatches there). 16-bit and .tf32 chunks follow the
+        reading below (m16n8k32/m16n8k16 and m16n8k16/m16n8k8, every selector: 0 mismatches)."""
         self.check_selector(selector)
         group, half = row % 8, row // 8
-        if self.lanes == 4:
-            return 4 * group + 2 * (block // 8) + half, 4 * (block % 8)
+        if self.chunk_bits == 8:
+            return 4 * group + selector * self.lanes + 2 * (block // 8) + half, 4 * (block % 8)
         j, b = divmod(block, 4)
         return 4 * group + selector * self.lanes + j, 16 * half + 4 * b
 

@@ -359,6 +359,10 @@ class Datapath:
     nan_rule: str = "fixed"
     #: The alignment width of the step that adds C alone (``c_step == "alone"``); None: the same.
     c_alignment_bits: int | None = None
+    #: The reference exponent of a subnormal A or B element: "field" (the smallest normal
+    #: exponent, as its exponent field reads) or "normalised" (its leading bit's exponent, as an
+    #: input converted to a wider format before the multiplier has it). Measured: sm_90 fp8.
+    subnormal_reference: str = "field"
 
     def c_step_model(self) -> "Datapath":
         """The model of the step that adds C to the products' sum, for ``c_step == "alone"``."""
@@ -414,19 +418,24 @@ def _cut(x: Exact, grid: int, truncation: str) -> int:
     return -q if x.sign else q
 
 
-def _step(addends: list[tuple[Exact, int]], model: Datapath) -> Exact:
-    """One step: align the (value, reference exponent) addends, cut them, sum exactly."""
+def _step(addends: list[tuple[Exact, int]], model: Datapath, mode: Rounding = Rounding.RN) -> Exact:
+    """One step: align the (value, reference exponent) addends, cut them, sum exactly. ``mode``
+    is the rounding the step's sum goes through: with ``zero_sign == "ieee"`` an exact zero sum
+    takes IEEE 754 §6.3's sign -- -0 when every addend is -0, or under roundTowardNegative when
+    any addend is negative; +0 otherwise."""
+    ieee_rm = model.zero_sign == "ieee" and mode is Rounding.RM
     live = [(x, r) for x, r in addends if x.significand]
     if not live:
-        negative = model.zero_sign == "ieee" and all(x.sign for x, _ in addends)
+        signs = [x.sign for x, _ in addends]
+        negative = model.zero_sign == "ieee" and (all(signs) or (ieee_rm and any(signs)))
         return Exact(int(negative), 0)
     if model.alignment_bits is None:
         grid = min(x.exponent for x, _ in live)
     else:
         grid = max(r for _, r in live) - model.alignment_bits
     total = sum(_cut(x, grid, model.truncation) for x, _ in live)
-    if total == 0:  # cancellation: +0 (IEEE 754 §6.3 under every mode but .rm)
-        return Exact(0, 0)
+    if total == 0:  # cancellation: +0 (IEEE 754 §6.3 under every mode but .rm, which gives -0)
+        return Exact(int(ieee_rm), 0)
     return Exact(int(total < 0), abs(total), grid)
 
 
@@ -447,6 +456,8 @@ def datapath_dot(model: Datapath, atype: str, btype: str, ctype: str, dtype: str
     def reference(x: Exact, y: Exact, p: Exact) -> int:
         if model.reference == "msb" or not p.significand:
             return _msb(p) if p.significand else 0
+        if model.subnormal_reference == "normalised":
+            return _msb(x) + _msb(y)
         return _reference(fa, x) + _reference(fb, y)
 
     terms = [(p, reference(x, y, p)) for x, y, p in zip(av, bv, products)]
@@ -466,7 +477,8 @@ def datapath_dot(model: Datapath, atype: str, btype: str, ctype: str, dtype: str
             members.append(acc)
         if last and model.c_step in ("last", "alone"):
             members.append(c_term)
-        total = _step(members, model.c_step_model() if last and model.c_step == "alone" else model)
+        mode = model.accumulator_rounding if not last and model.accumulator is not None else model.rounding
+        total = _step(members, model.c_step_model() if last and model.c_step == "alone" else model, mode)
         if last:
             return _final(total, fd, model)
         if model.accumulator is None:
@@ -495,11 +507,12 @@ def _tree(groups: list, c_term: tuple[Exact, int], fd: FloatFormat, model: Datap
     the accumulator format); the partial sums and C are then summed in one more step."""
     partials = []
     for group in groups:
-        value, reference = _round_accumulator(_step(list(group), model), model)
+        mode = model.accumulator_rounding if model.accumulator is not None else model.rounding
+        value, reference = _round_accumulator(_step(list(group), model, mode), model)
         if not isinstance(value, Exact):  # a partial sum overflowed
             return round_value(value, fd, nan=nan_bits)
         partials.append((value, reference))
-    return _final(_step(partials + [c_term], model), fd, model)
+    return _final(_step(partials + [c_term], model, model.rounding), fd, model)
 
 
 def _fma_chain_nan(av: list, bv: list, cv: Value, fd: FloatFormat, invalid: int, reverse: bool) -> int:
@@ -555,6 +568,8 @@ def vectorisable(model: Datapath, atype: str, btype: str, k: int) -> bool:
     below ``2^(alignment_bits + 2)`` and the sum of ``k + 1`` of them below 2^60."""
     if model.alignment_bits is None or atype == "f64" or model.nan_rule != "fixed":
         return False
+    if model.zero_sign == "ieee" and Rounding.RM in (model.rounding, model.accumulator_rounding):
+        return False  # the RM sign of an exact zero sum is the readable model's alone
     # The batched decoder reads a format's bits as int64: a 64-bit accumulator's sign bit is lost.
     if any(fields is not None and 1 + sum(fields) >= 64 for fields in (model.accumulator, model.via)):
         return False
@@ -664,14 +679,14 @@ def _float_addends(fmt: FloatFormat, bits: np.ndarray, ftz: bool, reference: str
 _ADDEND_TABLES: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 
 
-def _input_addends(fmt: FloatFormat, bits: np.ndarray, ftz: bool) -> tuple[np.ndarray, np.ndarray]:
+def _input_addends(fmt: FloatFormat, bits: np.ndarray, ftz: bool, reference: str = "exponent") -> tuple[np.ndarray, np.ndarray]:
     """:func:`_float_addends` of A's or B's elements (exponent-field references), through a
     table of the whole format where it has at most 2^16 bit patterns."""
     if fmt.width > 16 or (bits.size and int(bits.max()) >> fmt.width):
-        return _float_addends(fmt, bits, ftz, "exponent")
-    key = (fmt, ftz)
+        return _float_addends(fmt, bits, ftz, reference)
+    key = (fmt, ftz, reference)
     if key not in _ADDEND_TABLES:
-        table = _float_addends(fmt, np.arange(1 << fmt.width, dtype=np.uint64), ftz, "exponent")
+        table = _float_addends(fmt, np.arange(1 << fmt.width, dtype=np.uint64), ftz, reference)
         for t in table:
             t.flags.writeable = False
         _ADDEND_TABLES[key] = table
@@ -694,8 +709,10 @@ def _float_dots(model: Datapath, atype: str, btype: str, ctype: str, dtype: str,
     n = B.shape[-1]
     order = order_indices(model.order, k)
     # Each element decoded once (not once per dot product it enters), k first, in the model's order.
-    va, ra = _input_addends(fa, np.moveaxis(A, -1, 0)[order], model.flush_inputs)  # [K, b, M]
-    vb, rb = _input_addends(fb, np.moveaxis(B, -2, 0)[order], model.flush_inputs)  # [K, b, N]
+    # "msb" of an input is its exponent field's for a normal and its leading bit's for a subnormal.
+    input_reference = "msb" if model.subnormal_reference == "normalised" else "exponent"
+    va, ra = _input_addends(fa, np.moveaxis(A, -1, 0)[order], model.flush_inputs, input_reference)  # [K, b, M]
+    vb, rb = _input_addends(fb, np.moveaxis(B, -2, 0)[order], model.flush_inputs, input_reference)  # [K, b, N]
     vc, rc = _float_addends(fc, C, model.flush_c, model.reference)
     out = np.empty(C.shape, dtype=np.uint64)
     per = max(1, BLOCK // (m * n))  # whole mma per block
@@ -843,6 +860,9 @@ def _dots(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, a: np
     if model.reference == "msb":
         rp = ep + batch_rounding.bit_length(mp) - 1
         rc = ec + batch_rounding.bit_length(mc) - 1
+    elif model.subnormal_reference == "normalised":  # a subnormal input's leading bit
+        rp = ea + batch_rounding.bit_length(ma) + eb + batch_rounding.bit_length(mb) - 2
+        rc = ec + fc.mantissa_bits
     else:
         rp = ea + eb + fa.mantissa_bits + fb.mantissa_bits
         rc = ec + fc.mantissa_bits
@@ -1014,7 +1034,7 @@ SM90_F64_CHAIN = Datapath(chunk=1, accumulator=(11, 52), accumulator_rounding=Ro
 #: nearest even into .f16 for an .f16 D) between and after them; then C added in a step of its
 #: own (any alignment width from 40 bits up fits) and the result rounded to nearest even.
 SM90_FP8_F32 = Datapath(alignment_bits=25, chunk=16, order="pairs", accumulator=(8, 23), accumulator_rounding=Rounding.RZ, c_step="alone",
-                        c_alignment_bits=40, rounding=Rounding.RN, zero_sign="positive", overflow="infinity")
+                        c_alignment_bits=40, rounding=Rounding.RN, zero_sign="positive", overflow="infinity", subnormal_reference="normalised")
 SM90_FP8_F16 = attrs.evolve(SM90_FP8_F32, accumulator=(5, 10), accumulator_rounding=Rounding.RN)
 
 MEASURED: dict[str, dict[tuple[str, ...], Datapath]] = {
@@ -1027,6 +1047,20 @@ MEASURED: dict[str, dict[tuple[str, ...], Datapath]] = {
         **{(a, b, "f16", "f16", "m16n8k32"): SM90_FP8_F16 for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")},
         ("f64", "f64", "f64", "f64", "rn", "m8n8k4"): SM90_F64_CHAIN,
         ("f64", "f64", "f64", "f64", "rz", "m16n8k8"): attrs.evolve(SM90_F64_CHAIN, accumulator_rounding=Rounding.RZ, rounding=Rounding.RZ),
+        # Round 2 (conformance/data/sm_90/meta-mma-more.json; docs/mma.rst "Every dense
+        # combination"): the datapath measured on round 1's shape for the same types reproduces
+        # every recorded result of the other shapes; fp8 m16n8k16 takes two steps of 8 products
+        # (the low, then the high halves of the register words), as m16n8k32 takes two of 16;
+        # .f64 the fma chain in the form's rounding mode (.rm is left out: silicon gives -0 for an
+        # exact zero sum there, which the model's zero-sign rule does not say).
+        ("f16", "f16", "f32", "f32", "m16n8k8"): SM90_FUSED,
+        ("f16", "f16", "f16", "f16", "m16n8k8"): attrs.evolve(SM90_FUSED, rounding=Rounding.RN),
+        ("bf16", "bf16", "f32", "f32", "m16n8k8"): SM90_FUSED,
+        ("tf32", "tf32", "f32", "f32", "m16n8k4"): SM90_FUSED,
+        **{(a, b, "f32", "f32", "m16n8k16"): attrs.evolve(SM90_FP8_F32, chunk=8) for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")},
+        **{(a, b, "f16", "f16", "m16n8k16"): attrs.evolve(SM90_FP8_F16, chunk=8) for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")},
+        **{("f64", "f64", "f64", "f64", r.value, shape): attrs.evolve(SM90_F64_CHAIN, accumulator_rounding=r, rounding=r)
+           for shape in ("m16n8k4", "m16n8k8", "m16n8k16") for r in (Rounding.RN, Rounding.RZ, Rounding.RM, Rounding.RP) if (r, shape) != (Rounding.RZ, "m16n8k8")},
         # mma.sp (conformance/data/sm_90/meta-mma-sp.json; docs/mma.rst "Sparse mma"): each row of
         # D is the dense datapath of K/2 products -- the stored elements of A and the rows of B
         # the metadata selects -- with and without ::ordered_metadata, both sparsity selectors.
@@ -1036,6 +1070,15 @@ MEASURED: dict[str, dict[tuple[str, ...], Datapath]] = {
         ("f16", "f16", "f16", "f16", "m16n8k32", "sp"): attrs.evolve(SM90_FUSED, rounding=Rounding.RN),
         ("e4m3", "e4m3", "f32", "f32", "m16n8k64", "sp"): SM90_FP8_F32,
         ("e5m2", "e4m3", "f32", "f32", "m16n8k64", "sp"): SM90_FP8_F32,
+        # mma.sp round 2 (meta-mma-sp-more.json; docs/mma.rst "Sparse mma, every remaining sm_90a
+        # form"): the same datapaths again, every sparsity selector, with and without
+        # ::ordered_metadata -- fit-sparse-more stops at its first start with no mismatch.
+        ("f16", "f16", "f32", "f32", "m16n8k16", "sp"): SM90_FUSED,
+        ("f16", "f16", "f16", "f16", "m16n8k16", "sp"): attrs.evolve(SM90_FUSED, rounding=Rounding.RN),
+        ("bf16", "bf16", "f32", "f32", "m16n8k16", "sp"): SM90_FUSED,
+        ("tf32", "tf32", "f32", "f32", "m16n8k8", "sp"): SM90_FUSED,
+        ("e4m3", "e5m2", "f32", "f32", "m16n8k64", "sp"): SM90_FP8_F32,
+        ("e5m2", "e5m2", "f32", "f32", "m16n8k64", "sp"): SM90_FP8_F32,
     }
 }
 """Keys: the A, B, C, D types, the .f64 rounding modifier, the shape the datapath was measured on,

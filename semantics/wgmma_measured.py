@@ -32,8 +32,17 @@ is numerics.
   the results lie outside the manual's "accumulation ... with at least single precision" for
   these types (see ``wgmma_campaign spec-check``).
 
-Not recorded (so :func:`datapath` returns None: the spec-level sets): .sp with .f16 D, .sp of the
-other fp8 pairs, and any combination not listed. Integer types are exact and have no datapath.
+Round 2 (conformance/data/sm_90/{wgmma-more-0.npz, meta-wgmma-more.json}, recorded by the same
+campaign's part ``more`` on an NVIDIA H100 80GB HBM3) adds every remaining sm_90a combination:
+dense e4m3.e5m2/e5m2.e5m2 -> .f16, .sp f16 -> .f16 (selectors 0 and 1), .sp of every fp8 pair
+into .f32 and .f16, A from registers for bf16/tf32/fp8/.sp, imm-scale = -1 for bf16 and tf32,
+and every integer sign pair with .satfinite (dense and .sp). The fit of every new floating-point
+combination, started from the nearest measured datapath, keeps it with 0 mismatches: .sp f16 ->
+.f16 is :data:`SM90_WGMMA_FUSED_F16`; every fp8 pair, dense or .sp, is :data:`SM90_WGMMA_FP8_F32`
+into .f32 and :data:`SM90_WGMMA_FP8_F16` into .f16 (docs/wgmma-silicon.rst, "Round 2", gives the
+counts and the separating evidence). With round 2 every floating-point wgmma/wgmma.sp combination
+legal on sm_90a has a measured datapath; :func:`datapath` returns None for integer types (exact)
+and for combinations the manual does not allow.
 """
 
 from __future__ import annotations
@@ -71,7 +80,22 @@ MEASURED: dict[tuple[str, str, str, str, bool], Datapath] = {
     ("e4m3", "e4m3", "f16", "f16", False): SM90_WGMMA_FP8_F16,
     ("e5m2", "e4m3", "f16", "f16", False): SM90_WGMMA_FP8_F16,
     ("e4m3", "e4m3", "f32", "f32", True): SM90_WGMMA_FP8_F32,
+    # round 2 (wgmma-more-0.npz, meta-wgmma-more.json): the rest of the sm_90a combinations
+    ("e4m3", "e5m2", "f16", "f16", False): SM90_WGMMA_FP8_F16,
+    ("e5m2", "e5m2", "f16", "f16", False): SM90_WGMMA_FP8_F16,
+    ("f16", "f16", "f16", "f16", True): SM90_WGMMA_FUSED_F16,
+    **{(a, b, "f32", "f32", True): SM90_WGMMA_FP8_F32 for a in _FP8 for b in _FP8},
+    **{(a, b, "f16", "f16", True): SM90_WGMMA_FP8_F16 for a in _FP8 for b in _FP8},
 }
+
+#: How C enters when scale-d is false ("D = A*B", §9.7.15.5.2), for
+#: :func:`ptxspec.semantics.wgmma.zero_accumulator`: the spec-level reading -0 (the identity of
+#: IEEE addition), kept because the recording cannot separate it from +0 or from leaving C out.
+#: Round 2's scale-d probe (f16 -> f32, e4m3 -> f32, f16 -> f16; rows of A all -0, all +0, or one
+#: tiny element; B positive, +0 or negative) gives bit-identical D for scale-d false (C registers
+#: holding NaN, infinities, numbers), scale-d true with C = +0, and scale-d true with C = -0: every
+#: zero result is +0 on sm_90, even a negative sum that underflows to zero in .f16.
+SCALE_D_FALSE_C = "-0"
 
 
 def datapath(atype: str, btype: str, ctype: str, dtype: str, shape: str | None = None, sparse: bool = False) -> Datapath | None:
@@ -83,4 +107,4 @@ def datapath(atype: str, btype: str, ctype: str, dtype: str, shape: str | None =
     return MEASURED.get((atype, btype, ctype, dtype, bool(sparse)))
 
 
-__all__ = ["DENSE_K", "MEASURED", "SM90_WGMMA_FP8_F16", "SM90_WGMMA_FP8_F32", "SM90_WGMMA_FUSED_F16", "SM90_WGMMA_FUSED_F32", "datapath"]
+__all__ = ["DENSE_K", "MEASURED", "SCALE_D_FALSE_C", "SM90_WGMMA_FP8_F16", "SM90_WGMMA_FP8_F32", "SM90_WGMMA_FUSED_F16", "SM90_WGMMA_FUSED_F32", "datapath"]

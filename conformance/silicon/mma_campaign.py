@@ -53,6 +53,18 @@ products placed on the positions each row's metadata selects (:func:`sparse_prob
 ``mma-sp-*.npz`` and ``meta-mma-sp.json``, read back by :func:`load_sparse`. Each row of an mma.sp
 is fitted and checked as a dense mma of one row and K/2 products (:func:`sparse_rows_as_mma`):
 the stored elements of A and the rows of B its metadata selects.
+
+**mma.sp round 2** (every other sm_90a form, :data:`SPARSE_MORE_COMBINATIONS`)::
+
+    python -m ptxspec.conformance.silicon.mma_campaign prepare-sparse-more BUNDLE        # here
+    python3 conformance/silicon/mma_device.py run-sparse-more BUNDLE OUT               # on the GPU
+    python -m ptxspec.conformance.silicon.mma_campaign verify-sparse-more DIR | fit-sparse-more DIR | separate-sparse-more DIR
+
+Output ``mma-sp-more-0.npz`` and ``meta-mma-sp-more.json`` (:func:`load_sparse_more`): D in full for
+the designed probes and the first ``mma_device.FULL_RANDOM`` random mma of each entry, the other
+random mma as one digest per block of ``mma_device.DIGEST_BLOCK`` (:func:`mma_device.block_digests`);
+:func:`verify_sparse_more_entry` names mismatching blocks, :func:`diagnose_sparse_block` the register
+that explains one.
 """
 
 from __future__ import annotations
@@ -134,7 +146,7 @@ COMBINATIONS: tuple[Combination, ...] = (
     Combination("m16n8k32", "s32", "s8", "u8", "s32", ".satfinite"),
 )
 
-INTEGER = {"s8": (8, True), "u8": (8, False), "s32": (32, True)}
+INTEGER = {"s8": (8, True), "u8": (8, False), "s4": (4, True), "u4": (4, False), "s32": (32, True), "b1": (1, False)}
 
 
 def element_bits(t: str) -> int:
@@ -490,7 +502,7 @@ def _negate(t: str, bits: int) -> int:
     return bits ^ f.sign_mask
 
 
-def probes(combo: Combination) -> dict[str, np.ndarray]:
+def probes(combo: Combination, cap: int = PROBE_MMA) -> dict[str, np.ndarray]:
     """The designed probes as A, B, C matrices of element bits ``[mma, rows, cols]``.
 
     Design s of an mma sits in row r = s (< N) of A, column r of B and C[r, r]; row r + N (M = 2N)
@@ -505,7 +517,7 @@ def probes(combo: Combination) -> dict[str, np.ndarray]:
         except (ValueError, ZeroDivisionError):
             continue
     per = min(m, n)
-    slots = PROBE_MMA * per
+    slots = cap * per
     # Beyond PROBE_MMA mma, sample the designs with a fixed stride, so every family keeps members.
     chosen = encoded if len(encoded) <= slots else [encoded[(i * len(encoded)) // slots] for i in range(slots)]
     count = (len(chosen) + per - 1) // per
@@ -532,10 +544,11 @@ def probes(combo: Combination) -> dict[str, np.ndarray]:
 HEADER = ".version 8.7\n.target sm_90a\n.address_size 64\n"
 
 
-def kernel(combo: Combination, name: str) -> str:
+def kernel(combo: Combination, name: str, ops: dict | None = None) -> str:
     """One warp per mma: lane L of warp W loads its registers from ``X[W, L, :]``, executes the
-    mma and stores D[W, L, :]; a warp past ``n`` leaves as a whole (so .aligned holds)."""
-    ops = {o: operand_description(combo, o) for o in "abcd"}
+    mma and stores D[W, L, :]; a warp past ``n`` leaves as a whole (so .aligned holds). ``ops``:
+    the operand descriptions (default :func:`operand_description`)."""
+    ops = ops or {o: operand_description(combo, o) for o in "abcd"}
     lines = [
         "  .reg .pred %p;", "  .reg .b32 %t<8>;", "  .reg .b64 %q<16>;",
         *[f"  .reg .b{ops[o]['register_bits']} %{o}<{max(2, ops[o]['registers'])}>;" for o in "abcd"],
@@ -967,7 +980,7 @@ def half_probes(combo: Combination) -> dict[str, np.ndarray]:
 
 
 @functools.cache
-def sparse_probes(combo: SparseCombination) -> dict[int, dict[str, np.ndarray]]:
+def sparse_probes(combo: SparseCombination, limit: int = SPARSE_PROBE_MMA) -> dict[int, dict[str, np.ndarray]]:
     """The designed probes of ``combo`` per sparsity selector: registers of A (stored half), B, C
     and the metadata E. The designs are the dense ones of K/2 products (:func:`designs` of
     :attr:`SparseCombination.half`); design ``s`` of an mma sits in row ``r = s`` of A (its
@@ -981,8 +994,8 @@ def sparse_probes(combo: SparseCombination) -> dict[int, dict[str, np.ndarray]]:
     m, n, k = combo.mnk
     p = half_probes(combo.half)
     total = p["a"].shape[0]
-    count = min(total, SPARSE_PROBE_MMA)
-    # Beyond SPARSE_PROBE_MMA, sample the probe mma with a fixed stride (every family keeps members).
+    count = min(total, limit)
+    # Beyond ``limit`` (SPARSE_PROBE_MMA), sample the probe mma with a fixed stride (every family keeps members).
     chosen = (np.arange(count) * total) // count
     p = {o: p[o][chosen] for o in "abc"} | {"designed": p["designed"]}
     selectors = combo.selectors
@@ -1058,7 +1071,7 @@ def sparse_kernel(combo: SparseCombination, selector: int, name: str) -> str:
     return f".visible .entry {name}(\n  {params}\n)\n{{\n" + "\n".join(lines) + "\n}\n"
 
 
-def sparse_plan(combos, random: int = SPARSE_RANDOM) -> tuple[list[dict], dict[str, np.ndarray], list[str]]:
+def sparse_plan(combos, random: int = SPARSE_RANDOM, probe_mma: int = SPARSE_PROBE_MMA) -> tuple[list[dict], dict[str, np.ndarray], list[str]]:
     """The plan entries (one per combination and selector), the probe arrays and the kernels'
     PTX of ``combos`` (no ptxas here)."""
     import zlib
@@ -1067,7 +1080,7 @@ def sparse_plan(combos, random: int = SPARSE_RANDOM) -> tuple[list[dict], dict[s
     file, used = 0, 0
     for i, combo in enumerate(combos):
         ops = sparse_description(combo)
-        pr = sparse_probes(combo)
+        pr = sparse_probes(combo, probe_mma)
         per = -(-random // len(combo.selectors))
         for s in combo.selectors:
             name = f"{combo.name}-f{s}"
@@ -1125,7 +1138,7 @@ class SparseRecording:
 
 
 def sparse_combination_named(name: str) -> SparseCombination:
-    return next(c for c in SPARSE_COMBINATIONS if c.name == name)
+    return next(c for c in SPARSE_COMBINATIONS + SPARSE_MORE_COMBINATIONS if c.name == name)
 
 
 def load_sparse(directory: Path) -> list[SparseRecording]:
@@ -1133,7 +1146,7 @@ def load_sparse(directory: Path) -> list[SparseRecording]:
     the random inputs regenerated by :func:`mma_device.sparse_inputs`."""
     meta = json.loads((directory / "meta-mma-sp.json").read_text())
     arrays: dict[str, np.ndarray] = {}
-    for f in sorted(directory.glob("mma-sp-*.npz")):
+    for f in sorted(directory.glob("mma-sp-[0-9]*.npz")):  # not round 2's mma-sp-more-*.npz
         with np.load(f) as z:
             arrays.update({k: z[k] for k in z.files})
     out = []
@@ -1266,8 +1279,691 @@ def spec_check_sparse(directory: Path, random: int = 0) -> dict:
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# mma.sp round 2: every remaining sm_90a type combination (mma-sp-more-*.npz, digests)
+# ---------------------------------------------------------------------------------------------
+
+#: Designed probe mma per round-2 combination at most (over its selectors): the storage budget.
+SPARSE_MORE_PROBE_MMA = 256
+#: Random mma.sp per round-2 combination (shared out over its selectors; 2.6 * 10^5 dot products).
+SPARSE_MORE_RANDOM = 2048
+
+
+def _more(shape: str, d: str, a: str, b: str, c: str, qualifier: str = "", ordered: bool = False) -> SparseCombination:
+    return SparseCombination(shape, d, a, b, c, qualifier, ordered)
+
+
+_I8 = [("s8", "s8"), ("s8", "u8"), ("u8", "s8"), ("u8", "u8")]
+_I4 = [("s4", "s4"), ("s4", "u4"), ("u4", "s4"), ("u4", "u4")]
+
+#: The mma.sp forms legal on sm_90a (spec/matrix.py) that round 1 did not record; each family
+#: has at least one ::ordered_metadata member (the fp8 one, and m16n8k32 .f16, are round 1's).
+SPARSE_MORE_COMBINATIONS: tuple[SparseCombination, ...] = (
+    _more("m16n8k16", "f32", "f16", "f16", "f32"),
+    _more("m16n8k16", "f16", "f16", "f16", "f16"),
+    _more("m16n8k16", "f32", "bf16", "bf16", "f32"),
+    _more("m16n8k16", "f32", "bf16", "bf16", "f32", ordered=True),
+    _more("m16n8k8", "f32", "tf32", "tf32", "f32"),
+    _more("m16n8k8", "f32", "tf32", "tf32", "f32", ordered=True),
+    _more("m16n8k64", "f32", "e4m3", "e5m2", "f32"),
+    _more("m16n8k64", "f32", "e5m2", "e5m2", "f32"),
+    *[_more("m16n8k32", "s32", a, b, "s32") for a, b in _I8],
+    _more("m16n8k32", "s32", "s8", "s8", "s32", ".satfinite"),
+    _more("m16n8k32", "s32", "u8", "u8", "s32", ordered=True),
+    _more("m16n8k64", "s32", "s8", "u8", "s32"),
+    _more("m16n8k64", "s32", "u8", "u8", "s32"),
+    _more("m16n8k64", "s32", "s8", "s8", "s32", ".satfinite", ordered=True),
+    *[_more("m16n8k64", "s32", a, b, "s32") for a, b in _I4],
+    *[_more("m16n8k128", "s32", a, b, "s32") for a, b in _I4],
+    _more("m16n8k128", "s32", "s4", "s4", "s32", ".satfinite"),
+    _more("m16n8k128", "s32", "u4", "s4", "s32", ordered=True),
+)
+
+
+def sparse_more_plan(combos, random: int = SPARSE_MORE_RANDOM) -> tuple[list[dict], dict[str, np.ndarray], list[str]]:
+    """:func:`sparse_plan` of ``combos`` with the round-2 storage: at most
+    :data:`SPARSE_MORE_PROBE_MMA` probe mma per combination; each entry's random mma rounded up
+    to whole blocks of ``mma_device.DIGEST_BLOCK`` after the ``mma_device.FULL_RANDOM`` kept ones (at least
+    ``random`` (:data:`SPARSE_MORE_RANDOM`: >= 2.6 * 10^5 dot products) per combination); one output file."""
+    plan, arrays, kernels = sparse_plan(combos, random, SPARSE_MORE_PROBE_MMA)
+    block, keep = mma_device.DIGEST_BLOCK, mma_device.FULL_RANDOM
+    for entry in plan:
+        rest = max(entry["random"] - keep, block)
+        entry["random"] = keep + -(-rest // block) * block
+        entry["keep"] = keep
+        entry["file"] = 0
+    return plan, arrays, kernels
+
+
+def prepare_sparse_more(bundle: Path) -> None:
+    """The round-2 mma.sp bundle: ``sparse-more.cubin``, ``sparse-more-plan.json``,
+    ``sparse-more-probes.npz`` (for ``mma_device.py run-sparse-more``); a combination that
+    ptxas refuses is listed under ``rejected`` with ptxas's message."""
+    bundle.mkdir(parents=True, exist_ok=True)
+    named = [(f"msp{i:02d}", c) for i, c in enumerate(SPARSE_MORE_COMBINATIONS)]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        verdicts = list(pool.map(lambda nc: assemble(HEADER + sparse_kernel(nc[1], nc[1].selectors[0], nc[0])), named))
+    accepted = [c for (n, c), (ok, _, _) in zip(named, verdicts) if ok]
+    rejected = {c.instruction(): msg for (n, c), (ok, msg, _) in zip(named, verdicts) if not ok}
+    plan, arrays, kernels = sparse_more_plan(accepted)
+    ok, msg, cubin = assemble(HEADER + "\n".join(kernels))
+    if not ok:
+        raise SystemExit(f"the combined mma.sp module did not assemble: {msg}")
+    (bundle / "sparse-more.cubin").write_bytes(cubin)
+    (bundle / "sparse-more-plan.json").write_text(json.dumps({"combinations": plan, "rejected": rejected}, indent=1))
+    np.savez_compressed(bundle / "sparse-more-probes.npz", **arrays)
+    print(f"{len(accepted)} mma.sp combinations ({len(plan)} kernels) assembled, {len(rejected)} rejected by ptxas: {rejected}")
+
+
+@attrs.frozen
+class SparseDigestRecording:
+    """A round-2 mma.sp entry: ``recording`` holds every input and the kept D (the designed
+    probes and the first ``keep`` random mma); ``digests`` the other random mma, one per block."""
+
+    recording: SparseRecording
+    keep: int
+    digests: np.ndarray
+
+    @property
+    def kept(self) -> int:
+        return self.recording.probes + self.keep
+
+
+def load_sparse_more(directory: Path) -> list[SparseDigestRecording]:
+    """Every round-2 mma.sp entry under ``directory`` (``meta-mma-sp-more.json``,
+    ``mma-sp-more-*.npz``); the random inputs regenerated by :func:`mma_device.sparse_inputs`."""
+    meta = json.loads((directory / "meta-mma-sp-more.json").read_text())
+    arrays: dict[str, np.ndarray] = {}
+    for f in sorted(directory.glob("mma-sp-more-*.npz")):
+        with np.load(f) as z:
+            arrays.update({k: z[k] for k in z.files})
+    out = []
+    for entry in meta["combinations"]:
+        name = entry["name"]
+        a, b, c, e = mma_device.sparse_inputs(entry, {f"{name}_{o}": arrays[f"{name}_{o}"] for o in "abce"})
+        rec = SparseRecording(sparse_combination_named(entry["combination"]), entry["selector"], name, a, b, c, e,
+                              arrays[f"{name}_d"], entry["probes"])
+        out.append(SparseDigestRecording(rec, entry["keep"], arrays[f"{name}_digests"]))
+    return out
+
+
+def sparse_model_registers(rec: SparseRecording, model=None, select=slice(None)) -> np.ndarray:
+    """D registers ``[mma, 32, registers]`` of the recorded inputs ``select``: under the sm_90
+    profile (``model`` None; :func:`sparse_expected`) or the candidate datapath ``model``."""
+    combo = rec.combination
+    if model is None:
+        D = sparse_expected(rec, select=select)
+    else:
+        from ptxspec.semantics.mma import datapath_matrix, sparse_rows
+
+        stored, cols, _ = sparse_rows(sparse_layout(combo, "a"), rec.a[select], rec.e[select], rec.selector, ordered=combo.ordered)
+        B = sparse_layout(combo, "b").to_matrix(rec.b[select])
+        C = sparse_layout(combo, "c").to_matrix(rec.c[select])
+        m, half = stored.shape[-2:]
+        G = gather_b(B, cols)
+        n = G.shape[-1]
+        D = datapath_matrix(model, combo.a, combo.b, combo.c, combo.d, stored.reshape(-1, 1, half), G.reshape(-1, half, n),
+                            C.reshape(-1, 1, n)).reshape(stored.shape[:-1] + (n,))
+    if np.asarray(D).dtype == object:
+        raise ValueError(f"{rec.name}: the sm_90 profile pins no datapath for this mma.sp form (spec-level sets only)")
+    return np.asarray(sparse_layout(combo, "d").from_matrix(np.asarray(D, dtype=np.uint64))).astype(np.uint32)
+
+
+def verify_sparse_more_entry(r: SparseDigestRecording, model=None) -> dict:
+    """One round-2 entry against the sm_90 profile (or ``model``): the kept D element by element
+    (mismatching mma indices), the rest by digest (mismatching block indices)."""
+    rec = r.recording
+    expected = sparse_model_registers(rec, model)
+    kept_bad = np.nonzero((expected[: r.kept] != rec.d).reshape(r.kept, -1).any(axis=1))[0]
+    digests = mma_device.block_digests(np, expected[r.kept:], mma_device.DIGEST_BLOCK)
+    bad_blocks = np.nonzero(digests != r.digests)[0]
+    dots = int(expected.shape[0]) * rec.combination.mnk[0] * rec.combination.mnk[1]
+    return {"dots": dots, "mma": int(expected.shape[0]), "kept_mismatching_mma": kept_bad.tolist()[:10], "kept_mismatches": len(kept_bad),
+            "digest_blocks": len(digests), "mismatching_blocks": bad_blocks.tolist()}
+
+
+def verify_sparse_more(directory: Path) -> dict:
+    """Every round-2 entry (:func:`verify_sparse_more_entry`) under the sm_90 profile; entries of
+    a float combination without a measured sparse datapath are reported with ``None``."""
+    from ptxspec.semantics.mma import datapath_for
+    from ptxspec.semantics.results import SM_90
+
+    out = {}
+    for r in load_sparse_more(directory):
+        combo = r.recording.combination
+        if combo.a not in INTEGER and datapath_for(SM_90, combo.a, combo.b, combo.c, combo.d, None, combo.shape, sparse=True) is None:
+            out[r.recording.name] = {"mismatches": None}
+        else:
+            out[r.recording.name] = verify_sparse_more_entry(r)
+        print(r.recording.name, out[r.recording.name], flush=True)
+    return out
+
+
+def diagnose_sparse_block(r: SparseDigestRecording, block: int, model=None) -> dict:
+    """A mismatching digest block: recomputes the block's D and, element by element, finds which
+    single register change would explain the recorded digest (the digest is all there is of the
+    silicon's D there). Returns the block, the expected and recorded digests and, where one wrong
+    register explains the difference, its (mma, lane, register) and the silicon's value."""
+    rec = r.recording
+    block_size = mma_device.DIGEST_BLOCK
+    lo = r.kept + block * block_size
+    expected = sparse_model_registers(rec, model, slice(lo, lo + block_size))
+    want = int(mma_device.block_digests(np, expected, block_size)[0])
+    got = int(r.digests[block])
+    out = {"entry": rec.name, "block": block, "mma": [lo, lo + block_size], "expected_digest": want, "recorded_digest": got}
+    if want == got:
+        return out | {"explained": "no difference"}
+    from ptxspec.conformance.silicon.exhaustive_device import weights
+
+    w = [int(x) for x in weights(np, 0, expected.size)]
+    diff = (got - want) % (1 << 64)
+    flat = expected.reshape(-1)
+    for i, wi in enumerate(w):
+        # one register r_i -> r_i + delta: delta * w_i == diff (mod 2^64); w_i is odd, so invertible.
+        delta = diff * pow(wi, -1, 1 << 64) % (1 << 64)
+        value = (int(flat[i]) + delta) % (1 << 64)
+        if value < (1 << 32):
+            t, rest = divmod(i, expected.shape[1] * expected.shape[2])
+            lane, reg = divmod(rest, expected.shape[2])
+            return out | {"explained": "one register", "mma_index": lo + t, "lane": lane, "register": reg,
+                          "expected": int(flat[i]), "recorded": value}
+    return out | {"explained": "more than one register differs"}
+
+
+def sparse_more_variants(model) -> dict:
+    """One-part changes of a fitted mma.sp datapath (:func:`separate_sparse_more`)."""
+    from ptxspec.semantics.numerics import Rounding
+
+    out = {f"alignment {model.alignment_bits + d} bits": attrs.evolve(model, alignment_bits=model.alignment_bits + d) for d in (-1, 1)}
+    out["alignment on the leading bit"] = attrs.evolve(model, reference="msb" if model.reference == "exponent" else "exponent")
+    out["final rounding flipped"] = attrs.evolve(model, rounding=Rounding.RN if model.rounding == Rounding.RZ else Rounding.RZ)
+    if model.chunk is not None:
+        out["C with the first step"] = attrs.evolve(model, c_step="first")
+        out["products in index order"] = attrs.evolve(model, order="ascending")
+        out["one step of all products"] = attrs.evolve(model, chunk=None)
+    return out
+
+
+def separate_sparse_more(directory: Path, names: list[str] | None = None) -> dict:
+    """The separating evidence of each pinned round-2 float datapath: per one-part change
+    (:func:`sparse_more_variants`), the kept dot products that change (designed probes and the
+    first random mma) and the digest blocks that no longer match; and, for the elements of B that
+    meet A's zeros, the kept dot products that change when the dense K-wide row (zeros multiplied:
+    ``0 * inf`` a NaN) goes through the datapath instead of the K/2 selected products."""
+    from ptxspec.semantics.matrix_layout import expand_sparse
+    from ptxspec.semantics.mma import datapath_for, datapath_matrix
+    from ptxspec.semantics.results import SM_90
+
+    by_combo: dict[str, list[SparseDigestRecording]] = {}
+    for r in load_sparse_more(directory):
+        by_combo.setdefault(r.recording.combination.name, []).append(r)
+    out = {}
+    for name, recs in by_combo.items():
+        combo = recs[0].recording.combination
+        if names and name not in names or combo.a in INTEGER:
+            continue
+        model = datapath_for(SM_90, combo.a, combo.b, combo.c, combo.d, None, combo.shape, sparse=True)
+        if model is None:
+            continue
+        row = {}
+        for label, variant in sparse_more_variants(model).items():
+            checks = [verify_sparse_more_entry(r, variant) for r in recs]
+            kept = 0
+            for r in recs:
+                rec = r.recording
+                expected = sparse_layout(combo, "d").to_matrix(sparse_model_registers(rec, variant, slice(0, r.kept)))
+                kept += int((expected != sparse_layout(combo, "d").to_matrix(rec.d)).sum())
+            row[label] = {"kept_dots": kept, "blocks": sum(len(c["mismatching_blocks"]) for c in checks)}
+        dense_kept = 0
+        for r in recs:
+            rec = r.recording
+            sel = slice(0, r.kept)
+            A, _ = expand_sparse(sparse_layout(combo, "a"), rec.a[sel], rec.e[sel], rec.selector, ordered=combo.ordered)
+            B = sparse_layout(combo, "b").to_matrix(rec.b[sel])
+            C = sparse_layout(combo, "c").to_matrix(rec.c[sel])
+            dense = attrs.evolve(model, order="pairs") if model.order == "pairs" else model
+            D = datapath_matrix(dense, combo.a, combo.b, combo.c, combo.d, A, B, C)
+            dense_kept += int((np.asarray(D, dtype=np.uint64) != sparse_layout(combo, "d").to_matrix(rec.d)).sum())
+        row["zeros of A multiplied (dense row)"] = {"kept_dots": dense_kept, "blocks": None}
+        row["kept dot products"] = sum(r.kept for r in recs) * 128
+        out[name] = row
+        print(name, row, flush=True)
+    return out
+
+
+def fit_sparse_more(directory: Path, names: list[str] | None = None, sample: int = 64) -> dict:
+    """:func:`fit_sparse` for the round-2 float combinations: scored on the probes and the first
+    ``sample`` kept random mma of each selector, starting from the measured datapath of the nearest
+    measured combination (the dense one of the K/2 shape, then round 1's sparse one of the same
+    types), then plain datapaths; each candidate then checked on every mma (kept D and digests)."""
+    from ptxspec.semantics.mma import MEASURED, Datapath, datapath_for
+    from ptxspec.semantics.results import SM_90
+
+    by_combo: dict[str, list[SparseDigestRecording]] = {}
+    for r in load_sparse_more(directory):
+        by_combo.setdefault(r.recording.combination.name, []).append(r)
+    results = {}
+    for name, recs in by_combo.items():
+        combo = recs[0].recording.combination
+        if names and name not in names or combo.a in INTEGER:
+            continue
+        parts = [sparse_rows_as_mma(r.recording, slice(0, r.kept if sample is None else r.recording.probes + sample)) for r in recs]
+        data = tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+        begin = [datapath_for(SM_90, combo.a, combo.b, combo.c, combo.d, None, combo.half.shape)]
+        begin += [v for k, v in MEASURED["sm_90"].items() if k[:4] == (combo.a, combo.b, combo.c, combo.d) and k[-1] == "sp"]
+        begin += [v for k, v in MEASURED["sm_90"].items() if k[2:4] == (combo.c, combo.d) and len(k) == 6 and k[-1] == "sp"]
+        begin += [Datapath(alignment_bits=b) for b in (25, 24, 26, 13, 8)]
+        best = None
+        for start in [b for b in begin if b is not None]:
+            model, s, _ = fit(None, start=start, data=data, combo=combo.half)
+            if best is None or s < best[1]:
+                best = (model, s, start)
+            if s == 0:
+                break
+        model, s, start = best
+        checks = [verify_sparse_more_entry(r, model) for r in recs]
+        results[name] = {"model": model.describe(), "datapath": model, "start": start.describe(), "probe_mismatches": s,
+                         "kept_mismatches": sum(c["kept_mismatches"] for c in checks),
+                         "mismatching_blocks": sum(len(c["mismatching_blocks"]) for c in checks), "dots": sum(c["dots"] for c in checks)}
+        print(name, {k: v for k, v in results[name].items() if k != "datapath"}, flush=True)
+    return results
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Round 2: every remaining dense combination (mma-more-*.npz, meta-mma-more.json)
+# ---------------------------------------------------------------------------------------------
+#
+#     python -m ptxspec.conformance.silicon.mma_campaign prepare-more BUNDLE        # here (ptxas)
+#     python3 conformance/silicon/mma_device.py run-more BUNDLE OUT                # on the GPU
+#     python -m ptxspec.conformance.silicon.mma_campaign verify-more DIR | fit-more DIR [NAME ...]
+#
+# The same probes, kernels and counter-based random inputs as round 1, for every dense
+# combination legal on sm_90a that round 1 did not record (:data:`MORE_COMBINATIONS`). To keep the
+# repository small, D is stored in full only for the designed probes and the first
+# ``mma_device.FULL_RANDOM`` random mma; the other random mma are stored as one digest per block
+# of ``mma_device.DIGEST_BLOCK`` mma (exhaustive_device's digest; :func:`mma_device.block_digests`),
+# which the replay recomputes from the model's D.
+
+#: Random mma per round-2 combination (times ``random_scale``), a multiple of the digest block:
+#: 1024 mma of an m16n8 shape are 131072 dot products; m8n8 shapes (64 dot products) record 2048,
+#: m8n8k4.f16 (four 8x8x4 mma per warp, 256 dot products) 1024.
+MORE_RANDOM = 1024
+#: At most this many designed probe mma (warps) per round-2 float combination.
+MORE_PROBE_MMA = 200
+
+
+@attrs.frozen
+class MoreCombination(Combination):
+    """A round-2 combination: :class:`Combination` with the layouts of A and B (only m8n8k4 with
+    .f16 takes others than .row.col, §9.7.14.5.14) and the .b1 operation (``"and"``/``"xor"``,
+    then ``.popc``)."""
+
+    alayout: str = "row"
+    blayout: str = "col"
+    bit_op: str = ""
+
+    @property
+    def name(self) -> str:
+        layouts = "" if (self.alayout, self.blayout) == ("row", "col") else f"-{self.alayout}-{self.blayout}"
+        op = f"-{self.bit_op}-popc" if self.bit_op else ""
+        return Combination.name.fget(self) + layouts + op
+
+    @property
+    def instruction(self) -> str:
+        sat = ".satfinite" if self.qualifier == ".satfinite" else ""
+        rnd = self.qualifier if self.qualifier in (".rn", ".rz", ".rm", ".rp") else ""
+        op = f".{self.bit_op}.popc" if self.bit_op else ""
+        return f"mma.sync.aligned.{self.shape}.{self.alayout}.{self.blayout}{sat}.{self.d}.{self.a}.{self.b}.{self.c}{rnd}{op}"
+
+    @property
+    def quad_pairs(self) -> bool:
+        """§9.7.14.5.1: "a warp executing mma.m8n8k4 with .f16 computes 4 MMA operations"."""
+        return self.shape == "m8n8k4" and self.a == "f16"
+
+
+def _more_combinations() -> tuple[MoreCombination, ...]:
+    C = MoreCombination
+    out = [C("m16n8k8", d, "f16", "f16", c) for d, c in (("f32", "f32"), ("f16", "f16"), ("f32", "f16"), ("f16", "f32"))]
+    out += [C("m8n8k4", d, "f16", "f16", c, alayout=al, blayout=bl)
+            for d, c in (("f16", "f16"), ("f32", "f32"), ("f32", "f16")) for al in ("row", "col") for bl in ("row", "col")]
+    out += [C("m16n8k8", "f32", "bf16", "bf16", "f32"), C("m16n8k4", "f32", "tf32", "tf32", "f32")]
+    out += [C(shape, "f64", "f64", "f64", "f64", q) for shape in ("m16n8k4", "m16n8k16") for q in (".rn", ".rz", ".rm", ".rp")]
+    out += [C("m16n8k8", "f64", "f64", "f64", "f64", q) for q in (".rn", ".rm", ".rp")]
+    fp8 = ("e4m3", "e5m2")
+    out += [C("m16n8k16", d, a, b, d) for d in ("f32", "f16") for a in fp8 for b in fp8]
+    out += [C("m16n8k32", "f32", "e5m2", "e4m3", "f32"), C("m16n8k32", "f16", "e5m2", "e5m2", "f16"), C("m16n8k32", "f16", "e4m3", "e5m2", "f16")]
+    taken = {c.name for c in COMBINATIONS}
+    for shapes, types in ((("m16n8k16", "m16n8k32", "m8n8k16"), ("s8", "u8")), (("m16n8k32", "m16n8k64", "m8n8k32"), ("s4", "u4"))):
+        for shape in shapes:
+            scale = 2 if shape.startswith("m8n8") else 1
+            for a in types:
+                for b in types:
+                    for q in ("", ".satfinite"):
+                        # i4: .satfinite on one shape (m16n8k64), every sign pair.
+                        if q and types[0] == "s4" and shape != "m16n8k64":
+                            continue
+                        c = C(shape, "s32", a, b, "s32", q, random_scale=scale)
+                        if Combination(shape, "s32", a, b, "s32", q).name not in taken:
+                            out.append(c)
+    out += [C(shape, "s32", "b1", "b1", "s32", bit_op=op, random_scale=2 if shape == "m8n8k128" else 1)
+            for shape in ("m16n8k128", "m16n8k256", "m8n8k128") for op in ("and", "xor")]
+    out = [attrs.evolve(c, random_scale=2) if c.shape == "m8n8k4" and c.a == "f64" else c for c in out]
+    return tuple(out)
+
+
+MORE_COMBINATIONS: tuple[MoreCombination, ...] = _more_combinations()
+
+
+def more_layout(combo: MoreCombination, operand: str):
+    """The fragment layout (semantics/matrix_layout.py) of ``operand`` of ``combo``; for
+    m8n8k4.f16 the four computations' matrices are stacked along the rows."""
+    from ptxspec.semantics.matrix_layout import fragment_layout
+
+    chosen = {"a": combo.alayout, "b": combo.blayout}.get(operand) if combo.quad_pairs else None
+    return fragment_layout(combo.shape, operand, getattr(combo, operand), layout=chosen)
+
+
+def more_description(combo: MoreCombination, operand: str) -> dict:
+    """:func:`operand_description` from the fragment layouts (registers of sub-byte, .b1 and
+    quad-pair operands included), as the device generator reads it."""
+    lay = more_layout(combo, operand)
+    t = getattr(combo, operand)
+    if t in INTEGER:
+        element = {"type": t, "kind": "int", "bits": lay.element_bits, "signed": INTEGER[t][1]}
+    else:
+        f = FORMATS[t]
+        element = {"type": t, "kind": "float", "bits": lay.element_bits, "exponent_bits": f.exponent_bits, "mantissa_bits": f.mantissa_bits, "shift": f.shift}
+    return {"registers": lay.registers, "register_bits": lay.register_bits, "rows": lay.rows, "cols": lay.cols, "element": element}
+
+
+def _stack(combo: MoreCombination, A, B, C):
+    """m8n8k4.f16: four consecutive 8x8x4 problems -> one warp's stacked matrices (padded)."""
+    m, n, k = combo.mnk
+    pad = -len(A) % 4
+    A, B, C = (np.concatenate([x, np.zeros((pad,) + x.shape[1:], dtype=x.dtype)]) for x in (A, B, C))
+    return A.reshape(-1, 4 * m, k), B.reshape(-1, 4 * k, n), C.reshape(-1, 4 * m, n)
+
+
+def _unstack(combo: MoreCombination, *xs):
+    """The inverse of :func:`_stack`: ``[warp, 4*R, cols]`` -> ``[4*warp, R, cols]``."""
+    return tuple(x.reshape(-1, x.shape[-2] // 4, x.shape[-1]) for x in xs)
+
+
+def more_probes(combo: MoreCombination) -> dict:
+    """The designed probes (:func:`probes`) of ``combo`` as registers, at most
+    :data:`MORE_PROBE_MMA` warps for a float combination."""
+    cap = MORE_PROBE_MMA * (4 if combo.quad_pairs else 1) if combo.a not in INTEGER else PROBE_MMA
+    p = probes(combo, cap)
+    A, B, C = p["a"], p["b"], p["c"]
+    if combo.quad_pairs:
+        A, B, C = _stack(combo, A, B, C)
+    out = {}
+    for o, x in zip("abc", (A, B, C)):
+        lay = more_layout(combo, o)
+        out[o] = np.asarray(lay.from_matrix(x)).astype(np.uint64 if lay.register_bits == 64 else np.uint32)
+    return out | {"designed": p["designed"], "available": p["available"]}
+
+
+def more_plan(named, random: int = MORE_RANDOM) -> tuple[list[dict], dict[str, np.ndarray]]:
+    """The plan entries and probe registers of ``named`` ((kernel name, combination) pairs; no
+    ptxas here)."""
+    plan, arrays = [], {}
+    for name, combo in named:
+        p = more_probes(combo)
+        for o in "abc":
+            arrays[f"{combo.name}_{o}"] = p[o]
+        plan.append({
+            "name": combo.name, "kernel": name, "instruction": combo.instruction, "file": 0,
+            "operands": {o: more_description(combo, o) for o in "abcd"},
+            "probes": int(p["a"].shape[0]), "designed": p["designed"], "random": random * combo.random_scale, "seed": seed_of(combo),
+            "full": mma_device.FULL_RANDOM, "block": mma_device.DIGEST_BLOCK,
+        })
+    return plan, arrays
+
+
+def prepare_more(bundle: Path, random: int = MORE_RANDOM) -> None:
+    """The round-2 bundle: ``more.cubin`` (one kernel per combination ptxas accepts),
+    ``more-plan.json`` and ``more-probes.npz`` (for ``mma_device.py run-more``); a combination
+    that ptxas refuses is listed under ``rejected`` with ptxas's message."""
+    block = mma_device.DIGEST_BLOCK
+    if random % block or random <= mma_device.FULL_RANDOM:
+        raise SystemExit(f"--random must be a multiple of {block} above {mma_device.FULL_RANDOM}")
+    bundle.mkdir(parents=True, exist_ok=True)
+    named = [(f"mmx{i:02d}", c) for i, c in enumerate(MORE_COMBINATIONS)]
+    ops = {c.name: {o: more_description(c, o) for o in "abcd"} for _, c in named}
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        verdicts = list(pool.map(lambda nc: assemble(HEADER + kernel(nc[1], nc[0], ops[nc[1].name])), named))
+    accepted = [(n, c) for (n, c), (ok, _, _) in zip(named, verdicts) if ok]
+    rejected = {c.instruction: msg for (n, c), (ok, msg, _) in zip(named, verdicts) if not ok}
+    ok, msg, cubin = assemble(HEADER + "\n".join(kernel(c, n, ops[c.name]) for n, c in accepted))
+    if not ok:
+        raise SystemExit(f"the combined module did not assemble: {msg}")
+    plan, arrays = more_plan(accepted, random)
+    (bundle / "more.cubin").write_bytes(cubin)
+    (bundle / "more-plan.json").write_text(json.dumps({"combinations": plan, "rejected": rejected}, indent=1))
+    np.savez_compressed(bundle / "more-probes.npz", **arrays)
+    print(f"{len(accepted)} combinations assembled, {len(rejected)} rejected by ptxas: {sorted(rejected)}")
+
+
+@attrs.frozen
+class MoreRecording:
+    """One round-2 combination: registers ``[mma, 32, registers]`` of A, B, C for every mma (the
+    random ones regenerated), D of the first ``full`` mma (the probes and the first random ones)
+    and one digest per block of ``block`` mma after those."""
+
+    combination: MoreCombination
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    d: np.ndarray
+    digests: np.ndarray
+    probes: int
+    block: int
+
+    @property
+    def full(self) -> int:
+        return self.d.shape[0]
+
+    @property
+    def dots_per_mma(self) -> int:
+        m, n, _ = self.combination.mnk
+        return m * n * (4 if self.combination.quad_pairs else 1)
+
+    @property
+    def dots(self) -> int:
+        return (self.full - self.probes + len(self.digests) * self.block) * self.dots_per_mma
+
+
+def more_combination_named(name: str) -> MoreCombination:
+    return next(c for c in MORE_COMBINATIONS if c.name == name)
+
+
+def load_more(directory: Path) -> list[MoreRecording]:
+    """Every round-2 combination recorded under ``directory`` (``meta-mma-more.json``,
+    ``mma-more-*.npz``)."""
+    meta = json.loads((directory / "meta-mma-more.json").read_text())
+    arrays: dict[str, np.ndarray] = {}
+    for f in sorted(directory.glob("mma-more-*.npz")):
+        with np.load(f) as z:
+            arrays.update({k: z[k] for k in z.files})
+    out = []
+    for entry in meta["combinations"]:
+        name = entry["name"]
+        a, b, c = mma_device.combination_inputs(entry, {f"{name}_{o}": arrays[f"{name}_{o}"] for o in "abc"})
+        out.append(MoreRecording(more_combination_named(name), a, b, c, arrays[f"{name}_d"], arrays[f"{name}_digests"], entry["probes"], entry["block"]))
+    return out
+
+
+def more_matrices(combo: MoreCombination, *registers) -> tuple[np.ndarray, ...]:
+    """Registers of A, B, C (and D) -> the matrices of element bits of each mma computation
+    (``[mma, M, K]``...; the four computations of an m8n8k4.f16 warp as four mma)."""
+    out = tuple(np.asarray(more_layout(combo, o).to_matrix(x)) for o, x in zip("abcd", registers))
+    return _unstack(combo, *out) if combo.quad_pairs else out
+
+
+def more_model(combo: MoreCombination, profile=None):
+    """The datapath ``profile`` (default sm_90) gives ``combo``, None for integers; raises
+    LookupError if the profile has none (the combination is not pinned)."""
+    from ptxspec.semantics.mma import datapath_for
+    from ptxspec.semantics.numerics import Rounding
+    from ptxspec.semantics.results import SM_90
+
+    if combo.a in INTEGER:
+        return None
+    rounding = Rounding(combo.qualifier.lstrip(".")) if combo.qualifier else Rounding.RN
+    model = datapath_for(profile or SM_90, combo.a, combo.b, combo.c, combo.d, rounding, combo.shape)
+    if model is None:
+        raise LookupError(f"{combo.name}: no measured datapath")
+    return model
+
+
+def more_expected(combo: MoreCombination, a, b, c, model=None) -> np.ndarray:
+    """D registers ``[mma, 32, registers]`` of the inputs under ``model`` (default: the sm_90
+    datapath; exact :func:`integer_matrix` for integers)."""
+    from ptxspec.semantics.mma import datapath_matrix, integer_matrix
+
+    A, B, C = more_matrices(combo, a, b, c)
+    if combo.a in INTEGER:
+        D = integer_matrix(combo.a, combo.b, A, B, C, satfinite=combo.qualifier == ".satfinite", bit_op=combo.bit_op or None)
+    else:
+        D = datapath_matrix(model or more_model(combo), combo.a, combo.b, combo.c, combo.d, A, B, C)
+    D = np.asarray(D, dtype=np.uint64)
+    if combo.quad_pairs:
+        D = D.reshape(-1, 4 * D.shape[-2], D.shape[-1])
+    lay = more_layout(combo, "d")
+    return np.asarray(lay.from_matrix(D)).astype(np.uint64 if lay.register_bits == 64 else np.uint32)
+
+
+def replay_more(rec: MoreRecording, model=None, blocks=None) -> dict:
+    """Compare ``rec`` with ``model``: every stored D register, and the digests of the blocks
+    ``blocks`` (default all). Returns the dot products compared, the mismatching elements of the
+    stored part (``[mma, row, col]`` of the computation matrices) and the indices of the blocks
+    whose digest differs."""
+    full = rec.full
+    expected = more_expected(rec.combination, rec.a[:full], rec.b[:full], rec.c[:full], model)
+    got_m = more_matrices(rec.combination, rec.a[:full], rec.b[:full], rec.c[:full], rec.d)[3]
+    want_m = more_matrices(rec.combination, rec.a[:full], rec.b[:full], rec.c[:full], expected)[3]
+    bad = np.argwhere(got_m != want_m)
+    blocks = range(len(rec.digests)) if blocks is None else blocks
+    bad_blocks = []
+    for i in blocks:
+        lo = full + i * rec.block
+        sel = slice(lo, lo + rec.block)
+        d = more_expected(rec.combination, rec.a[sel], rec.b[sel], rec.c[sel], model)
+        if mma_device.block_digests(np, d, rec.block)[0] != rec.digests[i]:
+            bad_blocks.append(int(i))
+    dots = (int(got_m.size) + len(blocks) * rec.block * rec.dots_per_mma)
+    return {"dots": dots, "stored_mismatches": len(bad), "first": bad[:5].tolist(), "bad_blocks": bad_blocks}
+
+
+def diagnose_block(rec: MoreRecording, block: int, model=None) -> list[dict]:
+    """Which D register of digest block ``block`` differs, from the digest alone: with one wrong
+    register i, the difference of the digests is ``delta * w_i mod 2^64`` (w_i odd, invertible),
+    so ``delta = diff * w_i^-1``; the candidates are the i whose delta gives a value that fits
+    the register. Returns them (mma index, lane, register, model value, implied silicon value)."""
+    from ptxspec.conformance.silicon.exhaustive_device import weights
+
+    lo = rec.full + block * rec.block
+    sel = slice(lo, lo + rec.block)
+    d = more_expected(rec.combination, rec.a[sel], rec.b[sel], rec.c[sel], model)
+    mine = int(mma_device.block_digests(np, d, rec.block)[0])
+    diff = (int(rec.digests[block]) - mine) % (1 << 64)
+    if diff == 0:
+        return []
+    flat = d.reshape(-1)
+    width = 1 << (8 * d.dtype.itemsize)
+    out = []
+    for i, w in enumerate(weights(np, 0, len(flat)).tolist()):
+        delta = diff * pow(w, -1, 1 << 64) % (1 << 64)
+        value = (int(flat[i]) + delta) % (1 << 64)
+        if value < width:
+            t, rest = divmod(i, d.shape[1] * d.shape[2])
+            out.append({"mma": lo + t, "lane": rest // d.shape[2], "register": rest % d.shape[2], "model": int(flat[i]), "silicon": value})
+    return out
+
+
+def verify_more(directory: Path, blocks: int | None = None) -> dict:
+    """Every round-2 recording against the sm_90 profile (``blocks``: only the first so many
+    digest blocks of each)."""
+    out = {}
+    for rec in load_more(directory):
+        try:
+            model = more_model(rec.combination)
+        except LookupError:
+            out[rec.combination.name] = {"dots": rec.dots, "mismatches": None}
+            print(rec.combination.name, "not pinned", flush=True)
+            continue
+        r = replay_more(rec, model, None if blocks is None else range(min(blocks, len(rec.digests))))
+        out[rec.combination.name] = r
+        print(rec.combination.name, r, flush=True)
+    return out
+
+
+def nearest_measured(combo: MoreCombination):
+    """The measured sm_90 datapath of the nearest round-1 combination: same types, the measured
+    shape of that type family (the search for ``combo`` starts there)."""
+    from ptxspec.semantics.mma import MEASURED
+    from ptxspec.semantics.numerics import Rounding
+
+    table = MEASURED["sm_90"]
+    if combo.a == "f64":
+        rounding = Rounding(combo.qualifier.lstrip(".") or "rn")
+        base = table[("f64", "f64", "f64", "f64", "rn", "m8n8k4")]
+        return attrs.evolve(base, accumulator_rounding=rounding, rounding=rounding)
+    for key, model in table.items():
+        if key[:4] == (combo.a, combo.b, combo.c, combo.d) and key[-1] != "sp":
+            return model
+    for key, model in table.items():
+        if key[:2] == (combo.a, combo.b) and key[2] == combo.c and key[-1] != "sp":
+            return model
+    for key, model in table.items():
+        if key[2:4] == (combo.c, combo.d) and key[-1] != "sp" and (combo.a in ("e4m3", "e5m2")) == (key[0] in ("e4m3", "e5m2")):
+            return model
+    return None
+
+
+def fit_more(directory: Path, names: list[str] | None = None) -> dict:
+    """Fit each round-2 float combination: the nearest measured datapath first
+    (:func:`nearest_measured`), scored on the stored D (probes and the first random mma); if it
+    does not reproduce them, :func:`fit`'s coordinate search from it (f64: the candidates of
+    :func:`f64_candidates`). Each result is then replayed on every mma (digests included)."""
+    from ptxspec.semantics.numerics import Rounding
+
+    results = {}
+    for rec in load_more(directory):
+        combo = rec.combination
+        if names and combo.name not in names or combo.a in INTEGER:
+            continue
+        full = rec.full
+        data = more_matrices(combo, rec.a[:full], rec.b[:full], rec.c[:full], rec.d)
+        start = nearest_measured(combo)
+        logical = Combination(combo.shape, combo.d, combo.a, combo.b, combo.c, combo.qualifier)
+        start_score = len(mismatches(start, logical, *data)) if start is not None else None
+        if start_score == 0:
+            model, score = start, 0
+        elif combo.a == "f64":
+            rounding = Rounding(combo.qualifier.lstrip(".") or "rn")
+            model, score = min(((m, len(mismatches(m, logical, *data))) for m in f64_candidates(rounding)), key=lambda t: t[1])
+        else:
+            model, score, _ = fit(None, start=start, data=data, combo=logical)
+        r = replay_more(rec, model)
+        results[combo.name] = {"start": start.describe() if start is not None else None, "start_mismatches": start_score, "model": model.describe(),
+                               "datapath": model, "stored_mismatches": score, **r}
+        print(f"{combo.name}: start {start_score} -> {model.describe()}: {score} stored, bad blocks {r['bad_blocks'][:10]}", flush=True)
+    return results
+
+
 if __name__ == "__main__":
-    if len(sys.argv) >= 3 and sys.argv[1] == "prepare-sparse":
+    if len(sys.argv) >= 3 and sys.argv[1] == "prepare-sparse-more":
+        prepare_sparse_more(Path(sys.argv[2]))
+    elif len(sys.argv) >= 3 and sys.argv[1] == "verify-sparse-more":
+        verify_sparse_more(Path(sys.argv[2]))
+    elif len(sys.argv) >= 3 and sys.argv[1] == "separate-sparse-more":
+        separate_sparse_more(Path(sys.argv[2]), sys.argv[3:] or None)
+    elif len(sys.argv) >= 3 and sys.argv[1] == "fit-sparse-more":
+        fit_sparse_more(Path(sys.argv[2]), sys.argv[3:] or None)
+    elif len(sys.argv) >= 3 and sys.argv[1] == "prepare-sparse":
         prepare_sparse(Path(sys.argv[2]), int(sys.argv[4]) if len(sys.argv) >= 5 and sys.argv[3] == "--random" else SPARSE_RANDOM)
     elif len(sys.argv) >= 3 and sys.argv[1] == "prepare":
         n = int(sys.argv[4]) if len(sys.argv) >= 5 and sys.argv[3] == "--random" else RANDOM
@@ -1278,6 +1974,12 @@ if __name__ == "__main__":
         verify_sparse(Path(sys.argv[2]))
     elif len(sys.argv) >= 3 and sys.argv[1] == "fit-sparse":
         fit_sparse(Path(sys.argv[2]), sys.argv[3:] or None)
+    elif len(sys.argv) >= 3 and sys.argv[1] == "prepare-more":
+        prepare_more(Path(sys.argv[2]), int(sys.argv[4]) if len(sys.argv) >= 5 and sys.argv[3] == "--random" else MORE_RANDOM)
+    elif len(sys.argv) >= 3 and sys.argv[1] == "verify-more":
+        verify_more(Path(sys.argv[2]))
+    elif len(sys.argv) >= 3 and sys.argv[1] == "fit-more":
+        fit_more(Path(sys.argv[2]), sys.argv[3:] or None)
     elif len(sys.argv) >= 3 and sys.argv[1] == "verify":
         verify(Path(sys.argv[2]))
     elif len(sys.argv) >= 3 and sys.argv[1] == "spec-check":

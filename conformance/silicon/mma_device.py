@@ -207,6 +207,45 @@ def run_sparse(bundle: Path, out: Path) -> None:
     print(f"recorded {len(plan['combinations'])} mma.sp entries on {meta['gpu']} ({meta['nvidia_smi']})")
 
 
+def run_sparse_more(bundle: Path, out: Path) -> None:
+    """mma.sp round 2: ``sparse-more.cubin``, ``sparse-more-plan.json``, ``sparse-more-probes.npz``
+    in ``bundle``; writes ``mma-sp-more-<i>.npz`` (per entry: probe A, B, C, E; D of the probes and
+    the first ``keep`` random mma; the digests of the other random mma, one per block of
+    :data:`DIGEST_BLOCK`: :func:`block_digests`, the dense round 2's) and ``meta-mma-sp-more.json``."""
+    import cupy as cp
+
+    plan = json.loads((bundle / "sparse-more-plan.json").read_text())
+    with np.load(bundle / "sparse-more-probes.npz") as z:
+        probes = {k: z[k] for k in z.files}
+    mod = cp.RawModule(path=str(bundle / "sparse-more.cubin"))
+    files: dict[int, dict[str, np.ndarray]] = {}
+    for entry in plan["combinations"]:
+        a, b, c, e = sparse_inputs(entry, probes)
+        n = a.shape[0]
+        dev = [cp.asarray(x) for x in (a, b, c, e)]
+        d = cp.zeros((n, 32, entry["operands"]["d"]["registers"]), dtype=np.uint32)
+        warps_per_block = 4
+        mod.get_function(entry["kernel"])(((n + warps_per_block - 1) // warps_per_block,), (32 * warps_per_block,), (*dev, d, np.uint32(n)))
+        cp.cuda.runtime.deviceSynchronize()
+        d = cp.asnumpy(d)
+        kept = entry["probes"] + entry["keep"]
+        arrays = files.setdefault(entry["file"], {})
+        for name, x in zip("abce", (a, b, c, e)):
+            arrays[f"{entry['name']}_{name}"] = x[: entry["probes"]]
+        arrays[f"{entry['name']}_d"] = d[:kept]
+        arrays[f"{entry['name']}_digests"] = block_digests(np, d[kept:], DIGEST_BLOCK)
+        print(f"{entry['name']}: {n} mma ({entry['probes']} designed, {entry['random']} random; {kept} kept, "
+              f"{(n - kept) // DIGEST_BLOCK} digests)", flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    for index, arrays in sorted(files.items()):
+        np.savez_compressed(out / f"mma-sp-more-{index}.npz", **arrays)
+    meta = _device_meta(cp, plan, "issue 7 mma.sp round 2: conformance/silicon/mma_campaign.py (prepare-sparse-more), "
+                                  "conformance/silicon/mma_device.py (run-sparse-more)")
+    meta["digest"] = f"mma_device.block_digests: one uint64 per block of {DIGEST_BLOCK} random mma after the first kept ones"
+    (out / "meta-mma-sp-more.json").write_text(json.dumps(meta, indent=1))
+    print(f"recorded {len(plan['combinations'])} mma.sp entries (round 2) on {meta['gpu']} ({meta['nvidia_smi']})")
+
+
 def run(bundle: Path, out: Path) -> None:
     import cupy as cp
 
@@ -254,11 +293,85 @@ def run(bundle: Path, out: Path) -> None:
     print(f"recorded {len(plan['combinations'])} combinations on {meta['gpu']} ({smi})")
 
 
+# ---------------------------------------------------------------------------------------------
+# Round 2 (``run-more``): every remaining dense combination, random D as per-block digests
+# ---------------------------------------------------------------------------------------------
+
+#: Random mma per digest block, and random mma (after the probes) whose D is kept in full.
+DIGEST_BLOCK = 64
+FULL_RANDOM = 64
+
+
+def _digest_functions():
+    """``weights`` and ``chunk_digests`` of exhaustive_device (imported, not copied): from the
+    package here, from the script's folder on the device machine."""
+    try:
+        from ptxspec.conformance.silicon.exhaustive_device import chunk_digests, weights
+    except ImportError:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from exhaustive_device import chunk_digests, weights
+    return weights, chunk_digests
+
+
+def block_digests(xp, d, block: int = DIGEST_BLOCK):
+    """One uint64 per ``block`` consecutive mma of the D registers ``d`` ``[mma, 32, registers]``:
+    ``sum_i r_i * (splitmix64(i) | 1) mod 2^64`` over the block's registers in ``[mma, lane,
+    register]`` order, zero-extended to 64 bits, ``i`` counting from 0 within the block
+    (exhaustive_device's digest; ``xp``: numpy or cupy)."""
+    weights, chunk_digests = _digest_functions()
+    size = block * d.shape[1] * d.shape[2]
+    bits = size.bit_length() - 1
+    if size != 1 << bits or d.shape[0] % block:
+        raise ValueError(f"{d.shape[0]} mma of {d.shape[1:]} registers: not whole blocks of {block} (a power of two in registers)")
+    w = xp.tile(weights(xp, 0, size), d.shape[0] // block)
+    return chunk_digests(xp, d.reshape(-1), w, bits)
+
+
+def run_more(bundle: Path, out: Path) -> None:
+    """Round 2: ``more.cubin``, ``more-plan.json``, ``more-probes.npz`` in ``bundle``; writes
+    ``mma-more-0.npz`` (per combination: probe A, B, C; D of the probes and of the first
+    ``full`` random mma; the digests of the other random mma, one per block) and
+    ``meta-mma-more.json``."""
+    import cupy as cp
+
+    plan = json.loads((bundle / "more-plan.json").read_text())
+    with np.load(bundle / "more-probes.npz") as z:
+        probes = {k: z[k] for k in z.files}
+    mod = cp.RawModule(path=str(bundle / "more.cubin"))
+    arrays: dict[str, np.ndarray] = {}
+    for entry in plan["combinations"]:
+        a, b, c = combination_inputs(entry, probes)
+        n = a.shape[0]
+        d_op = entry["operands"]["d"]
+        d_dtype = np.uint64 if d_op["register_bits"] == 64 else np.uint32
+        dev = [cp.asarray(x) for x in (a, b, c)]
+        d = cp.zeros((n, 32, d_op["registers"]), dtype=d_dtype)
+        warps_per_block = 4
+        mod.get_function(entry["kernel"])(((n + warps_per_block - 1) // warps_per_block,), (32 * warps_per_block,), (*dev, d, np.uint32(n)))
+        cp.cuda.runtime.deviceSynchronize()
+        full = entry["probes"] + entry["full"]
+        for name, x in zip("abc", (a, b, c)):
+            arrays[f"{entry['name']}_{name}"] = x[: entry["probes"]]
+        arrays[f"{entry['name']}_d"] = cp.asnumpy(d[:full])
+        arrays[f"{entry['name']}_digests"] = cp.asnumpy(block_digests(cp, d[full:], entry["block"]))
+        print(f"{entry['name']}: {n} mma ({entry['probes']} designed, {entry['random']} random)", flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(out / "mma-more-0.npz", **arrays)
+    meta = _device_meta(cp, plan, "issue 7 round 2, every remaining dense mma: conformance/silicon/mma_campaign.py (prepare-more), conformance/silicon/mma_device.py (run-more)")
+    meta["digest"] = f"per block of {DIGEST_BLOCK} random mma after the first {FULL_RANDOM}: sum_i r_i * (splitmix64(i) | 1) mod 2^64 (exhaustive_device)"
+    (out / "meta-mma-more.json").write_text(json.dumps(meta, indent=1))
+    print(f"recorded {len(plan['combinations'])} combinations on {meta['gpu']} ({meta['nvidia_smi']})")
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "run":
         run(Path(sys.argv[2]), Path(sys.argv[3]))
+    elif len(sys.argv) >= 4 and sys.argv[1] == "run-more":
+        run_more(Path(sys.argv[2]), Path(sys.argv[3]))
     elif len(sys.argv) >= 4 and sys.argv[1] == "run-sparse":
         run_sparse(Path(sys.argv[2]), Path(sys.argv[3]))
+    elif len(sys.argv) >= 4 and sys.argv[1] == "run-sparse-more":
+        run_sparse_more(Path(sys.argv[2]), Path(sys.argv[3]))
     else:
         print(__doc__)
         sys.exit(2)

@@ -3,13 +3,21 @@
 
 Commands::
 
-    python -m ptxspec.conformance.silicon.wgmma_campaign prepare BUNDLE     # here (ptxas)
+    python -m ptxspec.conformance.silicon.wgmma_campaign prepare BUNDLE [more] # here (ptxas)
     python3 conformance/silicon/wgmma_device.py selfcheck BUNDLE OUT       # GPU: the quick check
     python3 conformance/silicon/wgmma_device.py run BUNDLE OUT             # GPU: the campaign
     python -m ptxspec.conformance.silicon.wgmma_campaign verify DIR        # here: replay
     python -m ptxspec.conformance.silicon.wgmma_campaign fit DIR [NAME...] # here: datapath search
     python -m ptxspec.conformance.silicon.wgmma_campaign spec-check DIR [NAME...]  # manual's sets
     python -m ptxspec.conformance.silicon.wgmma_campaign digests DIR       # SHA-256 per kernel
+
+Round 2 (every sm_90a combination round 1 did not record: :data:`MORE_COMBINATIONS`) is the part
+``more``: ``prepare BUNDLE more``, then ``verify``/``fit``/``spec-check`` with ``--more``; its
+files are ``wgmma-more-*.npz`` and ``meta-wgmma-more.json``. To keep the repository small, round 2 stores
+D in full only for the designed probes and the random instances at N <= 64; every random instance
+at N = 256 is recorded as ONE 64-bit digest of its D registers, computed on the device with
+:mod:`exhaustive_device`'s scheme (:func:`wgmma_device.instance_digests`); the replay digests our D
+the same way (:func:`digest_mismatches`), so a mismatch names the instance (block), not the element.
 
 What is tested is the whole chain of the model, not only the arithmetic: each recorded instance is
 a shared-memory byte image, two matrix descriptors (start address relative to the image), the
@@ -90,6 +98,8 @@ class Combination:
     scale_b: int = 1
     satfinite: bool = False
     main: bool = True  # main: RANDOM instances, other N, probes; else a variant: RANDOM_VARIANT
+    tag: str = ""  # appended to the name (round 2: a form round 1 recorded as a variant)
+    scale_probe: bool = False  # round 2: only the designed scale-d-false instances (:func:`scale_d_matrices`)
 
     @property
     def k(self) -> int:
@@ -113,6 +123,10 @@ class Combination:
             parts.append(f"s{'n' if self.scale_a < 0 else 'p'}{'n' if self.scale_b < 0 else 'p'}")
         if self.satfinite:
             parts.append("sat")
+        if self.scale_probe:
+            parts.append("scaled")
+        if self.tag:
+            parts.append(self.tag)
         return "-".join(parts)
 
     def opcode(self, n: int) -> str:
@@ -169,6 +183,66 @@ COMBINATIONS: tuple[Combination, ...] = (
     C("bf16", "bf16", "f32", sparse=True, sp_sel=1, main=False),
     C("tf32", "tf32", "f32", sparse=True, sp_sel=1, main=False),
 )
+
+
+#: Round 2 (the part ``more``; files ``wgmma-more-*.npz``, ``meta-wgmma-more.json``): every sm_90a
+#: combination round 1 did not record. Random D of N = 256 is kept as one digest per instance
+#: (:mod:`exhaustive_device`'s scheme), D of the designed probes and of the random instances at
+#: the small other N in full.
+_FP8S = ("e4m3", "e5m2")
+_I8 = ("s8", "u8")
+MORE_COMBINATIONS: tuple[Combination, ...] = (
+    C("e4m3", "e5m2", "f16"),
+    C("e5m2", "e5m2", "f16"),
+    C("u8", "u8", "s32"),
+    *(C(a, b, "s32", satfinite=True, tag="x" if a == b == "s8" else "") for a in _I8 for b in _I8),
+    C("bf16", "bf16", "f32", a_registers=True),
+    C("tf32", "tf32", "f32", a_registers=True),
+    *(C(a, b, "f32", a_registers=True) for a in _FP8S for b in _FP8S),
+    C("e4m3", "e4m3", "f16", a_registers=True),
+    C("e5m2", "e5m2", "f16", a_registers=True, main=False),
+    C("s8", "s8", "s32", a_registers=True),
+    C("u8", "s8", "s32", a_registers=True, satfinite=True, main=False),
+    C("b1", "b1", "s32", a_registers=True, main=False),
+    C("bf16", "bf16", "f32", scale_a=-1, scale_b=-1, main=False),
+    C("bf16", "bf16", "f32", scale_a=-1, scale_b=1, main=False),
+    C("tf32", "tf32", "f32", scale_a=-1, scale_b=-1, main=False),
+    C("tf32", "tf32", "f32", scale_a=1, scale_b=-1, main=False),
+    # sparse
+    C("f16", "f16", "f16", sparse=True),
+    C("f16", "f16", "f16", sparse=True, sp_sel=1, main=False),
+    *(C(t, t, "f32", sparse=True, sp_sel=1, tag="x") for t in ("f16", "bf16", "tf32")),
+    *(C(a, b, "f32", sparse=True) for a in _FP8S for b in _FP8S if (a, b) != ("e4m3", "e4m3")),
+    *(C(a, b, "f16", sparse=True) for a in _FP8S for b in _FP8S),
+    *(C(a, b, "s32", sparse=True) for a in _I8 for b in _I8 if (a, b) != ("s8", "s8")),
+    *(C(a, b, "s32", sparse=True, satfinite=True) for a in _I8 for b in _I8),
+    C("f16", "f16", "f32", sparse=True, a_registers=True),
+    C("bf16", "bf16", "f32", sparse=True, a_registers=True, main=False),
+    C("tf32", "tf32", "f32", sparse=True, a_registers=True, main=False),
+    C("e4m3", "e4m3", "f32", sparse=True, a_registers=True),
+    C("s8", "s8", "s32", sparse=True, a_registers=True),
+    C("f16", "f16", "f32", sparse=True, sp_sel=1, a_registers=True, main=False),
+    C("f16", "f16", "f16", sparse=True, a_registers=True, main=False),
+    C("e5m2", "e4m3", "f16", sparse=True, a_registers=True, main=False),
+    # scale-d false: how does C enter (semantics/wgmma.py SCALE_D_FALSE_C)?
+    C("f16", "f16", "f32", scale_probe=True, main=False),
+    C("e4m3", "e4m3", "f32", scale_probe=True, main=False),
+    C("f16", "f16", "f16", scale_probe=True, main=False),
+)
+
+#: The campaign's parts: round 1 ("") and round 2 ("more"); a part's files are
+#: ``wgmma{-part}-<i>.npz`` and ``meta-wgmma{-part}.json``.
+PARTS: dict[str, tuple[Combination, ...]] = {"": COMBINATIONS, "more": MORE_COMBINATIONS}
+#: Round 2: the other N (powers of two: one digest covers 2^k registers) and the largest N whose
+#: random instances are kept in full.
+MORE_OTHER_N = (8, 16, 64)
+FULL_N = 64
+#: Round 2: random instances of a variant at N = FULL_N (in full) and at N = 256 (digests).
+MORE_VARIANT = 2
+
+
+def part_prefix(part: str) -> str:
+    return "wgmma" + (f"-{part}" if part else "")
 
 
 def element(t: str) -> dict:
@@ -304,6 +378,46 @@ def designed_matrices(combo: Combination) -> dict[str, np.ndarray] | None:
     return {"A": A, "B": B, "C": Cm, "designed": len(chosen), "available": len(encoded)}
 
 
+def scale_d_matrices(combo: Combination) -> dict[str, np.ndarray]:
+    """The scale-d probe (round 2): how does C enter when scale-d is false ("D = A*B", §9.7.15.5.2)?
+    Three instances of the same A and B (N = 32): scale-d false with C holding NaN, infinities,
+    +-0 and numbers; scale-d true with C = +0; scale-d true with C = -0. Rows of A: 0-15 all -0,
+    16-31 all +0, 32-47 one tiny negative element (the smallest subnormal) and -0 elsewhere, 48-63
+    one tiny positive element and -0 elsewhere; columns of B: 0-15 positive numbers, 16-23 +0,
+    24-31 negative numbers. So row/column pairs give an exact zero sum of -0 products, of +0
+    products, of mixed zeros, and a tiny negative or positive sum; D of the first instance equals
+    D of the second (C enters as +0) or of the third (as -0) or neither (C is left out)."""
+    from fractions import Fraction
+
+    fa, fc = FORMATS[combo.atype], FORMATS[combo.dtype]
+    enc = mma_campaign.encode
+    neg = lambda t, bits: bits ^ FORMATS[t].sign_mask
+    K = combo.k
+    A = np.zeros((64, K), dtype=np.uint64)
+    A[0:16] = fa.sign_mask
+    tiny = 1  # the smallest subnormal
+    A[32:48] = fa.sign_mask
+    A[48:64] = fa.sign_mask
+    for r in range(16):
+        A[32 + r, r % K] = neg(combo.atype, tiny)
+        A[48 + r, r % K] = tiny
+    rng = np.random.default_rng(20261121)
+    B = np.zeros((K, PROBE_N), dtype=np.uint64)
+    values = [Fraction(1), Fraction(3, 2), Fraction(3, 4), Fraction(1, 8), Fraction(5, 4), Fraction(7, 8)]
+    for k in range(K):
+        for c in range(PROBE_N):
+            v = enc(combo.btype, values[int(rng.integers(len(values)))])
+            B[k, c] = v if c < 16 else (0 if c < 24 else neg(combo.btype, v))
+    infinity = ((1 << fc.exponent_bits) - 1) << fc.mantissa_bits
+    specials = [enc(combo.dtype, "nan"), enc(combo.dtype, Fraction(1)), 0, fc.sign_mask, infinity | fc.sign_mask,
+                enc(combo.dtype, Fraction(-3, 2)), enc(combo.dtype, Fraction(1, 1024))]
+    Cf = np.array([[specials[(r + 3 * c) % len(specials)] for c in range(PROBE_N)] for r in range(64)], dtype=np.uint64)
+    Cf[::7, ::5] = infinity
+    Cp = np.zeros((64, PROBE_N), dtype=np.uint64)
+    Cn = np.full((64, PROBE_N), fc.sign_mask, dtype=np.uint64)
+    return {"A": np.stack([A, A, A]), "B": np.stack([B, B, B]), "C": np.stack([Cf, Cp, Cn]), "scale": np.array([0, 1, 1], dtype=np.uint32)}
+
+
 def build_instances(combo: Combination, n: int, A, B, Cm, descs, image_bytes: int) -> dict[str, np.ndarray]:
     """Stored inputs (image, A registers, accumulators, metadata, scale-d) of instances holding the
     matrices ``A`` (dense), ``B``, ``C``, written with our layout model."""
@@ -423,8 +537,10 @@ def probe_instances(combo: Combination) -> int:
     return PROBE_INSTANCES
 
 
-def plan_kernels() -> list[tuple[Combination, int, int, int]]:
+def plan_kernels(part: str = "") -> list[tuple[Combination, int, int, int]]:
     """(combination, N, probe instances wanted (0/1 flag), random instances) of every kernel."""
+    if part == "more":
+        return _plan_more()
     out = []
     for i, combo in enumerate(COMBINATIONS):
         ns = combo.ns(i)
@@ -441,9 +557,30 @@ def plan_kernels() -> list[tuple[Combination, int, int, int]]:
     return out
 
 
+def _plan_more() -> list[tuple[Combination, int, int, int]]:
+    """Round 2: a main combination records its designed probes (N = 32), RANDOM_OTHER_N random
+    instances at one small N (kept in full) and enough at N = 256 (digests) for DOTS; a variant
+    MORE_VARIANT random instances at N = FULL_N (in full) and at N = 256 (digests); a scale-d probe
+    its three designed instances."""
+    out = []
+    for i, combo in enumerate(MORE_COMBINATIONS):
+        if combo.scale_probe:
+            out.append((combo, PROBE_N, 1, 0))
+        elif not combo.main:
+            out += [(combo, FULL_N, 0, MORE_VARIANT), (combo, 256, 0, MORE_VARIANT)]
+        else:
+            other = MORE_OTHER_N[i % len(MORE_OTHER_N)]
+            designed = probe_instances(combo) * 64 * PROBE_N
+            random = max(2, -(-(DOTS - designed - RANDOM_OTHER_N * 64 * other) // (64 * 256)))
+            out += [(combo, 256, 0, random), (combo, other, 0, RANDOM_OTHER_N), (combo, PROBE_N, 1, 0)]
+    return out
+
+
 def _make(combo: Combination, n: int, probe: int, random: int, kname: str):
     """(plan entry, stored arrays, PTX) of one kernel."""
     arrays: dict[str, np.ndarray] = {}
+    if combo.scale_probe:
+        return _make_scale_probe(combo, kname)
     designed = designed_matrices(combo) if probe and n == PROBE_N else None
     probes = 0 if designed is None else designed["A"].shape[0]
     if designed is not None and probes != probe_instances(combo):
@@ -459,6 +596,18 @@ def _make(combo: Combination, n: int, probe: int, random: int, kname: str):
     if designed is not None:
         entry["designed"], entry["available"] = designed["designed"], designed["available"]
     return entry, arrays, kernel(combo, n, kname, region["image_bytes"])
+
+
+def _make_scale_probe(combo: Combination, kname: str):
+    """(plan entry, stored arrays, PTX) of a scale-d probe kernel (:func:`scale_d_matrices`)."""
+    m = scale_d_matrices(combo)
+    layouts = layout_plan(combo, PROBE_N, 3)
+    descs, region = regions(combo, PROBE_N, layouts)
+    built = build_instances(combo, PROBE_N, m["A"], m["B"], m["C"], descs, region["image_bytes"])
+    built["scale"] = m["scale"]
+    name = f"{combo.name}-n{PROBE_N}"
+    entry = kernel_entry(combo, PROBE_N, kname, 3, 0, layouts, descs, region)
+    return entry, {f"{name}_p{k}": v for k, v in built.items()}, kernel(combo, PROBE_N, kname, region["image_bytes"])
 
 
 def selfcheck_kernels() -> list[tuple[dict, dict, str]]:
@@ -489,10 +638,23 @@ def selfcheck_kernels() -> list[tuple[dict, dict, str]]:
     return out
 
 
-def prepare(bundle: Path) -> None:
+def digest_bits(entry: dict) -> int:
+    """log2 of the D registers of one instance (128 threads): one digest covers one instance."""
+    size = 128 * entry["d_registers"]
+    if size & (size - 1):
+        raise ValueError(f"{entry['name']}: {size} D registers per instance, not a power of two")
+    return size.bit_length() - 1
+
+
+def prepare(bundle: Path, part: str = "") -> None:
     bundle.mkdir(parents=True, exist_ok=True)
-    specs = plan_kernels()
-    made = [_make(c, n, p, r, f"wg{i:03d}") for i, (c, n, p, r) in enumerate(specs)]
+    specs = plan_kernels(part)
+    made = [_make(c, n, p, r, f"{'wm' if part else 'wg'}{i:03d}") for i, (c, n, p, r) in enumerate(specs)]
+    if part:  # round 2: random D in full only up to N = FULL_N, else one digest per instance
+        for entry, _, _ in made:
+            entry["full_random"] = entry["random"] if entry["n"] <= FULL_N else 0
+            if entry["random"] > entry["full_random"]:
+                entry["digest_bits"] = digest_bits(entry)
     selfs = selfcheck_kernels()
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         verdicts = list(pool.map(lambda m: assemble(HEADER + m[2]), made + selfs))
@@ -512,7 +674,7 @@ def prepare(bundle: Path) -> None:
     # output files: D registers (4 bytes each) of every instance, stored probe inputs
     file, used = 0, 0
     for entry in kernels:
-        size = (entry["probes"] + entry["random"]) * 128 * entry["d_registers"] * 4
+        size = (entry["probes"] + entry.get("full_random", entry["random"])) * 128 * entry["d_registers"] * 4 + 8 * entry["random"]
         if used and used + size > FILE_BYTES:
             file, used = file + 1, 0
         used += size
@@ -521,10 +683,10 @@ def prepare(bundle: Path) -> None:
         raise SystemExit(f"{file + 1} output files: more than 3")
     (bundle / "wgmma.cubin").write_bytes(cubin)
     (bundle / "wgmma.ptx.gz").write_bytes(gzip.compress(source.encode()))
-    plan = {"kernels": kernels, "selfcheck": selfcheck, "rejected": rejected, "assembler": f"ptxas -arch=sm_90a ({ptxas_version()})"}
+    plan = {"kernels": kernels, "selfcheck": selfcheck, "rejected": rejected, "assembler": f"ptxas -arch=sm_90a ({ptxas_version()})", "part": part}
     (bundle / "wgmma-plan.json").write_text(json.dumps(plan, indent=1))
     np.savez_compressed(bundle / "wgmma-probes.npz", **arrays)
-    for name in ("mma_device.py", "wgmma_device.py"):
+    for name in ("mma_device.py", "wgmma_device.py", "exhaustive_device.py"):
         (bundle / name).write_text((Path(__file__).parent / name).read_text())
     dots = sum((e["probes"] + e["random"]) * 64 * e["n"] for e in kernels)
     print(f"{len(kernels)} kernels + {len(selfcheck)} self-check kernels assembled, {len(rejected)} rejected: {sorted(rejected)}; "
@@ -547,8 +709,9 @@ class Recording:
     c: np.ndarray  # [instances, 128, d_registers] uint32
     meta: np.ndarray  # [instances, 128] uint32
     scale: np.ndarray  # [instances] uint32
-    d: np.ndarray  # [instances, 128, d_registers] uint32 (recorded)
+    d: np.ndarray  # [stored instances, 128, d_registers] uint32 (recorded; round 1: every instance)
     base: np.ndarray  # [instances] shared-memory base address seen on the device
+    digests: np.ndarray | None = None  # round 2: [instances - stored] uint64, one per remaining instance
 
     @property
     def name(self) -> str:
@@ -566,15 +729,22 @@ class Recording:
     def dots(self) -> int:
         return self.count * 64 * self.entry["n"]
 
+    @property
+    def stored(self) -> int:
+        """Instances whose D is recorded in full (the first ones); the rest have digests."""
+        return self.d.shape[0]
+
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sm_90"
 
 
-def load(directory: Path = DATA) -> list[Recording]:
-    """Every kernel recorded under ``directory`` (``meta-wgmma.json`` and ``wgmma-*.npz``)."""
-    meta = json.loads((directory / "meta-wgmma.json").read_text())
+def load(directory: Path = DATA, part: str = "") -> list[Recording]:
+    """Every kernel recorded under ``directory`` (``meta-wgmma{-part}.json`` and
+    ``wgmma{-part}-<i>.npz``; round 1: no part, round 2: ``more``)."""
+    prefix = part_prefix(part)
+    meta = json.loads((directory / f"meta-{prefix}.json").read_text())
     arrays: dict[str, np.ndarray] = {}
-    for f in sorted(directory.glob("wgmma-*.npz")):
+    for f in sorted(directory.glob(f"{prefix}-[0-9]*.npz")):
         with np.load(f) as z:
             arrays.update({k: z[k] for k in z.files})
     out = []
@@ -583,8 +753,14 @@ def load(directory: Path = DATA) -> list[Recording]:
             continue
         probes = {k: v for k, v in arrays.items() if k.startswith(entry["name"] + "_p")}
         x = wgmma_device.kernel_inputs(entry, probes)
-        out.append(Recording(entry, x["image"], x["desc"], x["a"], x["d"], x["meta"], x["scale"], arrays[f"{entry['name']}_out"], arrays[f"{entry['name']}_base"]))
+        out.append(Recording(entry, x["image"], x["desc"], x["a"], x["d"], x["meta"], x["scale"], arrays[f"{entry['name']}_out"], arrays[f"{entry['name']}_base"],
+                             arrays.get(f"{entry['name']}_digest")))
     return out
+
+
+def load_all(directory: Path = DATA) -> list[Recording]:
+    """The recordings of every part present under ``directory``."""
+    return [r for part in PARTS if (directory / f"meta-{part_prefix(part)}.json").exists() for r in load(directory, part)]
 
 
 def form_of(rec: Recording):
@@ -597,26 +773,31 @@ def form_of(rec: Recording):
 
 
 def matrices(rec: Recording, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """A (dense), B, C, D of instance ``i`` as element-bit matrices, read with OUR layout model."""
+    """A (dense), B, C, D of instance ``i`` as element-bit matrices, read with OUR layout model
+    (D is None for an instance recorded only as a digest)."""
     e = rec.entry
     form = form_of(rec)
     a = rec.a[i] if e["a_registers"] else int(rec.desc[i, 0])
     A, B, Cm = wl.wgmma_operands(form, rec.image[i], a, int(rec.desc[i, 1]), rec.c[i], trans_a=e["trans_a"], trans_b=e["trans_b"],
                                  sp_meta=rec.meta[i] if e["sparse"] else None, sp_sel=e["sp_sel"])
-    D = wl.fragment_layout(form["shape"], "d", e["dtype"]).to_matrix(rec.d[i])
+    # round 2: an instance recorded only as a digest has no D to read
+    D = wl.fragment_layout(form["shape"], "d", e["dtype"]).to_matrix(rec.d[i]) if i < rec.stored else None
     return A, B, Cm, D
 
 
 def effective(rec: Recording, i: int, A, B, Cm):
-    """A, B, C as the arithmetic sees them: imm-scale negation, scale-d false -> C = -0 (0)."""
+    """A, B, C as the arithmetic sees them: imm-scale negation, scale-d false -> C = the zero of
+    :func:`ptxspec.semantics.wgmma.zero_accumulator` (sm_90: -0 unless wgmma_measured says +0; 0)."""
     e = rec.entry
     if e["scale_a"] == -1:
         A = A ^ np.uint64(1 << (type_bits(e["atype"]) - 1))
     if e["scale_b"] == -1:
         B = B ^ np.uint64(1 << (type_bits(e["btype"]) - 1))
-    if not rec.scale[i]:
-        ident = 0 if e["dtype"] == "s32" else 1 << (FORMATS[e["dtype"]].width - 1)
-        Cm = np.full(Cm.shape, ident, dtype=np.uint64)
+    if not rec.scale[i]:  # the zero the sm_90 profile puts in place of C (semantics/wgmma.py)
+        from ptxspec.semantics.results import profile_named
+        from ptxspec.semantics.wgmma import zero_accumulator
+
+        Cm = np.full(Cm.shape, zero_accumulator(profile_named("sm_90"), e["dtype"]), dtype=np.uint64)
     return A, B, Cm
 
 
@@ -636,27 +817,54 @@ def model_d(rec: Recording, i: int, model=None) -> np.ndarray:
     return mma.datapath_matrix(model, e["atype"], e["btype"], e["dtype"], e["dtype"], A, B, Cm)
 
 
-def verify(directory: Path = DATA, names: list[str] | None = None, log=print) -> dict[str, dict]:
-    """Per kernel: instances, dot products, mismatching elements against our model."""
+def model_registers(rec: Recording, i: int, model=None) -> np.ndarray:
+    """Our D of instance ``i`` as the threads' registers ``[128, d_registers]`` uint32."""
+    e = rec.entry
+    return wl.fragment_layout(f"m64n{e['n']}k{e['k']}", "d", e["dtype"]).from_matrix(model_d(rec, i, model)).astype(np.uint32)
+
+
+def model_digests(rec: Recording, model=None) -> np.ndarray:
+    """The digests of our D of the instances recorded only as digests (round 2), computed with
+    the device's :func:`wgmma_device.instance_digests`."""
+    regs = [model_registers(rec, i, model) for i in range(rec.stored, rec.count)]
+    if not regs:
+        return np.zeros(0, dtype=np.uint64)
+    return wgmma_device.instance_digests(np.stack(regs), rec.entry["digest_bits"])
+
+
+def digest_mismatches(rec: Recording, model=None) -> list[int]:
+    """Instance numbers (of ``rec``, counting the stored ones) whose recorded digest differs from
+    the digest of our D."""
+    if rec.digests is None:
+        return []
+    return [rec.stored + j for j in np.nonzero(model_digests(rec, model) != rec.digests)[0].tolist()]
+
+
+def verify(directory: Path = DATA, names: list[str] | None = None, log=print, part: str = "") -> dict[str, dict]:
+    """Per kernel: instances, dot products, mismatching elements (instances in full) and
+    mismatching digests (round 2's other instances) against our model."""
     report = {}
-    for rec in load(directory):
+    for rec in load(directory, part):
         if names and rec.name not in names and rec.entry["combination"] not in names:
             continue
         bad, first = 0, None
         try:
-            for i in range(rec.count):
+            for i in range(rec.stored):
                 _, _, _, D = matrices(rec, i)
                 diff = np.argwhere(model_d(rec, i) != D)
                 bad += len(diff)
                 if len(diff) and first is None:
                     first = (i, *map(int, diff[0]))
+            blocks = digest_mismatches(rec)
         except LookupError as error:
             report[rec.name] = {"dots": rec.dots, "skipped": str(error)}
             log(f"{rec.name}: skipped ({error})")
             continue
-        report[rec.name] = {"instances": rec.count, "dots": rec.dots, "mismatches": bad, "first": first}
-        log(f"{rec.name}: {rec.count} instances, {rec.dots} dot products, {bad} mismatches" + (f" (first at instance/row/col {first})" if first else ""))
-        if bad:
+        report[rec.name] = {"instances": rec.count, "stored": rec.stored, "dots": rec.dots, "mismatches": bad + len(blocks), "first": first,
+                            "element_mismatches": bad, "digest_mismatches": blocks}
+        log(f"{rec.name}: {rec.count} instances ({rec.count - rec.stored} as digests), {rec.dots} dot products, {bad} mismatching elements"
+            + (f" (first at instance/row/col {first})" if first else "") + f", {len(blocks)} mismatching digests" + (f" (instances {blocks})" if blocks else ""))
+        if bad or blocks:
             for d in diagnose(rec):
                 log(f"    {d}")
     return report
@@ -667,13 +875,22 @@ def diagnose(rec: Recording, model=None) -> list[dict]:
     touch (a wrong A layout spoils whole rows, a wrong B layout whole columns, a wrong fragment a
     pattern of threads), and the instance's layouts and scale-d."""
     out = []
-    for i in range(rec.count):
+    for i in range(rec.stored):
         _, _, _, D = matrices(rec, i)
         bad = model_d(rec, i, model) != D
         if bad.any():
             rows, cols = np.nonzero(bad)
             out.append({"instance": i, "mismatches": int(bad.sum()), "rows": int(np.unique(rows).size), "cols": int(np.unique(cols).size),
                         "layout": rec.entry["layouts"][i], "scale_d": int(rec.scale[i]), "stored": i < rec.entry["probes"]})
+    # round 2: an instance recorded as a digest says only THAT it differs; our D of it is
+    # recomputed element by element, but there is nothing to compare the elements with
+    if rec.digests is not None:
+        ours = model_digests(rec, model)
+        for j in np.nonzero(ours != rec.digests)[0].tolist():
+            i = rec.stored + j
+            out.append({"instance": i, "digest_block": j, "recorded_digest": f"{int(rec.digests[j]):#018x}", "model_digest": f"{int(ours[j]):#018x}",
+                        "layout": rec.entry["layouts"][i], "scale_d": int(rec.scale[i]),
+                        "note": "recorded as a digest only: the block differs somewhere; no element can be named"})
     return out
 
 
@@ -689,7 +906,7 @@ def spec_check(rec: Recording, instances=None, per_instance: int = 256, seed: in
     e = rec.entry
     rng = np.random.default_rng(seed)
     checked = outside = 0
-    for i in (range(rec.count) if instances is None else instances):
+    for i in (range(rec.stored) if instances is None else instances):
         A, B, Cm, D = matrices(rec, i)
         A, B, Cm = effective(rec, i, A, B, Cm)
         if i < e["probes"]:
@@ -712,7 +929,7 @@ def output_digests(directory: Path) -> dict:
 
     meta = json.loads((directory / "meta-wgmma.json").read_text())
     digests = {}
-    for f in sorted(directory.glob("wgmma-*.npz")):
+    for f in sorted(directory.glob("wgmma-[0-9]*.npz")):  # round 1's files only
         with np.load(f) as z:
             for k in z.files:
                 if k.endswith("_out"):
@@ -727,13 +944,27 @@ def as_mma_recording(recs: list[Recording], limit: int | None = None):
     e = recs[0].entry
     mats = []
     for rec in recs:
-        for i in range(rec.count):
+        for i in range(rec.stored):  # round 2: the instances in full (digests: :func:`digest_mismatches`)
             A, B, Cm, D = matrices(rec, i)
             A, B, Cm = effective(rec, i, A, B, Cm)
             mats.append((A, B, Cm, D, rec.entry["n"]))
             if limit and len(mats) >= limit:
                 break
     return e, mats
+
+
+def nearest_measured(atype: str, btype: str, dtype: str, sparse: bool):
+    """The measured datapath of these types, else of the nearest measured combination (the dense
+    form of the same types; then the same A/B family and D type: e4m3.e4m3 for fp8, f16.f16 for
+    16-bit types) -- where round 2's fit starts."""
+    from ptxspec.semantics import wgmma_measured
+
+    family = {"e4m3": "e4m3", "e5m2": "e4m3", "bf16": "f16"}.get(atype, atype)
+    for key in ((atype, btype, sparse), (atype, btype, False), (family, family, sparse), (family, family, False)):
+        found = wgmma_measured.datapath(key[0], key[1], dtype, dtype, None, key[2])
+        if found is not None:
+            return found
+    return None
 
 
 def fit(recs: list[Recording], start=None, log=print):
@@ -754,9 +985,7 @@ def fit(recs: list[Recording], start=None, log=print):
         seen[m] = sum(int(np.count_nonzero(mma.datapath_matrix(m, e["atype"], e["btype"], e["dtype"], e["dtype"], A, B, Cm) != D)) for A, B, Cm, D, _ in mats)
         return seen[m]
 
-    from ptxspec.semantics import wgmma_measured
-
-    best = start or wgmma_measured.datapath(e["atype"], e["btype"], e["dtype"], e["dtype"], None, e["sparse"]) or mma.Datapath(alignment_bits=24)
+    best = start or nearest_measured(e["atype"], e["btype"], e["dtype"], e["sparse"]) or mma.Datapath(alignment_bits=24)
     best_score = score(best)
     log(f"  {e['combination']}: start {best_score} mismatches with {best.describe()}")
     dims = mma_campaign._dimensions(fake)
@@ -774,27 +1003,74 @@ def fit(recs: list[Recording], start=None, log=print):
                 if s < best_score:
                     best, best_score, improved = candidate, s, True
                     log(f"  {e['combination']}: {s} mismatches with {best.describe()}")
+    # round 2: the instances recorded only as digests judge the fit too (an instance, not an element)
+    blocks = [(r.name, i) for r in recs for i in digest_mismatches(r, best)]
+    if any(r.digests is not None for r in recs):
+        log(f"  {e['combination']}: {len(blocks)} of {sum(len(r.digests) for r in recs if r.digests is not None)} digest instances differ with the fit"
+            + (f" ({blocks[:5]})" if blocks else ""))
     return best, best_score
 
 
+def separating_evidence(recs: list[Recording], model, names=("alignment_bits", "rounding", "via", "via_rounding", "zero_sign", "chunk", "c_step")) -> list[tuple[str, int]]:
+    """The separating evidence of a fit: for each neighbour of ``model`` (one parameter changed to
+    another value :func:`fit` searches), the mismatching elements of the recorded instances in
+    full. A fit is pinned only where every neighbour misses some."""
+    from ptxspec.semantics import mma
+
+    e, mats = as_mma_recording(recs)
+    fake = mma_campaign.Combination(f"m16n8k{e['k']}", e["dtype"], e["atype"], e["btype"], e["dtype"])
+    dims = mma_campaign._dimensions(fake)
+    dims["via"] = [None] + [(8, m) for m in (10, 12, 13, 14, 16, 23)]
+    dims["alignment_bits"] = [model.alignment_bits + d for d in (-2, -1, 1, 2)]  # the nearest widths
+    out = []
+    for name in names:
+        for v in dims.get(name, []):
+            if getattr(model, name) == v:
+                continue
+            candidate = attrs.evolve(model, **{name: v})
+            if not mma.vectorisable(candidate, e["atype"], e["btype"], e["k"]):
+                continue
+            try:
+                bad = sum(int(np.count_nonzero(mma.datapath_matrix(candidate, e["atype"], e["btype"], e["dtype"], e["dtype"], A, B, Cm) != D)) for A, B, Cm, D, _ in mats)
+            except Exception as error:  # a combination of parameters the datapath does not take
+                out.append((f"{name}={v!r}: not evaluable ({type(error).__name__})", -1))
+                continue
+            out.append((f"{name}={v!r}", bad))
+    return out
+
+
 def main(argv: list[str]) -> int:
+    part = ""
+    if "--more" in argv:  # round 2's part: wgmma-more-*.npz, meta-wgmma-more.json
+        argv, part = [a for a in argv if a != "--more"], "more"
     if len(argv) >= 2 and argv[0] == "prepare":
-        prepare(Path(argv[1]))
+        prepare(Path(argv[1]), argv[2] if len(argv) > 2 else "")
         return 0
     if argv and argv[0] == "verify":
-        report = verify(Path(argv[1]) if len(argv) > 1 else DATA, argv[2:] or None)
+        report = verify(Path(argv[1]) if len(argv) > 1 else DATA, argv[2:] or None, part=part)
         return 1 if any(r.get("mismatches") for r in report.values()) else 0
     if argv and argv[0] == "digests":
         print(json.dumps(output_digests(Path(argv[1]) if len(argv) > 1 else DATA), indent=1))
         return 0
     if argv and argv[0] == "spec-check":
-        for rec in load(Path(argv[1]) if len(argv) > 1 else DATA):
+        for rec in load(Path(argv[1]) if len(argv) > 1 else DATA, part):
             if rec.entry["dtype"] != "s32" and (len(argv) < 3 or rec.entry["combination"] in argv[2:]):
                 checked, outside = spec_check(rec, per_instance=64)
                 print(f"{rec.name}: {checked} results checked against the spec-level sets, {outside} outside")
         return 0
+    if argv and argv[0] == "neighbours":
+        from ptxspec.semantics import wgmma_measured
+
+        recs = load(Path(argv[1]) if len(argv) > 1 else DATA, part)
+        for name in argv[2:]:
+            group = [r for r in recs if r.entry["combination"] == name]
+            e = group[0].entry
+            model = wgmma_measured.datapath(e["atype"], e["btype"], e["dtype"], e["dtype"], None, e["sparse"])
+            for text, bad in separating_evidence(group, model):
+                print(f"{name}: {text}: {bad} mismatches")
+        return 0
     if argv and argv[0] == "fit":
-        recs = load(Path(argv[1]) if len(argv) > 1 else DATA)
+        recs = load(Path(argv[1]) if len(argv) > 1 else DATA, part)
         names = argv[2:] or sorted({r.entry["combination"] for r in recs if r.entry["dtype"] != "s32"})
         for name in names:
             group = [r for r in recs if r.entry["combination"] == name]

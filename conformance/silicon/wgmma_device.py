@@ -26,6 +26,12 @@ layout model (``semantics/wgmma_layout.py``) must say the same to reproduce D.
 Random inputs are regenerated from the kernel's seed by the counter-based generator of
 ``mma_device`` (SplitMix64 streams; classes bits/unit/spread/short by instance number modulo 4),
 here and on the host, bit for bit.
+
+Round 2 (a plan with ``"part": "more"``) writes ``wgmma-more-<i>.npz`` and
+``meta-wgmma-more.json``; a kernel whose entry has ``full_random`` keeps D in full only for its
+stored instances and its first ``full_random`` random ones, and one 64-bit digest per remaining
+instance (:func:`instance_digests`, the scheme of ``exhaustive_device.py``, which the bundle
+carries).
 """
 
 from __future__ import annotations
@@ -41,9 +47,10 @@ from pathlib import Path
 import numpy as np
 
 try:
-    from ptxspec.conformance.silicon import mma_device
+    from ptxspec.conformance.silicon import exhaustive_device, mma_device
 except ImportError:  # on the GPU machine, without ptxspec: run as a script next to mma_device.py
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import exhaustive_device  # type: ignore
     import mma_device  # type: ignore
 
 #: Stream numbers (the ``operand`` of ``mma_device._stream``) of each random input.
@@ -127,6 +134,32 @@ def kernel_inputs(kern: dict, probes: dict) -> dict[str, np.ndarray]:
     out = {k: np.concatenate(v) for k, v in parts.items()}
     out["image"] = out["image"].astype(np.uint8)
     out["desc"] = np.array([[int(x) for x in pair] for pair in kern["descriptors"]], dtype=np.uint64)
+    return out
+
+
+def instance_digests(d: np.ndarray, bits: int) -> np.ndarray:
+    """Round 2's record of random D: one digest per instance of ``d`` (``[instances, 128,
+    registers]``, ``2 ** bits`` registers each), :func:`exhaustive_device.chunk_digests` with the
+    weights of the indices 0 .. 2^bits - 1 (the register's index within its instance, thread-major:
+    thread t's register j is index ``t * registers + j``), numpy."""
+    flat = np.ascontiguousarray(d, dtype=np.uint32).reshape(-1)
+    if flat.size != d.shape[0] << bits:
+        raise ValueError(f"{d.shape}: not 2^{bits} registers per instance")
+    w = np.tile(exhaustive_device.weights(np, 0, 1 << bits), d.shape[0])
+    return exhaustive_device.chunk_digests(np, flat, w, bits)
+
+
+def split_outputs(kern: dict, d: np.ndarray) -> dict[str, np.ndarray]:
+    """What a kernel's D becomes in the recording: ``<name>_out`` (every instance; round 2: the
+    probes and the first ``full_random`` random instances) and, in round 2, ``<name>_digest`` (one
+    uint64 per remaining instance)."""
+    name = kern["name"]
+    if "full_random" not in kern:
+        return {f"{name}_out": d}
+    stored = kern["probes"] + kern["full_random"]
+    out = {f"{name}_out": d[:stored]}
+    if stored < d.shape[0]:
+        out[f"{name}_digest"] = instance_digests(d[stored:], kern["digest_bits"])
     return out
 
 
@@ -219,7 +252,8 @@ def selfcheck(bundle: Path, out: Path) -> int:
 
 
 def run(bundle: Path, out: Path) -> None:
-    """Every kernel of the plan; outputs in ``wgmma-<file>.npz`` and ``meta-wgmma.json``."""
+    """Every kernel of the plan; outputs in ``wgmma{-part}-<file>.npz`` and ``meta-wgmma{-part}.json``
+    (round 1: no part; round 2: part ``more``, random D of N > 64 as :func:`instance_digests`)."""
     plan, probes = _load_bundle(bundle)
     mod = _load_module(bundle)
     files: dict[int, dict[str, np.ndarray]] = {}
@@ -234,21 +268,24 @@ def run(bundle: Path, out: Path) -> None:
             print(f"{name}: FAILED {failed[name]}", flush=True)
             continue
         arrays = files.setdefault(kern["file"], {})
-        arrays[f"{name}_out"] = d
+        arrays.update(split_outputs(kern, d))
         arrays[f"{name}_base"] = base
         for k in ("image", "a", "d", "meta", "scale"):
             if kern["probes"]:
                 arrays[f"{name}_p{k}"] = probes[f"{name}_p{k}"]
         aligned = "1024-aligned" if not np.any(base % 1024) else f"NOT 1024-aligned ({sorted(set((base % 1024).tolist()))})"
-        print(f"{name}: {kern['instruction']}: {kern['probes']} stored + {kern['random']} random instances, "
+        print(f"{name}: {kern['instruction']}: {kern['probes']} stored + {kern['random']} random instances"
+              f"{'' if 'full_random' not in kern else ' (%d in full)' % kern['full_random']}, "
               f"{(kern['probes'] + kern['random']) * 64 * kern['n']} dot products; smem {aligned}", flush=True)
     out.mkdir(parents=True, exist_ok=True)
+    prefix = "wgmma" + (f"-{plan['part']}" if plan.get("part") else "")
     for index, arrays in sorted(files.items()):
-        np.savez_compressed(out / f"wgmma-{index}.npz", **arrays)
+        np.savez_compressed(out / f"{prefix}-{index}.npz", **arrays)
     meta = {**_device_meta(), "assembler": plan["assembler"], "campaign": "issue 7: conformance/silicon/wgmma_campaign.py, wgmma_device.py",
             "generator": "wgmma_device.random_instance (mma_device SplitMix64 streams; classes " + ", ".join(mma_device.CLASSES) + ")",
             "kernels": plan["kernels"], "rejected": plan["rejected"], "failed": failed}
-    (out / "meta-wgmma.json").write_text(json.dumps(meta, indent=1))
+    # round 2's meta is written compactly (the repository is already large)
+    (out / f"meta-{prefix}.json").write_text(json.dumps(meta, indent=None if plan.get("part") else 1, separators=(",", ":") if plan.get("part") else None))
     print(f"recorded {len(plan['kernels']) - len(failed)} of {len(plan['kernels'])} kernels on {meta['gpu']}; failed: {sorted(failed) or 'none'}")
 
 
