@@ -112,7 +112,8 @@ def _launch(cp, function, buffer, base: int, n: int) -> None:
     function((BLOCKS,), (THREADS,), (buffer, np.uint32(base), np.uint32(n)))
 
 
-def _device_meta(cp) -> dict:
+def device_meta(cp) -> dict:
+    """The GPU, its driver and CUDA runtime, as every campaign's meta file records them."""
     props = cp.cuda.runtime.getDeviceProperties(0)
     name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
     try:
@@ -167,7 +168,7 @@ def run(bundle: Path, out: Path, pattern: str | None = None, batch_bits: int = B
     out.mkdir(parents=True, exist_ok=True)
     np.savez(out / DIGEST_FILE, **host)
     meta = {
-        **_device_meta(cp),
+        **device_meta(cp),
         "assembler": f"ptxas -arch=sm_90a ({plan['ptxas']})",
         "ptxas_version": plan["ptxas"],
         "campaign": "issue 6: exhaustive spaces, conformance/silicon/exhaustive.py",
@@ -221,7 +222,7 @@ def values(bundle: Path, out: Path, text: str, chunk: int, cp=None) -> None:
     digest = int(digests_of(cp, buffer, chunk * size)[0])
     out.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out / VALUES_FILE, results=cp.asnumpy(buffer), form=np.array(text), chunk=np.array(chunk),
-                        digest=np.array(digest, dtype=np.uint64), gpu=np.array(_device_meta(cp)["gpu"]))
+                        digest=np.array(digest, dtype=np.uint64), gpu=np.array(device_meta(cp)["gpu"]))
     print(f"{text} chunk {chunk}: digest {digest:#018x}, values in {out / VALUES_FILE}", flush=True)
 
 

@@ -835,23 +835,29 @@ def verify(directory: Path) -> dict:
 def spec_check(directory: Path) -> dict:
     """Whether every recorded float result lies in the spec-level set (:func:`spec_dot`): per
     combination, the number of results checked and those outside."""
-    from ptxspec.semantics.mma import spec_dot
-    from ptxspec.semantics.results import contains
-
     out = {}
     for rec in load(directory):
         combo = rec.combination
         if combo.a in INTEGER:
             continue
         A, B, C, D = matrices(rec)
-        outside = []
-        for t, i, j in np.ndindex(*D.shape):
-            allowed = spec_dot(combo.a, combo.b, combo.c, combo.d, [int(x) for x in A[t, i]], [int(y) for y in B[t, :, j]], int(C[t, i, j]))
-            if not contains(allowed, int(D[t, i, j])):
-                outside.append([int(t), int(i), int(j)])
-        out[combo.name] = {"checked": int(D.size), "outside": len(outside), "first": outside[:5]}
+        out[combo.name] = outside_spec(combo, A, lambda t, i, j: B[t, :, j], C, D)
         print(combo.name, out[combo.name], flush=True)
     return out
+
+
+def outside_spec(combo, A, column, C, D) -> dict:
+    """The recorded results ``D`` outside the spec-level sets (:func:`spec_dot` of row ``A[t, i]``,
+    ``column(t, i, j)`` and ``C[t, i, j]``): the count checked, the count outside, the first few."""
+    from ptxspec.semantics.mma import spec_dot
+    from ptxspec.semantics.results import contains
+
+    outside = []
+    for t, i, j in np.ndindex(*D.shape):
+        allowed = spec_dot(combo.a, combo.b, combo.c, combo.d, [int(x) for x in A[t, i]], [int(y) for y in column(t, i, j)], int(C[t, i, j]))
+        if not contains(allowed, int(D[t, i, j])):
+            outside.append([int(t), int(i), int(j)])
+    return {"checked": int(D.size), "outside": len(outside), "first": outside[:5]}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1260,21 +1266,13 @@ def spec_check_sparse(directory: Path, random: int = 0) -> dict:
     """Whether the recorded mma.sp float results lie in the spec-level sets (:func:`spec_dot` of
     the K/2 selected products): per entry, over the designed probes and the first ``random``
     random mma, the results checked and those outside."""
-    from ptxspec.semantics.mma import spec_dot
-    from ptxspec.semantics.results import contains
-
     out = {}
     for rec in load_sparse(directory):
         combo = rec.combination
         if combo.a in INTEGER:
             continue
         A, G, C, D = sparse_matrices(rec, slice(0, rec.probes + random))
-        outside = []
-        for t, i, j in np.ndindex(*D.shape):
-            allowed = spec_dot(combo.a, combo.b, combo.c, combo.d, [int(x) for x in A[t, i]], [int(y) for y in G[t, i, :, j]], int(C[t, i, j]))
-            if not contains(allowed, int(D[t, i, j])):
-                outside.append([int(t), int(i), int(j)])
-        out[rec.name] = {"checked": int(D.size), "outside": len(outside), "first": outside[:5]}
+        out[rec.name] = outside_spec(combo, A, lambda t, i, j: G[t, i, :, j], C, D)
         print(rec.name, out[rec.name], flush=True)
     return out
 

@@ -23,7 +23,6 @@ and stores its D registers: no layout is computed on the device.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -154,17 +153,8 @@ def sparse_inputs(entry: dict, probes: dict) -> list[np.ndarray]:
 
 
 def _device_meta(cp, plan: dict, campaign: str) -> dict:
-    props = cp.cuda.runtime.getDeviceProperties(0)
-    try:
-        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
-    except OSError as e:
-        smi = f"nvidia-smi not run: {e}"
     return {
-        "gpu": props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"]),
-        "compute_capability": f"{props['major']}.{props['minor']}",
-        "driver_version": cp.cuda.runtime.driverGetVersion(),
-        "cuda_runtime_version": cp.cuda.runtime.runtimeGetVersion(),
-        "nvidia_smi": smi,
+        **_exhaustive_device().device_meta(cp),
         "assembler": "ptxas -arch=sm_90a; see rejected in this file for forms ptxas refused",
         "campaign": campaign,
         "generator": "mma_device.random_registers, mma_device.random_metadata (SplitMix64 counter stream; classes " + ", ".join(CLASSES) + ")",
@@ -272,17 +262,8 @@ def run(bundle: Path, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for index, arrays in sorted(files.items()):
         np.savez_compressed(out / f"mma-{index}.npz", **arrays)
-    props = cp.cuda.runtime.getDeviceProperties(0)
-    try:
-        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
-    except OSError as e:
-        smi = f"nvidia-smi not run: {e}"
     meta = {
-        "gpu": props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"]),
-        "compute_capability": f"{props['major']}.{props['minor']}",
-        "driver_version": cp.cuda.runtime.driverGetVersion(),
-        "cuda_runtime_version": cp.cuda.runtime.runtimeGetVersion(),
-        "nvidia_smi": smi,
+        **_exhaustive_device().device_meta(cp),
         "assembler": "ptxas -arch=sm_90a (CUDA 13.0); see rejected in this file for forms ptxas refused",
         "campaign": "issue 7: conformance/silicon/mma_campaign.py, conformance/silicon/mma_device.py",
         "generator": "mma_device.random_registers (SplitMix64 counter stream; classes " + ", ".join(CLASSES) + ")",
@@ -290,7 +271,7 @@ def run(bundle: Path, out: Path) -> None:
         "rejected": plan["rejected"],
     }
     (out / "meta-mma.json").write_text(json.dumps(meta, indent=1))
-    print(f"recorded {len(plan['combinations'])} combinations on {meta['gpu']} ({smi})")
+    print(f"recorded {len(plan['combinations'])} combinations on {meta['gpu']} ({meta['nvidia_smi']})")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,15 +283,21 @@ DIGEST_BLOCK = 64
 FULL_RANDOM = 64
 
 
-def _digest_functions():
-    """``weights`` and ``chunk_digests`` of exhaustive_device (imported, not copied): from the
-    package here, from the script's folder on the device machine."""
+def _exhaustive_device():
+    """exhaustive_device (its digest and device meta are shared, not copied): from the package
+    here, from the script's folder on the device machine."""
     try:
-        from ptxspec.conformance.silicon.exhaustive_device import chunk_digests, weights
+        from ptxspec.conformance.silicon import exhaustive_device
     except ImportError:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from exhaustive_device import chunk_digests, weights
-    return weights, chunk_digests
+        import exhaustive_device  # type: ignore
+    return exhaustive_device
+
+
+def _digest_functions():
+    """``weights`` and ``chunk_digests`` of exhaustive_device."""
+    module = _exhaustive_device()
+    return module.weights, module.chunk_digests
 
 
 def block_digests(xp, d, block: int = DIGEST_BLOCK):

@@ -201,18 +201,7 @@ def launch(mod, kern: dict, inputs: dict) -> tuple[np.ndarray, np.ndarray]:
 def _device_meta() -> dict:
     import cupy as cp
 
-    props = cp.cuda.runtime.getDeviceProperties(0)
-    try:
-        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
-    except OSError as e:
-        smi = f"nvidia-smi not run: {e}"
-    return {
-        "gpu": props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"]),
-        "compute_capability": f"{props['major']}.{props['minor']}",
-        "driver_version": cp.cuda.runtime.driverGetVersion(),
-        "cuda_runtime_version": cp.cuda.runtime.runtimeGetVersion(),
-        "nvidia_smi": smi,
-    }
+    return exhaustive_device.device_meta(cp)
 
 
 def _load_bundle(bundle: Path) -> tuple[dict, dict]:
