@@ -106,7 +106,7 @@ class FragmentLayout:
     def to_matrix(self, lanes) -> np.ndarray:
         """The matrix of element bit patterns (uint64 ``[..., rows, stored_cols]``) held by the
         lanes' registers (``[..., 32, registers]``, each a ``register_bits``-bit pattern)."""
-        lanes = _register_bits(lanes, self.register_bits, self.describe())
+        lanes = register_values(lanes, self.register_bits, self.describe())
         if lanes.shape[-2:] != (WARP, self.registers):
             raise OperandError(f"a {self.describe()} takes [..., 32, {self.registers}] registers, got shape {lanes.shape}")
         rows, cols, shifts = self._index
@@ -130,7 +130,7 @@ class FragmentLayout:
         return np.bitwise_or.reduce(fields, axis=-1)
 
 
-def _register_bits(values, bits: int, what: str) -> np.ndarray:
+def register_values(values, bits: int, what: str) -> np.ndarray:
     """Register values as uint64, refusing what a ``bits``-bit register cannot hold (a negative or
     wider integer, a float) instead of silently wrapping or masking it."""
     array = np.asarray(values)
@@ -444,7 +444,7 @@ def expand_sparse(layout: FragmentLayout, a_lanes, e_lanes, selector: int, *, or
     meta = metadata_layout(layout.shape, layout.element_type)
     meta.check_selector(selector)
     stored = layout.to_matrix(a_lanes)  # [..., M, K/2]
-    e = _register_bits(e_lanes, 32, "mma.sp metadata operand e (a .b32 register)")
+    e = register_values(e_lanes, 32, "mma.sp metadata operand e (a .b32 register)")
     if e.shape != stored.shape[:-2] + (WARP,):
         raise OperandError(f"the metadata operand is one register per lane: expected shape {stored.shape[:-2] + (WARP,)}, got {e.shape}")
     rows, cols = layout.rows, layout.cols

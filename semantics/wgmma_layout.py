@@ -435,7 +435,7 @@ class WarpgroupFragmentLayout:
 
     def to_matrix(self, threads) -> np.ndarray:
         """The matrix (uint64 ``[..., rows, stored_cols]``) held by registers ``[..., 128, registers]``."""
-        regs = ml._register_bits(threads, self.register_bits, self.describe())
+        regs = ml.register_values(threads, self.register_bits, self.describe())
         if regs.shape[-2:] != (THREADS, self.registers):
             raise OperandError(f"a {self.describe()} takes [..., 128, {self.registers}] registers, got shape {regs.shape}", section=self.section)
         rows, cols, shifts = self._index
@@ -612,7 +612,7 @@ def one_descriptor(value, name: str) -> MatrixDescriptor:
         return value
     if isinstance(value, (int, np.integer)):
         return MatrixDescriptor.decode(int(value))
-    array = ml._register_bits(value, 64, f"matrix descriptor {name}")
+    array = ml.register_values(value, 64, f"matrix descriptor {name}")
     if array.ndim == 1:
         if np.any(array != array[0]):
             raise OperandError(f"the matrix descriptor {name} differs between threads of the warpgroup (\"the contents of a matrix descriptor must be same across all the warps\")", section=WGMMA_SECTION)

@@ -127,3 +127,14 @@ def example_request(where: str) -> pa.Request:
     """A ``Known`` example's ``"sm_90a@8.7"`` as a Request."""
     arch, version = where.split("@")
     return pa.Request(arch, tuple(int(x) for x in version.split(".")))
+
+
+def changed_form(family, combo: list, k: int, rng) -> str | None:
+    """``combo`` with slot ``k`` replaced by another of the slot's tokens (``combo`` is changed in
+    place): the text of that form when it is illegal, else None."""
+    options = [t for t in choices(family)[k] if t != combo[k]]
+    if not options:
+        return None
+    combo[k] = rng.choice(options)
+    candidate = form_of(family, combo)
+    return None if is_legal(candidate) else candidate.text

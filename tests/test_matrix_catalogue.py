@@ -48,14 +48,9 @@ def neighbours(family, rng: random.Random, count: int) -> list[tuple[str, str]]:
             tokens.insert(rng.randrange(len(tokens) + 1), rng.choice(foreign))
             text, category = ".".join([family.opcode, *tokens]), "foreign"
         else:
-            options = [t for t in pb.choices(family)[k] if t != combo[k]]
-            if not options:
+            text, category = pb.changed_form(family, combo, k, rng), "changed"
+            if text is None:
                 continue
-            combo[k] = rng.choice(options)
-            candidate = pb.form_of(family, combo)
-            if pb.is_legal(candidate):
-                continue
-            text, category = candidate.text, "changed"
         try:
             mx.parse(text)
         except PtxSpecError:

@@ -56,14 +56,9 @@ def neighbours(family, rng: random.Random, count: int) -> list[tuple[str, str]]:
                 tokens.pop(rng.randrange(len(tokens)))
             text, category = ".".join(["wgmma", *tokens]), "foreign" if k == len(family.slots) else "dropped"
         else:
-            options = [t for t in pb.choices(family)[k] if t != combo[k]]
-            if not options:
+            text, category = pb.changed_form(family, combo, k, rng), "changed"
+            if text is None:
                 continue
-            combo[k] = rng.choice(options)
-            candidate = pb.form_of(family, combo)
-            if pb.is_legal(candidate):
-                continue
-            text, category = candidate.text, "changed"
         try:
             wg.parse(text)
         except PtxSpecError:

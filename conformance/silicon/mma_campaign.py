@@ -80,7 +80,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 
-from ptxspec.conformance.silicon.record import assemble
+from ptxspec.conformance.silicon.record import assemble, command_line
 from ptxspec.conformance.silicon import mma_device
 from ptxspec.semantics.numerics import Exact, Rounding, canonical_nan, decode, infinity, round_value, to_fraction
 from ptxspec.spec.types import FORMATS
@@ -1952,7 +1952,8 @@ def fit_more(directory: Path, names: list[str] | None = None) -> dict:
     return results
 
 
-if __name__ == "__main__":
+def main() -> int:
+    """The command line (see the module docstring); ``sys.argv`` as given."""
     if len(sys.argv) >= 3 and sys.argv[1] == "prepare-sparse-more":
         prepare_sparse_more(Path(sys.argv[2]))
     elif len(sys.argv) >= 3 and sys.argv[1] == "verify-sparse-more":
@@ -1986,4 +1987,9 @@ if __name__ == "__main__":
         fit_all(Path(sys.argv[2]), sys.argv[3:] or None)
     else:
         print(__doc__)
-        sys.exit(2)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(command_line(main))

@@ -298,6 +298,21 @@ def output_digests(directory: Path) -> dict:
 # A whole campaign: every part, prepared here in one command and run there in one command
 # ---------------------------------------------------------------------------------------------
 
+
+def command_line(command, *args) -> int:
+    """Run a campaign command (``python -m ...``) and turn a missing or unreadable recording or
+    bundle into one line naming the file, and exit status 2, instead of a traceback."""
+    from ptxspec.spec.errors import PtxSpecError
+
+    try:
+        status = command(*args)
+    except (OSError, PtxSpecError) as error:
+        where = getattr(error, "filename", None) or getattr(error, "where", None) or ""
+        reason = getattr(error, "strerror", None) or getattr(error, "message", None) or str(error)
+        print(f"error: {where}: {reason}" if where else f"error: {reason}", file=sys.stderr)
+        return 2
+    return status if isinstance(status, int) else 0
+
 #: The parts of a whole campaign, in the order they run: name -> (how it is prepared here, as
 #: ``python -m MODULE ARGS BUNDLE``; the device script and its command that run it there, as
 #: ``SCRIPT COMMAND BUNDLE OUT``, or None for this module's own ``run``/``run-plan``). Each part's
