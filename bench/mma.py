@@ -4,7 +4,7 @@ on the same seeded inputs (issue 7's speed target: a ratio of 100 or more for m1
     python bench/mma.py [--batch 1000] [--loop 10] [--seed 0] [--repeat 3] [--clock wall|cpu] [--table-batch 200]
 
 The vectorised path is :func:`ptxspec.semantics.mma.datapath_matrix` (float64 numpy where that is
-exact, else int64 numpy); the baseline is :func:`ptxspec.semantics.mma.datapath_dot` called once
+exact, float32 numpy for the binary32 chains of m8n8k4 .f16, else int64 numpy); the baseline is :func:`ptxspec.semantics.mma.datapath_dot` called once
 per element of D, on the first ``--loop`` mma of the batch only, its time for the whole batch
 extrapolated linearly (and labelled so). Both use the datapath the sm_90 profile pins for the
 combination. Each time is the best of ``--repeat`` runs (the machine may be shared); ``--clock
@@ -35,6 +35,8 @@ COMBINATIONS = [
     ("m16n8k32 e4m3 -> f32", ("e4m3", "e4m3", "f32", "f32"), None, "m16n8k32"),
     ("m16n8k32 e5m2.e4m3 -> f16", ("e5m2", "e4m3", "f16", "f16"), None, "m16n8k32"),
     ("m8n8k4 f64 .rn", ("f64", "f64", "f64", "f64"), "rn", "m8n8k4"),
+    ("m8n8k4 f16 -> f32 (binary32)", ("f16", "f16", "f32", "f32"), None, "m8n8k4"),
+    ("m8n8k4 f16 -> f16 (binary32)", ("f16", "f16", "f16", "f16"), None, "m8n8k4"),
     ("m16n8k32 s8 -> s32", ("s8", "s8", "s32", "s32"), None, "m16n8k32"),
 ]
 

@@ -45,15 +45,23 @@ from ptxspec.spec.errors import OperandError, PtxSpecError
 from ptxspec.spec.matrix import ACCUMULATORS, DENSE_AB, ELEMENT_BITS, SPARSE_AB, element_bits_of, fragment_registers, parse_shape  # noqa: F401
 
 WARP = 32
+WARPGROUP = 128  # §9.7.15.1: "a set of four contiguous warps"
 
-Formula = Callable[[int, int], tuple[int, int]]  # (lane, element number i) -> (row, col)
+Formula = Callable[[int, int], tuple[int, int]]  # (lane or thread, element number i) -> (row, col)
+
+
+#: Who holds a fragment, by thread count: a warp's lanes (``mma``, ``ldmatrix``, ...) or the 128
+#: threads of a warpgroup (``wgmma``, §9.7.15.5.1.1: ``thread = 32 * warp rank + lane``).
+HOLDERS = {WARP: ("", "lane"), WARPGROUP: ("wgmma ", "thread")}
 
 
 @attrs.frozen
 class FragmentLayout:
-    """One operand's fragment: ``registers`` registers of ``register_bits`` per lane, each holding
+    """One operand's fragment: ``registers`` registers of ``register_bits`` per thread, each holding
     ``register_bits // element_bits`` elements (element 0 in the least significant bits), placed by
-    the manual's formula (see the module docstring)."""
+    the manual's formula (see the module docstring). ``threads`` is who holds it: the 32 lanes of a
+    warp (the default) or the 128 threads of a warpgroup (:mod:`ptxspec.semantics.wgmma_layout`,
+    whose formula takes the thread 0..127 where a warp's takes the lane)."""
 
     operand: str
     rows: int
@@ -67,6 +75,7 @@ class FragmentLayout:
     computations: int = 1
     formula: Formula = attrs.field(default=None, repr=False, eq=False)
     section: str = ""
+    threads: int = attrs.field(default=WARP, kw_only=True, validator=attrs.validators.in_(HOLDERS))
 
     @property
     def per_register(self) -> int:
@@ -79,24 +88,26 @@ class FragmentLayout:
         return self.cols // 2 if self.sparse else self.cols
 
     def element(self, lane: int, register: int, index: int) -> tuple[int, int]:
-        """(row, col) of the ``index``-th element of ``register`` of ``lane`` (index 0 = least
-        significant bits): the manual's formula at ``i = register * P + index``."""
-        if not (0 <= lane < WARP and 0 <= register < self.registers and 0 <= index < self.per_register):
-            raise OperandError(f"no element (lane {lane}, register {register}, index {index}) in a {self.describe()}")
+        """(row, col) of the ``index``-th element of ``register`` of ``lane`` (0..threads-1; index
+        0 = least significant bits): the manual's formula at ``i = register * P + index``."""
+        if not (0 <= lane < self.threads and 0 <= register < self.registers and 0 <= index < self.per_register):
+            unit = HOLDERS[self.threads][1]
+            raise OperandError(f"no element ({unit} {lane}, register {register}, index {index}) in a {self.describe()}", section=self.section or None)
         return self.formula(lane, register * self.per_register + index)
 
     def describe(self) -> str:
+        prefix, unit = HOLDERS[self.threads]
         kind = " sparse" if self.sparse else ""
-        return f"{self.shape}{kind} {self.operand.upper()} fragment of .{self.element_type} ({self.registers} x {self.register_bits}-bit registers per lane)"
+        return f"{prefix}{self.shape}{kind} {self.operand.upper()} fragment of .{self.element_type} ({self.registers} x {self.register_bits}-bit registers per {unit})"
 
     # -- vectorised -----------------------------------------------------------------------------
 
     @functools.cached_property
     def _index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """rows[32, R, P], cols[32, R, P] and the shift of each field, built once."""
-        rows = np.empty((WARP, self.registers, self.per_register), dtype=np.intp)
+        """rows[threads, R, P], cols[threads, R, P] and the shift of each field, built once."""
+        rows = np.empty((self.threads, self.registers, self.per_register), dtype=np.intp)
         cols = np.empty_like(rows)
-        for lane in range(WARP):
+        for lane in range(self.threads):
             for r in range(self.registers):
                 for k in range(self.per_register):
                     rows[lane, r, k], cols[lane, r, k] = self.element(lane, r, k)
@@ -105,28 +116,28 @@ class FragmentLayout:
 
     def to_matrix(self, lanes) -> np.ndarray:
         """The matrix of element bit patterns (uint64 ``[..., rows, stored_cols]``) held by the
-        lanes' registers (``[..., 32, registers]``, each a ``register_bits``-bit pattern)."""
+        lanes' registers (``[..., threads, registers]``, each a ``register_bits``-bit pattern)."""
         lanes = register_values(lanes, self.register_bits, self.describe())
-        if lanes.shape[-2:] != (WARP, self.registers):
-            raise OperandError(f"a {self.describe()} takes [..., 32, {self.registers}] registers, got shape {lanes.shape}")
+        if lanes.shape[-2:] != (self.threads, self.registers):
+            raise OperandError(f"a {self.describe()} takes [..., {self.threads}, {self.registers}] registers, got shape {lanes.shape}", section=self.section or None)
         rows, cols, shifts = self._index
         mask = np.uint64((1 << self.element_bits) - 1) if self.element_bits < 64 else np.uint64(0xFFFFFFFFFFFFFFFF)
-        fields = (lanes[..., None] >> shifts) & mask  # [..., 32, R, P]
+        fields = (lanes[..., None] >> shifts) & mask  # [..., threads, R, P]
         out = np.zeros(lanes.shape[:-2] + (self.rows, self.stored_cols), dtype=np.uint64)
         out[..., rows, cols] = fields
         return out
 
     def from_matrix(self, matrix) -> np.ndarray:
-        """The inverse of :meth:`to_matrix`: registers ``[..., 32, registers]`` (uint64) holding the
-        matrix ``[..., rows, stored_cols]`` of element bit patterns (which must fit
+        """The inverse of :meth:`to_matrix`: registers ``[..., threads, registers]`` (uint64) holding
+        the matrix ``[..., rows, stored_cols]`` of element bit patterns (which must fit
         ``element_bits``)."""
         matrix = np.asarray(matrix, dtype=np.uint64)
         if matrix.shape[-2:] != (self.rows, self.stored_cols):
-            raise OperandError(f"a {self.describe()} holds a {self.rows} x {self.stored_cols} matrix, got shape {matrix.shape}")
+            raise OperandError(f"a {self.describe()} holds a {self.rows} x {self.stored_cols} matrix, got shape {matrix.shape}", section=self.section or None)
         if self.element_bits < 64 and np.any(matrix >> np.uint64(self.element_bits)):
-            raise OperandError(f"an element of the {self.describe()} does not fit {self.element_bits} bits")
+            raise OperandError(f"an element of the {self.describe()} does not fit {self.element_bits} bits", section=self.section or None)
         rows, cols, shifts = self._index
-        fields = matrix[..., rows, cols] << shifts  # [..., 32, R, P]
+        fields = matrix[..., rows, cols] << shifts  # [..., threads, R, P]
         return np.bitwise_or.reduce(fields, axis=-1)
 
 

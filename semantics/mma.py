@@ -363,6 +363,16 @@ class Datapath:
     #: exponent, as its exponent field reads) or "normalised" (its leading bit's exponent, as an
     #: input converted to a wider format before the multiplier has it). Measured: sm_90 fp8.
     subnormal_reference: str = "field"
+    #: How ``c_step == "tree"`` adds the groups' sums and C: "one step" (all of them in one more
+    #: step) or "chain" (C first, then each group's sum in a step of its own, in group order: the
+    #: accumulator rounded between them, the last into D) -- the order of a chain of IEEE
+    #: additions ``(C + s_0) + s_1``, as ptxas's binary32 code for m8n8k4 .f16 on sm_90 adds.
+    tree_sum: str = "one step"
+
+    def last_step_rounding(self) -> Rounding:
+        """The rounding the last step's sum goes through first (which decides the sign of an
+        exact zero sum): ``via_rounding`` when ``via`` is set, else ``rounding``."""
+        return self.via_rounding if self.via is not None else self.rounding
 
     def c_step_model(self) -> "Datapath":
         """The model of the step that adds C to the products' sum, for ``c_step == "alone"``."""
@@ -386,6 +396,8 @@ class Datapath:
             parts.append(f"overflow={self.overflow}")
         if self.c_alignment_bits is not None:
             parts.append(f"E(C)={self.c_alignment_bits}")
+        if self.tree_sum != "one step":
+            parts.append(f"tree sum={self.tree_sum}")
         return ", ".join(parts)
 
 
@@ -477,18 +489,14 @@ def datapath_dot(model: Datapath, atype: str, btype: str, ctype: str, dtype: str
             members.append(acc)
         if last and model.c_step in ("last", "alone"):
             members.append(c_term)
-        mode = model.accumulator_rounding if not last and model.accumulator is not None else model.rounding
+        mode = model.accumulator_rounding if not last and model.accumulator is not None else model.last_step_rounding()
         total = _step(members, model.c_step_model() if last and model.c_step == "alone" else model, mode)
         if last:
             return _final(total, fd, model)
-        if model.accumulator is None:
-            acc = (total, _msb(total) if total.significand else 0)
-        else:
-            af = _format(model.accumulator)
-            rounded = decode(af, round_value(total, af, model.accumulator_rounding))
-            if not isinstance(rounded, Exact):  # the accumulator overflowed
-                return round_value(rounded, fd, nan=nan_bits)
-            acc = (rounded, _reference(af, rounded) if rounded.significand else 0)
+        value, reference = _round_accumulator(total, model)
+        if not isinstance(value, Exact):  # the accumulator overflowed
+            return round_value(value, fd, nan=nan_bits)
+        acc = (value, reference)
     raise AssertionError("unreachable")
 
 
@@ -504,7 +512,8 @@ def _round_accumulator(total: Exact, model: Datapath) -> tuple[Value, int]:
 
 def _tree(groups: list, c_term: tuple[Exact, int], fd: FloatFormat, model: Datapath, nan_bits: int) -> int:
     """``c_step == "tree"``: each group of products is summed on its own (cut, summed, rounded into
-    the accumulator format); the partial sums and C are then summed in one more step."""
+    the accumulator format); the partial sums and C are then summed in one more step, or with
+    ``tree_sum == "chain"`` added to C one at a time, each step rounded into the accumulator."""
     partials = []
     for group in groups:
         mode = model.accumulator_rounding if model.accumulator is not None else model.rounding
@@ -512,7 +521,15 @@ def _tree(groups: list, c_term: tuple[Exact, int], fd: FloatFormat, model: Datap
         if not isinstance(value, Exact):  # a partial sum overflowed
             return round_value(value, fd, nan=nan_bits)
         partials.append((value, reference))
-    return _final(_step(partials + [c_term], model, model.rounding), fd, model)
+    if model.tree_sum == "one step":
+        return _final(_step(partials + [c_term], model, model.last_step_rounding()), fd, model)
+    acc = c_term
+    for partial in partials[:-1]:
+        value, reference = _round_accumulator(_step([acc, partial], model, model.accumulator_rounding), model)
+        if not isinstance(value, Exact):  # the running sum overflowed
+            return round_value(value, fd, nan=nan_bits)
+        acc = (value, reference)
+    return _final(_step([acc, partials[-1]], model, model.last_step_rounding()), fd, model)
 
 
 def _fma_chain_nan(av: list, bv: list, cv: Value, fd: FloatFormat, invalid: int, reverse: bool) -> int:
@@ -568,13 +585,15 @@ def vectorisable(model: Datapath, atype: str, btype: str, k: int) -> bool:
     below ``2^(alignment_bits + 2)`` and the sum of ``k + 1`` of them below 2^60."""
     if model.alignment_bits is None or atype == "f64" or model.nan_rule != "fixed":
         return False
-    if model.zero_sign == "ieee" and Rounding.RM in (model.rounding, model.accumulator_rounding):
+    if model.zero_sign == "ieee" and Rounding.RM in (model.last_step_rounding(), model.accumulator_rounding):
         return False  # the RM sign of an exact zero sum is the readable model's alone
     # The batched decoder reads a format's bits as int64: a 64-bit accumulator's sign bit is lost.
     if any(fields is not None and 1 + sum(fields) >= 64 for fields in (model.accumulator, model.via)):
         return False
     if model.c_alignment_bits is not None and model.c_alignment_bits + 4 > 60:
         return False
+    if model.c_step == "tree" and model.tree_sum != "one step":
+        return False  # the array paths sum a tree's partial sums and C in one step
     if ((model.chunk is not None and model.chunk < k) or model.c_step in ("alone", "tree")) and model.accumulator is None:
         return False
     return model.alignment_bits + 2 + (k + 1).bit_length() <= 60
@@ -583,16 +602,18 @@ def vectorisable(model: Datapath, atype: str, btype: str, k: int) -> bool:
 def datapath_matrix(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, A: np.ndarray, B: np.ndarray, C: np.ndarray) -> np.ndarray:
     """D (element bits, uint64 ``[..., M, N]``) of A ``[..., M, K]``, B ``[..., K, N]``, C
     ``[..., M, N]`` under ``model``: float64 numpy where :func:`float64_exact` proves every
-    operation exact (the measured datapaths), else int64 numpy where :func:`vectorisable`, else
-    the readable :func:`datapath_dot` element by element. All three give the same bits."""
+    operation exact (the measured datapaths), float32 numpy where :func:`binary32_exact` does (the
+    IEEE binary32 chains), else int64 numpy where :func:`vectorisable`, else the readable
+    :func:`datapath_dot` element by element. All give the same bits."""
     A, B, C = (np.asarray(x, dtype=np.uint64) for x in (A, B, C))
     m, k = A.shape[-2:]
     n = B.shape[-1]
     batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-2])
-    if float64_exact(model, atype, btype, ctype, k):
-        A, B, C = (np.broadcast_to(x, batch + x.shape[-2:]).reshape((-1,) + x.shape[-2:]) for x in (A, B, C))
-        with np.errstate(invalid="ignore"):  # 0 * inf and inf - inf are NaNs on purpose
-            return _float_dots(model, atype, btype, ctype, dtype, A, B, C).reshape(batch + (m, n))
+    for exact, dots in ((float64_exact(model, atype, btype, ctype, k), _float_dots), (binary32_exact(model, atype, btype, ctype, dtype, k), _binary32_dots)):
+        if exact:
+            A, B, C = (np.broadcast_to(x, batch + x.shape[-2:]).reshape((-1,) + x.shape[-2:]) for x in (A, B, C))
+            with np.errstate(invalid="ignore"):  # 0 * inf and inf - inf are NaNs on purpose
+                return dots(model, atype, btype, ctype, dtype, A, B, C).reshape(batch + (m, n))
     rows = np.broadcast_to(A[..., :, None, :], batch + (m, n, k)).reshape(-1, k)
     cols = np.broadcast_to(np.swapaxes(B, -1, -2)[..., None, :, :], batch + (m, n, k)).reshape(-1, k)
     cs = np.broadcast_to(C, batch + (m, n)).reshape(-1)
@@ -827,6 +848,98 @@ def _float_final(total, grid, sign, fd: FloatFormat, model: Datapath, overflow) 
 
 
 # ---------------------------------------------------------------------------------------------
+# The datapath model in binary32, where every step is one IEEE binary32 addition
+# ---------------------------------------------------------------------------------------------
+
+#: binary32's (exponent bits, mantissa bits): the accumulator of the models this path runs.
+BINARY32 = (8, 23)
+
+
+def _binary32_holds(fmt: FloatFormat, precision: int | None = None, low: int | None = None, high: int | None = None) -> bool:
+    """Whether binary32 holds every value of ``fmt`` (or of the bounds given: significant bits,
+    the exponent of the lowest place, and ``2^high`` above the magnitude) exactly."""
+    f32 = FORMATS["f32"]
+    precision = fmt.precision if precision is None else precision
+    low = fmt.min_normal_exponent - fmt.mantissa_bits if low is None else low
+    high = fmt.max_exponent + 1 if high is None else high
+    return precision <= f32.precision and low >= f32.min_normal_exponent - f32.mantissa_bits and high <= f32.max_exponent + 1
+
+
+def _host_binary32_is_ieee() -> bool:
+    """numpy's float32 addition keeps subnormals (no flush-to-zero mode set in this process)."""
+    tiny = np.float32(2.0**-149)
+    with np.errstate(all="ignore"):
+        return bool(tiny + np.float32(0) == tiny) and bool(np.float32(2.0**-126) - np.float32(2.0**-126 - 2.0**-149) == tiny)
+
+
+def binary32_exact(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, k: int) -> bool:
+    """Whether :func:`_binary32_dots` computes ``model`` exactly: every step keeps every bit of at
+    most two addends that binary32 holds (``alignment_bits`` None; the products of A and B exact in
+    binary32) and rounds to nearest into binary32 -- such a step is IEEE 754 binary32 addition
+    (§6.3's zero signs included), which numpy's float32 addition is -- and the last step rounds
+    to nearest into binary32 too (D is .f32, or ``via`` is binary32), the conversion into D then
+    being the core's batched rounding. The models of ptxas's binary32 code for m8n8k4 .f16 on
+    sm_90 are of this kind."""
+    if model.alignment_bits is not None or model.accumulator != BINARY32 or model.accumulator_rounding is not Rounding.RN:
+        return False
+    if model.nan_rule != "fixed" or model.flush_inputs or model.flush_c or model.flush_output or model.zero_sign not in ("ieee", "positive"):
+        return False
+    last_rounding = (BINARY32, model.rounding) if model.via is None and dtype == "f32" else (model.via, model.via_rounding)
+    if last_rounding != (BINARY32, Rounding.RN):
+        return False
+    chain = model.c_step in ("first", "alone") and model.chunk == 1  # one product per step
+    pairs = model.c_step == "tree" and model.tree_sum == "chain" and model.chunk in (1, 2)
+    if not (chain or pairs):
+        return False
+    fa, fb, fc = _fmt(atype), _fmt(btype), _fmt(ctype)
+    for f in (fa, fb, fc):
+        if not (f.signed and f.has_subnormals and _binary32_holds(f)):
+            return False
+    low = lambda f: f.min_normal_exponent - f.mantissa_bits  # noqa: E731
+    product = (fa.precision + fb.precision, low(fa) + low(fb), fa.max_exponent + fb.max_exponent + 2)
+    return _binary32_holds(fc, *product) and _host_binary32_is_ieee()
+
+
+def _binary32_dots(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, A: np.ndarray, B: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """:func:`datapath_dot` for a batch of mma (A ``[b, M, K]``, B ``[b, K, N]``, C ``[b, M, N]``)
+    in numpy float32 arithmetic, exact by :func:`binary32_exact`; D's bits ``[b, M, N]``. The
+    specials are datapath_dot's (a NaN or infinite input decides the result before any step)."""
+    fa, fb, fc, fd = _fmt(atype), _fmt(btype), _fmt(ctype), _fmt(dtype)
+    k = A.shape[-1]
+    order = order_indices(model.order, k)
+    va = _input_addends(fa, np.moveaxis(A, -1, 0)[order], False)[0].astype(np.float32)  # [K, b, M]
+    vb = _input_addends(fb, np.moveaxis(B, -2, 0)[order], False)[0].astype(np.float32)  # [K, b, N]
+    products = (va[:, :, :, None] * vb[:, :, None, :]).reshape(k, -1)  # exact: binary32 holds them
+    c = _float_addends(fc, C, False, "exponent")[0].astype(np.float32).reshape(-1)
+
+    def step(x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
+        total = x if y is None else x + y
+        return total + np.float32(0) if model.zero_sign == "positive" else total  # -0 + +0 is +0
+
+    if model.c_step == "tree":  # groups of one or two products, then C + s_0, + s_1, ...
+        acc = c
+        for g in range(0, k, model.chunk):
+            acc = step(acc, step(*products[g:g + model.chunk]))
+    else:
+        acc = c if model.c_step == "first" else None
+        for j in range(k):
+            acc = step(products[j]) if acc is None else step(acc, products[j])
+        if model.c_step == "alone":
+            acc = step(acc, c)
+    sign, sig, exp, nan, infinite = batch_rounding.decode(FORMATS["f32"], acc.view(np.uint32))
+    pos_inf = infinite & ~sign
+    # datapath_dot's specials: a NaN addend, or infinities of both signs, give NaN; else the infinity.
+    special_pos = np.isposinf(products).any(axis=0) | np.isposinf(c)
+    special_neg = np.isneginf(products).any(axis=0) | np.isneginf(c)
+    special_nan = np.isnan(products).any(axis=0) | np.isnan(c) | (special_pos & special_neg)
+    special = special_nan | special_pos | special_neg
+    nan = np.where(special, special_nan, nan)
+    infinite = np.where(special, ~special_nan, infinite)
+    pos_inf = np.where(special, special_pos & ~special_nan, pos_inf)
+    return _final_arrays(sign, sig, exp, fd, model, infinite, nan, pos_inf).reshape(C.shape)
+
+
+# ---------------------------------------------------------------------------------------------
 # The datapath model in int64 (any alignment width up to 2^60)
 # ---------------------------------------------------------------------------------------------
 
@@ -1037,6 +1150,17 @@ SM90_FP8_F32 = Datapath(alignment_bits=25, chunk=16, order="pairs", accumulator=
                         c_alignment_bits=40, rounding=Rounding.RN, zero_sign="positive", overflow="infinity", subnormal_reference="normalised")
 SM90_FP8_F16 = attrs.evolve(SM90_FP8_F32, accumulator=(5, 10), accumulator_rounding=Rounding.RN)
 
+#: sm_90 m8n8k4 .f16 (§9.7.14.5.14; docs/mma.rst "m8n8k4 .f16"): sm_90 has no tensor-core
+#: instruction for this shape, and ptxas (CUDA 13.0) compiles it into binary32 arithmetic -- the
+#: .f16 elements converted exactly (HADD2.F32), products exact in binary32 (FMUL), sums by FFMA
+#: and FADD, each rounded to nearest even. For an .f32 D: ``fma`` k ascending from +0, then C
+#: added (so every zero result is +0). For an .f16 D: the sum of the products of k = 0, 1 and of
+#: k = 2, 3 (FMUL, then FFMA), ``(C + s_01) + s_23`` (FADD), rounded to nearest even into .f16
+#: (F2FP). Measured on H100 (meta-mma-more.json), and read from the SASS (sass-m8n8k4.txt).
+SM90_M8N8K4_F32 = Datapath(chunk=1, c_step="alone", accumulator=BINARY32, accumulator_rounding=Rounding.RN, rounding=Rounding.RN, zero_sign="positive")
+SM90_M8N8K4_F16 = Datapath(chunk=2, c_step="tree", tree_sum="chain", accumulator=BINARY32, accumulator_rounding=Rounding.RN, rounding=Rounding.RN,
+                           via=BINARY32, via_rounding=Rounding.RN)
+
 MEASURED: dict[str, dict[tuple[str, ...], Datapath]] = {
     "sm_90": {
         ("f16", "f16", "f32", "f32", "m16n8k16"): SM90_FUSED,
@@ -1061,6 +1185,9 @@ MEASURED: dict[str, dict[tuple[str, ...], Datapath]] = {
         **{(a, b, "f16", "f16", "m16n8k16"): attrs.evolve(SM90_FP8_F16, chunk=8) for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")},
         **{("f64", "f64", "f64", "f64", r.value, shape): attrs.evolve(SM90_F64_CHAIN, accumulator_rounding=r, rounding=r)
            for shape in ("m16n8k4", "m16n8k8", "m16n8k16") for r in (Rounding.RN, Rounding.RZ, Rounding.RM, Rounding.RP) if (r, shape) != (Rounding.RZ, "m16n8k8")},
+        ("f16", "f16", "f32", "f32", "m8n8k4"): SM90_M8N8K4_F32,
+        ("f16", "f16", "f16", "f32", "m8n8k4"): SM90_M8N8K4_F32,
+        ("f16", "f16", "f16", "f16", "m8n8k4"): SM90_M8N8K4_F16,
         # mma.sp (conformance/data/sm_90/meta-mma-sp.json; docs/mma.rst "Sparse mma"): each row of
         # D is the dense datapath of K/2 products -- the stored elements of A and the rows of B
         # the metadata selects -- with and without ::ordered_metadata, both sparsity selectors.

@@ -28,9 +28,10 @@ Two entry points with one meaning:
 * :func:`wgmma_mma_async`, one instruction, readable: the operands through
   :func:`~ptxspec.semantics.wgmma_layout.wgmma_operands`, then the arithmetic;
 * :func:`wgmma_batch`, many instructions of one form at once (the replay of recordings, golden
-  vectors, the benchmark): instances that share a descriptor value share one address map
-  (computed once), the elements of every instance are gathered with numpy fancy indexing, and the
-  arithmetic runs over the whole batch. ``tests/test_wgmma.py`` checks that it equals
+  vectors, the benchmark): the operands of every instance are read at once
+  (:func:`~ptxspec.semantics.wgmma_layout.read_matrix` over a batch: instances that share a
+  descriptor value share one address map and one gather), and the arithmetic runs over the whole
+  batch. ``tests/test_wgmma.py`` checks that it equals
   :func:`wgmma_mma_async` instance by instance.
 
 Shared memory makes this a function of a memory image as well as registers, so it is not in the
@@ -203,26 +204,12 @@ def wgmma_mma_async(
 # ---------------------------------------------------------------------------------------------
 
 
-def _in_instance(i: int, error: PtxSpecError) -> OperandError:
-    """The error of instance ``i`` of a batch, named so."""
-    return OperandError(f"instance {i}: {error.message}", where=error.where, section=error.section)
-
-
 def _descriptor_values(value, n: int, name: str) -> np.ndarray:
     """One 64-bit descriptor per instance (``[n]``) from ``[n]`` values (ints or
     :class:`~ptxspec.semantics.wgmma_layout.MatrixDescriptor`) or the 128 threads' values
     ``[n, 128]``, which must agree within each instance ("the contents of a matrix descriptor must
     be same across all the warps in the warpgroup", §9.7.15.5.2)."""
-    array = np.asarray(value)
-    if array.dtype == object:
-        try:
-            array = np.array([v.encode() if isinstance(v, wl.MatrixDescriptor) else int(v) for v in array.ravel()],
-                             dtype=np.uint64).reshape(array.shape)
-        except (TypeError, ValueError, OverflowError):
-            raise OperandError(f"{name}: descriptors are 64-bit values or MatrixDescriptor objects", section=wl.DESCRIPTOR) from None
-    if array.dtype.kind not in "iu" or (array.dtype.kind == "i" and np.any(array < 0)):
-        raise OperandError(f"{name}: descriptors are 64-bit unsigned values, got {array.dtype}", section=wl.DESCRIPTOR)
-    array = array.astype(np.uint64)
+    array = wl.descriptor_array(value, name)
     if array.shape == (n, wl.THREADS):
         differs = np.flatnonzero(np.any(array != array[:, :1], axis=1))
         if differs.size:
@@ -241,36 +228,6 @@ def _images(images, n: int) -> np.ndarray:
         raise OperandError(f"a batch of {n} takes shared-memory images as uint8 [{n}, bytes] (or one [bytes]), got {array.dtype} of shape {array.shape}",
                            section=wl.LAYOUTS)
     return array
-
-
-def _gather(images: np.ndarray, descriptors: np.ndarray, rows: int, cols: int, element_type: str, major: str, operand: str) -> np.ndarray:
-    """The ``[n, rows, cols]`` matrices that ``descriptors`` (``[n]``) describe in ``images``:
-    :func:`~ptxspec.semantics.wgmma_layout.read_matrix` for each instance, with one address map per
-    distinct descriptor value and one fancy-indexed gather per group of instances. An error names
-    the first instance (in batch order) whose descriptor is at fault."""
-    n = descriptors.shape[0]
-    bits = wl.element_bits(element_type)
-    nbytes = max(1, bits // 8)
-    size = images.shape[-1]
-    out = np.zeros((n, rows, cols), dtype=np.uint64)
-    values, first, inverse = np.unique(descriptors, return_index=True, return_inverse=True)
-    for group in np.argsort(first, kind="stable"):
-        i = int(first[group])
-        try:
-            d = wl.MatrixDescriptor.decode(int(values[group]))
-            byte, bit = wl._addresses(d, element_type, rows, cols, major, operand)
-            wl._check_image(byte, nbytes, size)
-        except PtxSpecError as error:
-            raise _in_instance(i, error) from None
-        members = np.flatnonzero(inverse.reshape(-1) == group)
-        data = images[members] if images.ndim == 2 else images[None, :]
-        gathered = np.zeros((data.shape[0], rows, cols), dtype=np.uint64)
-        for j in range(nbytes):
-            gathered |= data[:, byte + j].astype(np.uint64) << np.uint64(8 * j)
-        if bits < 8:
-            gathered = (gathered >> bit.astype(np.uint64)) & np.uint64((1 << bits) - 1)
-        out[members] = gathered
-    return out
 
 
 def batch_operands(
@@ -316,7 +273,7 @@ def batch_operands(
     else:
         if np.asarray(a).ndim == 3:
             raise OperandError(f"{form.text} takes A's matrix descriptor ({form.template}), got registers", section=form.family.section)
-        A = _gather(data, _descriptor_values(a, n, "a-desc"), m, stored_k, atype, "MN" if trans_a else "K", "a")
+        A = wl.read_matrix(data, _descriptor_values(a, n, "a-desc"), m, stored_k, atype, "MN" if trans_a else "K", operand="a")
     if sparse:
         if sp_meta is None:
             raise OperandError(f"{form.text} needs the sparsity metadata sp-meta of the 128 threads of each instance", section=wl.SPARSE)
@@ -329,7 +286,7 @@ def batch_operands(
             rows = np.flatnonzero(undefined[bad[0]])
             raise OperandError(f"instance {bad[0]}: sparsity metadata of rows {rows.tolist()[:8]} of A holds invalid values "
                                "(undefined behavior, §9.7.15.6.1)", section=wl.SPARSE + ".1")
-    B = _gather(data, _descriptor_values(desc_b, n, "b-desc"), k, nn, btype, "MN" if trans_b else "K", "b")
+    B = wl.read_matrix(data, _descriptor_values(desc_b, n, "b-desc"), k, nn, btype, "MN" if trans_b else "K", operand="b")
     C = c_layout.to_matrix(d_registers)
     return A, B, C
 

@@ -11,8 +11,8 @@ Shared memory (§9.7.15.5.1.2)
     :func:`read_matrix` / :func:`write_matrix` apply it to a byte image of shared memory.
 
 Registers (§9.7.15.5.1.1, §9.7.15.6.2)
-    :class:`WarpgroupFragmentLayout` is :class:`~ptxspec.semantics.matrix_layout.FragmentLayout`'s
-    interface over the 128 threads of the warpgroup (``thread = 32 * warp + lane``, the warp being
+    :func:`fragment_layout` gives a :class:`~ptxspec.semantics.matrix_layout.FragmentLayout` held
+    by the 128 threads of the warpgroup (``thread = 32 * warp + lane``, the warp being
     the warp's rank in the warpgroup, "%warpid % 4"). The manual gives these layouts as figures
     only (figures 147-154, 175, 177, 179); our reading, which the figures show and the text of
     §9.7.15.6.2 states for the sparse A ("each warp in the warpgroup provides sparsity information
@@ -62,8 +62,8 @@ FRAGMENTS = "9.7.15.5.1.1"
 SPARSE = "9.7.15.6"
 WGMMA_SECTION = "9.7.15.5.2"
 
-THREADS = 128
-WARP = 32
+THREADS = ml.WARPGROUP
+WARP = ml.WARP
 #: "matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4": addresses and offsets of 18 bits, in units
 #: of 16 bytes.
 ADDRESS_BITS = 18
@@ -309,12 +309,15 @@ def _addresses(d: MatrixDescriptor, element_type: str, rows: int, cols: int, maj
     return byte, bit
 
 
-def _image(image) -> np.ndarray:
+def _image(image, *, batch: bool = False) -> np.ndarray:
+    """Shared memory's bytes: ``bytes`` or a uint8 array ``[bytes]`` (with ``batch``, also
+    ``[..., bytes]``: one image per instance)."""
     if isinstance(image, (bytes, bytearray, memoryview)):
         return np.frombuffer(bytes(image), dtype=np.uint8)
     array = np.asarray(image)
-    if array.dtype != np.uint8 or array.ndim != 1:
-        raise OperandError(f"a shared-memory image is bytes or a 1-D uint8 array, got {array.dtype} of shape {array.shape}", section=LAYOUTS)
+    if array.dtype != np.uint8 or array.ndim < 1 or (array.ndim > 1 and not batch):
+        also = " ([..., bytes] for a batch)" if batch else ""
+        raise OperandError(f"a shared-memory image is bytes or a 1-D uint8 array{also}, got {array.dtype} of shape {array.shape}", section=LAYOUTS)
     return array
 
 
@@ -324,25 +327,71 @@ def _check_image(byte: np.ndarray, nbytes: int, size: int) -> None:
         raise OperandError(f"the matrix reaches shared-memory byte {top - 1:#x}, beyond the image of {size:#x} bytes", section=LAYOUTS)
 
 
-def read_matrix(image, descriptor: MatrixDescriptor | int, rows: int, cols: int, element_type: str, major: str, *, operand: str = "a") -> np.ndarray:
+def descriptor_array(value, name: str = "matrix descriptor") -> np.ndarray:
+    """Descriptor values (uint64, any shape) from 64-bit integers or :class:`MatrixDescriptor`
+    objects; ``name`` names the operand in the error."""
+    array = np.asarray(value)
+    if array.dtype == object:
+        try:
+            array = np.array([v.encode() if isinstance(v, MatrixDescriptor) else int(v) for v in array.ravel()], dtype=np.uint64).reshape(array.shape)
+        except (TypeError, ValueError, OverflowError):
+            raise OperandError(f"{name}: descriptors are 64-bit values or MatrixDescriptor objects", section=DESCRIPTOR) from None
+    if array.dtype.kind not in "iu" or (array.dtype.kind == "i" and np.any(array < 0)):
+        raise OperandError(f"{name}: descriptors are 64-bit unsigned values, got {array.dtype}", section=DESCRIPTOR)
+    return array.astype(np.uint64)
+
+
+def _in_instance(index: int, batch: tuple[int, ...], error: PtxSpecError) -> OperandError:
+    """The error of instance ``index`` (flat, in batch order) of a batch of shape ``batch``, named so."""
+    where = index if len(batch) == 1 else tuple(int(i) for i in np.unravel_index(index, batch))
+    return OperandError(f"instance {where}: {error.message}", where=error.where, section=error.section)
+
+
+def read_matrix(image, descriptor: MatrixDescriptor | int | np.ndarray, rows: int, cols: int, element_type: str, major: str, *, operand: str = "a") -> np.ndarray:
     """The [rows, cols] matrix of element bit patterns (uint64) that ``descriptor`` describes in
     the shared-memory byte image ``image`` (``bytes`` or a 1-D uint8 array, byte 0 = shared-memory
     address 0). ``operand`` "a": an M x K matrix (row = M, col = K); "b": K x N (row = K, col = N).
     ``major``: "K" or "MN". Elements are little-endian; ``.b1`` elements are bits, the element of
     the lower K index in the less significant bit of the byte (our reading; the manual gives no
-    bit order for shared memory)."""
-    d = as_descriptor(descriptor)
-    data = _image(image)
-    byte, bit = _addresses(d, element_type.removeprefix("."), rows, cols, major, operand)
+    bit order for shared memory).
+
+    A batch: ``image`` ``[..., bytes]`` (one image per instance) and/or ``descriptor`` an array
+    ``[...]`` of descriptor values (64-bit integers or :class:`MatrixDescriptor` objects); the
+    leading axes broadcast and the result is ``[..., rows, cols]``. Instances with one descriptor
+    value share one address map (computed once) and one gather; an error names the first instance
+    (in batch order) whose descriptor is at fault."""
+    element_type = element_type.removeprefix(".")
     bits = element_bits(element_type)
     nbytes = max(1, bits // 8)
-    _check_image(byte, nbytes, data.size)
-    out = np.zeros(byte.shape, dtype=np.uint64)
-    for i in range(nbytes):
-        out |= data[byte + i].astype(np.uint64) << np.uint64(8 * i)
-    if bits < 8:
-        out = (out >> bit.astype(np.uint64)) & np.uint64((1 << bits) - 1)
-    return out
+    data = _image(image, batch=True)
+    one = isinstance(descriptor, (MatrixDescriptor, int, np.integer))
+    values = np.zeros((), dtype=np.uint64) if one else descriptor_array(descriptor)
+    try:
+        batch = np.broadcast_shapes(data.shape[:-1], values.shape)
+    except ValueError:
+        raise OperandError(f"a batch of images {data.shape[:-1]} and of descriptors {values.shape} do not broadcast", section=LAYOUTS) from None
+    size = data.shape[-1]
+    images = data.reshape(-1, size)
+    image_of = np.broadcast_to(np.arange(images.shape[0]).reshape(data.shape[:-1]), batch).reshape(-1)
+    codes, first, inverse = np.unique(np.broadcast_to(values, batch).reshape(-1), return_index=True, return_inverse=True)
+    out = np.zeros((image_of.size, rows, cols), dtype=np.uint64)
+    for group in np.argsort(first, kind="stable"):
+        try:
+            d = as_descriptor(descriptor if one else int(codes[group]))
+            byte, bit = _addresses(d, element_type, rows, cols, major, operand)
+            _check_image(byte, nbytes, size)
+        except PtxSpecError as error:
+            raise (_in_instance(int(first[group]), batch, error) if batch else error) from None
+        members = np.flatnonzero(inverse.reshape(-1) == group)
+        # one image for the whole batch: gather it once, the assignment broadcasts it
+        chosen = image_of[members] if data.ndim > 1 else np.zeros(1, dtype=np.intp)
+        gathered = np.zeros((chosen.size, rows, cols), dtype=np.uint64)
+        for i in range(nbytes):
+            gathered |= images[chosen[:, None, None], byte + i].astype(np.uint64) << np.uint64(8 * i)
+        if bits < 8:
+            gathered = (gathered >> bit.astype(np.uint64)) & np.uint64((1 << bits) - 1)
+        out[members] = gathered
+    return out.reshape(batch + (rows, cols))
 
 
 def write_matrix(image, descriptor: MatrixDescriptor | int, matrix, element_type: str, major: str, *, operand: str = "a") -> np.ndarray:
@@ -379,80 +428,14 @@ def write_matrix(image, descriptor: MatrixDescriptor | int, matrix, element_type
 # §9.7.15.5.1.1 and §9.7.15.6.2 Register fragments over the warpgroup
 # ---------------------------------------------------------------------------------------------
 
-Formula = Callable[[int, int], tuple[int, int]]  # (thread, element number i) -> (row, col)
+Formula = ml.Formula  # (thread 0..127, element number i) -> (row, col)
 
-
-@attrs.frozen
-class WarpgroupFragmentLayout:
-    """One operand's fragment over the 128 threads of a warpgroup: ``registers`` 32-bit registers
-    per thread, each holding ``32 // element_bits`` elements (element 0 in the least significant
-    bits; "elements (from low to high)"), placed by ``formula``. The interface of
-    :class:`~ptxspec.semantics.matrix_layout.FragmentLayout` with 128 threads instead of 32 lanes;
-    for a sparse A, ``rows x cols`` is the dense M x K matrix and the registers hold the stored
-    M x K/2 one (``stored_cols``)."""
-
-    operand: str
-    rows: int
-    cols: int
-    element_bits: int
-    registers: int
-    shape: str
-    element_type: str
-    sparse: bool = False
-    formula: Formula = attrs.field(default=None, repr=False, eq=False)
-    section: str = ""
-    register_bits: int = 32
-    threads: int = THREADS
-
-    @property
-    def per_register(self) -> int:
-        return self.register_bits // self.element_bits
-
-    @property
-    def stored_cols(self) -> int:
-        return self.cols // 2 if self.sparse else self.cols
-
-    def describe(self) -> str:
-        kind = " sparse" if self.sparse else ""
-        return f"wgmma {self.shape}{kind} {self.operand.upper()} fragment of .{self.element_type} ({self.registers} x 32-bit registers per thread)"
-
-    def element(self, thread: int, register: int, index: int) -> tuple[int, int]:
-        """(row, col) of the ``index``-th element of ``register`` of ``thread`` (0..127)."""
-        if not (0 <= thread < THREADS and 0 <= register < self.registers and 0 <= index < self.per_register):
-            raise OperandError(f"no element (thread {thread}, register {register}, index {index}) in a {self.describe()}", section=self.section)
-        return self.formula(thread, register * self.per_register + index)
-
-    @functools.cached_property
-    def _index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        rows = np.empty((THREADS, self.registers, self.per_register), dtype=np.intp)
-        cols = np.empty_like(rows)
-        for t in range(THREADS):
-            for r in range(self.registers):
-                for k in range(self.per_register):
-                    rows[t, r, k], cols[t, r, k] = self.element(t, r, k)
-        shifts = np.arange(self.per_register, dtype=np.uint64) * np.uint64(self.element_bits)
-        return rows, cols, shifts
-
-    def to_matrix(self, threads) -> np.ndarray:
-        """The matrix (uint64 ``[..., rows, stored_cols]``) held by registers ``[..., 128, registers]``."""
-        regs = ml.register_values(threads, self.register_bits, self.describe())
-        if regs.shape[-2:] != (THREADS, self.registers):
-            raise OperandError(f"a {self.describe()} takes [..., 128, {self.registers}] registers, got shape {regs.shape}", section=self.section)
-        rows, cols, shifts = self._index
-        fields = (regs[..., None] >> shifts) & np.uint64((1 << self.element_bits) - 1)
-        out = np.zeros(regs.shape[:-2] + (self.rows, self.stored_cols), dtype=np.uint64)
-        out[..., rows, cols] = fields
-        return out
-
-    def from_matrix(self, matrix) -> np.ndarray:
-        """The inverse of :meth:`to_matrix`: registers ``[..., 128, registers]`` (uint64)."""
-        matrix = np.asarray(matrix, dtype=np.uint64)
-        if matrix.shape[-2:] != (self.rows, self.stored_cols):
-            raise OperandError(f"a {self.describe()} holds a {self.rows} x {self.stored_cols} matrix, got shape {matrix.shape}", section=self.section)
-        if np.any(matrix >> np.uint64(self.element_bits)):
-            raise OperandError(f"an element of the {self.describe()} does not fit {self.element_bits} bits", section=self.section)
-        rows, cols, shifts = self._index
-        return np.bitwise_or.reduce(matrix[..., rows, cols] << shifts, axis=-1)
+#: A warpgroup's register fragment is a :class:`~ptxspec.semantics.matrix_layout.FragmentLayout`
+#: held by 128 threads (``threads=128``): 32-bit registers, each holding ``32 // element_bits``
+#: elements (element 0 in the least significant bits; "elements (from low to high)"), placed by
+#: a formula of the thread; for a sparse A, ``rows x cols`` is the dense M x K matrix and the
+#: registers hold the stored M x K/2 one (``stored_cols``).
+WarpgroupFragmentLayout = ml.FragmentLayout
 
 
 def warp_of(thread: int) -> int:
@@ -496,7 +479,7 @@ def d_formula(thread: int, i: int) -> tuple[int, int]:
 
 
 @functools.cache
-def fragment_layout(shape: str, operand: str, element_type: str, *, sparse: bool = False) -> WarpgroupFragmentLayout:
+def fragment_layout(shape: str, operand: str, element_type: str, *, sparse: bool = False) -> ml.FragmentLayout:
     """The register fragment of ``operand`` ("a" for A in registers, "c"/"d" for the
     accumulator) of ``wgmma.mma_async`` (``.sp`` when ``sparse``) of ``shape`` ("m64n128k16")
     with elements of ``element_type``. Raises :class:`~ptxspec.spec.errors.OperandError` for a
@@ -513,14 +496,15 @@ def fragment_layout(shape: str, operand: str, element_type: str, *, sparse: bool
             raise OperandError(f"no wgmma accumulator of .{element_type} with shape .{shape}", section=FRAGMENTS)
         bits = ELEMENT_BITS[element_type]
         registers = wg.d_registers(shape, element_type)
-        return WarpgroupFragmentLayout(operand, m, n, bits, registers, shape, element_type, False, d_formula, section)
+        return ml.FragmentLayout(operand, m, n, bits, 32, registers, shape, element_type, formula=d_formula, section=section, threads=THREADS)
     if operand != "a":
         raise OperandError(f"wgmma register fragments are 'a', 'c' and 'd' (B is always in shared memory), got {operand!r}", section=FRAGMENTS)
     _check_a(shape, element_type, sparse)
     warp = warp_a_layout(shape, element_type, sparse)
     if warp.registers != wg.A_REGISTERS:
         raise AssertionError(f"{warp.describe()} is not four registers")  # the tables say four
-    return WarpgroupFragmentLayout("a", m, k, warp.element_bits, warp.registers, shape, element_type, sparse, _a_formula(warp), section)
+    return ml.FragmentLayout("a", m, k, warp.element_bits, 32, warp.registers, shape, element_type, sparse, formula=_a_formula(warp), section=section,
+                             threads=THREADS)
 
 
 def _check_a(shape: str, element_type: str, sparse: bool) -> None:
@@ -689,6 +673,6 @@ def wgmma_result_registers(form: Form, d_matrix) -> np.ndarray:
 
 __all__ = [
     "MatrixDescriptor", "base_offset_for", "canonical_offset", "swizzle_address", "element_address",
-    "read_matrix", "write_matrix", "WarpgroupFragmentLayout", "fragment_layout", "expand_sparse",
+    "read_matrix", "write_matrix", "descriptor_array", "WarpgroupFragmentLayout", "fragment_layout", "expand_sparse",
     "compress_sparse", "metadata_field", "wgmma_operands", "wgmma_result_registers", "PtxSpecError",
 ]

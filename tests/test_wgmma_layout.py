@@ -322,6 +322,86 @@ def _mn_k(shape, operand):
     return (r, c) if operand == "a" else (c, r)
 
 
+def _read_by_hand(image: np.ndarray, d: wl.MatrixDescriptor, rows: int, cols: int, element_type: str, major: str, operand: str) -> np.ndarray:
+    """Oracle for read_matrix: each element from its element_address (checked above against the
+    manual's canonical layouts), assembled with Python's int.from_bytes (little-endian) or, for
+    ``.b1``, one bit of its byte."""
+    bits = BITS[element_type]
+    byte, bit = wl.element_address(d, element_type, *_mn_k((rows, cols), operand), major)
+    bit = np.broadcast_to(bit, byte.shape)
+    raw = bytes(image)
+    out = np.zeros((rows, cols), dtype=np.uint64)
+    for r in range(rows):
+        for c in range(cols):
+            at = int(byte[r, c])
+            out[r, c] = (raw[at] >> int(bit[r, c])) & 1 if bits == 1 else int.from_bytes(raw[at : at + bits // 8], "little")
+    return out
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from(sorted(BITS)), st.sampled_from(["a", "b"]), st.sampled_from(["none", "32B", "64B", "128B"]), st.sampled_from(["K", "MN"]),
+       st.integers(0, 2**32 - 1))
+def test_read_matrix_reads_a_batch(element_type, operand, swizzle, major, seed):
+    """A batch (leading axes of images and of descriptors, broadcast) reads what each instance's
+    descriptor describes in its image, element for element as the hand-assembled oracle."""
+    rng = np.random.default_rng(seed)
+    bits = BITS[element_type]
+    k = 256 // bits
+    mn = 64 if operand == "a" else 8
+    rows, cols = (mn, k) if operand == "a" else (k, mn)
+    pool = [packed_descriptor(int(rng.integers(0, 256)) * 16, swizzle, major, bits, mn, k, order) for order in (0, 1)]
+    size = 1 << 15
+    images = rng.integers(0, 256, size=(2, 3, size), dtype=np.uint8)
+    choice = rng.integers(0, 2, size=3)
+    codes = np.array([pool[c].encode() for c in choice], dtype=np.uint64)
+    oracle = {(i, j): _read_by_hand(images[i, j], pool[choice[j]], rows, cols, element_type, major, operand) for i in range(2) for j in range(3)}
+    # [2, 3] images x [3] descriptors; MatrixDescriptor objects read as their values
+    for descriptors in (codes, [pool[c] for c in choice]):
+        got = wl.read_matrix(images, descriptors, rows, cols, element_type, major, operand=operand)
+        assert got.shape == (2, 3, rows, cols)
+        for (i, j), want in oracle.items():
+            np.testing.assert_array_equal(got[i, j], want)
+    # one image for the batch, one descriptor for the batch, and the single-image call
+    got = wl.read_matrix(images[1, 2], codes, rows, cols, element_type, major, operand=operand)
+    assert got.shape == (3, rows, cols)
+    for j in range(3):
+        np.testing.assert_array_equal(got[j], _read_by_hand(images[1, 2], pool[choice[j]], rows, cols, element_type, major, operand))
+    got = wl.read_matrix(images[:, :1], pool[choice[0]], rows, cols, element_type, major, operand=operand)
+    assert got.shape == (2, 1, rows, cols)
+    np.testing.assert_array_equal(got[1, 0], oracle[1, 0])
+    np.testing.assert_array_equal(wl.read_matrix(images[0, 1], pool[choice[1]], rows, cols, element_type, major, operand=operand), oracle[0, 1])
+
+
+def test_read_matrix_batch_errors_name_the_instance():
+    good, far = wl.MatrixDescriptor(0, 128, 256), wl.MatrixDescriptor(0x3FF00, 128, 256)
+    images = np.zeros((2, 2, 4096), dtype=np.uint8)
+    codes = np.array([[good.encode(), good.encode()], [far.encode(), good.encode() | (1 << 15)]], dtype=np.uint64)
+    with pytest.raises(OperandError, match=r"^instance \(1, 0\): the matrix reaches .* beyond the image"):
+        wl.read_matrix(images, codes, 64, 16, "f16", "K")
+    codes[1, 0] = good.encode()
+    with pytest.raises(OperandError, match=r"^instance \(1, 1\): matrix descriptor .* outside the fields"):
+        wl.read_matrix(images, codes, 64, 16, "f16", "K")
+    with pytest.raises(OperandError, match=r"^instance 2: the matrix reaches"):
+        wl.read_matrix(images[0, 0], [good, good, far], 64, 16, "f16", "K")
+    with pytest.raises(OperandError, match=r"^instance 0: the matrix reaches"):
+        wl.read_matrix(np.zeros((3, 1024), dtype=np.uint8), good, 64, 16, "f16", "K")
+    # the single-image call keeps its unnamed errors
+    with pytest.raises(OperandError, match=r"^the matrix reaches shared-memory byte 0x7ff"):
+        wl.read_matrix(bytes(1024), good, 64, 16, "f16", "K")
+    with pytest.raises(OperandError, match=r"^matrix descriptor .* outside the fields"):
+        wl.read_matrix(bytes(4096), 1 << 15, 64, 16, "f16", "K")
+    with pytest.raises(OperandError, match="do not broadcast"):
+        wl.read_matrix(images, np.full(3, good.encode(), dtype=np.uint64), 64, 16, "f16", "K")
+    with pytest.raises(OperandError, match="64-bit unsigned values"):
+        wl.read_matrix(images[0, 0], np.array([-16, 0]), 64, 16, "f16", "K")
+    with pytest.raises(OperandError, match="64-bit values or MatrixDescriptor objects"):
+        wl.read_matrix(images[0, 0], [good, "x"], 64, 16, "f16", "K")
+    with pytest.raises(OperandError, match="a shared-memory image is bytes or a 1-D uint8 array"):
+        wl.read_matrix(np.uint8(0), good, 64, 16, "f16", "K")
+    with pytest.raises(OperandError, match="a shared-memory image is bytes or a 1-D uint8 array"):
+        wl.write_matrix(images, good, np.zeros((64, 16), dtype=np.uint64), "f16", "K")  # writing takes one image
+
+
 def test_read_refuses_an_image_too_small_and_overlaps():
     d = wl.MatrixDescriptor(0, 128, 256, 0, "none")
     with pytest.raises(OperandError, match="beyond the image"):
@@ -424,6 +504,29 @@ def test_fragments_round_trip(case, seed):
     matrix = layout.to_matrix(regs)
     assert matrix.shape == (3, layout.rows, layout.stored_cols)
     np.testing.assert_array_equal(layout.from_matrix(matrix), regs)
+
+
+def test_warpgroup_fragments_are_fragment_layouts_of_128_threads():
+    """One FragmentLayout serves the warp (32 lanes) and the warpgroup (128 threads): the
+    warpgroup's A is, warp by warp, the warp-level A of its 16 rows (§9.7.15.5.1.1), through the
+    vectorised to_matrix as well as element()."""
+    layout = wl.fragment_layout("m64n8k16", "a", "f16")
+    assert wl.WarpgroupFragmentLayout is ml.FragmentLayout and isinstance(layout, ml.FragmentLayout)
+    assert (layout.threads, layout.register_bits, layout.per_register) == (128, 32, 2)
+    assert layout.describe() == "wgmma m64n8k16 A fragment of .f16 (4 x 32-bit registers per thread)"
+    warp = ml.fragment_layout("m16n8k16", "a", "f16")
+    assert warp.threads == 32 and warp.describe() == "m16n8k16 A fragment of .f16 (4 x 32-bit registers per lane)"
+    regs = np.random.default_rng(7).integers(0, 1 << 32, size=(2, 128, 4), dtype=np.uint64)
+    by_warp = np.concatenate([warp.to_matrix(regs[:, 32 * w : 32 * (w + 1)]) for w in range(4)], axis=-2)
+    np.testing.assert_array_equal(layout.to_matrix(regs), by_warp)
+    with pytest.raises(OperandError, match=r"no element \(thread 128, register 0, index 0\)"):
+        layout.element(128, 0, 0)
+    with pytest.raises(OperandError, match=r"no element \(lane 32, register 0, index 0\)"):
+        warp.element(32, 0, 0)
+    with pytest.raises(OperandError, match=r"takes \[\.\.\., 32, 4\] registers"):
+        warp.to_matrix(regs)
+    with pytest.raises(ValueError):
+        ml.FragmentLayout("a", 16, 16, 16, 32, 4, threads=64)
 
 
 def test_fragment_errors():

@@ -18,6 +18,12 @@ profile, ``fit DIR [NAME ...]`` searches the datapath parameters of
 checked on every mma) and ``spec-check DIR`` counts the recorded results outside the spec-level
 sets.
 
+Each of the four rounds below (round 1 and round 2, dense ``mma`` and ``mma.sp``) is one
+:class:`Round`: its combinations, their kind (dense or sparse) and its storage policy (every D in
+full, or D in full for the designed probes and the first random mma and block digests after);
+:func:`prepare_round` and :func:`load_round` serve them all, and the commands are thin wrappers
+(:data:`COMMANDS`).
+
 The designed probes separate the candidate datapath models of :mod:`ptxspec.semantics.mma`: each
 one is a dot product ``sum_k a_k*b_k + c`` whose exact value and whose results under the candidate
 models differ (see :func:`designs`):
@@ -65,6 +71,16 @@ the designed probes and the first ``mma_device.FULL_RANDOM`` random mma of each 
 random mma as one digest per block of ``mma_device.DIGEST_BLOCK`` (:func:`mma_device.block_digests`);
 :func:`verify_sparse_more_entry` names mismatching blocks, :func:`diagnose_sparse_block` the register
 that explains one.
+
+**Round 2, dense** (every other sm_90a dense form, :data:`MORE_COMBINATIONS`)::
+
+    python -m ptxspec.conformance.silicon.mma_campaign prepare-more BUNDLE [--random N]  # here (ptxas)
+    python3 conformance/silicon/mma_device.py run-more BUNDLE OUT                       # on the GPU
+    python -m ptxspec.conformance.silicon.mma_campaign verify-more DIR | fit-more DIR [NAME ...]
+
+Output ``mma-more-0.npz`` and ``meta-mma-more.json`` (:func:`load_more`), stored as mma.sp round 2
+is; :func:`replay_more` names mismatching blocks, :func:`diagnose_block` the register that explains
+one.
 """
 
 from __future__ import annotations
@@ -126,6 +142,17 @@ class Combination:
         m, rest = self.shape[1:].split("n")
         n, k = rest.split("k")
         return int(m), int(n), int(k)
+
+    def descriptions(self) -> dict:
+        """Every operand's :func:`operand_description` (what the plan records and the kernel loads)."""
+        return {o: operand_description(self, o) for o in "abcd"}
+
+    def probe_registers(self) -> dict:
+        """The designed probes (:func:`probes`) as registers of A, B, C, and their counts."""
+        p = probes(self)
+        ops = self.descriptions()
+        out = {o: matrices_to_registers(self, o, p[o]).astype(np.uint64 if ops[o]["register_bits"] == 64 else np.uint32) for o in "abc"}
+        return out | {"designed": p["designed"], "available": p["available"]}
 
 
 COMBINATIONS: tuple[Combination, ...] = (
@@ -543,18 +570,31 @@ def probes(combo: Combination, cap: int = PROBE_MMA) -> dict[str, np.ndarray]:
 
 HEADER = ".version 8.7\n.target sm_90a\n.address_size 64\n"
 
+#: Every kernel's start: the warp index of the thread (%t4); a warp at or past ``n`` leaves (so
+#: .aligned holds); %q0 is the thread's index, which addresses its registers.
+_WARP_PROLOGUE = (
+    "  mov.u32 %t0, %tid.x;", "  mov.u32 %t1, %ctaid.x;", "  mov.u32 %t2, %ntid.x;",
+    "  mad.lo.u32 %t3, %t1, %t2, %t0;", "  shr.u32 %t4, %t3, 5;", "  ld.param.u32 %t5, [n];",
+    "  setp.ge.u32 %p, %t4, %t5;", "  @%p bra DONE;", "  cvt.u64.u32 %q0, %t3;",
+)
+
+
+def _entry(name: str, pointers: str, lines: list[str]) -> str:
+    """The kernel ``name``: one .u64 parameter per operand in ``pointers``, then ``n``; ``lines``
+    its body (ending at ``DONE``)."""
+    params = ",\n  ".join([f".param .u64 p{o}" for o in pointers] + [".param .u32 n"])
+    return f".visible .entry {name}(\n  {params}\n)\n{{\n" + "\n".join(lines + ["DONE:", "  ret;"]) + "\n}\n"
+
 
 def kernel(combo: Combination, name: str, ops: dict | None = None) -> str:
     """One warp per mma: lane L of warp W loads its registers from ``X[W, L, :]``, executes the
     mma and stores D[W, L, :]; a warp past ``n`` leaves as a whole (so .aligned holds). ``ops``:
     the operand descriptions (default :func:`operand_description`)."""
-    ops = ops or {o: operand_description(combo, o) for o in "abcd"}
+    ops = ops or combo.descriptions()
     lines = [
         "  .reg .pred %p;", "  .reg .b32 %t<8>;", "  .reg .b64 %q<16>;",
         *[f"  .reg .b{ops[o]['register_bits']} %{o}<{max(2, ops[o]['registers'])}>;" for o in "abcd"],
-        "  mov.u32 %t0, %tid.x;", "  mov.u32 %t1, %ctaid.x;", "  mov.u32 %t2, %ntid.x;",
-        "  mad.lo.u32 %t3, %t1, %t2, %t0;", "  shr.u32 %t4, %t3, 5;", "  ld.param.u32 %t5, [n];",
-        "  setp.ge.u32 %p, %t4, %t5;", "  @%p bra DONE;", "  cvt.u64.u32 %q0, %t3;",
+        *_WARP_PROLOGUE,
     ]
     for i, o in enumerate("abcd"):
         width = ops[o]["register_bits"] // 8
@@ -569,11 +609,163 @@ def kernel(combo: Combination, name: str, ops: dict | None = None) -> str:
     width = ops["d"]["register_bits"] // 8
     for r in range(ops["d"]["registers"]):
         lines.append(f"  st.global.b{ops['d']['register_bits']} [%q4+{r * width}], %d{r};")
-    lines += ["DONE:", "  ret;"]
-    params = ",\n  ".join([f".param .u64 p{o}" for o in "abcd"] + [".param .u32 n"])
-    return f".visible .entry {name}(\n  {params}\n)\n{{\n" + "\n".join(lines) + "\n}\n"
+    return _entry(name, "abcd", lines)
 
 
+# ---------------------------------------------------------------------------------------------
+# A round of the campaign: one description, the commands every round shares
+# ---------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Round:
+    """One round of the campaign as data: its combinations, their kind, how D is stored and the
+    names of its files. :func:`prepare_round` and :func:`load_round` do the rest; the rounds are
+    :data:`ROUND_1`, :data:`SPARSE_ROUND_1`, :data:`ROUND_2` and :data:`SPARSE_ROUND_2`."""
+
+    combinations: tuple
+    #: The device side of the round (:class:`mma_device.Campaign`): the bundle's and the
+    #: recording's file stems, the inputs of each mma and how D is stored, read from one place.
+    device: mma_device.Campaign
+    #: Kernel names ``{kernel}00``, ``{kernel}01``, ... (one per combination asked of ptxas).
+    kernel: str
+
+    @property
+    def sparse(self) -> bool:
+        """The combination kind: ``mma.sp`` (inputs A, B, C and the metadata E; one kernel per
+        sparsity selector) or dense ``mma`` (A, B, C)."""
+        return self.device.inputs is mma_device.sparse_inputs
+
+    @property
+    def digests(self) -> bool:
+        """The storage policy: D of every mma stored in full (False), or in full for the designed
+        probes and the first ``mma_device.FULL_RANDOM`` random mma and as one digest per block of
+        ``mma_device.DIGEST_BLOCK`` mma after those (True; the record's ``digests``)."""
+        return self.device.kept is not None
+
+    @property
+    def bundle(self) -> str:
+        """The bundle ``{bundle}.cubin``, ``{bundle}-plan.json``, ``{bundle}-probes.npz``."""
+        return self.device.bundle
+
+    @property
+    def recording(self) -> str:
+        """The recording ``meta-{recording}.json``, ``{recording}-0.npz``, ..."""
+        return self.device.out
+
+    @property
+    def inputs(self) -> str:
+        """The input operands of each mma (registers stored for the designed probes)."""
+        return "abce" if self.sparse else "abc"
+
+    def recorded_files(self, directory: Path) -> list[Path]:
+        """The recording's npz files under ``directory`` (``mma-0.npz``, not ``mma-sp-0.npz``)."""
+        return sorted(directory.glob(f"{self.recording}-[0-9]*.npz"))
+
+    def plan(self, named, random: int) -> tuple[list[dict], dict[str, np.ndarray], list[str]]:
+        """The plan entries, probe registers and kernels' PTX of ``named`` ((kernel name,
+        combination) pairs that ptxas accepted): :func:`dense_plan`, or :func:`sparse_plan`
+        (kernels named anew, one per selector; round 2's probe budget: :func:`sparse_more_plan`),
+        with this round's storage policy."""
+        if self.sparse:
+            combos = [c for _, c in named]
+            return sparse_more_plan(combos, random) if self.digests else sparse_plan(combos, random)
+        return (*dense_plan(named, random, self.digests), dense_kernels(named))
+
+    @property
+    def record(self) -> type:
+        """The record class of one plan entry (read back by its ``from_entry``), by kind and storage."""
+        if self.sparse:
+            return SparseDigestRecording if self.digests else SparseRecording
+        return MoreRecording if self.digests else Recording
+
+    def instruction(self, combo) -> str:
+        return combo.instruction() if self.sparse else combo.instruction
+
+    def trial_kernel(self, name: str, combo) -> str:
+        """The one kernel of ``combo`` that ptxas is asked about (mma.sp: its first selector)."""
+        return sparse_kernel(combo, combo.selectors[0], name) if self.sparse else kernel(combo, name, combo.descriptions())
+
+    def device_inputs(self, entry: dict, probes: dict) -> list[np.ndarray]:
+        """Every mma's inputs: the designed probes, then the random ones the device generated."""
+        return (mma_device.sparse_inputs if self.sparse else mma_device.combination_inputs)(entry, probes)
+
+
+def prepare_round(round_: Round, bundle: Path, random: int) -> None:
+    """Write the bundle of ``round_``: one kernel per combination that ptxas accepts (asked one
+    kernel at a time; a refused one is listed under ``rejected`` with ptxas's message), the plan
+    and the designed probes' registers."""
+    bundle.mkdir(parents=True, exist_ok=True)
+    named = [(f"{round_.kernel}{i:02d}", c) for i, c in enumerate(round_.combinations)]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        verdicts = list(pool.map(lambda nc: assemble(HEADER + round_.trial_kernel(*nc)), named))
+    accepted = [(n, c) for (n, c), (ok, _, _) in zip(named, verdicts) if ok]
+    rejected = {round_.instruction(c): msg for (n, c), (ok, msg, _) in zip(named, verdicts) if not ok}
+    plan, arrays, kernels = round_.plan(accepted, random)
+    ok, msg, cubin = assemble(HEADER + "\n".join(kernels))
+    if not ok:
+        raise SystemExit(f"the combined {'mma.sp ' if round_.sparse else ''}module did not assemble: {msg}")
+    (bundle / f"{round_.bundle}.cubin").write_bytes(cubin)
+    (bundle / f"{round_.bundle}-plan.json").write_text(json.dumps({"combinations": plan, "rejected": rejected}, indent=1))
+    np.savez_compressed(bundle / f"{round_.bundle}-probes.npz", **arrays)
+    if round_.sparse:
+        print(f"{len(accepted)} mma.sp combinations ({len(plan)} kernels) assembled, {len(rejected)} rejected by ptxas: {rejected}")
+    else:
+        print(f"{len(accepted)} combinations assembled, {len(rejected)} rejected by ptxas: {sorted(rejected)}")
+
+
+def load_round(round_: Round, directory: Path, names=None) -> list:
+    """Every plan entry recorded under ``directory`` for ``round_`` (only those named in
+    ``names`` when given), as its record class: the recorded arrays, and the random inputs
+    regenerated (:func:`Round.device_inputs`)."""
+    meta = json.loads((directory / f"meta-{round_.recording}.json").read_text())
+    arrays: dict[str, np.ndarray] = {}
+    for f in round_.recorded_files(directory):
+        with np.load(f) as z:
+            arrays.update({k: z[k] for k in z.files})
+    out = []
+    for entry in meta["combinations"]:
+        name = entry["name"]
+        if names is not None and name not in names:
+            continue
+        inputs = round_.device_inputs(entry, {f"{name}_{o}": arrays[f"{name}_{o}"] for o in round_.inputs})
+        out.append(round_.record.from_entry(entry, inputs, arrays))
+    return out
+
+
+def mismatching_blocks(model_d, first: int, digests: np.ndarray, block: int, blocks=None) -> list[int]:
+    """A round with digests: the blocks ``blocks`` (default all) whose recorded digest differs
+    from the digest of the model's D. Block ``i`` holds the ``block`` mma from ``first + i * block``
+    on; ``model_d(select)`` gives the model's D registers of the mma ``select`` (one call, over
+    the span of ``blocks``)."""
+    blocks = range(len(digests)) if blocks is None else blocks
+    if not len(blocks):
+        return []
+    lo, hi = min(blocks), max(blocks) + 1
+    mine = mma_device.block_digests(np, model_d(slice(first + lo * block, first + hi * block)), block)
+    return [int(i) for i in blocks if mine[i - lo] != digests[i]]
+
+
+def one_register_changes(expected: np.ndarray, digest: int):
+    """The single registers of one digest block's model D ``expected`` ``[mma, 32, registers]``
+    whose change would give the recorded ``digest`` (the digest is all there is of the silicon's D
+    there). With one wrong register i the digests differ by ``delta * w_i mod 2^64``; w_i is odd,
+    so invertible: ``delta = diff * w_i^-1``. Yields (mma in the block, lane, register, model value,
+    implied silicon value) for each i whose delta gives a value that fits the register; nothing
+    where the digests agree."""
+    from ptxspec.conformance.silicon.exhaustive_device import weights
+
+    diff = (digest - int(mma_device.block_digests(np, expected, len(expected))[0])) % (1 << 64)
+    if diff == 0:
+        return
+    flat = expected.reshape(-1)
+    width = 1 << (8 * expected.dtype.itemsize)
+    for i, w in enumerate(weights(np, 0, len(flat)).tolist()):
+        delta = diff * pow(w, -1, 1 << 64) % (1 << 64)
+        value = (int(flat[i]) + delta) % (1 << 64)
+        if value < width:
+            t, rest = divmod(i, expected.shape[1] * expected.shape[2])
+            yield t, rest // expected.shape[2], rest % expected.shape[2], int(flat[i]), value
 
 
 def seed_of(combo: Combination) -> int:
@@ -582,41 +774,51 @@ def seed_of(combo: Combination) -> int:
     return zlib.crc32(combo.name.encode())
 
 
-def prepare(bundle: Path, random: int = RANDOM) -> None:
-    bundle.mkdir(parents=True, exist_ok=True)
-    named = [(f"mma{i:02d}", c) for i, c in enumerate(COMBINATIONS)]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        verdicts = list(pool.map(lambda nc: assemble(HEADER + kernel(nc[1], nc[0])), named))
-    accepted = [(n, c) for (n, c), (ok, _, _) in zip(named, verdicts) if ok]
-    rejected = {c.instruction: msg for (n, c), (ok, msg, _) in zip(named, verdicts) if not ok}
-    ok, msg, cubin = assemble(HEADER + "\n".join(kernel(c, n) for n, c in accepted))
-    if not ok:
-        raise SystemExit(f"the combined module did not assemble: {msg}")
-    plan, arrays = [], {}
-    file, used = 0, 0
-    for name, combo in accepted:
-        p = probes(combo)
+def dense_plan(named, random: int = RANDOM, digests: bool = False) -> tuple[list[dict], dict[str, np.ndarray]]:
+    """The plan entries and probe registers of ``named`` ((kernel name, combination) pairs; no
+    ptxas here); ``digests``: the storage policy (:attr:`Round.digests`, :func:`output_files`)."""
+    plan, arrays, sizes = [], {}, []
+    for name, combo in named:
+        p = combo.probe_registers()
+        ops = combo.descriptions()
+        arrays.update({f"{combo.name}_{o}": p[o] for o in "abc"})
         n_random = random * combo.random_scale
-        ops = {o: operand_description(combo, o) for o in "abcd"}
-        size = 0
-        for o in "abc":
-            regs = matrices_to_registers(combo, o, p[o])
-            arrays[f"{combo.name}_{o}"] = regs.astype(np.uint64 if ops[o]["register_bits"] == 64 else np.uint32)
-            size += arrays[f"{combo.name}_{o}"].nbytes
-        size += (p["a"].shape[0] + n_random) * 32 * ops["d"]["registers"] * ops["d"]["register_bits"] // 8
-        if used and used + size > FILE_BYTES:
-            file, used = file + 1, 0
-        used += size
+        d_bytes = (p["a"].shape[0] + n_random) * 32 * ops["d"]["registers"] * ops["d"]["register_bits"] // 8
+        sizes.append(sum(p[o].nbytes for o in "abc") + d_bytes)
         plan.append({
-            "name": combo.name, "kernel": name, "instruction": combo.instruction, "file": file, "operands": ops,
+            "name": combo.name, "kernel": name, "instruction": combo.instruction, "file": 0, "operands": ops,
             "probes": int(p["a"].shape[0]), "designed": p["designed"], "random": n_random, "seed": seed_of(combo),
         })
+    output_files(plan, sizes, digests)
+    if digests:
+        for entry in plan:
+            entry |= {"full": mma_device.FULL_RANDOM, "block": mma_device.DIGEST_BLOCK}
+    return plan, arrays
+
+
+def dense_kernels(named) -> list[str]:
+    """The kernels of ``named`` ((kernel name, combination) pairs)."""
+    return [kernel(c, n, c.descriptions()) for n, c in named]
+
+
+def output_files(plan: list[dict], sizes: list[int], digests: bool) -> None:
+    """The output file of each plan entry (of ``sizes`` bytes with every D) by the storage policy:
+    with ``digests`` the one file; else a new file where the next entry would take the current
+    one past :data:`FILE_BYTES` (the device returns files of 16 MiB, 7 beside its meta file)."""
+    file, used = 0, 0
+    for entry, size in zip(plan, sizes):
+        if not digests and used and used + size > FILE_BYTES:
+            file, used = file + 1, 0
+        used += size
+        entry["file"] = file
     if file >= 7:
         raise SystemExit(f"{file + 1} output files: more than the 7 that come back beside the meta file")
-    (bundle / "mma.cubin").write_bytes(cubin)
-    (bundle / "mma-plan.json").write_text(json.dumps({"combinations": plan, "rejected": rejected}, indent=1))
-    np.savez_compressed(bundle / "mma-probes.npz", **arrays)
-    print(f"{len(accepted)} combinations assembled, {len(rejected)} rejected by ptxas: {sorted(rejected)}")
+
+
+def prepare(bundle: Path, random: int = RANDOM) -> None:
+    """The round-1 bundle: ``mma.cubin``, ``mma-plan.json``, ``mma-probes.npz`` (for
+    ``mma_device.py run``; :func:`prepare_round` of :data:`ROUND_1`)."""
+    prepare_round(ROUND_1, bundle, random)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -635,6 +837,10 @@ class Recording:
     d: np.ndarray
     probes: int
 
+    @classmethod
+    def from_entry(cls, entry: dict, inputs: list[np.ndarray], arrays: dict) -> Recording:
+        return cls(combination_named(entry["name"]), *inputs, arrays[f"{entry['name']}_d"], entry["probes"])
+
 
 def combination_named(name: str) -> Combination:
     return next(c for c in COMBINATIONS if c.name == name)
@@ -642,17 +848,7 @@ def combination_named(name: str) -> Combination:
 
 def load(directory: Path) -> list[Recording]:
     """Every combination recorded under ``directory`` (``meta-mma.json`` and ``mma-*.npz``)."""
-    meta = json.loads((directory / "meta-mma.json").read_text())
-    arrays: dict[str, np.ndarray] = {}
-    for f in sorted(directory.glob("mma-[0-9]*.npz")):  # not the mma.sp files (mma-sp-*.npz)
-        with np.load(f) as z:
-            arrays.update({k: z[k] for k in z.files})
-    out = []
-    for entry in meta["combinations"]:
-        probes_ = {f"{entry['name']}_{o}": arrays[f"{entry['name']}_{o}"] for o in "abc"}
-        a, b, c = mma_device.combination_inputs(entry, probes_)
-        out.append(Recording(combination_named(entry["name"]), a, b, c, arrays[f"{entry['name']}_d"], entry["probes"]))
-    return out
+    return load_round(ROUND_1, directory)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -750,6 +946,34 @@ def fit(rec: Recording | None, sample: int | None = None, start=None, log=print,
     return best, best_score, seen
 
 
+def best_fit(starts, data, combo: Combination):
+    """:func:`fit` to ``data`` (A, B, C, D matrices of ``combo``) from each of ``starts`` in turn,
+    up to the first that reproduces every D: the best model, its mismatches and its start."""
+    best = None
+    for start in starts:
+        model, s, _ = fit(None, start=start, data=data, combo=combo)
+        if best is None or s < best[1]:
+            best = (model, s, start)
+        if s == 0:
+            break
+    return best
+
+
+def by_combination(records) -> dict[str, list]:
+    """``records`` (mma.sp: one per selector) grouped by their combination's name, in order."""
+    out: dict[str, list] = {}
+    for r in records:
+        out.setdefault(r.combination.name, []).append(r)
+    return out
+
+
+def float_groups(records, names: list[str] | None = None) -> dict[str, list]:
+    """:func:`by_combination` of the records of float combinations (the ones a datapath is
+    fitted to), only those named in ``names`` unless it is empty."""
+    groups = by_combination(records).items()
+    return {name: recs for name, recs in groups if not (names and name not in names) and recs[0].combination.a not in INTEGER}
+
+
 def f64_candidates(rounding) -> list:
     """.f64 datapaths: one rounding of the exact sum, or fused multiply-add chains (steps of 1, 2
     or 4 products, exact inside a step, rounded to f64 in the form's mode between steps), in
@@ -781,24 +1005,16 @@ def fit_f64(rec: Recording, sample: int = 0) -> dict:
 
 def fit_all(directory: Path, names: list[str] | None = None) -> dict:
     """Fit every float combination recorded under ``directory``; verify each fit on every mma."""
+    from ptxspec.semantics.mma import Datapath
+
     results = {}
-    for rec in load(directory):
+    for rec, in float_groups(load(directory), names).values():
         combo = rec.combination
-        if names and combo.name not in names or combo.a in INTEGER:
-            continue
         if combo.a == "f64":
             results[combo.name] = fit_f64(rec)
             continue
-        best = None
-        for bits in (3, 8, 13, 24, 25, 26, 27):
-            from ptxspec.semantics.mma import Datapath
-
-            model, s, _ = fit(rec, start=Datapath(alignment_bits=bits))
-            if best is None or s < best[1]:
-                best = (model, s)
-            if s == 0:
-                break
-        model, s = best
+        starts = [Datapath(alignment_bits=bits) for bits in (3, 8, 13, 24, 25, 26, 27)]
+        model, s, _ = best_fit(starts, matrices(rec, slice(0, rec.probes)), combo)
         A, B, C, D = matrices(rec)
         total = len(mismatches(model, combo, A, B, C, D))
         results[combo.name] = {"model": model.describe(), "probe_mismatches": s, "all_mismatches": total, "dots": int(D.size)}
@@ -1057,9 +1273,7 @@ def sparse_kernel(combo: SparseCombination, selector: int, name: str) -> str:
     lines = [
         "  .reg .pred %p;", "  .reg .b32 %t<8>;", "  .reg .b64 %q<20>;", "  .reg .b32 %e0;",
         *[f"  .reg .b32 %{o}<{max(2, ops[o]['registers'])}>;" for o in "abcd"],
-        "  mov.u32 %t0, %tid.x;", "  mov.u32 %t1, %ctaid.x;", "  mov.u32 %t2, %ntid.x;",
-        "  mad.lo.u32 %t3, %t1, %t2, %t0;", "  shr.u32 %t4, %t3, 5;", "  ld.param.u32 %t5, [n];",
-        "  setp.ge.u32 %p, %t4, %t5;", "  @%p bra DONE;", "  cvt.u64.u32 %q0, %t3;",
+        *_WARP_PROLOGUE,
     ]
     for i, o in enumerate("abcde"):
         lines += [f"  ld.param.u64 %q{1 + i}, [p{o}];", f"  cvta.to.global.u64 %q{1 + i}, %q{1 + i};",
@@ -1072,18 +1286,18 @@ def sparse_kernel(combo: SparseCombination, selector: int, name: str) -> str:
     lines.append(f"  {combo.instruction()} {reg('d')}, {reg('a')}, {reg('b')}, {reg('c')}, %e0, {selector};")
     for r in range(ops["d"]["registers"]):
         lines.append(f"  st.global.b32 [%q4+{r * 4}], %d{r};")
-    lines += ["DONE:", "  ret;"]
-    params = ",\n  ".join([f".param .u64 p{o}" for o in "abced"] + [".param .u32 n"])
-    return f".visible .entry {name}(\n  {params}\n)\n{{\n" + "\n".join(lines) + "\n}\n"
+    return _entry(name, "abced", lines)
 
 
-def sparse_plan(combos, random: int = SPARSE_RANDOM, probe_mma: int = SPARSE_PROBE_MMA) -> tuple[list[dict], dict[str, np.ndarray], list[str]]:
+def sparse_plan(combos, random: int = SPARSE_RANDOM, probe_mma: int = SPARSE_PROBE_MMA,
+                digests: bool = False) -> tuple[list[dict], dict[str, np.ndarray], list[str]]:
     """The plan entries (one per combination and selector), the probe arrays and the kernels'
-    PTX of ``combos`` (no ptxas here)."""
+    PTX of ``combos`` (no ptxas here); ``digests``: the storage policy (:attr:`Round.digests`,
+    :func:`output_files`), with each entry's random mma rounded up to whole blocks of
+    ``mma_device.DIGEST_BLOCK`` after the ``mma_device.FULL_RANDOM`` kept ones."""
     import zlib
 
-    plan, arrays, kernels = [], {}, []
-    file, used = 0, 0
+    plan, arrays, kernels, sizes = [], {}, [], []
     for i, combo in enumerate(combos):
         ops = sparse_description(combo)
         pr = sparse_probes(combo, probe_mma)
@@ -1095,36 +1309,27 @@ def sparse_plan(combos, random: int = SPARSE_RANDOM, probe_mma: int = SPARSE_PRO
             for o in "abce":
                 arrays[f"{name}_{o}"] = pr[s][o]
             t = pr[s]["a"].shape[0]
-            size = sum(pr[s][o].nbytes for o in "abce") + (t + per) * 32 * ops["d"]["registers"] * 4
-            if used and used + size > FILE_BYTES:
-                file, used = file + 1, 0
-            used += size
+            sizes.append(sum(pr[s][o].nbytes for o in "abce") + (t + per) * 32 * ops["d"]["registers"] * 4)
             plan.append({
                 "name": name, "combination": combo.name, "kernel": kname, "instruction": combo.instruction(), "selector": s,
-                "file": file, "operands": ops, "fields": combo.fields, "probes": int(t), "designed": int(pr[s]["designed"]),
+                "file": 0, "operands": ops, "fields": combo.fields, "probes": int(t), "designed": int(pr[s]["designed"]),
                 "random": per, "seed": zlib.crc32(name.encode()),
             })
+    output_files(plan, sizes, digests)
+    if digests:
+        block, keep = mma_device.DIGEST_BLOCK, mma_device.FULL_RANDOM
+        for entry in plan:
+            rest = max(entry["random"] - keep, block)
+            entry["random"] = keep + -(-rest // block) * block
+            entry["keep"] = keep
     return plan, arrays, kernels
 
 
 def prepare_sparse(bundle: Path, random: int = SPARSE_RANDOM) -> None:
     """The mma.sp bundle: ``sparse.cubin`` (one kernel per combination and selector),
-    ``sparse-plan.json`` and ``sparse-probes.npz`` (for ``mma_device.py run-sparse``). A
-    combination that ptxas refuses is listed under ``rejected`` with ptxas's message."""
-    bundle.mkdir(parents=True, exist_ok=True)
-    named = [(f"msp{i:02d}", c) for i, c in enumerate(SPARSE_COMBINATIONS)]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        verdicts = list(pool.map(lambda nc: assemble(HEADER + sparse_kernel(nc[1], nc[1].selectors[0], nc[0])), named))
-    accepted = [c for (n, c), (ok, _, _) in zip(named, verdicts) if ok]
-    rejected = {c.instruction(): msg for (n, c), (ok, msg, _) in zip(named, verdicts) if not ok}
-    plan, arrays, kernels = sparse_plan(accepted, random)
-    ok, msg, cubin = assemble(HEADER + "\n".join(kernels))
-    if not ok:
-        raise SystemExit(f"the combined mma.sp module did not assemble: {msg}")
-    (bundle / "sparse.cubin").write_bytes(cubin)
-    (bundle / "sparse-plan.json").write_text(json.dumps({"combinations": plan, "rejected": rejected}, indent=1))
-    np.savez_compressed(bundle / "sparse-probes.npz", **arrays)
-    print(f"{len(accepted)} mma.sp combinations ({len(plan)} kernels) assembled, {len(rejected)} rejected by ptxas: {rejected}")
+    ``sparse-plan.json`` and ``sparse-probes.npz`` (for ``mma_device.py run-sparse``;
+    :func:`prepare_round` of :data:`SPARSE_ROUND_1`)."""
+    prepare_round(SPARSE_ROUND_1, bundle, random)
 
 
 @attrs.frozen
@@ -1142,6 +1347,11 @@ class SparseRecording:
     d: np.ndarray
     probes: int
 
+    @classmethod
+    def from_entry(cls, entry: dict, inputs: list[np.ndarray], arrays: dict) -> SparseRecording:
+        return cls(sparse_combination_named(entry["combination"]), entry["selector"], entry["name"], *inputs,
+                   arrays[f"{entry['name']}_d"], entry["probes"])
+
 
 def sparse_combination_named(name: str) -> SparseCombination:
     return next(c for c in SPARSE_COMBINATIONS + SPARSE_MORE_COMBINATIONS if c.name == name)
@@ -1150,32 +1360,29 @@ def sparse_combination_named(name: str) -> SparseCombination:
 def load_sparse(directory: Path) -> list[SparseRecording]:
     """Every mma.sp entry recorded under ``directory`` (``meta-mma-sp.json``, ``mma-sp-*.npz``);
     the random inputs regenerated by :func:`mma_device.sparse_inputs`."""
-    meta = json.loads((directory / "meta-mma-sp.json").read_text())
-    arrays: dict[str, np.ndarray] = {}
-    for f in sorted(directory.glob("mma-sp-[0-9]*.npz")):  # not round 2's mma-sp-more-*.npz
-        with np.load(f) as z:
-            arrays.update({k: z[k] for k in z.files})
-    out = []
-    for entry in meta["combinations"]:
-        probes_ = {f"{entry['name']}_{o}": arrays[f"{entry['name']}_{o}"] for o in "abce"}
-        a, b, c, e = mma_device.sparse_inputs(entry, probes_)
-        combo = sparse_combination_named(entry["combination"])
-        out.append(SparseRecording(combo, entry["selector"], entry["name"], a, b, c, e, arrays[f"{entry['name']}_d"], entry["probes"]))
-    return out
+    return load_round(SPARSE_ROUND_1, directory)
+
+
+def sparse_operands(rec: SparseRecording, select=slice(None)):
+    """The inputs of the recorded mma ``select``: A's stored rows ``[mma, M, K/2]``, the dense
+    column of each stored element, the rows whose metadata is undefined ``[mma, M]``
+    (:func:`ptxspec.semantics.mma.sparse_rows`), and B and C as matrices (element bits)."""
+    from ptxspec.semantics.mma import sparse_rows
+
+    combo = rec.combination
+    stored, cols, undefined = sparse_rows(sparse_layout(combo, "a"), rec.a[select], rec.e[select], rec.selector, ordered=combo.ordered)
+    B = sparse_layout(combo, "b").to_matrix(rec.b[select])
+    C = sparse_layout(combo, "c").to_matrix(rec.c[select])
+    return stored, cols, undefined, B, C
 
 
 def sparse_matrices(rec: SparseRecording, select=slice(None)):
     """The recorded mma ``select`` as per-row problems: A's stored rows ``[mma, M, K/2]``, the rows
     of B they meet ``[mma, M, K/2, N]``, C and D ``[mma, M, N]`` (element bits)."""
-    from ptxspec.semantics.mma import sparse_rows
-
-    combo = rec.combination
-    stored, cols, undefined = sparse_rows(sparse_layout(combo, "a"), rec.a[select], rec.e[select], rec.selector, ordered=combo.ordered)
+    stored, cols, undefined, B, C = sparse_operands(rec, select)
     if undefined.any():
         raise ValueError(f"{rec.name}: recorded metadata the manual leaves undefined")
-    B = sparse_layout(combo, "b").to_matrix(rec.b[select])
-    C = sparse_layout(combo, "c").to_matrix(rec.c[select])
-    D = sparse_layout(combo, "d").to_matrix(rec.d[select])
+    D = sparse_layout(rec.combination, "d").to_matrix(rec.d[select])
     return stored, gather_b(B, cols), C, D
 
 
@@ -1191,13 +1398,11 @@ def sparse_rows_as_mma(rec: SparseRecording, select=slice(None)):
 def sparse_expected(rec: SparseRecording, profile=None, select=slice(None)) -> np.ndarray:
     """D ``[mma, M, N]`` of the recorded inputs under ``profile`` (default sm_90), through the
     semantics' :func:`ptxspec.semantics.mma.sparse_matrix` (the path :func:`mma_fragments` takes)."""
-    from ptxspec.semantics.mma import sparse_matrix, sparse_rows
+    from ptxspec.semantics.mma import sparse_matrix
     from ptxspec.semantics.results import SM_90
 
     combo = rec.combination
-    stored, cols, _ = sparse_rows(sparse_layout(combo, "a"), rec.a[select], rec.e[select], rec.selector, ordered=combo.ordered)
-    B = sparse_layout(combo, "b").to_matrix(rec.b[select])
-    C = sparse_layout(combo, "c").to_matrix(rec.c[select])
+    stored, cols, _, B, C = sparse_operands(rec, select)
     return sparse_matrix(combo.shape, combo.a, combo.b, combo.c, combo.d, stored, cols, B, C, profile=profile or SM_90,
                          satfinite=combo.qualifier == ".satfinite")
 
@@ -1212,27 +1417,15 @@ def fit_sparse(directory: Path, names: list[str] | None = None, starts=None, fro
     from ptxspec.semantics.mma import Datapath, datapath_for
     from ptxspec.semantics.results import SM_90
 
-    by_combo: dict[str, list[SparseRecording]] = {}
-    for rec in load_sparse(directory):
-        by_combo.setdefault(rec.combination.name, []).append(rec)
     results = {}
-    for name, recs in by_combo.items():
+    for name, recs in float_groups(load_sparse(directory), names).items():
         combo = recs[0].combination
-        if names and name not in names or combo.a in INTEGER:
-            continue
         probe_parts = [sparse_rows_as_mma(r, slice(0, r.probes + sample)) for r in recs]
         data = tuple(np.concatenate([p[i] for p in probe_parts]) for i in range(4))
         dense = datapath_for(SM_90, combo.a, combo.b, combo.c, combo.d, None, combo.half.shape)
         begin = [dense] if dense is not None and from_dense else []
         begin += [Datapath(alignment_bits=b) for b in (25, 24, 26, 13, 8)] if starts is None else list(starts)
-        best = None
-        for start in begin:
-            model, s, _ = fit(None, start=start, data=data, combo=combo.half)
-            if best is None or s < best[1]:
-                best = (model, s)
-            if s == 0:
-                break
-        model, s = best
+        model, s, _ = best_fit(begin, data, combo.half)
         total, dots = 0, 0
         for r in recs:
             A, G, C, D = sparse_rows_as_mma(r)
@@ -1244,16 +1437,22 @@ def fit_sparse(directory: Path, names: list[str] | None = None, starts=None, fro
     return results
 
 
-def verify_sparse(directory: Path) -> dict:
-    """Every recorded mma.sp D against the sm_90 profile: per entry, dot products and mismatches."""
+def sparse_model(combo: SparseCombination):
+    """The sm_90 datapath measured for the float mma.sp ``combo``, None where there is none (the
+    spec-level sets only)."""
     from ptxspec.semantics.mma import datapath_for
     from ptxspec.semantics.results import SM_90
 
+    return datapath_for(SM_90, combo.a, combo.b, combo.c, combo.d, None, combo.shape, sparse=True)
+
+
+def verify_sparse(directory: Path) -> dict:
+    """Every recorded mma.sp D against the sm_90 profile: per entry, dot products and mismatches."""
     out = {}
     for rec in load_sparse(directory):
         combo = rec.combination
         D = sparse_layout(combo, "d").to_matrix(rec.d)
-        if combo.a not in INTEGER and datapath_for(SM_90, combo.a, combo.b, combo.c, combo.d, None, combo.shape, sparse=True) is None:
+        if combo.a not in INTEGER and sparse_model(combo) is None:
             out[rec.name] = {"dots": int(D.size), "mismatches": None}
             continue
         bad = np.argwhere(sparse_expected(rec) != D)
@@ -1323,34 +1522,14 @@ def sparse_more_plan(combos, random: int = SPARSE_MORE_RANDOM) -> tuple[list[dic
     :data:`SPARSE_MORE_PROBE_MMA` probe mma per combination; each entry's random mma rounded up
     to whole blocks of ``mma_device.DIGEST_BLOCK`` after the ``mma_device.FULL_RANDOM`` kept ones (at least
     ``random`` (:data:`SPARSE_MORE_RANDOM`: >= 2.6 * 10^5 dot products) per combination); one output file."""
-    plan, arrays, kernels = sparse_plan(combos, random, SPARSE_MORE_PROBE_MMA)
-    block, keep = mma_device.DIGEST_BLOCK, mma_device.FULL_RANDOM
-    for entry in plan:
-        rest = max(entry["random"] - keep, block)
-        entry["random"] = keep + -(-rest // block) * block
-        entry["keep"] = keep
-        entry["file"] = 0
-    return plan, arrays, kernels
+    return sparse_plan(combos, random, SPARSE_MORE_PROBE_MMA, digests=True)
 
 
 def prepare_sparse_more(bundle: Path) -> None:
     """The round-2 mma.sp bundle: ``sparse-more.cubin``, ``sparse-more-plan.json``,
-    ``sparse-more-probes.npz`` (for ``mma_device.py run-sparse-more``); a combination that
-    ptxas refuses is listed under ``rejected`` with ptxas's message."""
-    bundle.mkdir(parents=True, exist_ok=True)
-    named = [(f"msp{i:02d}", c) for i, c in enumerate(SPARSE_MORE_COMBINATIONS)]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        verdicts = list(pool.map(lambda nc: assemble(HEADER + sparse_kernel(nc[1], nc[1].selectors[0], nc[0])), named))
-    accepted = [c for (n, c), (ok, _, _) in zip(named, verdicts) if ok]
-    rejected = {c.instruction(): msg for (n, c), (ok, msg, _) in zip(named, verdicts) if not ok}
-    plan, arrays, kernels = sparse_more_plan(accepted)
-    ok, msg, cubin = assemble(HEADER + "\n".join(kernels))
-    if not ok:
-        raise SystemExit(f"the combined mma.sp module did not assemble: {msg}")
-    (bundle / "sparse-more.cubin").write_bytes(cubin)
-    (bundle / "sparse-more-plan.json").write_text(json.dumps({"combinations": plan, "rejected": rejected}, indent=1))
-    np.savez_compressed(bundle / "sparse-more-probes.npz", **arrays)
-    print(f"{len(accepted)} mma.sp combinations ({len(plan)} kernels) assembled, {len(rejected)} rejected by ptxas: {rejected}")
+    ``sparse-more-probes.npz`` (for ``mma_device.py run-sparse-more``; :func:`prepare_round` of
+    :data:`SPARSE_ROUND_2`)."""
+    prepare_round(SPARSE_ROUND_2, bundle, SPARSE_MORE_RANDOM)
 
 
 @attrs.frozen
@@ -1366,23 +1545,19 @@ class SparseDigestRecording:
     def kept(self) -> int:
         return self.recording.probes + self.keep
 
+    @property
+    def combination(self) -> SparseCombination:
+        return self.recording.combination
+
+    @classmethod
+    def from_entry(cls, entry: dict, inputs: list[np.ndarray], arrays: dict) -> SparseDigestRecording:
+        return cls(SparseRecording.from_entry(entry, inputs, arrays), entry["keep"], arrays[f"{entry['name']}_digests"])
+
 
 def load_sparse_more(directory: Path) -> list[SparseDigestRecording]:
     """Every round-2 mma.sp entry under ``directory`` (``meta-mma-sp-more.json``,
     ``mma-sp-more-*.npz``); the random inputs regenerated by :func:`mma_device.sparse_inputs`."""
-    meta = json.loads((directory / "meta-mma-sp-more.json").read_text())
-    arrays: dict[str, np.ndarray] = {}
-    for f in sorted(directory.glob("mma-sp-more-*.npz")):
-        with np.load(f) as z:
-            arrays.update({k: z[k] for k in z.files})
-    out = []
-    for entry in meta["combinations"]:
-        name = entry["name"]
-        a, b, c, e = mma_device.sparse_inputs(entry, {f"{name}_{o}": arrays[f"{name}_{o}"] for o in "abce"})
-        rec = SparseRecording(sparse_combination_named(entry["combination"]), entry["selector"], name, a, b, c, e,
-                              arrays[f"{name}_d"], entry["probes"])
-        out.append(SparseDigestRecording(rec, entry["keep"], arrays[f"{name}_digests"]))
-    return out
+    return load_round(SPARSE_ROUND_2, directory)
 
 
 def sparse_model_registers(rec: SparseRecording, model=None, select=slice(None)) -> np.ndarray:
@@ -1392,11 +1567,9 @@ def sparse_model_registers(rec: SparseRecording, model=None, select=slice(None))
     if model is None:
         D = sparse_expected(rec, select=select)
     else:
-        from ptxspec.semantics.mma import datapath_matrix, sparse_rows
+        from ptxspec.semantics.mma import datapath_matrix
 
-        stored, cols, _ = sparse_rows(sparse_layout(combo, "a"), rec.a[select], rec.e[select], rec.selector, ordered=combo.ordered)
-        B = sparse_layout(combo, "b").to_matrix(rec.b[select])
-        C = sparse_layout(combo, "c").to_matrix(rec.c[select])
+        stored, cols, _, B, C = sparse_operands(rec, select)
         m, half = stored.shape[-2:]
         G = gather_b(B, cols)
         n = G.shape[-1]
@@ -1413,23 +1586,19 @@ def verify_sparse_more_entry(r: SparseDigestRecording, model=None) -> dict:
     rec = r.recording
     expected = sparse_model_registers(rec, model)
     kept_bad = np.nonzero((expected[: r.kept] != rec.d).reshape(r.kept, -1).any(axis=1))[0]
-    digests = mma_device.block_digests(np, expected[r.kept:], mma_device.DIGEST_BLOCK)
-    bad_blocks = np.nonzero(digests != r.digests)[0]
+    bad_blocks = mismatching_blocks(lambda select: expected[select], r.kept, r.digests, mma_device.DIGEST_BLOCK)
     dots = int(expected.shape[0]) * rec.combination.mnk[0] * rec.combination.mnk[1]
     return {"dots": dots, "mma": int(expected.shape[0]), "kept_mismatching_mma": kept_bad.tolist()[:10], "kept_mismatches": len(kept_bad),
-            "digest_blocks": len(digests), "mismatching_blocks": bad_blocks.tolist()}
+            "digest_blocks": len(r.digests), "mismatching_blocks": bad_blocks}
 
 
 def verify_sparse_more(directory: Path) -> dict:
     """Every round-2 entry (:func:`verify_sparse_more_entry`) under the sm_90 profile; entries of
     a float combination without a measured sparse datapath are reported with ``None``."""
-    from ptxspec.semantics.mma import datapath_for
-    from ptxspec.semantics.results import SM_90
-
     out = {}
     for r in load_sparse_more(directory):
-        combo = r.recording.combination
-        if combo.a not in INTEGER and datapath_for(SM_90, combo.a, combo.b, combo.c, combo.d, None, combo.shape, sparse=True) is None:
+        combo = r.combination
+        if combo.a not in INTEGER and sparse_model(combo) is None:
             out[r.recording.name] = {"mismatches": None}
         else:
             out[r.recording.name] = verify_sparse_more_entry(r)
@@ -1451,20 +1620,8 @@ def diagnose_sparse_block(r: SparseDigestRecording, block: int, model=None) -> d
     out = {"entry": rec.name, "block": block, "mma": [lo, lo + block_size], "expected_digest": want, "recorded_digest": got}
     if want == got:
         return out | {"explained": "no difference"}
-    from ptxspec.conformance.silicon.exhaustive_device import weights
-
-    w = [int(x) for x in weights(np, 0, expected.size)]
-    diff = (got - want) % (1 << 64)
-    flat = expected.reshape(-1)
-    for i, wi in enumerate(w):
-        # one register r_i -> r_i + delta: delta * w_i == diff (mod 2^64); w_i is odd, so invertible.
-        delta = diff * pow(wi, -1, 1 << 64) % (1 << 64)
-        value = (int(flat[i]) + delta) % (1 << 64)
-        if value < (1 << 32):
-            t, rest = divmod(i, expected.shape[1] * expected.shape[2])
-            lane, reg = divmod(rest, expected.shape[2])
-            return out | {"explained": "one register", "mma_index": lo + t, "lane": lane, "register": reg,
-                          "expected": int(flat[i]), "recorded": value}
+    for t, lane, reg, value, silicon in one_register_changes(expected, got):
+        return out | {"explained": "one register", "mma_index": lo + t, "lane": lane, "register": reg, "expected": value, "recorded": silicon}
     return out | {"explained": "more than one register differs"}
 
 
@@ -1489,18 +1646,12 @@ def separate_sparse_more(directory: Path, names: list[str] | None = None) -> dic
     meet A's zeros, the kept dot products that change when the dense K-wide row (zeros multiplied:
     ``0 * inf`` a NaN) goes through the datapath instead of the K/2 selected products."""
     from ptxspec.semantics.matrix_layout import expand_sparse
-    from ptxspec.semantics.mma import datapath_for, datapath_matrix
-    from ptxspec.semantics.results import SM_90
+    from ptxspec.semantics.mma import datapath_matrix
 
-    by_combo: dict[str, list[SparseDigestRecording]] = {}
-    for r in load_sparse_more(directory):
-        by_combo.setdefault(r.recording.combination.name, []).append(r)
     out = {}
-    for name, recs in by_combo.items():
-        combo = recs[0].recording.combination
-        if names and name not in names or combo.a in INTEGER:
-            continue
-        model = datapath_for(SM_90, combo.a, combo.b, combo.c, combo.d, None, combo.shape, sparse=True)
+    for name, recs in float_groups(load_sparse_more(directory), names).items():
+        combo = recs[0].combination
+        model = sparse_model(combo)
         if model is None:
             continue
         row = {}
@@ -1537,28 +1688,16 @@ def fit_sparse_more(directory: Path, names: list[str] | None = None, sample: int
     from ptxspec.semantics.mma import MEASURED, Datapath, datapath_for
     from ptxspec.semantics.results import SM_90
 
-    by_combo: dict[str, list[SparseDigestRecording]] = {}
-    for r in load_sparse_more(directory):
-        by_combo.setdefault(r.recording.combination.name, []).append(r)
     results = {}
-    for name, recs in by_combo.items():
-        combo = recs[0].recording.combination
-        if names and name not in names or combo.a in INTEGER:
-            continue
+    for name, recs in float_groups(load_sparse_more(directory), names).items():
+        combo = recs[0].combination
         parts = [sparse_rows_as_mma(r.recording, slice(0, r.kept if sample is None else r.recording.probes + sample)) for r in recs]
         data = tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
         begin = [datapath_for(SM_90, combo.a, combo.b, combo.c, combo.d, None, combo.half.shape)]
         begin += [v for k, v in MEASURED["sm_90"].items() if k[:4] == (combo.a, combo.b, combo.c, combo.d) and k[-1] == "sp"]
         begin += [v for k, v in MEASURED["sm_90"].items() if k[2:4] == (combo.c, combo.d) and len(k) == 6 and k[-1] == "sp"]
         begin += [Datapath(alignment_bits=b) for b in (25, 24, 26, 13, 8)]
-        best = None
-        for start in [b for b in begin if b is not None]:
-            model, s, _ = fit(None, start=start, data=data, combo=combo.half)
-            if best is None or s < best[1]:
-                best = (model, s, start)
-            if s == 0:
-                break
-        model, s, start = best
+        model, s, start = best_fit([b for b in begin if b is not None], data, combo.half)
         checks = [verify_sparse_more_entry(r, model) for r in recs]
         results[name] = {"model": model.describe(), "datapath": model, "start": start.describe(), "probe_mismatches": s,
                          "kept_mismatches": sum(c["kept_mismatches"] for c in checks),
@@ -1572,11 +1711,7 @@ def fit_sparse_more(directory: Path, names: list[str] | None = None, sample: int
 # Round 2: every remaining dense combination (mma-more-*.npz, meta-mma-more.json)
 # ---------------------------------------------------------------------------------------------
 #
-#     python -m ptxspec.conformance.silicon.mma_campaign prepare-more BUNDLE        # here (ptxas)
-#     python3 conformance/silicon/mma_device.py run-more BUNDLE OUT                # on the GPU
-#     python -m ptxspec.conformance.silicon.mma_campaign verify-more DIR | fit-more DIR [NAME ...]
-#
-# The same probes, kernels and counter-based random inputs as round 1, for every dense
+# (Commands: the module docstring, "Round 2, dense".) The same probes, kernels and counter-based random inputs as round 1, for every dense
 # combination legal on sm_90a that round 1 did not record (:data:`MORE_COMBINATIONS`). To keep the
 # repository small, D is stored in full only for the designed probes and the first
 # ``mma_device.FULL_RANDOM`` random mma; the other random mma are stored as one digest per block
@@ -1618,6 +1753,13 @@ class MoreCombination(Combination):
     def quad_pairs(self) -> bool:
         """§9.7.14.5.1: "a warp executing mma.m8n8k4 with .f16 computes 4 MMA operations"."""
         return self.shape == "m8n8k4" and self.a == "f16"
+
+    def descriptions(self) -> dict:
+        """Every operand's :func:`more_description`."""
+        return {o: more_description(self, o) for o in "abcd"}
+
+    def probe_registers(self) -> dict:
+        return more_probes(self)
 
 
 def _more_combinations() -> tuple[MoreCombination, ...]:
@@ -1704,44 +1846,19 @@ def more_probes(combo: MoreCombination) -> dict:
 
 
 def more_plan(named, random: int = MORE_RANDOM) -> tuple[list[dict], dict[str, np.ndarray]]:
-    """The plan entries and probe registers of ``named`` ((kernel name, combination) pairs; no
-    ptxas here)."""
-    plan, arrays = [], {}
-    for name, combo in named:
-        p = more_probes(combo)
-        for o in "abc":
-            arrays[f"{combo.name}_{o}"] = p[o]
-        plan.append({
-            "name": combo.name, "kernel": name, "instruction": combo.instruction, "file": 0,
-            "operands": {o: more_description(combo, o) for o in "abcd"},
-            "probes": int(p["a"].shape[0]), "designed": p["designed"], "random": random * combo.random_scale, "seed": seed_of(combo),
-            "full": mma_device.FULL_RANDOM, "block": mma_device.DIGEST_BLOCK,
-        })
-    return plan, arrays
+    """The round-2 plan entries and probe registers of ``named`` ((kernel name, combination)
+    pairs; no ptxas here): :func:`dense_plan` with digests."""
+    return dense_plan(named, random, digests=True)
 
 
 def prepare_more(bundle: Path, random: int = MORE_RANDOM) -> None:
     """The round-2 bundle: ``more.cubin`` (one kernel per combination ptxas accepts),
-    ``more-plan.json`` and ``more-probes.npz`` (for ``mma_device.py run-more``); a combination
-    that ptxas refuses is listed under ``rejected`` with ptxas's message."""
+    ``more-plan.json`` and ``more-probes.npz`` (for ``mma_device.py run-more``; :func:`prepare_round`
+    of :data:`ROUND_2`)."""
     block = mma_device.DIGEST_BLOCK
     if random % block or random <= mma_device.FULL_RANDOM:
         raise SystemExit(f"--random must be a multiple of {block} above {mma_device.FULL_RANDOM}")
-    bundle.mkdir(parents=True, exist_ok=True)
-    named = [(f"mmx{i:02d}", c) for i, c in enumerate(MORE_COMBINATIONS)]
-    ops = {c.name: {o: more_description(c, o) for o in "abcd"} for _, c in named}
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        verdicts = list(pool.map(lambda nc: assemble(HEADER + kernel(nc[1], nc[0], ops[nc[1].name])), named))
-    accepted = [(n, c) for (n, c), (ok, _, _) in zip(named, verdicts) if ok]
-    rejected = {c.instruction: msg for (n, c), (ok, msg, _) in zip(named, verdicts) if not ok}
-    ok, msg, cubin = assemble(HEADER + "\n".join(kernel(c, n, ops[c.name]) for n, c in accepted))
-    if not ok:
-        raise SystemExit(f"the combined module did not assemble: {msg}")
-    plan, arrays = more_plan(accepted, random)
-    (bundle / "more.cubin").write_bytes(cubin)
-    (bundle / "more-plan.json").write_text(json.dumps({"combinations": plan, "rejected": rejected}, indent=1))
-    np.savez_compressed(bundle / "more-probes.npz", **arrays)
-    print(f"{len(accepted)} combinations assembled, {len(rejected)} rejected by ptxas: {sorted(rejected)}")
+    prepare_round(ROUND_2, bundle, random)
 
 
 @attrs.frozen
@@ -1772,25 +1889,20 @@ class MoreRecording:
     def dots(self) -> int:
         return (self.full - self.probes + len(self.digests) * self.block) * self.dots_per_mma
 
+    @classmethod
+    def from_entry(cls, entry: dict, inputs: list[np.ndarray], arrays: dict) -> MoreRecording:
+        name = entry["name"]
+        return cls(more_combination_named(name), *inputs, arrays[f"{name}_d"], arrays[f"{name}_digests"], entry["probes"], entry["block"])
+
 
 def more_combination_named(name: str) -> MoreCombination:
     return next(c for c in MORE_COMBINATIONS if c.name == name)
 
 
-def load_more(directory: Path) -> list[MoreRecording]:
+def load_more(directory: Path, names=None) -> list[MoreRecording]:
     """Every round-2 combination recorded under ``directory`` (``meta-mma-more.json``,
-    ``mma-more-*.npz``)."""
-    meta = json.loads((directory / "meta-mma-more.json").read_text())
-    arrays: dict[str, np.ndarray] = {}
-    for f in sorted(directory.glob("mma-more-*.npz")):
-        with np.load(f) as z:
-            arrays.update({k: z[k] for k in z.files})
-    out = []
-    for entry in meta["combinations"]:
-        name = entry["name"]
-        a, b, c = mma_device.combination_inputs(entry, {f"{name}_{o}": arrays[f"{name}_{o}"] for o in "abc"})
-        out.append(MoreRecording(more_combination_named(name), a, b, c, arrays[f"{name}_d"], arrays[f"{name}_digests"], entry["probes"], entry["block"]))
-    return out
+    ``mma-more-*.npz``), or those named in ``names``."""
+    return load_round(ROUND_2, directory, names)
 
 
 def more_matrices(combo: MoreCombination, *registers) -> tuple[np.ndarray, ...]:
@@ -1844,13 +1956,8 @@ def replay_more(rec: MoreRecording, model=None, blocks=None) -> dict:
     want_m = more_matrices(rec.combination, rec.a[:full], rec.b[:full], rec.c[:full], expected)[3]
     bad = np.argwhere(got_m != want_m)
     blocks = range(len(rec.digests)) if blocks is None else blocks
-    bad_blocks = []
-    for i in blocks:
-        lo = full + i * rec.block
-        sel = slice(lo, lo + rec.block)
-        d = more_expected(rec.combination, rec.a[sel], rec.b[sel], rec.c[sel], model)
-        if mma_device.block_digests(np, d, rec.block)[0] != rec.digests[i]:
-            bad_blocks.append(int(i))
+    model_d = lambda select: more_expected(rec.combination, rec.a[select], rec.b[select], rec.c[select], model)
+    bad_blocks = mismatching_blocks(model_d, full, rec.digests, rec.block, blocks)
     dots = (int(got_m.size) + len(blocks) * rec.block * rec.dots_per_mma)
     return {"dots": dots, "stored_mismatches": len(bad), "first": bad[:5].tolist(), "bad_blocks": bad_blocks}
 
@@ -1860,25 +1967,11 @@ def diagnose_block(rec: MoreRecording, block: int, model=None) -> list[dict]:
     register i, the difference of the digests is ``delta * w_i mod 2^64`` (w_i odd, invertible),
     so ``delta = diff * w_i^-1``; the candidates are the i whose delta gives a value that fits
     the register. Returns them (mma index, lane, register, model value, implied silicon value)."""
-    from ptxspec.conformance.silicon.exhaustive_device import weights
-
     lo = rec.full + block * rec.block
     sel = slice(lo, lo + rec.block)
     d = more_expected(rec.combination, rec.a[sel], rec.b[sel], rec.c[sel], model)
-    mine = int(mma_device.block_digests(np, d, rec.block)[0])
-    diff = (int(rec.digests[block]) - mine) % (1 << 64)
-    if diff == 0:
-        return []
-    flat = d.reshape(-1)
-    width = 1 << (8 * d.dtype.itemsize)
-    out = []
-    for i, w in enumerate(weights(np, 0, len(flat)).tolist()):
-        delta = diff * pow(w, -1, 1 << 64) % (1 << 64)
-        value = (int(flat[i]) + delta) % (1 << 64)
-        if value < width:
-            t, rest = divmod(i, d.shape[1] * d.shape[2])
-            out.append({"mma": lo + t, "lane": rest // d.shape[2], "register": rest % d.shape[2], "model": int(flat[i]), "silicon": value})
-    return out
+    return [{"mma": lo + t, "lane": lane, "register": reg, "model": value, "silicon": silicon}
+            for t, lane, reg, value, silicon in one_register_changes(d, int(rec.digests[block]))]
 
 
 def verify_more(directory: Path, blocks: int | None = None) -> dict:
@@ -1929,10 +2022,8 @@ def fit_more(directory: Path, names: list[str] | None = None) -> dict:
     from ptxspec.semantics.numerics import Rounding
 
     results = {}
-    for rec in load_more(directory):
+    for rec, in float_groups(load_more(directory), names).values():
         combo = rec.combination
-        if names and combo.name not in names or combo.a in INTEGER:
-            continue
         full = rec.full
         data = more_matrices(combo, rec.a[:full], rec.b[:full], rec.c[:full], rec.d)
         start = nearest_measured(combo)
@@ -1951,43 +2042,52 @@ def fit_more(directory: Path, names: list[str] | None = None) -> dict:
         print(f"{combo.name}: start {start_score} -> {model.describe()}: {score} stored, bad blocks {r['bad_blocks'][:10]}", flush=True)
     return results
 
+# ---------------------------------------------------------------------------------------------
+# The campaign's rounds (:class:`Round`)
+# ---------------------------------------------------------------------------------------------
+
+#: Round 1, dense: every D in full (``prepare``, ``mma_device.py run``).
+ROUND_1 = Round(COMBINATIONS, mma_device.DENSE, kernel="mma")
+#: Round 1, mma.sp: every D in full (``prepare-sparse``, ``run-sparse``).
+SPARSE_ROUND_1 = Round(SPARSE_COMBINATIONS, mma_device.SPARSE, kernel="msp")
+#: Round 2, dense: the random D after the first ones as block digests (``prepare-more``, ``run-more``).
+ROUND_2 = Round(MORE_COMBINATIONS, mma_device.MORE, kernel="mmx")
+#: Round 2, mma.sp: likewise (``prepare-sparse-more``, ``run-sparse-more``).
+SPARSE_ROUND_2 = Round(SPARSE_MORE_COMBINATIONS, mma_device.SPARSE_MORE, kernel="msp")
+
+
+def _random_option(args: list[str], default: int) -> int:
+    """``BUNDLE --random N``: N, else ``default``."""
+    return int(args[2]) if len(args) >= 3 and args[1] == "--random" else default
+
+
+#: The command line: command -> what it does with its arguments (``DIR`` or ``BUNDLE`` first).
+COMMANDS = {
+    "prepare": lambda args: prepare(Path(args[0]), _random_option(args, RANDOM)),
+    "prepare-sparse": lambda args: prepare_sparse(Path(args[0]), _random_option(args, SPARSE_RANDOM)),
+    "prepare-more": lambda args: prepare_more(Path(args[0]), _random_option(args, MORE_RANDOM)),
+    "prepare-sparse-more": lambda args: prepare_sparse_more(Path(args[0])),
+    "verify": lambda args: verify(Path(args[0])),
+    "verify-sparse": lambda args: verify_sparse(Path(args[0])),
+    "verify-more": lambda args: verify_more(Path(args[0])),
+    "verify-sparse-more": lambda args: verify_sparse_more(Path(args[0])),
+    "spec-check": lambda args: spec_check(Path(args[0])),
+    "spec-check-sparse": lambda args: spec_check_sparse(Path(args[0])),
+    "fit": lambda args: fit_all(Path(args[0]), args[1:] or None),
+    "fit-sparse": lambda args: fit_sparse(Path(args[0]), args[1:] or None),
+    "fit-more": lambda args: fit_more(Path(args[0]), args[1:] or None),
+    "fit-sparse-more": lambda args: fit_sparse_more(Path(args[0]), args[1:] or None),
+    "separate-sparse-more": lambda args: separate_sparse_more(Path(args[0]), args[1:] or None),
+}
+
 
 def main() -> int:
     """The command line (see the module docstring); ``sys.argv`` as given."""
-    if len(sys.argv) >= 3 and sys.argv[1] == "prepare-sparse-more":
-        prepare_sparse_more(Path(sys.argv[2]))
-    elif len(sys.argv) >= 3 and sys.argv[1] == "verify-sparse-more":
-        verify_sparse_more(Path(sys.argv[2]))
-    elif len(sys.argv) >= 3 and sys.argv[1] == "separate-sparse-more":
-        separate_sparse_more(Path(sys.argv[2]), sys.argv[3:] or None)
-    elif len(sys.argv) >= 3 and sys.argv[1] == "fit-sparse-more":
-        fit_sparse_more(Path(sys.argv[2]), sys.argv[3:] or None)
-    elif len(sys.argv) >= 3 and sys.argv[1] == "prepare-sparse":
-        prepare_sparse(Path(sys.argv[2]), int(sys.argv[4]) if len(sys.argv) >= 5 and sys.argv[3] == "--random" else SPARSE_RANDOM)
-    elif len(sys.argv) >= 3 and sys.argv[1] == "prepare":
-        n = int(sys.argv[4]) if len(sys.argv) >= 5 and sys.argv[3] == "--random" else RANDOM
-        prepare(Path(sys.argv[2]), n)
-    elif len(sys.argv) >= 3 and sys.argv[1] == "spec-check-sparse":
-        spec_check_sparse(Path(sys.argv[2]))
-    elif len(sys.argv) >= 3 and sys.argv[1] == "verify-sparse":
-        verify_sparse(Path(sys.argv[2]))
-    elif len(sys.argv) >= 3 and sys.argv[1] == "fit-sparse":
-        fit_sparse(Path(sys.argv[2]), sys.argv[3:] or None)
-    elif len(sys.argv) >= 3 and sys.argv[1] == "prepare-more":
-        prepare_more(Path(sys.argv[2]), int(sys.argv[4]) if len(sys.argv) >= 5 and sys.argv[3] == "--random" else MORE_RANDOM)
-    elif len(sys.argv) >= 3 and sys.argv[1] == "verify-more":
-        verify_more(Path(sys.argv[2]))
-    elif len(sys.argv) >= 3 and sys.argv[1] == "fit-more":
-        fit_more(Path(sys.argv[2]), sys.argv[3:] or None)
-    elif len(sys.argv) >= 3 and sys.argv[1] == "verify":
-        verify(Path(sys.argv[2]))
-    elif len(sys.argv) >= 3 and sys.argv[1] == "spec-check":
-        spec_check(Path(sys.argv[2]))
-    elif len(sys.argv) >= 3 and sys.argv[1] == "fit":
-        fit_all(Path(sys.argv[2]), sys.argv[3:] or None)
-    else:
+    command = COMMANDS.get(sys.argv[1]) if len(sys.argv) >= 3 else None
+    if command is None:
         print(__doc__)
         return 2
+    command(sys.argv[2:])
     return 0
 
 

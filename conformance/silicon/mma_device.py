@@ -6,6 +6,13 @@
     python3 conformance/silicon/mma_device.py run BUNDLE OUT            # on the GPU machine
     python -m ptxspec.conformance.silicon.mma_campaign prepare-sparse BUNDLE   # mma.sp, here
     python3 conformance/silicon/mma_device.py run-sparse BUNDLE OUT     # mma.sp, on the GPU
+    python -m ptxspec.conformance.silicon.mma_campaign prepare-more BUNDLE     # round 2, here
+    python3 conformance/silicon/mma_device.py run-more BUNDLE OUT       # round 2, on the GPU
+    python -m ptxspec.conformance.silicon.mma_campaign prepare-sparse-more BUNDLE   # here
+    python3 conformance/silicon/mma_device.py run-sparse-more BUNDLE OUT  # on the GPU
+
+exhaustive_device.py must lie beside this file (its splitmix64, digest and device meta are
+imported, not copied).
 
 ``BUNDLE`` holds ``mma.cubin`` (one kernel per combination), ``mma-plan.json`` (the combinations:
 kernel, instruction, per operand its registers and element type, the number of designed probes and
@@ -18,15 +25,26 @@ combination: the probe inputs and every D register) and ``meta-mma.json``.
 Register arrays are ``[mma, lane, register]``: uint32, or uint64 where the register is 64 bits
 (f64). Each lane loads its own registers, executes the one ``mma.sync.aligned`` of the combination
 and stores its D registers: no layout is computed on the device.
+
+The four commands are one loop, :func:`record`, over a :class:`Campaign` (which bundle files,
+which inputs, whether the random D is kept whole or as block digests, what the meta says).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
+
+try:
+    from ptxspec.conformance.silicon import exhaustive_device
+except ImportError:  # on the GPU machine, without ptxspec: run as a script next to exhaustive_device.py
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import exhaustive_device  # type: ignore
 
 M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -34,21 +52,13 @@ M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 CLASSES = ("bits", "unit", "spread", "short")
 
 
-def splitmix64(counter: np.ndarray) -> np.ndarray:
-    """SplitMix64 of each uint64 in ``counter`` (wrapping arithmetic; identical on every machine)."""
-    with np.errstate(over="ignore"):
-        z = counter.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
-
-
 def _stream(seed: int, operand: int, count: int, offset: int = 0) -> np.ndarray:
-    """``count`` pseudo-random uint64 for ``operand`` (0..3) of a combination seeded ``seed``."""
+    """``count`` pseudo-random uint64 for ``operand`` (0..3; 4: mma.sp metadata) of a combination
+    seeded ``seed``: SplitMix64 (exhaustive_device's) of a counter, offset by SplitMix64 of the key."""
     key = (np.uint64(seed) << np.uint64(8)) | np.uint64(operand)
     with np.errstate(over="ignore"):
-        base = splitmix64(np.array([key], dtype=np.uint64))[0]
-        return splitmix64(np.arange(offset, offset + count, dtype=np.uint64) + base)
+        base = exhaustive_device.splitmix64(np, np.array([key], dtype=np.uint64))[0]
+        return exhaustive_device.splitmix64(np, np.arange(offset, offset + count, dtype=np.uint64) + base)
 
 
 def _u(x: np.ndarray, lo: int, bits: int) -> np.ndarray:
@@ -152,130 +162,8 @@ def sparse_inputs(entry: dict, probes: dict) -> list[np.ndarray]:
     return [a, b, c, e]
 
 
-def _device_meta(cp, plan: dict, campaign: str) -> dict:
-    return {
-        **_exhaustive_device().device_meta(cp),
-        "assembler": "ptxas -arch=sm_90a; see rejected in this file for forms ptxas refused",
-        "campaign": campaign,
-        "generator": "mma_device.random_registers, mma_device.random_metadata (SplitMix64 counter stream; classes " + ", ".join(CLASSES) + ")",
-        "combinations": plan["combinations"],
-        "rejected": plan["rejected"],
-    }
-
-
-def run_sparse(bundle: Path, out: Path) -> None:
-    """The mma.sp campaign: ``sparse.cubin``, ``sparse-plan.json``, ``sparse-probes.npz`` in
-    ``bundle``; writes ``mma-sp-<i>.npz`` (per entry: probe A, B, C, E and every D) and
-    ``meta-mma-sp.json``. One kernel per (combination, sparsity selector): the selector is an
-    immediate."""
-    import cupy as cp
-
-    plan = json.loads((bundle / "sparse-plan.json").read_text())
-    with np.load(bundle / "sparse-probes.npz") as z:
-        probes = {k: z[k] for k in z.files}
-    mod = cp.RawModule(path=str(bundle / "sparse.cubin"))
-    files: dict[int, dict[str, np.ndarray]] = {}
-    for entry in plan["combinations"]:
-        a, b, c, e = sparse_inputs(entry, probes)
-        n = a.shape[0]
-        d_op = entry["operands"]["d"]
-        dev = [cp.asarray(x) for x in (a, b, c, e)]
-        d = cp.zeros((n, 32, d_op["registers"]), dtype=np.uint32)
-        warps_per_block = 4
-        mod.get_function(entry["kernel"])(((n + warps_per_block - 1) // warps_per_block,), (32 * warps_per_block,), (*dev, d, np.uint32(n)))
-        cp.cuda.runtime.deviceSynchronize()
-        arrays = files.setdefault(entry["file"], {})
-        for name, x in zip("abce", (a, b, c, e)):
-            arrays[f"{entry['name']}_{name}"] = x[: entry["probes"]]
-        arrays[f"{entry['name']}_d"] = cp.asnumpy(d)
-        print(f"{entry['name']}: {n} mma ({entry['probes']} designed, {entry['random']} random)", flush=True)
-    out.mkdir(parents=True, exist_ok=True)
-    for index, arrays in sorted(files.items()):
-        np.savez_compressed(out / f"mma-sp-{index}.npz", **arrays)
-    meta = _device_meta(cp, plan, "issue 7 mma.sp: conformance/silicon/mma_campaign.py (prepare-sparse), conformance/silicon/mma_device.py (run-sparse)")
-    (out / "meta-mma-sp.json").write_text(json.dumps(meta, indent=1))
-    print(f"recorded {len(plan['combinations'])} mma.sp entries on {meta['gpu']} ({meta['nvidia_smi']})")
-
-
-def run_sparse_more(bundle: Path, out: Path) -> None:
-    """mma.sp round 2: ``sparse-more.cubin``, ``sparse-more-plan.json``, ``sparse-more-probes.npz``
-    in ``bundle``; writes ``mma-sp-more-<i>.npz`` (per entry: probe A, B, C, E; D of the probes and
-    the first ``keep`` random mma; the digests of the other random mma, one per block of
-    :data:`DIGEST_BLOCK`: :func:`block_digests`, the dense round 2's) and ``meta-mma-sp-more.json``."""
-    import cupy as cp
-
-    plan = json.loads((bundle / "sparse-more-plan.json").read_text())
-    with np.load(bundle / "sparse-more-probes.npz") as z:
-        probes = {k: z[k] for k in z.files}
-    mod = cp.RawModule(path=str(bundle / "sparse-more.cubin"))
-    files: dict[int, dict[str, np.ndarray]] = {}
-    for entry in plan["combinations"]:
-        a, b, c, e = sparse_inputs(entry, probes)
-        n = a.shape[0]
-        dev = [cp.asarray(x) for x in (a, b, c, e)]
-        d = cp.zeros((n, 32, entry["operands"]["d"]["registers"]), dtype=np.uint32)
-        warps_per_block = 4
-        mod.get_function(entry["kernel"])(((n + warps_per_block - 1) // warps_per_block,), (32 * warps_per_block,), (*dev, d, np.uint32(n)))
-        cp.cuda.runtime.deviceSynchronize()
-        d = cp.asnumpy(d)
-        kept = entry["probes"] + entry["keep"]
-        arrays = files.setdefault(entry["file"], {})
-        for name, x in zip("abce", (a, b, c, e)):
-            arrays[f"{entry['name']}_{name}"] = x[: entry["probes"]]
-        arrays[f"{entry['name']}_d"] = d[:kept]
-        arrays[f"{entry['name']}_digests"] = block_digests(np, d[kept:], DIGEST_BLOCK)
-        print(f"{entry['name']}: {n} mma ({entry['probes']} designed, {entry['random']} random; {kept} kept, "
-              f"{(n - kept) // DIGEST_BLOCK} digests)", flush=True)
-    out.mkdir(parents=True, exist_ok=True)
-    for index, arrays in sorted(files.items()):
-        np.savez_compressed(out / f"mma-sp-more-{index}.npz", **arrays)
-    meta = _device_meta(cp, plan, "issue 7 mma.sp round 2: conformance/silicon/mma_campaign.py (prepare-sparse-more), "
-                                  "conformance/silicon/mma_device.py (run-sparse-more)")
-    meta["digest"] = f"mma_device.block_digests: one uint64 per block of {DIGEST_BLOCK} random mma after the first kept ones"
-    (out / "meta-mma-sp-more.json").write_text(json.dumps(meta, indent=1))
-    print(f"recorded {len(plan['combinations'])} mma.sp entries (round 2) on {meta['gpu']} ({meta['nvidia_smi']})")
-
-
-def run(bundle: Path, out: Path) -> None:
-    import cupy as cp
-
-    plan = json.loads((bundle / "mma-plan.json").read_text())
-    with np.load(bundle / "mma-probes.npz") as z:
-        probes = {k: z[k] for k in z.files}
-    mod = cp.RawModule(path=str(bundle / "mma.cubin"))
-    files: dict[int, dict[str, np.ndarray]] = {}
-    for combo in plan["combinations"]:
-        a, b, c = combination_inputs(combo, probes)
-        n = a.shape[0]
-        d_op = combo["operands"]["d"]
-        d_dtype = np.uint64 if d_op["register_bits"] == 64 else np.uint32
-        dev = [cp.asarray(x) for x in (a, b, c)]
-        d = cp.zeros((n, 32, d_op["registers"]), dtype=d_dtype)
-        warps_per_block = 4
-        mod.get_function(combo["kernel"])(((n + warps_per_block - 1) // warps_per_block,), (32 * warps_per_block,), (*dev, d, np.uint32(n)))
-        cp.cuda.runtime.deviceSynchronize()
-        arrays = files.setdefault(combo["file"], {})
-        for name, x in zip("abc", (a, b, c)):
-            arrays[f"{combo['name']}_{name}"] = x[: combo["probes"]]
-        arrays[f"{combo['name']}_d"] = cp.asnumpy(d)
-        print(f"{combo['name']}: {n} mma ({combo['probes']} designed, {combo['random']} random)", flush=True)
-    out.mkdir(parents=True, exist_ok=True)
-    for index, arrays in sorted(files.items()):
-        np.savez_compressed(out / f"mma-{index}.npz", **arrays)
-    meta = {
-        **_exhaustive_device().device_meta(cp),
-        "assembler": "ptxas -arch=sm_90a (CUDA 13.0); see rejected in this file for forms ptxas refused",
-        "campaign": "issue 7: conformance/silicon/mma_campaign.py, conformance/silicon/mma_device.py",
-        "generator": "mma_device.random_registers (SplitMix64 counter stream; classes " + ", ".join(CLASSES) + ")",
-        "combinations": plan["combinations"],
-        "rejected": plan["rejected"],
-    }
-    (out / "meta-mma.json").write_text(json.dumps(meta, indent=1))
-    print(f"recorded {len(plan['combinations'])} combinations on {meta['gpu']} ({meta['nvidia_smi']})")
-
-
 # ---------------------------------------------------------------------------------------------
-# Round 2 (``run-more``): every remaining dense combination, random D as per-block digests
+# Round 2: the bulk of the random D as per-block digests
 # ---------------------------------------------------------------------------------------------
 
 #: Random mma per digest block, and random mma (after the probes) whose D is kept in full.
@@ -283,82 +171,188 @@ DIGEST_BLOCK = 64
 FULL_RANDOM = 64
 
 
-def _exhaustive_device():
-    """exhaustive_device (its digest and device meta are shared, not copied): from the package
-    here, from the script's folder on the device machine."""
-    try:
-        from ptxspec.conformance.silicon import exhaustive_device
-    except ImportError:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        import exhaustive_device  # type: ignore
-    return exhaustive_device
-
-
-def _digest_functions():
-    """``weights`` and ``chunk_digests`` of exhaustive_device."""
-    module = _exhaustive_device()
-    return module.weights, module.chunk_digests
-
-
 def block_digests(xp, d, block: int = DIGEST_BLOCK):
     """One uint64 per ``block`` consecutive mma of the D registers ``d`` ``[mma, 32, registers]``:
     ``sum_i r_i * (splitmix64(i) | 1) mod 2^64`` over the block's registers in ``[mma, lane,
     register]`` order, zero-extended to 64 bits, ``i`` counting from 0 within the block
     (exhaustive_device's digest; ``xp``: numpy or cupy)."""
-    weights, chunk_digests = _digest_functions()
     size = block * d.shape[1] * d.shape[2]
     bits = size.bit_length() - 1
     if size != 1 << bits or d.shape[0] % block:
         raise ValueError(f"{d.shape[0]} mma of {d.shape[1:]} registers: not whole blocks of {block} (a power of two in registers)")
-    w = xp.tile(weights(xp, 0, size), d.shape[0] // block)
-    return chunk_digests(xp, d.reshape(-1), w, bits)
+    w = xp.tile(exhaustive_device.weights(xp, 0, size), d.shape[0] // block)
+    return exhaustive_device.chunk_digests(xp, d.reshape(-1), w, bits)
 
 
-def run_more(bundle: Path, out: Path) -> None:
+# ---------------------------------------------------------------------------------------------
+# The one recording loop, and the four campaigns it runs
+# ---------------------------------------------------------------------------------------------
+
+#: Threads of a launch block: one warp per mma.
+WARPS_PER_BLOCK = 4
+
+ASSEMBLER = "ptxas -arch=sm_90a; see rejected in this file for forms ptxas refused"
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """What distinguishes one mma campaign's recording from another's.
+
+    ``bundle``: the stem of the bundle's files (``<bundle>.cubin``, ``<bundle>-plan.json``,
+    ``<bundle>-probes.npz``); ``out``: the stem of the recording (``<out>-<file>.npz`` per plan
+    ``file``, ``meta-<out>.json``); ``inputs``: the registers of every mma of a plan entry
+    (:func:`combination_inputs`: A, B, C; :func:`sparse_inputs`: A, B, C, E); ``kept``: None to
+    store every D, else the plan field that counts the random mma whose D is stored in full, the
+    other random mma being stored as :func:`block_digests` (per the entry's ``block``, else
+    :data:`DIGEST_BLOCK`); the rest is written into the meta as it stands."""
+
+    bundle: str
+    out: str
+    inputs: Callable[[dict, dict], list]
+    kept: str | None
+    campaign: str
+    generator: str
+    assembler: str = ASSEMBLER
+    digest: str | None = None
+
+
+def _launch(cp, function, inputs: list[np.ndarray], d_operand: dict) -> np.ndarray:
+    """One warp per mma: every lane loads its input registers, executes the kernel's one mma and
+    stores its D registers, ``[mma, 32, registers]`` (uint64 where a register is 64 bits), returned
+    to the host."""
+    n = inputs[0].shape[0]
+    dtype = np.uint64 if d_operand["register_bits"] == 64 else np.uint32
+    dev = [cp.asarray(x) for x in inputs]
+    d = cp.zeros((n, 32, d_operand["registers"]), dtype=dtype)
+    blocks = (n + WARPS_PER_BLOCK - 1) // WARPS_PER_BLOCK
+    function((blocks,), (32 * WARPS_PER_BLOCK,), (*dev, d, np.uint32(n)))
+    cp.cuda.runtime.deviceSynchronize()
+    return cp.asnumpy(d)
+
+
+def _stored(campaign: Campaign, entry: dict, inputs: list[np.ndarray], d: np.ndarray) -> dict[str, np.ndarray]:
+    """The arrays one plan entry adds to its file: the designed probes' inputs (the random ones
+    are regenerated by the replay), then D (all of it, or the probes' and the first kept random
+    mma's, with the digests of the rest)."""
+    name, probes = entry["name"], entry["probes"]
+    arrays = {f"{name}_{operand}": x[:probes] for operand, x in zip("abce", inputs)}
+    if campaign.kept is None:
+        arrays[f"{name}_d"] = d
+    else:
+        kept = probes + entry[campaign.kept]
+        arrays[f"{name}_d"] = d[:kept]
+        arrays[f"{name}_digests"] = block_digests(np, d[kept:], entry.get("block", DIGEST_BLOCK))
+    return arrays
+
+
+def _meta(cp, plan: dict, campaign: Campaign) -> dict:
+    meta = {
+        **exhaustive_device.device_meta(cp),
+        "assembler": campaign.assembler,
+        "campaign": campaign.campaign,
+        "generator": f"{campaign.generator} (SplitMix64 counter stream; classes " + ", ".join(CLASSES) + ")",
+        "combinations": plan["combinations"],
+        "rejected": plan["rejected"],
+    }
+    if campaign.digest is not None:
+        meta["digest"] = campaign.digest
+    return meta
+
+
+def record(campaign: Campaign, bundle: Path, out: Path, cp=None) -> dict:
+    """Run every entry of ``campaign``'s plan in ``bundle`` and write its recording into ``out``
+    (``cp``: the array module, CuPy unless a test passes a stand-in). Returns the meta."""
+    if cp is None:
+        import cupy as cp
+
+    plan = json.loads((bundle / f"{campaign.bundle}-plan.json").read_text())
+    with np.load(bundle / f"{campaign.bundle}-probes.npz") as z:
+        probes = {k: z[k] for k in z.files}
+    module = cp.RawModule(path=str(bundle / f"{campaign.bundle}.cubin"))
+    files: dict[int, dict[str, np.ndarray]] = {}
+    for entry in plan["combinations"]:
+        inputs = campaign.inputs(entry, probes)
+        d = _launch(cp, module.get_function(entry["kernel"]), inputs, entry["operands"]["d"])
+        stored = _stored(campaign, entry, inputs, d)
+        files.setdefault(entry["file"], {}).update(stored)
+        name = entry["name"]
+        kept = f"; {len(stored[f'{name}_d'])} kept, {len(stored[f'{name}_digests'])} digests" if campaign.kept else ""
+        print(f"{name}: {len(d)} mma ({entry['probes']} designed, {entry['random']} random{kept})", flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    for index, arrays in sorted(files.items()):
+        np.savez_compressed(out / f"{campaign.out}-{index}.npz", **arrays)
+    meta = _meta(cp, plan, campaign)
+    (out / f"meta-{campaign.out}.json").write_text(json.dumps(meta, indent=1))
+    print(f"recorded {len(plan['combinations'])} plan entries into {campaign.out}-*.npz on {meta['gpu']} ({meta['nvidia_smi']})")
+    return meta
+
+
+DENSE = Campaign(
+    "mma", "mma", combination_inputs, None,
+    campaign="issue 7: conformance/silicon/mma_campaign.py, conformance/silicon/mma_device.py",
+    generator="mma_device.random_registers",
+    assembler="ptxas -arch=sm_90a (CUDA 13.0); see rejected in this file for forms ptxas refused",
+)
+SPARSE = Campaign(
+    "sparse", "mma-sp", sparse_inputs, None,
+    campaign="issue 7 mma.sp: conformance/silicon/mma_campaign.py (prepare-sparse), conformance/silicon/mma_device.py (run-sparse)",
+    generator="mma_device.random_registers, mma_device.random_metadata",
+)
+MORE = Campaign(
+    "more", "mma-more", combination_inputs, "full",
+    campaign="issue 7 round 2, every remaining dense mma: conformance/silicon/mma_campaign.py (prepare-more), conformance/silicon/mma_device.py (run-more)",
+    # random_metadata is named although the dense round draws none: the recorded meta says so.
+    generator="mma_device.random_registers, mma_device.random_metadata",
+    digest=f"per block of {DIGEST_BLOCK} random mma after the first {FULL_RANDOM}: sum_i r_i * (splitmix64(i) | 1) mod 2^64 (exhaustive_device)",
+)
+SPARSE_MORE = Campaign(
+    "sparse-more", "mma-sp-more", sparse_inputs, "keep",
+    campaign="issue 7 mma.sp round 2: conformance/silicon/mma_campaign.py (prepare-sparse-more), conformance/silicon/mma_device.py (run-sparse-more)",
+    generator="mma_device.random_registers, mma_device.random_metadata",
+    digest=f"mma_device.block_digests: one uint64 per block of {DIGEST_BLOCK} random mma after the first kept ones",
+)
+
+
+def run(bundle: Path, out: Path, cp=None) -> dict:
+    """The dense campaign: ``mma.cubin``, ``mma-plan.json``, ``mma-probes.npz`` in ``bundle``;
+    writes ``mma-<i>.npz`` (per combination: probe A, B, C and every D) and ``meta-mma.json``."""
+    return record(DENSE, bundle, out, cp)
+
+
+def run_sparse(bundle: Path, out: Path, cp=None) -> dict:
+    """The mma.sp campaign: ``sparse.cubin``, ``sparse-plan.json``, ``sparse-probes.npz`` in
+    ``bundle``; writes ``mma-sp-<i>.npz`` (per entry: probe A, B, C, E and every D) and
+    ``meta-mma-sp.json``. One kernel per (combination, sparsity selector): the selector is an
+    immediate."""
+    return record(SPARSE, bundle, out, cp)
+
+
+def run_more(bundle: Path, out: Path, cp=None) -> dict:
     """Round 2: ``more.cubin``, ``more-plan.json``, ``more-probes.npz`` in ``bundle``; writes
     ``mma-more-0.npz`` (per combination: probe A, B, C; D of the probes and of the first
-    ``full`` random mma; the digests of the other random mma, one per block) and
+    ``full`` random mma; the digests of the other random mma, one per ``block``) and
     ``meta-mma-more.json``."""
-    import cupy as cp
+    return record(MORE, bundle, out, cp)
 
-    plan = json.loads((bundle / "more-plan.json").read_text())
-    with np.load(bundle / "more-probes.npz") as z:
-        probes = {k: z[k] for k in z.files}
-    mod = cp.RawModule(path=str(bundle / "more.cubin"))
-    arrays: dict[str, np.ndarray] = {}
-    for entry in plan["combinations"]:
-        a, b, c = combination_inputs(entry, probes)
-        n = a.shape[0]
-        d_op = entry["operands"]["d"]
-        d_dtype = np.uint64 if d_op["register_bits"] == 64 else np.uint32
-        dev = [cp.asarray(x) for x in (a, b, c)]
-        d = cp.zeros((n, 32, d_op["registers"]), dtype=d_dtype)
-        warps_per_block = 4
-        mod.get_function(entry["kernel"])(((n + warps_per_block - 1) // warps_per_block,), (32 * warps_per_block,), (*dev, d, np.uint32(n)))
-        cp.cuda.runtime.deviceSynchronize()
-        full = entry["probes"] + entry["full"]
-        for name, x in zip("abc", (a, b, c)):
-            arrays[f"{entry['name']}_{name}"] = x[: entry["probes"]]
-        arrays[f"{entry['name']}_d"] = cp.asnumpy(d[:full])
-        arrays[f"{entry['name']}_digests"] = cp.asnumpy(block_digests(cp, d[full:], entry["block"]))
-        print(f"{entry['name']}: {n} mma ({entry['probes']} designed, {entry['random']} random)", flush=True)
-    out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out / "mma-more-0.npz", **arrays)
-    meta = _device_meta(cp, plan, "issue 7 round 2, every remaining dense mma: conformance/silicon/mma_campaign.py (prepare-more), conformance/silicon/mma_device.py (run-more)")
-    meta["digest"] = f"per block of {DIGEST_BLOCK} random mma after the first {FULL_RANDOM}: sum_i r_i * (splitmix64(i) | 1) mod 2^64 (exhaustive_device)"
-    (out / "meta-mma-more.json").write_text(json.dumps(meta, indent=1))
-    print(f"recorded {len(plan['combinations'])} combinations on {meta['gpu']} ({meta['nvidia_smi']})")
+
+def run_sparse_more(bundle: Path, out: Path, cp=None) -> dict:
+    """mma.sp round 2: ``sparse-more.cubin``, ``sparse-more-plan.json``, ``sparse-more-probes.npz``
+    in ``bundle``; writes ``mma-sp-more-<i>.npz`` (per entry: probe A, B, C, E; D of the probes and
+    the first ``keep`` random mma; the digests of the other random mma, one per block of
+    :data:`DIGEST_BLOCK`) and ``meta-mma-sp-more.json``."""
+    return record(SPARSE_MORE, bundle, out, cp)
+
+
+COMMANDS = {"run": run, "run-sparse": run_sparse, "run-more": run_more, "run-sparse-more": run_sparse_more}
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) >= 3 and argv[0] in COMMANDS:
+        COMMANDS[argv[0]](Path(argv[1]), Path(argv[2]))
+        return 0
+    print(__doc__)
+    return 2
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 4 and sys.argv[1] == "run":
-        run(Path(sys.argv[2]), Path(sys.argv[3]))
-    elif len(sys.argv) >= 4 and sys.argv[1] == "run-more":
-        run_more(Path(sys.argv[2]), Path(sys.argv[3]))
-    elif len(sys.argv) >= 4 and sys.argv[1] == "run-sparse":
-        run_sparse(Path(sys.argv[2]), Path(sys.argv[3]))
-    elif len(sys.argv) >= 4 and sys.argv[1] == "run-sparse-more":
-        run_sparse_more(Path(sys.argv[2]), Path(sys.argv[3]))
-    else:
-        print(__doc__)
-        sys.exit(2)
+    sys.exit(main(sys.argv[1:]))

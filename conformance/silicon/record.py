@@ -10,6 +10,7 @@ and, for the issue-3 campaign of :mod:`ptxspec.conformance.silicon.catalogue_cam
     python -m ptxspec.conformance.silicon.record prepare-plan BUNDLE
     python conformance/silicon/record.py run-plan BUNDLE OUT
     python conformance/silicon/record.py digest OUT DIGEST.json    # a second chip's run, as digests
+    python -m ptxspec.conformance.silicon.record digest-arrays OUT/PART META.json 'NAME-*.npz' > DIGESTS.json
 
 and the issue-3 entries recorded apart (:data:`SUBSETS`; today the fma.oob OOB-NaN probes)::
 
@@ -294,6 +295,60 @@ def output_digests(directory: Path) -> dict:
     return {**{k: meta[k] for k in keep}, "forms": forms}
 
 
+def array_digests(directory: Path, meta_name: str, pattern: str) -> dict:
+    """A second chip's run of a campaign part, kept as digests instead of data: the chip's meta
+    (from ``meta_name``), the SHA-256 of every file, and of every array (its bytes in order) of
+    the files matching ``pattern``. Compare ``arrays`` with :func:`recorded_array_digests` of the
+    first chip's files (tests/test_second_chip.py)."""
+    import hashlib
+
+    meta = chip_meta(json.loads((directory / meta_name).read_text()))
+    keep = ("gpu", "compute_capability", "driver_version", "cuda_runtime_version", "nvidia_smi", "assembler")
+    files = {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(directory.iterdir()) if f.suffix in (".npz", ".json")}
+    return {**{k: meta.get(k) for k in keep}, "meta": meta_name, "pattern": pattern, "files": files,
+            "arrays": recorded_array_digests(directory, pattern)}
+
+
+def chip_meta(meta: dict) -> dict:
+    """The chip's fields of a recording's meta: at its top level, or under ``device``."""
+    return {**meta, **meta.get("device", {})}
+
+
+def recorded_array_digests(directory: Path, pattern: str) -> dict[str, str]:
+    """Array name -> SHA-256 of its bytes, over the ``.npz`` files of ``directory`` matching ``pattern``."""
+    import hashlib
+
+    import numpy as np
+
+    out = {}
+    for f in sorted(directory.glob(pattern)):
+        with np.load(f) as z:
+            out.update({k: hashlib.sha256(np.ascontiguousarray(z[k]).tobytes()).hexdigest() for k in z.files})
+    return dict(sorted(out.items()))
+
+
+#: The m8n8k4 .f16 kernels of the round-2 mma bundle: sm_90 runs them as binary32 code, whose
+#: SASS is recorded (``sass`` part; docs/mma.rst "m8n8k4 .f16 on sm_90").
+SASS_SHAPE = "m8n8k4"
+
+
+def prepare_sass(bundle: Path) -> None:
+    """Here (ptxas): the round-2 mma module (``mma_campaign.prepare_more``) into ``BUNDLE`` and
+    ``sass-plan.json`` naming its cubin and the kernels whose SASS ``sass_device.py run`` records."""
+    from ptxspec.conformance.silicon import mma_campaign
+
+    mma_campaign.prepare_more(bundle)
+    (bundle / "sass-plan.json").write_text(json.dumps(sass_plan(json.loads((bundle / "more-plan.json").read_text())), indent=1) + "\n")
+
+
+def sass_plan(more_plan: dict) -> dict:
+    """The SASS plan of a round-2 mma plan: its cubin and the kernels of the m8n8k4 .f16 forms."""
+    from ptxspec.conformance.silicon import mma_campaign
+
+    kernels = [e["kernel"] for e in more_plan["combinations"] if mma_campaign.more_combination_named(e["name"]).quad_pairs]
+    return {"cubin": "more.cubin", "kernels": kernels}
+
+
 # ---------------------------------------------------------------------------------------------
 # A whole campaign: every part, prepared here in one command and run there in one command
 # ---------------------------------------------------------------------------------------------
@@ -328,6 +383,11 @@ PARTS = {
     "mma": ("ptxspec.conformance.silicon.mma_campaign prepare", "mma_device.py run"),
     "mma-sp": ("ptxspec.conformance.silicon.mma_campaign prepare-sparse", "mma_device.py run-sparse"),
     "wgmma": ("ptxspec.conformance.silicon.wgmma_campaign prepare", "wgmma_device.py run"),
+    "mma-more": ("ptxspec.conformance.silicon.mma_campaign prepare-more", "mma_device.py run-more"),
+    "mma-sp-more": ("ptxspec.conformance.silicon.mma_campaign prepare-sparse-more", "mma_device.py run-sparse-more"),
+    "wgmma-more": ("ptxspec.conformance.silicon.wgmma_campaign prepare BUNDLE more", "wgmma_device.py run"),
+    "sass": ("ptxspec.conformance.silicon.record prepare-sass", "sass_device.py run"),
+    "movement": ("ptxspec.conformance.silicon.movement_campaign prepare", "movement_device.py run"),
 }
 
 
@@ -340,7 +400,8 @@ def prepare_all(bundle: Path) -> None:
     for part, (module, _) in PARTS.items():
         if module is not None:
             args = module.split()
-            subprocess.run([sys.executable, "-m", *args, str(bundle / part)], check=True)
+            args = [str(bundle / part) if a == "BUNDLE" else a for a in args] + ([] if "BUNDLE" in args else [str(bundle / part)])
+            subprocess.run([sys.executable, "-m", *args], check=True)
     print(f"campaign prepared in {bundle}: {', '.join(PARTS)}")
 
 
@@ -373,6 +434,10 @@ if __name__ == "__main__":
         run_plan(Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4] if len(sys.argv) >= 5 else PLAN_PREFIX)
     elif len(sys.argv) >= 4 and sys.argv[1] == "digest":
         Path(sys.argv[3]).write_text(json.dumps(output_digests(Path(sys.argv[2])), indent=0, sort_keys=True))
+    elif len(sys.argv) >= 5 and sys.argv[1] == "digest-arrays":
+        print(json.dumps(array_digests(Path(sys.argv[2]), sys.argv[3], sys.argv[4]), indent=0, sort_keys=True))
+    elif len(sys.argv) >= 3 and sys.argv[1] == "prepare-sass":
+        prepare_sass(Path(sys.argv[2]))
     elif len(sys.argv) >= 3 and sys.argv[1] == "prepare-all":
         prepare_all(Path(sys.argv[2]))
     elif len(sys.argv) >= 4 and sys.argv[1] == "run-all":
