@@ -130,6 +130,26 @@ def test_readable_model_reproduces_every_stored_result(recording, name):
     assert _readable_replay(recording[name], slice(None)) == 0
 
 
+#: One-part changes of the pinned models that the recordings refute: the .f16 D with the k = 2, 3
+#: pair added to C first; the .f32 D with C at the start of the fma chain, or the chain descending.
+NEIGHBOURS = [("f16", attrs.evolve(mma.SM90_M8N8K4_F16, order=(2, 3, 0, 1))),
+              ("f32", attrs.evolve(mma.SM90_M8N8K4_F32, c_step="first")),
+              ("f32", attrs.evolve(mma.SM90_M8N8K4_F32, order="descending"))]
+
+
+@needs_recording
+@pytest.mark.parametrize("dtype, model", NEIGHBOURS, ids=["f16-pairs-swapped", "f32-c-first", "f32-descending"])
+def test_the_recordings_refute_each_neighbour(recording, dtype, model):
+    """Each neighbour misses some recorded result (stored or digest block) of the forms with
+    that D, over the four layout pairs: the order of the additions is measured, not assumed."""
+    missed = 0
+    for name, rec in recording.items():
+        if rec.combination.d == dtype:
+            r = mc.replay_more(rec, model)
+            missed += r["stored_mismatches"] + len(r["bad_blocks"])
+    assert missed > 0
+
+
 # ---------------------------------------------------------------------------------------------
 # The recorded SASS against the model's steps
 # ---------------------------------------------------------------------------------------------
