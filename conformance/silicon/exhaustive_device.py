@@ -112,6 +112,15 @@ def _launch(cp, function, buffer, base: int, n: int) -> None:
     function((BLOCKS,), (THREADS,), (buffer, np.uint32(base), np.uint32(n)))
 
 
+def missing_from_bundle(bundle: Path, *names: str) -> str | None:
+    """A device command's refusal of a bundle that lacks one of ``names``: one line naming the
+    file (the caller prints it and exits with status 2), or None when every file is there."""
+    for name in names:
+        if not (bundle / name).is_file():
+            return f"error: {bundle / name}: no such file (prepare the bundle first)"
+    return None
+
+
 def device_meta(cp) -> dict:
     """The GPU, its driver and CUDA runtime, as every campaign's meta file records them."""
     props = cp.cuda.runtime.getDeviceProperties(0)

@@ -343,12 +343,19 @@ def run_sparse_more(bundle: Path, out: Path, cp=None) -> dict:
     return record(SPARSE_MORE, bundle, out, cp)
 
 
+#: The command line's commands and the campaign each records.
+CAMPAIGNS = {"run": DENSE, "run-sparse": SPARSE, "run-more": MORE, "run-sparse-more": SPARSE_MORE}
 COMMANDS = {"run": run, "run-sparse": run_sparse, "run-more": run_more, "run-sparse-more": run_sparse_more}
 
 
 def main(argv: list[str]) -> int:
     if len(argv) >= 3 and argv[0] in COMMANDS:
-        COMMANDS[argv[0]](Path(argv[1]), Path(argv[2]))
+        stem, bundle = CAMPAIGNS[argv[0]].bundle, Path(argv[1])
+        refusal = exhaustive_device.missing_from_bundle(bundle, *(f"{stem}{suffix}" for suffix in (".cubin", "-plan.json", "-probes.npz")))
+        if refusal:
+            print(refusal, file=sys.stderr)
+            return 2
+        COMMANDS[argv[0]](bundle, Path(argv[2]))
         return 0
     print(__doc__)
     return 2

@@ -404,4 +404,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from ptxspec.conformance.silicon.record import command_line
+
+    sys.exit(command_line(main, sys.argv[1:]))

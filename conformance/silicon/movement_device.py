@@ -246,6 +246,10 @@ def main(argv: list[str]) -> int:
     if len(argv) != 4 or argv[1] != "run":
         print(__doc__)
         return 2
+    refusal = exhaustive_device.missing_from_bundle(Path(argv[2]), PLAN_FILE, CUBIN_FILE)
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return 2
     meta = run(Path(argv[2]), Path(argv[3]))
     print(f"{len(meta['plan']['entries'])} forms, {meta['executions']} warp executions in {meta['seconds']} s on {meta['device'].get('gpu')}")
     return 0

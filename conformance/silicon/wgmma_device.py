@@ -279,6 +279,10 @@ def run(bundle: Path, out: Path) -> None:
 
 
 if __name__ == "__main__":
+    refusal = exhaustive_device.missing_from_bundle(Path(sys.argv[2]), "wgmma-plan.json") if len(sys.argv) >= 4 else None
+    if refusal:
+        print(refusal, file=sys.stderr)
+        sys.exit(2)
     if len(sys.argv) >= 4 and sys.argv[1] == "run":
         run(Path(sys.argv[2]), Path(sys.argv[3]))
     elif len(sys.argv) >= 4 and sys.argv[1] == "selfcheck":
