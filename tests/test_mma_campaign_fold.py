@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import emulated_gpu
 import numpy as np
 import pytest
 
@@ -131,11 +132,7 @@ def test_sparse_plan_storage_policy():
 # ---------------------------------------------------------------------------------------------
 
 
-def _splitmix64(x: int) -> int:
-    z = (x + 0x9E3779B97F4A7C15) & M64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-    return z ^ (z >> 31)
+_splitmix64 = emulated_gpu.splitmix64  # the shared Python-integer oracle
 
 
 def _digest(block: np.ndarray) -> int:

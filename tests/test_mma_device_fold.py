@@ -24,6 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import emulated_gpu
 import numpy as np
 import pytest
 
@@ -147,11 +148,7 @@ def _bundle(command: str, tmp_path: Path, fake) -> tuple[Path, dict, dict[str, d
         wanted.setdefault(file, {}).update(mine)
         probes.update({k: v for k, v in mine.items() if k.rsplit("_", 1)[1] in {"a", "b", "c", "e"}})
         fake.D[entry["kernel"]] = _silicon_d(command, entry, inputs(entry, mine), arrays)
-    bundle = tmp_path / "bundle"
-    bundle.mkdir()
-    (bundle / f"{stem}-plan.json").write_text(json.dumps({"combinations": entries, "rejected": meta["rejected"]}))
-    np.savez_compressed(bundle / f"{stem}-probes.npz", **probes)
-    (bundle / f"{stem}.cubin").write_bytes(b"")
+    bundle = emulated_gpu.write_bundle(tmp_path, stem, entries, probes, meta["rejected"])
     # the committed order of keys within each file, restricted to these entries
     ordered = {f: {k: files[f][k] for k in files[f] if k in keys} for f, keys in wanted.items()}
     return bundle, meta, ordered
@@ -226,11 +223,7 @@ def test_replay_reads_what_the_command_wrote(command, tmp_path, monkeypatch):
 # ---------------------------------------------------------------------------------------------
 
 
-def _splitmix64(x: int) -> int:
-    z = (x + 0x9E3779B97F4A7C15) & M64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-    return z ^ (z >> 31)
+_splitmix64 = emulated_gpu.splitmix64  # the shared Python-integer oracle
 
 
 @pytest.mark.parametrize("seed, operand, count, offset", [(0, 0, 5, 0), (0x2F6A91C3, 3, 7, 123456), ((1 << 32) - 1, 4, 4, (1 << 40) + 5)])
@@ -279,11 +272,7 @@ def test_script_beside_exhaustive_device_without_ptxspec(tmp_path):
     side = _device_folder(tmp_path)
     combos = [c for c in mc.MORE_COMBINATIONS if c.a == "s8"][:2]
     plan, arrays = mc.more_plan([(f"k{i}", c) for i, c in enumerate(combos)], random=md.FULL_RANDOM + 2 * md.DIGEST_BLOCK)
-    bundle = tmp_path / "bundle"
-    bundle.mkdir()
-    (bundle / "more-plan.json").write_text(json.dumps({"combinations": plan, "rejected": {}}))
-    np.savez_compressed(bundle / "more-probes.npz", **arrays)
-    (bundle / "more.cubin").write_bytes(b"")
+    bundle = emulated_gpu.write_bundle(tmp_path, "more", plan, arrays)
     done = _script([str(side / "mma_device.py"), "run-more", str(bundle), str(tmp_path / "there")], fake_folder)
     assert done.returncode == 0, done.stderr
     md.run_more(bundle, tmp_path / "here", cp=fake)

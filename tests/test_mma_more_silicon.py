@@ -16,6 +16,7 @@ import sys
 import types
 from pathlib import Path
 
+import emulated_gpu
 import numpy as np
 import pytest
 
@@ -88,11 +89,7 @@ def test_register_counts_per_lane(combo):
 # ---------------------------------------------------------------------------------------------
 
 
-def _splitmix64(x: int) -> int:
-    z = (x + 0x9E3779B97F4A7C15) & M64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-    return z ^ (z >> 31)
+_splitmix64 = emulated_gpu.splitmix64  # the shared Python-integer oracle
 
 
 @pytest.mark.parametrize("dtype,registers", [(np.uint32, 4), (np.uint32, 2), (np.uint64, 4), (np.uint32, 8)])
@@ -144,27 +141,17 @@ def _integer_d(combo, A, B, C) -> np.ndarray:
 def _emulated_cupy(plan) -> types.ModuleType:
     kernels = {e["kernel"]: mc.more_combination_named(e["name"]) for e in plan}
 
-    class RawModule:
-        def __init__(self, path):
-            pass
+    def kernel(name):
+        combo = kernels[name]
 
-        def get_function(self, name):
-            combo = kernels[name]
+        def launch(grid, block, args):
+            a, b, c, d, n = args
+            A, B, C = mc.more_matrices(combo, a, b, c)
+            d[...] = mc.more_layout(combo, "d").from_matrix(_integer_d(combo, A, B, C))
 
-            def launch(grid, block, args):
-                a, b, c, d, n = args
-                A, B, C = mc.more_matrices(combo, a, b, c)
-                d[...] = mc.more_layout(combo, "d").from_matrix(_integer_d(combo, A, B, C))
+        return launch
 
-            return launch
-
-    rt = types.SimpleNamespace(deviceSynchronize=lambda: None, getDeviceProperties=lambda i: {"name": b"emulated", "major": 9, "minor": 0},
-                               driverGetVersion=lambda: 0, runtimeGetVersion=lambda: 0)
-    module = types.ModuleType("cupy")
-    module.asarray, module.zeros, module.asnumpy, module.tile, module.arange, module.uint64 = np.asarray, np.zeros, np.asarray, np.tile, np.arange, np.uint64
-    module.RawModule = RawModule
-    module.cuda = types.SimpleNamespace(runtime=rt)
-    return module
+    return emulated_gpu.emulated_cupy(kernel)
 
 
 def test_device_run_loader_replay_and_diagnosis(tmp_path, monkeypatch):
@@ -173,11 +160,7 @@ def test_device_run_loader_replay_and_diagnosis(tmp_path, monkeypatch):
     block is changed: the block is reported by index and diagnose_block names the register and
     the changed value from the digest alone; a changed stored D element is counted."""
     plan, arrays = mc.more_plan([(f"k{i}", c) for i, c in enumerate(EMULATED)], random=192)
-    bundle = tmp_path / "bundle"
-    bundle.mkdir()
-    (bundle / "more-plan.json").write_text(json.dumps({"combinations": plan, "rejected": {}}))
-    np.savez_compressed(bundle / "more-probes.npz", **arrays)
-    (bundle / "more.cubin").write_bytes(b"")
+    bundle = emulated_gpu.write_bundle(tmp_path, "more", plan, arrays)
     monkeypatch.setitem(sys.modules, "cupy", _emulated_cupy(plan))
     out = tmp_path / "out"
     md.run_more(bundle, out)

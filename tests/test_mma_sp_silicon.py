@@ -15,6 +15,7 @@ import sys
 import types
 from pathlib import Path
 
+import emulated_gpu
 import numpy as np
 import pytest
 
@@ -137,38 +138,28 @@ def _emulated_cupy(plan: list[dict]) -> types.ModuleType:
     def signed(x: int, bits: int, is_signed: bool) -> int:
         return x - (1 << bits) if is_signed and x >> (bits - 1) else x
 
-    class RawModule:
-        def __init__(self, path):
-            pass
+    def kernel(name):
+        entry = by_kernel[name]
+        combo = mc.sparse_combination_named(entry["combination"])
 
-        def get_function(self, name):
-            entry = by_kernel[name]
-            combo = mc.sparse_combination_named(entry["combination"])
+        def launch(grid, block, args):
+            a, b, c, e, d, count = args
+            dense, _ = expand_sparse(mc.sparse_layout(combo, "a"), a.astype(np.uint64), e.astype(np.uint64), entry["selector"], ordered=combo.ordered)
+            B = mc.sparse_layout(combo, "b").to_matrix(b)
+            C = mc.sparse_layout(combo, "c").to_matrix(c)
+            D = np.zeros(C.shape, dtype=np.uint64)
+            ba, sa = mc.INTEGER[combo.a]
+            bb, sb = mc.INTEGER[combo.b]
+            for t, i, j in np.ndindex(*C.shape):
+                total = sum(signed(int(x), ba, sa) * signed(int(y), bb, sb) for x, y in zip(dense[t, i], B[t, :, j])) + signed(int(C[t, i, j]), 32, True)
+                if combo.qualifier == ".satfinite":
+                    total = max(-(1 << 31), min((1 << 31) - 1, total))
+                D[t, i, j] = total & 0xFFFFFFFF
+            d[...] = mc.sparse_layout(combo, "d").from_matrix(D)
 
-            def launch(grid, block, args):
-                a, b, c, e, d, count = args
-                dense, _ = expand_sparse(mc.sparse_layout(combo, "a"), a.astype(np.uint64), e.astype(np.uint64), entry["selector"], ordered=combo.ordered)
-                B = mc.sparse_layout(combo, "b").to_matrix(b)
-                C = mc.sparse_layout(combo, "c").to_matrix(c)
-                D = np.zeros(C.shape, dtype=np.uint64)
-                ba, sa = mc.INTEGER[combo.a]
-                bb, sb = mc.INTEGER[combo.b]
-                for t, i, j in np.ndindex(*C.shape):
-                    total = sum(signed(int(x), ba, sa) * signed(int(y), bb, sb) for x, y in zip(dense[t, i], B[t, :, j])) + signed(int(C[t, i, j]), 32, True)
-                    if combo.qualifier == ".satfinite":
-                        total = max(-(1 << 31), min((1 << 31) - 1, total))
-                    D[t, i, j] = total & 0xFFFFFFFF
-                d[...] = mc.sparse_layout(combo, "d").from_matrix(D)
+        return launch
 
-            return launch
-
-    rt = types.SimpleNamespace(deviceSynchronize=lambda: None, getDeviceProperties=lambda i: {"name": b"emulated", "major": 9, "minor": 0},
-                               driverGetVersion=lambda: 0, runtimeGetVersion=lambda: 0)
-    module = types.ModuleType("cupy")
-    module.asarray, module.zeros, module.asnumpy = np.asarray, np.zeros, np.asarray
-    module.RawModule = RawModule
-    module.cuda = types.SimpleNamespace(runtime=rt)
-    return module
+    return emulated_gpu.emulated_cupy(kernel)
 
 
 def test_device_run_files_loader_and_verifier_round_trip(tmp_path, monkeypatch):
@@ -176,11 +167,7 @@ def test_device_run_files_loader_and_verifier_round_trip(tmp_path, monkeypatch):
     random inputs -> verify_sparse finds the emulated D, every element (0 mismatches); a flipped
     bit of D is found."""
     plan, arrays, _ = mc.sparse_plan(INTEGER, random=6)
-    bundle = tmp_path / "bundle"
-    bundle.mkdir()
-    (bundle / "sparse-plan.json").write_text(json.dumps({"combinations": plan, "rejected": {}}))
-    np.savez_compressed(bundle / "sparse-probes.npz", **arrays)
-    (bundle / "sparse.cubin").write_bytes(b"")
+    bundle = emulated_gpu.write_bundle(tmp_path, "sparse", plan, arrays)
     monkeypatch.setitem(sys.modules, "cupy", _emulated_cupy(plan))
     out = tmp_path / "out"
     md.run_sparse(bundle, out)
@@ -545,11 +532,7 @@ def _more_integer_oracle(rec, select=slice(None), placement=None) -> np.ndarray:
 
 def _more_bundle(tmp_path, combos, random: int):
     plan, arrays, _ = mc.sparse_more_plan(combos, random)
-    bundle = tmp_path / "bundle"
-    bundle.mkdir()
-    (bundle / "sparse-more-plan.json").write_text(json.dumps({"combinations": plan, "rejected": {}}))
-    np.savez_compressed(bundle / "sparse-more-probes.npz", **arrays)
-    (bundle / "sparse-more.cubin").write_bytes(b"")
+    bundle = emulated_gpu.write_bundle(tmp_path, "sparse-more", plan, arrays)
     return plan, bundle
 
 

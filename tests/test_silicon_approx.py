@@ -16,6 +16,7 @@ import json
 import random
 import struct
 
+import emulated_gpu
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -161,13 +162,7 @@ def test_x2_recordings_agree_with_the_tables_lane_by_lane(text):
 # ---------------------------------------------------------------------------------------------
 
 
-def _splitmix(z: int) -> int:
-    """splitmix64's finaliser on Python integers (the oracle for the numpy and CUDA twins)."""
-    m = (1 << 64) - 1
-    z = (z + 0x9E3779B97F4A7C15) & m
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
-    return z ^ (z >> 31)
+_splitmix = emulated_gpu.splitmix64  # the shared Python-integer oracle
 
 
 def test_hashed_operands_follow_splitmix64():

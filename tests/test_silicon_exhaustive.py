@@ -15,6 +15,7 @@ import json
 import random
 from pathlib import Path
 
+import emulated_gpu
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -28,12 +29,7 @@ from ptxspec.spec.errors import PtxSpecError
 M64 = (1 << 64) - 1
 
 
-def splitmix64_reference(x: int) -> int:
-    """splitmix64 as issue 6 writes it, in Python integers."""
-    z = (x + 0x9E3779B97F4A7C15) & M64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-    return z ^ (z >> 31)
+splitmix64_reference = emulated_gpu.splitmix64  # the shared Python-integer oracle
 
 
 def digest_reference(results: list[int], start: int) -> int:

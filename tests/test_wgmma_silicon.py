@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shutil
 
+import emulated_gpu
 import numpy as np
 import pytest
 
@@ -293,13 +294,7 @@ def test_h100_and_h200_agree():
 # ---------------------------------------------------------------------------------------------
 
 
-def _splitmix64(x: int) -> int:
-    """SplitMix64 in Python integers (the published constants), an oracle independent of numpy."""
-    m = (1 << 64) - 1
-    z = (x + 0x9E3779B97F4A7C15) & m
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
-    return z ^ (z >> 31)
+_splitmix64 = emulated_gpu.splitmix64  # the shared Python-integer oracle
 
 
 def test_more_names_are_new_and_unique():
