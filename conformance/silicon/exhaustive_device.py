@@ -74,6 +74,38 @@ def weights(xp, start: int, count: int):
     return splitmix64(xp, index) | xp.uint64(1)
 
 
+def block_digests(xp, values, block: int, unit: str = "values"):
+    """One uint64 per ``block`` consecutive items of ``values`` (``[items, ...]``, any unsigned
+    dtype): ``sum_i v_i * (splitmix64(i) | 1) mod 2^64`` over the block's values in C order,
+    zero-extended, ``i`` counting from 0 within the block -- the digest the mma and movement
+    campaigns keep for the results they do not store whole. The block must hold a power of two of
+    values; ``unit`` names the items in the refusal."""
+    size = block * int(np.prod(values.shape[1:]))
+    bits = size.bit_length() - 1
+    if size != 1 << bits or values.shape[0] % block:
+        raise ValueError(f"{values.shape[0]} {unit} of {values.shape[1:]}: not whole blocks of {block} (a power of two in values)")
+    w = xp.tile(weights(xp, 0, size), values.shape[0] // block)
+    return chunk_digests(xp, values.reshape(-1), w, bits)
+
+
+def one_value_changes(expected: np.ndarray, digest: int):
+    """The single values of one block's expected outputs ``expected`` whose change alone would give
+    the recorded ``digest`` (:func:`block_digests` of the whole block; the digest is all there is
+    of it). With one wrong value i the digests differ by ``delta * w_i mod 2^64``, and w_i is odd,
+    so invertible: ``delta = diff * w_i^-1``. Yields (index into ``expected``, expected value,
+    implied recorded value) for each i whose implied value fits the value's width; nothing where
+    the digests agree."""
+    diff = (digest - int(block_digests(np, expected, len(expected))[0])) % (1 << 64)
+    if diff == 0:
+        return
+    flat = expected.reshape(-1)
+    width = 1 << (8 * expected.dtype.itemsize)
+    for i, w in enumerate(weights(np, 0, len(flat)).tolist()):
+        value = (int(flat[i]) + diff * pow(w, -1, 1 << 64)) % (1 << 64)
+        if value < width:
+            yield tuple(int(k) for k in np.unravel_index(i, expected.shape)), int(flat[i]), value
+
+
 def chunk_digests(xp, results, w, chunk_bits: int = CHUNK_BITS):
     """The digests of consecutive chunks of ``2^chunk_bits`` results: ``sum(r_i * w_i) mod 2^64``
     per chunk. ``results`` (any unsigned dtype) and ``w`` (:func:`weights` of the same indices)

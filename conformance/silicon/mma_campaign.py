@@ -749,23 +749,12 @@ def mismatching_blocks(model_d, first: int, digests: np.ndarray, block: int, blo
 def one_register_changes(expected: np.ndarray, digest: int):
     """The single registers of one digest block's model D ``expected`` ``[mma, 32, registers]``
     whose change would give the recorded ``digest`` (the digest is all there is of the silicon's D
-    there). With one wrong register i the digests differ by ``delta * w_i mod 2^64``; w_i is odd,
-    so invertible: ``delta = diff * w_i^-1``. Yields (mma in the block, lane, register, model value,
-    implied silicon value) for each i whose delta gives a value that fits the register; nothing
-    where the digests agree."""
-    from ptxspec.conformance.silicon.exhaustive_device import weights
+    there): :func:`exhaustive_device.one_value_changes`, as (mma in the block, lane, register,
+    model value, implied silicon value)."""
+    from ptxspec.conformance.silicon.exhaustive_device import one_value_changes
 
-    diff = (digest - int(mma_device.block_digests(np, expected, len(expected))[0])) % (1 << 64)
-    if diff == 0:
-        return
-    flat = expected.reshape(-1)
-    width = 1 << (8 * expected.dtype.itemsize)
-    for i, w in enumerate(weights(np, 0, len(flat)).tolist()):
-        delta = diff * pow(w, -1, 1 << 64) % (1 << 64)
-        value = (int(flat[i]) + delta) % (1 << 64)
-        if value < width:
-            t, rest = divmod(i, expected.shape[1] * expected.shape[2])
-            yield t, rest // expected.shape[2], rest % expected.shape[2], int(flat[i]), value
+    for (t, lane, register), model, silicon in one_value_changes(expected, digest):
+        yield t, lane, register, model, silicon
 
 
 def seed_of(combo: Combination) -> int:

@@ -176,12 +176,7 @@ def block_digests(xp, d, block: int = DIGEST_BLOCK):
     ``sum_i r_i * (splitmix64(i) | 1) mod 2^64`` over the block's registers in ``[mma, lane,
     register]`` order, zero-extended to 64 bits, ``i`` counting from 0 within the block
     (exhaustive_device's digest; ``xp``: numpy or cupy)."""
-    size = block * d.shape[1] * d.shape[2]
-    bits = size.bit_length() - 1
-    if size != 1 << bits or d.shape[0] % block:
-        raise ValueError(f"{d.shape[0]} mma of {d.shape[1:]} registers: not whole blocks of {block} (a power of two in registers)")
-    w = xp.tile(exhaustive_device.weights(xp, 0, size), d.shape[0] // block)
-    return exhaustive_device.chunk_digests(xp, d.reshape(-1), w, bits)
+    return exhaustive_device.block_digests(xp, d, block, "mma")
 
 
 # ---------------------------------------------------------------------------------------------

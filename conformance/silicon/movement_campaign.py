@@ -339,21 +339,8 @@ def _where(entry: dict, index: tuple) -> dict:
     return {"byte": int(index[0])} if entry["opcode"] == "stmatrix" else {"lane": int(index[0]), "register": int(index[1])}
 
 
-def one_value_changes(expected: np.ndarray, digest: int):
-    """The single values of one block's expected outputs ``expected`` whose change alone would give
-    the recorded ``digest`` (the digest is all there is of that block). With one wrong value i the
-    digests differ by ``delta * w_i mod 2^64``, and w_i is odd, so invertible: ``delta = diff *
-    w_i^-1``. Yields (index into ``expected``, expected value, implied recorded value) for each i
-    whose implied value fits the value's width; nothing where the digests agree."""
-    diff = (digest - int(movement_device.block_digests(np, expected, len(expected))[0])) % (1 << 64)
-    if diff == 0:
-        return
-    flat = expected.reshape(-1)
-    width = 1 << (8 * expected.dtype.itemsize)
-    for i, w in enumerate(movement_device.exhaustive_device.weights(np, 0, len(flat)).tolist()):
-        value = (int(flat[i]) + diff * pow(w, -1, 1 << 64)) % (1 << 64)
-        if value < width:
-            yield tuple(int(k) for k in np.unravel_index(i, expected.shape)), int(flat[i]), value
+#: The values whose change alone explains a block's digest (the digest's inverse, shared).
+one_value_changes = movement_device.exhaustive_device.one_value_changes
 
 
 def replay(directory: Path, names=None, executions=None) -> dict:

@@ -177,12 +177,7 @@ def block_digests(xp, out, block: int):
     registers, or the uint8 bytes of a stmatrix image): ``sum_i v_i * (splitmix64(i) | 1) mod
     2^64`` over the block's values in C order, zero-extended, ``i`` counting from 0 within the
     block (exhaustive_device's digest; ``xp``: numpy or cupy)."""
-    size = block * int(np.prod(out.shape[1:]))
-    bits = size.bit_length() - 1
-    if size != 1 << bits or out.shape[0] % block:
-        raise ValueError(f"{out.shape[0]} executions of {out.shape[1:]}: not whole blocks of {block} (a power of two in values)")
-    w = xp.tile(exhaustive_device.weights(xp, 0, size), out.shape[0] // block)
-    return exhaustive_device.chunk_digests(xp, out.reshape(-1), w, bits)
+    return exhaustive_device.block_digests(xp, out, block, "executions")
 
 
 def save(path: Path, stored: dict[str, np.ndarray], limit: int = FILE_LIMIT) -> int | None:

@@ -270,6 +270,17 @@ def run_plan(bundle: Path, out: Path, prefix: str = PLAN_PREFIX) -> None:
     print(f"recorded {len(plan['forms'])} forms on {meta['gpu']} ({meta['nvidia_smi']})")
 
 
+#: The fields of a recording's meta that name the chip and its software: what a second chip's
+#: digest record keeps of its run.
+CHIP_FIELDS = ("gpu", "compute_capability", "driver_version", "cuda_runtime_version", "nvidia_smi", "assembler")
+
+
+def chip_fields(meta: dict) -> dict:
+    """:data:`CHIP_FIELDS` of a recording's meta (at its top level, or under ``device``)."""
+    meta = chip_meta(meta)
+    return {k: meta.get(k) for k in CHIP_FIELDS}
+
+
 def output_digests(directory: Path) -> dict:
     """A small record of a plan recording made on another chip: per form, the SHA-256 of its
     outputs (each output array's bytes in order), with the chip's meta. The repository keeps the
@@ -291,8 +302,7 @@ def output_digests(directory: Path) -> dict:
             if f"f{i}_out{k}" in arrays:
                 h.update(np.ascontiguousarray(arrays[f"f{i}_out{k}"]).tobytes())
         forms[text] = h.hexdigest()
-    keep = ("gpu", "compute_capability", "driver_version", "cuda_runtime_version", "nvidia_smi", "assembler")
-    return {**{k: meta[k] for k in keep}, "forms": forms}
+    return {**chip_fields(meta), "forms": forms}
 
 
 def array_digests(directory: Path, meta_name: str, pattern: str) -> dict:
@@ -302,10 +312,9 @@ def array_digests(directory: Path, meta_name: str, pattern: str) -> dict:
     first chip's files (tests/test_second_chip.py)."""
     import hashlib
 
-    meta = chip_meta(json.loads((directory / meta_name).read_text()))
-    keep = ("gpu", "compute_capability", "driver_version", "cuda_runtime_version", "nvidia_smi", "assembler")
+    meta = json.loads((directory / meta_name).read_text())
     files = {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(directory.iterdir()) if f.suffix in (".npz", ".json")}
-    return {**{k: meta.get(k) for k in keep}, "meta": meta_name, "pattern": pattern, "files": files,
+    return {**chip_fields(meta), "meta": meta_name, "pattern": pattern, "files": files,
             "arrays": recorded_array_digests(directory, pattern)}
 
 

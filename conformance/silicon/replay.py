@@ -131,9 +131,10 @@ def second_chip_digests(directory: Path) -> dict:
 
     meta = json.loads((directory / "meta.json").read_text())
     recording = load(directory)
-    keep = ("gpu", "compute_capability", "driver_version", "cuda_runtime_version", "nvidia_smi", "assembler")
+    from ptxspec.conformance.silicon.record import chip_fields
+
     files = {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(directory.iterdir()) if f.suffix in (".npz", ".json")}
-    return {**{k: meta[k] for k in keep}, "files": files, "forms": {t: output_digest(f) for t, f in sorted(recording.forms.items())}}
+    return {**chip_fields(meta), "files": files, "forms": {t: output_digest(f) for t, f in sorted(recording.forms.items())}}
 
 
 def sample_rows(recorded: RecordedForm, count: int, seed: int = 0) -> list[int]:

@@ -934,8 +934,9 @@ def output_digests(directory: Path) -> dict:
             for k in z.files:
                 if k.endswith("_out"):
                     digests[k[: -len("_out")]] = hashlib.sha256(np.ascontiguousarray(z[k]).tobytes()).hexdigest()
-    keep = ("gpu", "compute_capability", "driver_version", "cuda_runtime_version", "nvidia_smi", "assembler")
-    return {**{k: meta.get(k) for k in keep}, "kernels": dict(sorted(digests.items()))}
+    from ptxspec.conformance.silicon.record import chip_fields
+
+    return {**chip_fields(meta), "kernels": dict(sorted(digests.items()))}
 
 
 def as_mma_recording(recs: list[Recording], limit: int | None = None):
