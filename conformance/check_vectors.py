@@ -33,9 +33,21 @@ spacing, key order, upper-case hex, extra fields, warp-level forms, a malformed 
 ``json`` one line at a time, as before, with the same located errors; the result is the same either
 way, to the bit and the message (``tests/test_check_vectors_fast.py``).
 
+Nothing holds a whole file: a file is read :data:`READ_SIZE` bytes of whole lines at a time
+(:func:`read_lines`), each chunk's vectors are checked before the next is read
+(:func:`check_batches`), and the summary keeps counts and only the mismatches it will print, so a
+file of any size is checked in bounded memory (a recording one form at a time). A line is at most
+:data:`MAX_LINE` bytes and nests at most :data:`MAX_DEPTH` levels; a malformed line anywhere in the
+input is reported (exit 2) even where a vector before it was already checked, as when files were
+read whole first.
+
+Hex is read in either case wherever it occurs (``"0x7E800000"`` is ``"0x7e800000"``; so is an
+``0X`` prefix): operands, outputs, and the bounds and payloads inside a claimed allowed set.
+
 With ``--testfloat FORM`` every file is in Berkeley TestFloat's ``testfloat_gen`` layout, vectors
 of FORM (:mod:`ptxspec.conformance.testfloat`): operands and result are checked as above; the
-exception-flag column is read but not judged (PTX has no status flags).
+exception-flag column is compared with the IEEE 754 exceptions of the operation
+(:func:`judge_testfloat_flags`).
 
 Exit status: 0 when every supported vector matches, 1 when one does not, 2 on bad input (a located
 ``file:line:column`` message). A vector whose instruction the catalogue does not know (or whose
@@ -44,23 +56,26 @@ semantics is not implemented yet) is counted as unsupported and reported; it doe
 
 from __future__ import annotations
 
+import io
 import json
-from pathlib import Path
+import os
 import re
+import stat
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from fractions import Fraction
 
 import attrs
 import click
 import numpy as np
 
-from ptxspec.spec.errors import Location, OperandError, PtxSpecError
+from ptxspec.spec.errors import Location, OperandError, PtxSpecError, printable
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT = 0, 1, 2
 
-_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_HEX = re.compile(r"0[xX][0-9a-fA-F]+")
 _SCHEMA = '{"instr": "...", "inputs": ["0x...", ...], "outputs": ["0x...", ...]}'
 WARP_SIZE = 32
 FULL_MASK = 0xFFFFFFFF
@@ -85,7 +100,7 @@ class _FormInfo:
         # The common line, all hex strings of the right widths, is recognised by one regular
         # expression over the joined operands; anything else takes the checking path.
         def pattern(widths):
-            return re.compile(",".join(f"0x[0-9a-fA-F]{{{max(1, (w + 3) // 4)}}}" for w in widths))
+            return re.compile(",".join(f"0[xX][0-9a-fA-F]{{{max(1, (w + 3) // 4)}}}" for w in widths))
 
         object.__setattr__(self, "inputs_pattern", pattern(self.source_widths))
         object.__setattr__(self, "outputs_pattern", pattern(self.destination_widths))
@@ -139,12 +154,21 @@ class Counts:
 
 @attrs.define
 class Summary:
-    """The outcome of checking one or more files."""
+    """The outcome of checking one or more files, gathered as the vectors stream by: counts per
+    instruction, the first unsupported vector of each instruction (``unsupported``) with the
+    count of every one (``unsupported_by_instr``), and the mismatches in file and line order --
+    all of them, or only the first ``keep`` (the command line keeps what it prints, so that a file
+    of any size is checked in bounded memory; ``mismatched`` still counts every one)."""
 
     profile: str
     by_instr: dict[str, Counts] = attrs.field(factory=dict)
     unsupported: list[Unsupported] = attrs.field(factory=list)
     mismatches: list[Mismatch] = attrs.field(factory=list)
+    unsupported_by_instr: dict[str, int] = attrs.field(factory=dict)
+    keep: int | None = None
+    #: TestFloat blocks whose flags were judged (their order among the flags mismatches).
+    flag_blocks: int = 0
+    _keys: list = attrs.field(factory=list, repr=False)
 
     @property
     def checked(self) -> int:
@@ -159,20 +183,45 @@ class Summary:
         return sum(c.mismatched for c in self.by_instr.values())
 
     @property
+    def unsupported_count(self) -> int:
+        return sum(self.unsupported_by_instr.values())
+
+    @property
     def exit_code(self) -> int:
         return EXIT_MISMATCH if self.mismatched else EXIT_OK
 
+    def add_unsupported(self, item: Unsupported) -> None:
+        if item.instr not in self.unsupported_by_instr:
+            self.unsupported.append(item)
+        self.unsupported_by_instr[item.instr] = self.unsupported_by_instr.get(item.instr, 0) + 1
+
+    def add_mismatches(self, found: Iterable, order: tuple = (0,)) -> None:
+        """Keep ``found`` in order: by ``order`` (result mismatches, ``(0,)``, before the
+        TestFloat flag mismatches of the n-th flags block, ``(1, n)``), then file and line."""
+        for m in found:
+            where = m.vector.where
+            self._keys.append((*order, where.source, where.line or 0) if order == (0,) else (*order, where.line or 0))
+            self.mismatches.append(m)
+        if self.keep is not None and len(self.mismatches) > 2 * self.keep + 1024:
+            self._sort()
+
+    def _sort(self) -> None:
+        order = sorted(range(len(self.mismatches)), key=self._keys.__getitem__)[: self.keep]
+        self.mismatches[:] = [self.mismatches[i] for i in order]
+        self._keys[:] = [self._keys[i] for i in order]
+
+    def finish(self) -> Summary:
+        self._sort()
+        return self
+
     def to_json(self) -> dict:
-        unsupported: dict[str, int] = {}
-        for u in self.unsupported:
-            unsupported[u.instr] = unsupported.get(u.instr, 0) + 1
         return {
             "checked": self.checked,
             "matched": self.matched,
             "mismatched": self.mismatched,
-            "unsupported": len(self.unsupported),
+            "unsupported": self.unsupported_count,
             "by_instr": {k: attrs.asdict(c) for k, c in sorted(self.by_instr.items())},
-            "unsupported_by_instr": dict(sorted(unsupported.items())),
+            "unsupported_by_instr": dict(sorted(self.unsupported_by_instr.items())),
         }
 
 
@@ -236,16 +285,27 @@ def _column(raw: str, key: str, index: int | None = None, lane: int | None = Non
         return start + 1
 
 
+def shorten(text: str, limit: int = 60) -> str:
+    """``text`` for a message, cut to about ``limit`` characters: a 5,000-digit operand is named
+    by its ends and length, not echoed."""
+    return text if len(text) <= limit else f"{text[: limit - 20]}...{text[-12:]} ({len(text)} characters)"
+
+
+def show_value(value) -> str:
+    """A JSON value for a message: its JSON text, :func:`shorten`-ed."""
+    return shorten(json.dumps(value))
+
+
 def _bits(text, width: int, what: str, where) -> int:
     """A hex bit pattern of a ``width``-bit register: ``0x`` and exactly width/4 digits."""
     digits = max(1, (width + 3) // 4)
     if not isinstance(text, str) or _HEX.fullmatch(text) is None:
-        raise OperandError(f"{what}: expected a hex string '0x' + {digits} digit(s) (a {width}-bit register), got {json.dumps(text)}", where=where())
+        raise OperandError(f"{what}: expected a hex string '0x' + {digits} digit(s) (a {width}-bit register), got {show_value(text)}", where=where())
     if len(text) != digits + 2:
-        raise OperandError(f"{what}: expected {digits} hex digit(s) for a {width}-bit register, got {len(text) - 2} in {text!r}", where=where())
+        raise OperandError(f"{what}: expected {digits} hex digit(s) for a {width}-bit register, got {len(text) - 2} in {shorten(text)!r}", where=where())
     value = int(text, 16)
     if value >> width:
-        raise OperandError(f"{what}: {text} does not fit in a {width}-bit register", where=where())
+        raise OperandError(f"{what}: {shorten(text)} does not fit in a {width}-bit register", where=where())
     return value
 
 
@@ -292,7 +352,7 @@ def _vector(raw: str, obj: dict, info: _FormInfo, source: str, number: int) -> V
     inputs, outputs = obj["inputs"], obj["outputs"]
     for key, value in (("inputs", inputs), ("outputs", outputs)):
         if not isinstance(value, list):
-            raise OperandError(f"field {key!r}: expected a list of hex strings, got {json.dumps(value)}", where=at(key)())
+            raise OperandError(f"field {key!r}: expected a list of hex strings, got {show_value(value)}", where=at(key)())
     expected = len(info.source_widths)
     omitted_mask = info.warp and info.sources and info.sources[-1].name == "membermask" and len(inputs) == expected - 1
     if len(inputs) != expected and not omitted_mask:
@@ -326,7 +386,7 @@ def _vector(raw: str, obj: dict, info: _FormInfo, source: str, number: int) -> V
             raise OperandError(f"field 'allowed': expected an object (one destination) or a list of {len(outputs)} objects or nulls", where=at("allowed")())
         vector_profile = obj.get("profile", "spec")
         if not isinstance(vector_profile, str):
-            raise OperandError(f"field 'profile': expected a profile name, got {json.dumps(vector_profile)}", where=at("profile")())
+            raise OperandError(f"field 'profile': expected a profile name, got {show_value(vector_profile)}", where=at("profile")())
         allowed = (vector_profile, tuple(allowed))
     active = obj.get("active")
     if active is not None:
@@ -334,6 +394,50 @@ def _vector(raw: str, obj: dict, info: _FormInfo, source: str, number: int) -> V
             raise OperandError(f"field 'active': {form.text} is not a warp-level instruction", where=at("active")())
         active = _bits(active, 32, "field 'active'", lambda: at("active")())
     return Vector(info, tuple(sources), tuple(observed), allowed, active, Location(source, number))
+
+
+#: The deepest nesting a vector line may have (the schema's deepest, a wgmma line, nests 4 deep):
+#: deeper lines are refused before ``json`` reads them, so nothing recurses without bound.
+MAX_DEPTH = 64
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _too_deep(raw: str) -> int | None:
+    """The 1-based column where ``raw`` opens its ``MAX_DEPTH + 1``-th nested level (outside
+    strings), or None when it nests no deeper than ``MAX_DEPTH``."""
+    if raw.count("[") + raw.count("{") <= MAX_DEPTH:
+        return None
+    skeleton = np.frombuffer(_STRING.sub("", raw).encode("utf-8"), np.uint8)
+    depth = np.cumsum(np.isin(skeleton, (91, 123)).astype(np.int64) - np.isin(skeleton, (93, 125)))
+    if not len(depth) or depth.max() <= MAX_DEPTH:
+        return None
+    level = 0
+    for token in _STRING_OR_BRACKET.finditer(raw):  # only now, on the error path, walk the line
+        c = token.group()
+        level += 1 if c in "[{" else -1 if c in "]}" else 0
+        if level > MAX_DEPTH:
+            return token.start() + 1
+    return 1  # pragma: no cover - the skeleton said deeper
+
+
+def load_json_line(raw: str, where) -> object:
+    """``json.loads`` of one line of a vector file, every failure a located
+    :class:`~ptxspec.spec.errors.PtxSpecError` (``where(column)`` gives the location): invalid
+    JSON, nesting deeper than :data:`MAX_DEPTH`, a number of more digits than Python converts."""
+    column = _too_deep(raw)
+    if column is not None:
+        raise PtxSpecError(f"the line nests deeper than {MAX_DEPTH} levels; expected one vector object per line, {_SCHEMA}", where=where(column))
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise PtxSpecError(f"invalid JSON ({error.msg}); expected one vector object per line, {_SCHEMA}", where=where(error.colno)) from None
+    except ValueError:  # json's int(): a number of more digits than sys.get_int_max_str_digits()
+        limit = sys.get_int_max_str_digits()
+        found = next((m for m in re.finditer(r'"(?:[^"\\]|\\.)*"|(-?\d{%d,})' % (limit + 1), raw) if m.group(1)), None)
+        digits = len(found.group(1).lstrip("-")) if found else limit + 1
+        raise PtxSpecError(f"a number of {digits} digits (at most {limit}); operands are hex strings, {_SCHEMA}",
+                           where=where(found.start(1) + 1 if found else 1)) from None
 
 
 def _parse_line(data: bytes, number: int, source: str, forms: dict) -> Vector | Unsupported | None:
@@ -345,10 +449,7 @@ def _parse_line(data: bytes, number: int, source: str, forms: dict) -> Vector | 
         raise PtxSpecError("the line is not UTF-8 text", where=Location(source, number, error.start + 1)) from None
     if not raw.strip():
         return None
-    try:
-        obj = json.loads(raw)
-    except json.JSONDecodeError as error:
-        raise PtxSpecError(f"invalid JSON ({error.msg}); expected one vector object per line, {_SCHEMA}", where=Location(source, number, error.colno)) from None
+    obj = load_json_line(raw, lambda column: Location(source, number, column))
     if not isinstance(obj, dict):
         raise PtxSpecError(f"expected a JSON object per line, {_SCHEMA}", where=Location(source, number, 1))
     for key in ("instr", "inputs", "outputs"):
@@ -356,7 +457,7 @@ def _parse_line(data: bytes, number: int, source: str, forms: dict) -> Vector | 
             raise PtxSpecError(f"missing field {key!r}; expected {_SCHEMA}", where=Location(source, number, 1))
     instr = obj["instr"]
     if not isinstance(instr, str):
-        raise PtxSpecError(f"field 'instr': expected an instruction text such as \"fma.rn.f32\", got {json.dumps(instr)}", where=Location(source, number, _column(raw, "instr")))
+        raise PtxSpecError(f"field 'instr': expected an instruction text such as \"fma.rn.f32\", got {show_value(instr)}", where=Location(source, number, _column(raw, "instr")))
     info = forms.get(instr)
     if info is None:
         info = forms[instr] = _form_info(instr)
@@ -367,58 +468,137 @@ def _parse_line(data: bytes, number: int, source: str, forms: dict) -> Vector | 
     return _vector(raw, obj, info, source, number)
 
 
-def _read_bytes(path: str) -> tuple[str, bytes]:
+# ---------------------------------------------------------------------------------------------
+# Reading a file a chunk of whole lines at a time: nothing holds a whole file
+# ---------------------------------------------------------------------------------------------
+
+#: Bytes read at a time.
+READ_SIZE = 1 << 22
+#: The longest line read (a vector line, a wgmma one the longest, is well under a MiB): a file
+#: with no line break in this many bytes (``/dev/zero``) is refused there, not read whole.
+MAX_LINE = 1 << 24
+#: Bytes of lines read by ``json`` (not in bulk) that are parsed before they are checked.
+SLOW_BATCH = 1 << 22
+
+
+@attrs.frozen
+class Lines:
+    """Whole lines of a file: ``data`` (each line ends in a line break, the file's last maybe
+    not), the number of the first, and how many bytes of the file are read so far of ``size``
+    (None where unknown: standard input, a pipe)."""
+
+    source: str
+    first: int
+    data: bytes
+    done: int
+    size: int | None
+
+
+LINE_EXPECTED = f"one vector per line, {_SCHEMA}"
+"""What a vector file's line should be (for the message when one is too long)."""
+
+
+def read_lines(path: str, expect: str = LINE_EXPECTED) -> Iterator[Lines]:
+    """The lines of ``path`` (``-``: standard input) a chunk of :data:`READ_SIZE` bytes at a
+    time, cut after a line break; a line longer than :data:`MAX_LINE` bytes or a file that
+    cannot be read is a located error (``expect``: what a line should be, for its message)."""
     source = "<stdin>" if path == "-" else path
     try:
-        if path == "-":
-            return source, sys.stdin.buffer.read()
-        with open(path, "rb") as stream:
-            return source, stream.read()
+        stream = sys.stdin.buffer if path == "-" else open(path, "rb")
     except OSError as error:
         raise PtxSpecError(f"cannot read the file: {error.strerror or error}", where=Location(source)) from None
+    try:
+        try:
+            status = os.fstat(stream.fileno())
+            size = status.st_size if stat.S_ISREG(status.st_mode) else None
+        except (OSError, ValueError, io.UnsupportedOperation):
+            size = None
+        pending, first, done = b"", 1, 0
+        while True:
+            try:
+                block = stream.read(READ_SIZE)
+            except OSError as error:
+                raise PtxSpecError(f"cannot read the file: {error.strerror or error}", where=Location(source, first)) from None
+            done += len(block)
+            if not block:
+                if pending:
+                    yield Lines(source, first, pending, done, size)
+                return
+            data = pending + block if pending else block
+            cut = data.rfind(b"\n") + 1
+            pending = data[cut:]
+            if len(pending) > MAX_LINE:
+                line = first + data.count(b"\n", 0, cut)
+                raise PtxSpecError(f"no line break in the first {MAX_LINE} bytes of the line; expected {expect}",
+                                   where=Location(source, line, MAX_LINE + 1))
+            if cut:
+                yield Lines(source, first, data[:cut] if pending else data, done, size)
+                first += data.count(b"\n", 0, cut)
+    finally:
+        if path != "-":
+            stream.close()
 
 
-def read_items(path: str, on_line=None, *, fast: bool = True) -> list[Vector | Unsupported | Block]:
-    """The vectors of a JSON Lines file: blocks (:class:`Block`) of the lines in the canonical layout
-    (read in bulk, :func:`canonical_blocks`), then every other line in file order as a
-    :class:`Vector` or :class:`Unsupported` (read by ``json``). Blank lines are skipped. Raises a
-    located :class:`~ptxspec.spec.errors.PtxSpecError` at the first malformed line, before
-    anything is returned. ``fast=False`` reads every line by ``json``."""
-    source, data = _read_bytes(path)
-    forms: dict[str, _FormInfo | str] = {}
-    blocks, rest = canonical_blocks(data, source, forms) if fast else ([], None)
-    items: list[Vector | Unsupported | Block] = list(blocks)
-    lines = data.split(b"\n") if rest is None or len(rest) else [b""]
-    if lines and lines[-1] == b"":
-        lines.pop()
-    numbers = range(1, len(lines) + 1) if rest is None else (rest + 1).tolist()
-    for done, number in enumerate(numbers, start=1):
-        if on_line is not None and done % 4096 == 0:
-            on_line(done)
-        item = _parse_line(lines[number - 1], number, source, forms)
+def line_batches(lines: Lines, forms: dict, *, fast: bool = True) -> Iterator[list[Vector | Unsupported | Block]]:
+    """The vectors of a chunk of lines: first the blocks (:class:`Block`) of the lines in the
+    canonical layout (read in bulk, :func:`canonical_blocks`), then every other line in file order
+    as a :class:`Vector` or :class:`Unsupported` (read by ``json``, :data:`SLOW_BATCH` bytes of
+    them a batch). Blank lines are skipped; a malformed line raises a located error."""
+    source, data = lines.source, lines.data
+    blocks, rest = canonical_blocks(data, source, forms, lines.first) if fast else ([], None)
+    if blocks:
+        yield list(blocks)
+    if rest is not None and not len(rest):
+        return
+    raws = data.split(b"\n")
+    if raws[-1] == b"":
+        raws.pop()
+    batch: list = []
+    size = 0
+    for i in range(len(raws)) if rest is None else rest.tolist():
+        item = _parse_line(raws[i], lines.first + i, source, forms)
         if item is not None:
-            items.append(item)
-    if on_line is not None:
-        on_line(data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0))
-    return items
+            batch.append(item)
+            size += len(raws[i])
+            if size >= SLOW_BATCH:
+                yield batch
+                batch, size = [], 0
+    if batch:
+        yield batch
 
 
-def read_vectors(path: str, on_line=None) -> Iterable[Vector | Unsupported]:
+def file_batches(path: str, *, fast: bool = True, progress=None) -> Iterator[list[Vector | Unsupported | Block]]:
+    """The vectors of a JSON Lines file, a batch at a time, read as they are needed
+    (:func:`read_lines`, :func:`line_batches`). ``progress(what, done, total)`` is told the bytes
+    read."""
+    forms: dict[str, _FormInfo | str] = {}
+    for lines in read_lines(path):
+        if progress is not None:
+            progress(lines.source, lines.done, lines.size, unit="bytes")
+        yield from line_batches(lines, forms, fast=fast)
+
+
+def read_items(path: str, *, fast: bool = True) -> list[Vector | Unsupported | Block]:
+    """Every vector of a JSON Lines file (:func:`file_batches`; a file that fits in one
+    :data:`READ_SIZE` chunk: its blocks first, then the other lines in file order). Raises a
+    located :class:`~ptxspec.spec.errors.PtxSpecError` at the first malformed line.
+    ``fast=False`` reads every line by ``json``. The command checks a file as it reads it, in
+    bounded memory; this holds it whole."""
+    return [item for batch in file_batches(path, fast=fast) for item in batch]
+
+
+def read_vectors(path: str) -> Iterable[Vector | Unsupported]:
     """The vectors of a JSON Lines file, one :class:`Vector` (or :class:`Unsupported`) per
     non-blank line in file order. Raises a located :class:`~ptxspec.spec.errors.PtxSpecError` at
     the first malformed line."""
     items: list[Vector | Unsupported] = []
-    for item in read_items(path, on_line):
+    for item in read_items(path):
         items.extend(item.vectors() if isinstance(item, Block) else [item])
     items.sort(key=lambda v: v.where.line or 0)
     return items
 
 
-def read_testfloat(path: str, instr: str) -> Block:
-    """The vectors of a file in TestFloat's ``testfloat_gen`` layout holding ``instr``'s vectors
-    (:func:`ptxspec.conformance.testfloat.read`), as one block: operands, then the observed
-    result, and the flags column (``Block.flags``), which :func:`judge_testfloat_flags` compares
-    with the IEEE 754 exceptions of the operation."""
+def _testfloat_info(instr: str) -> _FormInfo:
     from ptxspec.conformance import testfloat
 
     info = _form_info(instr)
@@ -427,38 +607,66 @@ def read_testfloat(path: str, instr: str) -> Block:
     if testfloat.testfloat_function(info.form) is None:
         raise PtxSpecError(f"--testfloat {instr}: {info.form.text} has no TestFloat counterpart (the testfloat layout holds IEEE 754 operations)",
                            where=Location("<command line>, --testfloat"))
-    source, data = _read_bytes(path)
-    try:
-        sources, outputs, flags = testfloat.read(data, info.form)
-    except PtxSpecError as error:  # located in "<bytes>": name the file
-        if isinstance(error.where, Location) and error.where.source == "<bytes>":
-            raise PtxSpecError(error.message, where=Location(source, error.where.line, error.where.column), section=error.section) from None
-        raise
-    columns = tuple(np.asarray(s, dtype=np.uint64) for s in sources)
-    observed = tuple(np.asarray(o, dtype=np.uint64) for o in (outputs if isinstance(outputs, (list, tuple)) else [outputs]))
-    return Block(info, source, np.arange(1, len(observed[0]) + 1), columns, observed, None, "spec", np.asarray(flags, dtype=np.uint8))
+    return info
 
 
-def judge_testfloat_flags(block: Block, summary: Summary) -> None:
-    """Count a TestFloat line whose result matched but whose flags are not the IEEE 754-2019 §7
-    exceptions of the operation (:func:`ptxspec.conformance.testfloat.exceptions`; PTX has no status
-    flags, so these are the flags the file's layout promises) as a mismatch of ``summary``."""
+def testfloat_batches(path: str, instr: str, progress=None) -> Iterator[list[Block]]:
+    """The vectors of a file in TestFloat's ``testfloat_gen`` layout holding ``instr``'s vectors
+    (:func:`ptxspec.conformance.testfloat.read`), one block per chunk of lines: operands, then the
+    observed result, and the flags column (``Block.flags``), which :func:`judge_testfloat_flags`
+    compares with the IEEE 754 exceptions of the operation."""
+    from ptxspec.conformance import testfloat
+
+    info = _testfloat_info(instr)
+    empty = True
+    for lines in read_lines(path, "one test case per line (operands, result, flags in hex)"):
+        empty = False
+        if progress is not None:
+            progress(lines.source, lines.done, lines.size, unit="bytes")
+        try:
+            sources, outputs, flags = testfloat.read(lines.data, info.form, first_line=lines.first)
+        except PtxSpecError as error:  # located in "<bytes>": name the file
+            if isinstance(error.where, Location) and error.where.source == "<bytes>":
+                raise PtxSpecError(error.message, where=Location(lines.source, error.where.line, error.where.column), section=error.section) from None
+            raise
+        columns = tuple(np.asarray(s, dtype=np.uint64) for s in sources)
+        observed = tuple(np.asarray(o, dtype=np.uint64) for o in (outputs if isinstance(outputs, (list, tuple)) else [outputs]))
+        numbers = np.arange(lines.first, lines.first + len(observed[0]))
+        yield [Block(info, lines.source, numbers, columns, observed, None, "spec", np.asarray(flags, dtype=np.uint8))]
+    if empty:  # an empty file: a block of no vectors, counted under its form
+        nothing = np.zeros(0, np.uint64)
+        yield [Block(info, "<stdin>" if path == "-" else path, nothing.astype(np.int64), tuple(nothing for _ in info.sources), (nothing,), None, "spec",
+                     np.zeros(0, np.uint8))]
+
+
+def read_testfloat(path: str, instr: str) -> list[Block]:
+    """Every block of a TestFloat file (:func:`testfloat_batches`)."""
+    return [block for batch in testfloat_batches(path, instr) for block in batch]
+
+
+def judge_testfloat_flags(block: Block, summary: Summary, mismatched_lines: set[int], order: int = 0) -> None:
+    """Count a TestFloat line whose result matched (its line not in ``mismatched_lines``) but whose
+    flags are not the IEEE 754-2019 §7 exceptions of the operation
+    (:func:`ptxspec.conformance.testfloat.exceptions`; PTX has no status flags, so these are the
+    flags the file's layout promises) as a mismatch of ``summary``, after the result mismatches
+    (``order``: the block's place among the flags blocks)."""
     from ptxspec.conformance import testfloat
 
     flags = block.flags
-    already = {m.vector.where.line for m in summary.mismatches if m.vector.where.source == block.source}
     counts = summary.by_instr[block.info.form.text]
+    found = []
     for i in range(len(block)):
         vector = block.vector(i)
-        if vector.where.line in already:
+        if vector.where.line in mismatched_lines:
             continue
         expected = int(testfloat.exceptions(block.info.form, vector.sources))
         if int(flags[i]) != expected:
             counts.matched -= 1
             counts.mismatched += 1
             names = "|".join(f.name.lower() for f in testfloat.Flags if f & expected) or "none"
-            summary.mismatches.append(Mismatch(vector, vector.outputs, f"result matches, but flags {int(flags[i]):02x}"
-                                               f" where IEEE 754 raises {expected:02x} ({names})"))
+            found.append(Mismatch(vector, vector.outputs, f"result matches, but flags {int(flags[i]):02x}"
+                                                          f" where IEEE 754 raises {expected:02x} ({names})"))
+    summary.add_mismatches(found, (1, order))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -527,8 +735,8 @@ def _layout(text: bytes, forms: dict) -> _Layout | None:
     """The layout of ``text`` if it is a scalar vector exactly as ``json.dumps`` writes it (the
     keys in the writer's order, every operand hex of its register's width), else None."""
     try:
-        obj = json.loads(text)
-    except (ValueError, UnicodeDecodeError):
+        obj = load_json_line(text.decode("utf-8"), lambda column: None)
+    except (PtxSpecError, UnicodeDecodeError):
         return None
     if not isinstance(obj, dict) or list(obj) not in _KEYS or not isinstance(obj["instr"], str):
         return None
@@ -573,9 +781,9 @@ def _layout(text: bytes, forms: dict) -> _Layout | None:
     return _Layout(info, np.frombuffer(text, np.uint8), tuple(fields), tuple(claim_digits), open_, span, profile)
 
 
-def canonical_blocks(data: bytes, source: str, forms: dict) -> tuple[list[Block], np.ndarray]:
+def canonical_blocks(data: bytes, source: str, forms: dict, first: int = 1) -> tuple[list[Block], np.ndarray]:
     """The lines of ``data`` in the layout ``ptxspec vectors`` writes, read in bulk, and the
-    0-based numbers of every other line (for ``json``).
+    0-based indices of every other line (for ``json``); ``first`` is the number of the first line.
 
     Lines are grouped by length; a group's first unread line gives a layout (:func:`_layout`),
     and every line of the group whose bytes equal it outside the hex digit columns, with lower-case
@@ -611,10 +819,10 @@ def canonical_blocks(data: bytes, source: str, forms: dict) -> tuple[list[Block]
                 continue
             rows = matrix if len(remaining) == len(group) else matrix[remaining]
             same = _same_outside_digits(rows, layout, width)
-            block, taken = _block(layout, rows[same], group[remaining[same]], source)
+            block, taken = _block(layout, rows[same], group[remaining[same]], source, first)
             remaining = remaining[~same]
             if block is not None:
-                slow[block.lines - 1] = False
+                slow[block.lines - first] = False
                 blocks.append(block)
     return blocks, np.flatnonzero(slow)
 
@@ -675,7 +883,7 @@ def _hex_columns(digits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return value, valid
 
 
-def _block(layout: _Layout, rows: np.ndarray, numbers: np.ndarray, source: str) -> tuple[Block | None, np.ndarray]:
+def _block(layout: _Layout, rows: np.ndarray, numbers: np.ndarray, source: str, first: int = 1) -> tuple[Block | None, np.ndarray]:
     """The block of ``rows`` (lines with ``layout``'s bytes outside the digit columns) that hold
     lower-case hex digits in every digit column and values that fit their registers (the others
     are left to ``json``, which locates what is wrong), and which rows it holds."""
@@ -695,7 +903,7 @@ def _block(layout: _Layout, rows: np.ndarray, numbers: np.ndarray, source: str) 
         return None, taken
     k = len(info.source_widths)
     allowed = rows[taken, layout.allowed[0] : layout.allowed[1]] if layout.allowed is not None else None
-    block = Block(info, source, numbers[taken] + 1, tuple(v[taken] for v in values[:k]), tuple(v[taken] for v in values[k:]), allowed, layout.vector_profile)
+    block = Block(info, source, numbers[taken] + first, tuple(v[taken] for v in values[:k]), tuple(v[taken] for v in values[k:]), allowed, layout.vector_profile)
     return block, taken
 
 
@@ -704,12 +912,25 @@ def _block(layout: _Layout, rows: np.ndarray, numbers: np.ndarray, source: str) 
 # ---------------------------------------------------------------------------------------------
 
 
+def hex_lower(value):
+    """``value`` (parsed JSON) with every hex string (``0x``/``0X`` and hex digits) in lower case,
+    as ptxspec writes them: hex is compared without regard to case."""
+    if isinstance(value, str):
+        return value.lower() if _HEX.fullmatch(value) else value
+    if isinstance(value, list):
+        return [hex_lower(v) for v in value]
+    if isinstance(value, dict):
+        return {k: hex_lower(v) for k, v in value.items()}
+    return value
+
+
 def _claim_matches(claim: dict | str, result) -> bool:
-    """Whether a claimed allowed set (``eval --json``'s encoding, or a short form) is ``result``."""
+    """Whether a claimed allowed set (``eval --json``'s encoding, or a short form) is ``result``
+    (hex in either case)."""
     from ptxspec.semantics.results import AnyNaN, Interval
 
     if "kind" in claim:
-        return not isinstance(result, int) and claim == result.to_json()
+        return not isinstance(result, int) and hex_lower(claim) == result.to_json()
     if "any_nan" in claim:
         return isinstance(result, AnyNaN) and claim["any_nan"] is True
     if "interval" in claim:
@@ -893,36 +1114,72 @@ def _allowed_texts_agree(result, part: slice, texts: np.ndarray) -> np.ndarray:
     return ok
 
 
-def check_vectors(items: Iterable[Vector | Unsupported | Block], profile: str = "spec", *, progress=None) -> Summary:
-    """Check parsed vectors (all of them read first, so that a malformed line stops the run before
-    anything is reported) and summarise."""
-    summary = Summary(profile)
+def check_batch(items: Sequence[Vector | Unsupported | Block], summary: Summary) -> None:
+    """Check one batch of vectors, grouped by form, and add what is found to ``summary``; the
+    flags of a TestFloat block are judged after its results (:func:`judge_testfloat_flags`)."""
+    profile = summary.profile
     groups: dict[str, tuple[_FormInfo, list[Block], list[Vector]]] = {}
     for item in items:
         if isinstance(item, Unsupported):
-            summary.unsupported.append(item)
+            summary.add_unsupported(item)
             continue
         group = groups.get(item.info.form.text)
         if group is None:
             group = groups[item.info.form.text] = (item.info, [], [])
         (group[1] if isinstance(item, Block) else group[2]).append(item)
-    total = sum(sum(map(len, g[1])) + len(g[2]) for g in groups.values())
-    done = 0
     for text, (info, blocks, vectors) in groups.items():
         found = info.check(vectors, profile) if getattr(info, "matrix", False) else check_form(info, blocks, vectors, profile)
         n = sum(map(len, blocks)) + len(vectors)
-        done += n
-        if progress is not None:
-            progress("checking", done, total)
-        summary.by_instr[text] = Counts(n, n - len(found), len(found))
-        summary.mismatches += found
-    summary.mismatches.sort(key=lambda m: (m.vector.where.source, m.vector.where.line or 0))
-    return summary
+        counts = summary.by_instr.setdefault(text, Counts())
+        counts.checked += n
+        counts.matched += n - len(found)
+        counts.mismatched += len(found)
+        summary.add_mismatches(found)
+        for block in blocks:
+            if block.flags is not None:
+                summary.flag_blocks += 1
+                lines = {m.vector.where.line for m in found if m.vector.where.source == block.source}
+                judge_testfloat_flags(block, summary, lines, summary.flag_blocks)
 
 
-def check_file(path: str, profile: str = "spec") -> Summary:
-    """The Python API: check every vector of the JSON Lines file ``path`` under ``profile``."""
-    return check_vectors(read_items(path), profile)
+def check_batches(batches: Iterable[Sequence[Vector | Unsupported | Block]], profile: str = "spec", *, keep: int | None = None) -> Summary:
+    """Check the vectors of ``batches`` as they come (:func:`check_batch`) and summarise, keeping
+    the first ``keep`` mismatches (all when None). A malformed line anywhere (an error raised
+    while the batches are read) is reported in preference to an error of the semantics on a
+    vector before it: after such an error the rest is still read, not checked."""
+    summary = Summary(profile, keep=keep)
+    failed: PtxSpecError | None = None
+    for batch in batches:
+        if failed is None:
+            try:
+                check_batch(batch, summary)
+            except PtxSpecError as error:
+                failed = error
+    if failed is not None:
+        raise failed
+    return summary.finish()
+
+
+def check_vectors(items: Iterable[Vector | Unsupported | Block], profile: str = "spec", *, keep: int | None = None) -> Summary:
+    """Check parsed vectors and summarise (:func:`check_batches`, :data:`SLOW_BATCH` of them, or
+    a block, at a time)."""
+    def batches():
+        batch: list = []
+        for item in items:
+            batch.append(item)
+            if isinstance(item, Block) or len(batch) >= SLOW_BATCH // 256:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    return check_batches(batches(), profile, keep=keep)
+
+
+def check_file(path: str, profile: str = "spec", *, keep: int | None = None) -> Summary:
+    """The Python API: check every vector of the JSON Lines file ``path`` under ``profile``, as it
+    is read (bounded memory where ``keep`` bounds the mismatches kept)."""
+    return check_batches(file_batches(path), profile, keep=keep)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -992,21 +1249,20 @@ def describe_mismatch(m: Mismatch) -> list[str]:
 
 
 def report(summary: Summary, max_mismatches: int) -> list[str]:
-    lines = [f"checked {summary.checked} vector(s) under profile {summary.profile}: {summary.matched} matched, {summary.mismatched} mismatched, {len(summary.unsupported)} unsupported"]
+    lines = [f"checked {summary.checked} vector(s) under profile {summary.profile}: {summary.matched} matched, {summary.mismatched} mismatched, "
+             f"{summary.unsupported_count} unsupported"]
     if summary.by_instr:
         width = max(len(k) for k in summary.by_instr)
         for k, c in sorted(summary.by_instr.items()):
             lines.append(f"  {k:{width}}  checked {c.checked:8}  matched {c.matched:8}  mismatched {c.mismatched:8}")
     if summary.unsupported:
-        firsts: dict[str, list[Unsupported]] = {}
-        for u in summary.unsupported:
-            firsts.setdefault(u.instr, []).append(u)
         lines.append("unsupported (not checked):")
-        for instr, us in sorted(firsts.items()):
-            lines.append(f"  {instr}: {len(us)} vector(s), first at {us[0].where}: {us[0].reason}")
+        for first in sorted(summary.unsupported, key=lambda u: u.instr):
+            count = summary.unsupported_by_instr[first.instr]
+            lines.append(f"  {shorten(printable(first.instr), 120)}: {count} vector(s), first at {first.where}: {printable(first.reason)}")
     if summary.mismatches and max_mismatches:
         shown = summary.mismatches[:max_mismatches]
-        lines.append(f"first {len(shown)} of {len(summary.mismatches)} mismatch(es):")
+        lines.append(f"first {len(shown)} of {summary.mismatched} mismatch(es):")
         for m in shown:
             lines += describe_mismatch(m)
     return lines
@@ -1018,29 +1274,41 @@ def _stderr():
 
 
 class _Progress:
-    """A plain-text progress line on standard error, redrawn at most ten times a second; silent
-    when standard error is not a terminal."""
+    """A progress bar on standard error (``what: done/total (p%) [####....]``), redrawn at most
+    ten times a second; silent when standard error is not a terminal, so that what a pipe or a
+    file receives is the same with or without it."""
+
+    WIDTH = 24
 
     def __init__(self) -> None:
         self.stream = _stderr()
         self.on = self.stream.isatty()
         self.last = 0.0
-        self.drawn = False
+        self.drawn = 0
 
-    def __call__(self, what: str, done: int, total: int | None = None) -> None:
+    def __call__(self, what: str, done: int, total: int | None = None, unit: str = "") -> None:
         now = time.monotonic()
         if not self.on or now - self.last < 0.1:
             return
         self.last = now
-        text = f"{what}: {done}/{total} ({100 * done // max(total, 1)}%)" if total else f"{what}: {done} lines"
-        self.stream.write(f"\r{text:60}")
+        if unit == "bytes":
+            done_text, total_text = f"{done / 2**20:.1f}", f"{total / 2**20:.1f} MiB" if total else "MiB"
+        else:
+            done_text, total_text = str(done), f"{total}{' ' + unit if unit else ''}" if total else unit or "lines"
+        if total:
+            filled = self.WIDTH * min(done, total) // total
+            text = f"{what}: {done_text}/{total_text} ({100 * min(done, total) // total}%) [{'#' * filled}{'.' * (self.WIDTH - filled)}]"
+        else:
+            text = f"{what}: {done_text} {total_text}"
+        self.stream.write(f"\r{text:{max(self.drawn, 60)}}")
         self.stream.flush()
-        self.drawn = True
+        self.drawn = max(self.drawn, len(text), 60)
 
     def close(self) -> None:
         if self.drawn:
-            self.stream.write("\r" + " " * 60 + "\r")
+            self.stream.write("\r" + " " * self.drawn + "\r")
             self.stream.flush()
+            self.drawn = 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1077,12 +1345,14 @@ def recorded_vectors(recorded, rows: Sequence[int] | None = None) -> Iterable[di
         yield {"instr": instr, "inputs": inputs, "outputs": outputs, "profile": "sm_90"}
 
 
-def recording_items(directory: str | Path | None = None, select=None) -> list[Vector | Unsupported | Block]:
+def recording_batches(directory: str | Path | None = None, select=None, progress=None) -> Iterator[list[Vector | Unsupported | Block]]:
     """Every vector of a silicon recording (:func:`ptxspec.conformance.silicon.replay.load`; default
-    ``conformance/data/sm_90``) as check-vectors items: a scalar form with a batched fast path as one
-    :class:`Block` of its columns, any other form vector by vector through this module's JSON schema
-    (:func:`recorded_vectors`), each located as ``DIR/CAMPAIGN:FORM`` and the vector's number.
-    ``select``, if given, picks the recorded forms (a predicate on their text)."""
+    ``conformance/data/sm_90``) as check-vectors items, one recorded form after another (a form's
+    vectors made only when they are checked): a scalar form with a batched fast path as one
+    :class:`Block` of its columns, any other form vector by vector through this module's JSON
+    schema (:func:`recorded_vectors`, at most :data:`RECORDED_BATCH` at a time), each located as
+    ``DIR/CAMPAIGN:FORM`` and the vector's number. ``select``, if given, picks the recorded forms
+    (a predicate on their text); ``progress(what, done, total)`` is told the vectors made."""
     from ptxspec.conformance.silicon import replay
 
     if isinstance(directory, replay.Recording):  # already loaded
@@ -1090,27 +1360,51 @@ def recording_items(directory: str | Path | None = None, select=None) -> list[Ve
     else:
         recording = replay.load(directory) if directory is not None else replay.load()
         root = str(directory) if directory is not None else "conformance/data/sm_90"
-    items: list[Vector | Unsupported | Block] = []
-    for text, recorded in recording.forms.items():
-        if select is not None and not select(text):
-            continue
+    chosen = [(text, recorded) for text, recorded in recording.forms.items() if select is None or select(text)]
+    total = sum(len(r.outputs[0]) // (WARP_SIZE if r.warp else 1) for _, r in chosen)
+    done = 0
+    for text, recorded in chosen:
         instr = text.split("#")[0]
         source = f"{root}/{recorded.campaign}:{text}"
         info = _form_info(instr)
         if isinstance(info, str):
-            items.append(Unsupported(instr, info, Location(source, 1)))
+            yield [Unsupported(instr, info, Location(source, 1))]
             continue
-        if not recorded.warp and len(info.destinations) == 1 and has_fast_path(info.form, "sm_90"):
-            def cut(col, width):
-                return np.asarray(col).astype(np.uint64) & np.uint64((1 << width) - 1)
+        n = len(recorded.outputs[0]) // (WARP_SIZE if recorded.warp else 1)
+        scalar = not recorded.warp and not getattr(info, "matrix", False)
+        # A recorded register wider than its operand (a narrow result stored extended) is cut to
+        # the operand's width, as the replay reads it.
+        sources = tuple(_cut(c, w) for c, w in zip(recorded.inputs, info.source_widths)) if scalar else ()
+        outputs = tuple(_cut(c, w) for c, w in zip(recorded.outputs, info.destination_widths)) if scalar else ()
+        if scalar and len(info.destinations) == 1 and has_fast_path(info.form, "sm_90"):
+            yield [Block(info, source, np.arange(1, n + 1), sources, outputs, None, "sm_90")]
+        elif scalar:  # vector by vector, made straight from the columns (what _vector reads from their JSON)
+            for start in range(0, n, RECORDED_BATCH):
+                part = slice(start, min(start + RECORDED_BATCH, n))
+                rows = zip(zip(*(c[part].tolist() for c in sources)), zip(*(c[part].tolist() for c in outputs)))
+                yield [Vector(info, ins, outs, None, None, Location(source, number)) for number, (ins, outs) in enumerate(rows, start + 1)]
+        else:
+            for start in range(0, n, RECORDED_BATCH):
+                rows = range(start, min(start + RECORDED_BATCH, n))
+                yield [_vector(json.dumps(obj), obj, info, source, number)
+                       for number, obj in enumerate(recorded_vectors(recorded, rows), start + 1)]
+        done += n
+        if progress is not None:
+            progress(root, done, total, unit="vectors")
 
-            sources = tuple(cut(c, w) for c, w in zip(recorded.inputs, info.source_widths))
-            outputs = (cut(recorded.outputs[0], info.destination_widths[0]),)
-            items.append(Block(info, source, np.arange(1, len(outputs[0]) + 1), sources, outputs, None, "sm_90"))
-            continue
-        for number, obj in enumerate(recorded_vectors(recorded), 1):
-            items.append(_vector(json.dumps(obj), obj, info, source, number))
-    return items
+
+#: Recorded vectors of a form without a batched fast path made at a time.
+RECORDED_BATCH = 1 << 14
+
+
+def _cut(column, width: int) -> np.ndarray:
+    """A recorded column as uint64 bit patterns of a ``width``-bit operand."""
+    return np.asarray(column).astype(np.uint64) & np.uint64((1 << width) - 1)
+
+
+def recording_items(directory: str | Path | None = None, select=None) -> list[Vector | Unsupported | Block]:
+    """Every item of :func:`recording_batches`, held at once."""
+    return [item for batch in recording_batches(directory, select) for item in batch]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1140,47 +1434,52 @@ def check_vectors_command(paths: tuple[str, ...], recording: str | None, profile
     their decoded values), 2 on a malformed line (reported as file:line:column). Vectors of an
     instruction ptxspec does not know are counted as unsupported and do not stop the run.
 
+    Files are read and checked a chunk at a time, in bounded memory whatever their size; on a
+    terminal, standard error shows a progress bar.
+
     \b
     TestFloat files (one form per file, as 'ptxspec vectors --format testfloat' writes them):
       ptxspec check-vectors --testfloat add.rn.f32 add.tf
     A GPU recording (every vector it holds; compare with --profile sm_90):
       ptxspec check-vectors --recording conformance/data/sm_90 --profile sm_90
     """
-    progress = _Progress()
     if not paths and recording is None:
         click.echo("ptxspec: error: <command line>: give FILE... or --recording DIR", err=True)
         sys.exit(EXIT_BAD_INPUT)
-    try:
-        items: list[Vector | Unsupported | Block] = []
+    progress = _Progress()
+
+    def batches():
         if recording is not None:
             progress(f"reading {recording}", 0)
-            items.extend(recording_items(recording))
+            yield from recording_batches(recording, progress=progress)
         for path in paths:
             if testfloat_form is not None:
-                items.append(read_testfloat(path, testfloat_form))
+                yield from testfloat_batches(path, testfloat_form, progress)
             else:
-                items.extend(read_items(path, on_line=lambda n, path=path: progress(f"reading {path}", n)))
-        summary = check_vectors(items, profile, progress=progress)
-        for item in items:
-            if isinstance(item, Block) and item.flags is not None:
-                judge_testfloat_flags(item, summary)
+                yield from file_batches(path, progress=progress)
+
+    try:
+        summary = check_batches(batches(), profile, keep=max_mismatches)
     except PtxSpecError as error:
         progress.close()
         click.echo(f"ptxspec: error: {error.one_line()}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     progress.close()
+    from ptxspec.conformance.cli import echo
+
     if as_json:
-        click.echo(json.dumps(summary.to_json()))
+        echo(json.dumps(summary.to_json()))
         if summary.mismatches and max_mismatches:
             for m in summary.mismatches[:max_mismatches]:
                 click.echo("\n".join(describe_mismatch(m)), err=True)
     else:
         for line in report(summary, max_mismatches):
-            click.echo(line)
+            echo(line)
     if summary.checked == 0:
         click.echo("ptxspec: warning: no vector was checked", err=True)
     sys.exit(summary.exit_code)
 
 
-__all__ = ["Block", "Summary", "Vector", "canonical_blocks", "check_file", "check_form", "check_vectors", "check_vectors_command", "read_items", "recording_items",
-           "read_testfloat", "read_vectors", "recorded_vectors"]
+__all__ = ["Block", "Lines", "Summary", "Vector", "canonical_blocks", "check_batch", "check_batches", "check_file", "check_form", "check_vectors",
+           "check_vectors_command", "file_batches", "load_json_line", "read_items", "read_lines", "read_testfloat", "read_vectors", "recorded_vectors",
+           "recording_batches", "recording_items", "testfloat_batches"]

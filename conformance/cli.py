@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import sys
 from collections.abc import Sequence
 
@@ -17,7 +18,8 @@ import attrs
 import click
 
 from ptxspec import PTX_ISA_VERSION, __version__
-from ptxspec.spec.errors import Location, OperandError, PtxSpecError
+from ptxspec.conformance.check_vectors import shorten
+from ptxspec.spec.errors import Location, OperandError, PtxSpecError, printable
 
 # A PTX floating-point hex literal (§4.5.2: "0f" + 8 hex digits for .f32, "0d" + 16 for .f64), a
 # hex, binary or decimal integer. Underscores may group digits.
@@ -29,21 +31,106 @@ def parse_operand(text: str, position: int | Location | str) -> int:
     floating-point hex literal ``0f3F800000`` / ``0d3FF0000000000000`` (§4.5.2).
 
     ``position`` is the operand's place, for the error message: an operand number on the command
-    line, or a :class:`~ptxspec.spec.errors.Location`.
+    line, or a :class:`~ptxspec.spec.errors.Location`. A decimal integer of more digits than
+    Python converts (``sys.get_int_max_str_digits()``, far more than any register holds) is an
+    error here, located like the others.
     """
     where = f"<command line>, operand {position}" if isinstance(position, int) else position
     match = _OPERAND.fullmatch(text.strip())
     if match is None or text.strip().endswith("_"):
-        raise OperandError(f"{text!r} is not a bit pattern (use 0x..., 0f..., 0d..., 0b... or a decimal integer)", where=where)
+        raise OperandError(f"{shorten(text)!r} is not a bit pattern (use 0x..., 0f..., 0d..., 0b... or a decimal integer)", where=where)
     if match["hex"] is not None:
         return int(match["hex"].replace("_", ""), 16)
     if match["bin"] is not None:
         return int(match["bin"].replace("_", ""), 2)
-    return int(match["dec"].replace("_", ""), 10)
+    digits = match["dec"].replace("_", "").lstrip("0") or "0"
+    limit = sys.get_int_max_str_digits()
+    if limit and len(digits) > limit:
+        raise OperandError(f"{shorten(text)!r} has {len(digits)} decimal digits, more than any register holds (Python converts at most {limit})", where=where)
+    return int(digits, 10)
 
 
 def _hex(bits: int, width: int) -> str:
     return f"0x{bits:0{max(1, (width + 3) // 4)}x}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Output: a write that fails (a full disk, ``> /dev/full``) is one located error, exit 2
+# ---------------------------------------------------------------------------------------------
+
+STDOUT = "<standard output>"
+
+
+def _output_error(error: OSError, where: str) -> PtxSpecError:
+    return PtxSpecError(f"cannot write {'the output' if where == STDOUT else 'the file'}: {error.strerror or error}", where=where)
+
+
+def echo(text: str) -> None:
+    """``click.echo`` to standard output; a failed write is a located error (a closed pipe stays
+    a :class:`BrokenPipeError`, which :func:`main` ends quietly)."""
+    try:
+        click.echo(text)
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise _output_error(error, STDOUT) from None
+
+
+def write_output(path: str, write) -> None:
+    """Call ``write(stream)`` with a binary stream to ``path`` (``-``: standard output), which
+    writes the output as it is made, so that output of any size streams. A failed write (a full
+    disk) is a located error, and a file left half-written by an error is removed; a closed pipe
+    stays a :class:`BrokenPipeError`, which :func:`main` ends quietly."""
+    if path == "-":
+        # sys.stdout as it is at the call (click.testing swaps it), not click's stream helpers.
+        stream = sys.stdout.buffer
+        try:
+            write(stream)
+            stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise _output_error(error, STDOUT) from None
+        return
+    try:
+        out = open(path, "wb")
+        regular = stat.S_ISREG(os.fstat(out.fileno()).st_mode)
+    except OSError as error:
+        raise _output_error(error, path) from None
+    try:
+        with out:
+            write(out)
+    except BaseException as error:
+        if regular:  # never a device or a pipe named on the command line (-o /dev/full)
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        if isinstance(error, OSError) and not isinstance(error, BrokenPipeError):
+            raise _output_error(error, path) from None
+        raise
+
+
+def write_chunks(path: str, chunks) -> None:
+    """:func:`write_output` of the byte strings ``chunks``, each written as it comes."""
+    def write(stream) -> None:
+        for chunk in chunks:
+            stream.write(chunk)
+
+    write_output(path, write)
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device, so that what is still buffered for it cannot fail
+    again when the interpreter exits (no "Exception ignored" noise after the error line)."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # not a file descriptor (a test's captured stream)
+        pass
 
 
 # ---------------------------------------------------------------------------------------------
@@ -133,7 +220,7 @@ def prepare(request: Request, mask: int | None = None):
     for value, operand, (text, where) in zip(sources, expected, request.operands):
         width = register_bits(operand.type)
         if any(lane >= 1 << width for lane in (value if isinstance(value, tuple) else (value,))):
-            raise OperandError(f"operand {operand.name} of {form.text} is a .{operand.type} register ({width} bits); {text} does not fit", where=where)
+            raise OperandError(f"operand {operand.name} of {form.text} is a .{operand.type} register ({width} bits); {shorten(text)} does not fit", where=where)
     return form, sources
 
 
@@ -197,36 +284,39 @@ def read_requests(path: str) -> list[Request]:
     by blanks (commas are allowed too, as in PTX); ``#`` or ``//`` starts a comment; blank lines are
     skipped. An operand template (``mov.b64 d, {a, b} 0x1 0x2``) is the register names and braces
     after the instruction, up to the first operand value (which starts with a digit)."""
+    from ptxspec.conformance.check_vectors import read_lines
+
     source = "<stdin>" if path == "-" else path
-    try:
-        if path == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as stream:
-                data = stream.read()
-    except OSError as error:
-        raise PtxSpecError(f"cannot read the file: {error.strerror or error}", where=Location(source)) from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
-        raise PtxSpecError("the file is not UTF-8 text", where=Location(source, line, column)) from None
     requests = []
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for lines in read_lines(path, "lines 'INSTRUCTION OPERAND...'"):  # no line break in 16 MiB (/dev/zero): an error there
+        try:
+            text = lines.data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            data = lines.data
+            line = lines.first + data[: error.start].count(b"\n")
+            column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+            raise PtxSpecError("the file is not UTF-8 text", where=Location(source, line, column)) from None
+        requests += _requests_of(text, source, lines.first)
+    if not requests:
+        raise PtxSpecError("the file holds no instruction (expected lines 'INSTRUCTION OPERAND...')", where=Location(source))
+    return requests
+
+
+def _requests_of(text: str, source: str, first: int) -> list[Request]:
+    """The requests of the lines ``text`` of an eval file, the first of them line ``first``."""
+    requests = []
+    for number, raw in enumerate(text.split("\n"), start=first):
         code = _strip_comment(raw)
-        first = _TOKEN.search(code)
-        if first is None:
+        start = _TOKEN.search(code)
+        if start is None:
             continue
-        head_end = _template_end(code, first.end())
-        instruction = code[first.start() : head_end].rstrip().rstrip(",").rstrip()
+        head_end = _template_end(code, start.end())
+        instruction = code[start.start() : head_end].rstrip().rstrip(",").rstrip()
         # Commas separate operand values as blanks do; columns stay those of the line.
         rest = " " * head_end + code[head_end:].replace(",", " ")
         operands = [(m.group(), Location(source, number, m.start() + 1)) for m in _TOKEN.finditer(rest)]
         end = Location(source, number, len(rest.rstrip()) + 2)
-        requests.append(Request(instruction, Location(source, number, first.start() + 1), tuple(operands), end, Location(source, number)))
-    if not requests:
-        raise PtxSpecError("the file holds no instruction (expected lines 'INSTRUCTION OPERAND...')", where=Location(source))
+        requests.append(Request(instruction, Location(source, number, start.start() + 1), tuple(operands), end, Location(source, number)))
     return requests
 
 
@@ -340,25 +430,25 @@ def eval_command(instruction: str | None, operands: tuple[str, ...], path: str |
         evaluations = [run(request, profile, mask, active) for request in read_requests(path)]
         for evaluation in evaluations:
             if as_json:
-                click.echo(json.dumps(to_json(evaluation, profile, where=True)))
+                echo(json.dumps(to_json(evaluation, profile, where=True)))
             else:
                 inputs = " ".join(_operand_text(v, _width(o.type)) for v, o in zip(evaluation.sources, evaluation.form.sources))
-                click.echo(f"{evaluation.instruction} {inputs} -> {'; '.join(describe(evaluation))}")
+                echo(f"{evaluation.instruction} {inputs} -> {'; '.join(describe(evaluation))}")
         return
     if instruction is None:
         raise click.UsageError("missing INSTRUCTION (or --file)")
     evaluation = run(command_line_request(instruction, operands), profile, mask, active)
     if as_json:
-        click.echo(json.dumps(to_json(evaluation, profile)))
+        echo(json.dumps(to_json(evaluation, profile)))
         return
     for text in describe(evaluation):
-        click.echo(text)
+        echo(text)
 
 
 def _mask_option(text: str, option: str) -> int:
     value = parse_operand(text, f"<command line>, {option}")
     if value >> 32:
-        raise OperandError(f"{text} is not a 32-bit lane mask", where=f"<command line>, {option}")
+        raise OperandError(f"{shorten(text)} is not a 32-bit lane mask", where=f"<command line>, {option}")
     return value
 
 
@@ -378,7 +468,7 @@ def forms_command(opcode: str | None) -> None:
     if opcode and not families:
         raise PtxSpecError(f"unknown opcode {opcode!r}", where="<command line>, OPCODE")
     for family in families:
-        click.echo(f"§{family.section:10} {family.full_syntax()}")
+        echo(f"§{family.section:10} {family.full_syntax()}")
 
 
 # `ptxspec litmus` lives beside the memory model's front end; registered here so that the console
@@ -397,26 +487,51 @@ cli.add_command(exhaustive_check_command)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``ptxspec`` console script."""
+    """Entry point of the ``ptxspec`` console script. Every failure ends in one line on standard
+    error: a located ``ptxspec: error: ...`` and exit 2 for bad input and for output that cannot be
+    written (a full disk), exit 130 on Ctrl-C, exit 1 quietly when the reader of a pipe left."""
     try:
-        cli.main(args=argv, prog_name="ptxspec", standalone_mode=False)
+        try:
+            cli.main(args=argv, prog_name="ptxspec", standalone_mode=False)
+        except click.exceptions.Exit as done:
+            _flush_stdout()
+            sys.exit(done.exit_code)
+        except SystemExit:  # a command's own exit status (check-vectors: 0, 1 or 2)
+            _flush_stdout()
+            raise
+        _flush_stdout()
     except PtxSpecError as error:
         click.echo(f"ptxspec: error: {error.one_line()}", err=True)
+        if error.where == STDOUT:
+            _silence_stdout()
         sys.exit(2)
     except click.exceptions.Abort:
         click.echo("ptxspec: aborted", err=True)
         sys.exit(130)
     except click.UsageError as error:
         command = error.ctx.command_path if error.ctx is not None else "ptxspec"
-        click.echo(f"ptxspec: error: <command line>: {error.format_message()} (see '{command} --help')", err=True)
+        click.echo(f"ptxspec: error: {printable(f'<command line>: {error.format_message()}')} (see '{command} --help')", err=True)
         sys.exit(2)
     except click.ClickException as error:
-        click.echo(f"ptxspec: error: {error.format_message()}", err=True)
+        click.echo(f"ptxspec: error: {printable(error.format_message())}", err=True)
         sys.exit(2)
-    except click.exceptions.Exit as done:
-        sys.exit(done.exit_code)
     except BrokenPipeError:
         # The reader (`| head`) went away: stop quietly, as other command-line tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
+    except OSError as error:
+        # A write that failed outside the helpers above (click's own, a buffer flushed late).
+        click.echo(f"ptxspec: error: {printable(f'{error.filename or STDOUT}: cannot write: {error.strerror or error}')}", err=True)
+        _silence_stdout()
+        sys.exit(2)
     sys.exit(0)
+
+
+def _flush_stdout() -> None:
+    """Flush standard output now, inside :func:`main`'s handlers, rather than at exit."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise _output_error(error, STDOUT) from None

@@ -13,13 +13,14 @@ engines disagree on a test (a bug in one of them, reported with both answers).
 from __future__ import annotations
 
 import csv
+import math
 import re
 import sys
 from pathlib import Path
 
 import click
 
-from ptxspec.memory_model.check import ENGINE_CHOICES, MODELS, EngineDisagreement, Verdict, check
+from ptxspec.memory_model.check import ENGINE_CHOICES, MODELS, EngineDisagreement, Verdict, check_file
 from ptxspec.spec.errors import Location, PtxSpecError
 
 EXIT_OK, EXIT_EXPECT, EXIT_BAD_INPUT, EXIT_DISAGREEMENT = 0, 1, 2, 3
@@ -90,6 +91,33 @@ def _verdict_word(ok: bool | None) -> str:
     return {True: "Ok (1)", False: "No (0)", None: "Unknown"}[ok]
 
 
+def _timeout(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """``--timeout``: seconds > 0; ``inf`` means no limit (None); ``nan`` is refused."""
+    if value is not None and math.isnan(value):
+        raise click.BadParameter("expected a number of seconds > 0 (or inf for no limit), found nan", ctx, param)
+    return None if value == math.inf else value
+
+
+def _checked(path: Path, unroll: int | None, **options) -> Verdict:
+    """Load and check one file. Whatever goes wrong on the way is a :class:`PtxSpecError` located
+    at the file, so that one bad file never stops the others."""
+    try:
+        return check_file(path, unroll_bound=unroll, **options)
+    except PtxSpecError:
+        raise
+    except RecursionError:
+        message = "the test nests too deeply for the stack"
+    except MemoryError:
+        message = "out of memory while reading or checking the test"
+    except OSError as error:
+        message = f"cannot read the file: {error.strerror or error}"
+    except UnicodeError as error:
+        message = f"cannot decode the file: {error}"
+    except Exception as error:  # noqa: BLE001 - reported, with its type, as a bug of ptxspec
+        message = f"internal error (a bug in ptxspec, please report it): {type(error).__name__}: {error}"
+    raise PtxSpecError(message, where=Location(str(path)))
+
+
 @click.command("litmus")
 @click.argument("paths", nargs=-1, required=True, metavar="FILE|DIR...")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per test per line instead of herd's text.")
@@ -98,7 +126,7 @@ def _verdict_word(ok: bool | None) -> str:
 @click.option("--dot", "dot_path", default=None, metavar="FILE", help="Write a Graphviz picture of the execution (several tests: FILE must contain {name}).")
 @click.option("--svg", "svg_path", default=None, metavar="FILE", help="Write an SVG picture of the execution (several tests: FILE must contain {name}).")
 @click.option("--model", "model_name", type=click.Choice(list(MODELS)), default="ptx-8.7", show_default=True, help="ptx-8.7: the model of §8; ptx-6.0: the earlier model, without proxies.")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S", help="Seconds per engine and test; an undecided test prints Unknown.")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), callback=_timeout, default=None, metavar="S", help="Seconds per engine and test (a number > 0; 'inf': no limit, as without the option); an undecided test prints Unknown.")
 @click.option("--engine", type=click.Choice(list(ENGINE_CHOICES)), default="both", show_default=True, help="z3, explicit, or both (which must agree).")
 @click.option("--expect", "expect_path", default=None, metavar="CSV", help="A CSV 'test,expected' (paths relative to the CSV's folder; 1 = Ok); exit 1 when a verdict differs.")
 @click.option("--unroll", type=click.IntRange(min=1), default=None, metavar="N", help="Loop unrolling bound (paths longer than that are not considered).")
@@ -143,8 +171,7 @@ def litmus_command(paths: tuple[str, ...], as_json: bool, witness: bool, why: bo
     want_witness = witness or pictures
     for path in files:
         try:
-            program = load(path, unroll)
-            verdict = check(program, model=model_name, engine=engine, timeout_s=timeout_s, want_witness=want_witness, want_why=why or pictures)
+            verdict = _checked(path, unroll, model=model_name, engine=engine, timeout_s=timeout_s, want_witness=want_witness, want_why=why or pictures)
             _print(verdict, as_json=as_json, witness=witness, why=why)
             _pictures(verdict, dot_path, svg_path)
         except EngineDisagreement as error:

@@ -484,7 +484,7 @@ def check_text(v: Variant, text: str, *, timeout_s: float | None = None) -> Row:
     from ptxspec.memory_model.lowering import lower
 
     program = lower(parse(text, f"{v.name}.litmus"))
-    verdict = check(program, engine="both", timeout_s=timeout_s)
+    verdict = check(program, engine="both", timeout_s=timeout_s, full_cross_check=True)
     word = {True: "allowed", False: "forbidden", None: "unknown"}[verdict.ok]
     return Row(v.name, v.family, v.variant, word, verdict.time_s)
 

@@ -58,14 +58,16 @@ Sparse metadata is valid (every 4-bit field one that
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
-import zlib
 from collections.abc import Iterator, Sequence
 
 import attrs
 import numpy as np
 
+from ptxspec.conformance.check_vectors import hex_lower, shorten, show_value
+from ptxspec.conformance.vectors import check_count_seed, chunked_draws, rng_for
 from ptxspec.spec.errors import Location, OperandError, PtxSpecError
 from ptxspec.spec.types import FORMATS, FloatFormat, NanEncoding
 
@@ -122,18 +124,6 @@ def matrix_form(instr: str, where=None):
             error.where = error.where or where or instr
             raise
     return form if kind else None
-
-
-def rng_for(form_text: str, seed: int) -> np.random.Generator:
-    """PCG64 seeded with the seed and a CRC-32 of the form text (as the scalar writer seeds)."""
-    return np.random.default_rng([seed, zlib.crc32(form_text.encode("utf-8"))])
-
-
-def _check_count_seed(count: int, seed: int) -> None:
-    if count < 0:
-        raise OperandError(f"--count must be >= 0, got {count}", where="<command line>, --count")
-    if seed < 0:
-        raise OperandError(f"--seed must be >= 0, got {seed}", where="<command line>, --seed")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -323,41 +313,65 @@ def fragment_rows(form) -> int:
     return layouts(form)["a"].rows
 
 
-def mma_inputs(form, count: int, seed: int, *, invalid_metadata: bool = False) -> MmaBatch:
-    """``count`` input vectors of an mma/mma.sp ``form``: element matrices of each vector's class
-    placed in the lanes' registers by the manual's fragment layouts (``from_matrix``)."""
-    _check_count_seed(count, seed)
+def _mma_draw(form, invalid_metadata: bool):
+    """The draw function of an mma/mma.sp form's vectors ``[start, stop)`` (for
+    :func:`~ptxspec.conformance.vectors.chunked_draws`): vector ``i`` takes element class
+    ``i mod len(classes)`` and selector ``i mod len(selectors)``; returns the element matrices A,
+    B, C and the metadata and selectors (None for a dense form)."""
     L = layouts(form)
-    rng = rng_for(form.text, seed)
     sparse = is_sparse(form)
     atype, btype, ctype = form["atype"], form["btype"], form["ctype"]
     classes = classes_of(atype, dense=not sparse)
-    klass = np.arange(count) % len(classes)
-    A = np.zeros((count, L["a"].rows, L["a"].stored_cols), np.uint64)
-    B = np.zeros((count, L["b"].rows, L["b"].cols), np.uint64)
-    C = np.zeros((count, L["c"].rows, L["c"].cols), np.uint64)
-    for k, name in enumerate(classes):
-        rows = np.flatnonzero(klass == k)
-        n = len(rows)
-        a = elements(rng, atype, name, (n,) + A.shape[1:])
-        b = elements(rng, btype, name, (n,) + B.shape[1:])
-        c = elements(rng, ctype, name, (n,) + C.shape[1:], accumulator=True)
-        if name == "cancel":
-            if L["a"].computations == 4:  # the four stacked 8x8x4 products of m8n8k4 .f16
-                a4, b4 = a.reshape(n, 4, 8, 4), b.reshape(n, 4, 4, 8)
-                _cancel(a4, b4, rng, FORMATS[atype])
-                a, b = a4.reshape(a.shape), b4.reshape(b.shape)
-            else:
-                _cancel(a, b, rng, FORMATS[atype])
-        A[rows], B[rows], C[rows] = a, b, c
-    batch = MmaBatch(L["a"].from_matrix(A), L["b"].from_matrix(B), L["c"].from_matrix(C))
-    if sparse:
+
+    def draw(rng, start: int, stop: int):
+        count = stop - start
+        klass = np.arange(start, stop) % len(classes)
+        A = np.zeros((count, L["a"].rows, L["a"].stored_cols), np.uint64)
+        B = np.zeros((count, L["b"].rows, L["b"].cols), np.uint64)
+        C = np.zeros((count, L["c"].rows, L["c"].cols), np.uint64)
+        for k, name in enumerate(classes):
+            rows = np.flatnonzero(klass == k)
+            n = len(rows)
+            a = elements(rng, atype, name, (n,) + A.shape[1:])
+            b = elements(rng, btype, name, (n,) + B.shape[1:])
+            c = elements(rng, ctype, name, (n,) + C.shape[1:], accumulator=True)
+            if name == "cancel":
+                if L["a"].computations == 4:  # the four stacked 8x8x4 products of m8n8k4 .f16
+                    a4, b4 = a.reshape(n, 4, 8, 4), b.reshape(n, 4, 4, 8)
+                    _cancel(a4, b4, rng, FORMATS[atype])
+                    a, b = a4.reshape(a.shape), b4.reshape(b.shape)
+                else:
+                    _cancel(a, b, rng, FORMATS[atype])
+            A[rows], B[rows], C[rows] = a, b, c
+        if not sparse:
+            return A, B, C, None, None
         from ptxspec.semantics.matrix_layout import metadata_layout
 
         selectors = _u64(metadata_layout(form["shape"], atype).selectors)
-        f = selectors[np.arange(count) % len(selectors)]
-        batch = attrs.evolve(batch, e=_metadata(rng, form, count, f, invalid_metadata), f=f)
-    return batch
+        f = selectors[np.arange(start, stop) % len(selectors)]
+        return A, B, C, _metadata(rng, form, count, f, invalid_metadata), f
+
+    return draw
+
+
+def mma_input_chunks(form, count: int, seed: int, *, invalid_metadata: bool = False, chunk: int | None = None) -> Iterator[MmaBatch]:
+    """The ``count`` input vectors of an mma/mma.sp ``form``, at most ``chunk`` (default
+    :data:`CHUNK`) at a time: element matrices of each vector's class placed in the lanes'
+    registers by the manual's fragment layouts (``from_matrix``); the same vectors for any chunk
+    size (:func:`~ptxspec.conformance.vectors.chunked_draws`)."""
+    check_count_seed(count, seed)
+    L = layouts(form)
+    for A, B, C, e, f in chunked_draws(rng_for(form.text, seed), _mma_draw(form, invalid_metadata), count, chunk or CHUNK):
+        yield MmaBatch(L["a"].from_matrix(A), L["b"].from_matrix(B), L["c"].from_matrix(C), e, f)
+
+
+def mma_inputs(form, count: int, seed: int, *, invalid_metadata: bool = False) -> MmaBatch:
+    """:func:`mma_input_chunks` at once."""
+    for batch in mma_input_chunks(form, count, seed, invalid_metadata=invalid_metadata, chunk=max(count, 1)):
+        return batch
+    L = layouts(form)  # no vector
+    A, B, C, e, f = _mma_draw(form, invalid_metadata)(rng_for(form.text, seed), 0, 0)
+    return MmaBatch(L["a"].from_matrix(A), L["b"].from_matrix(B), L["c"].from_matrix(C), e, f)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -555,23 +569,22 @@ def _fast_lines(form, batch: MmaBatch, D: np.ndarray, profile: str) -> bytes:
     return render(pieces, len(batch)).tobytes()
 
 
-def mma_jsonl(form, count: int, seed: int, profile: str = "spec", progress=None) -> bytes:
-    """The JSON Lines text of an mma form's vectors: fixed results rendered in bulk, the vectors
-    with a set in D written by ``json.dumps`` one at a time."""
-    batch = mma_inputs(form, count, seed)
+def mma_jsonl_chunks(form, count: int, seed: int, profile: str = "spec", progress=None) -> Iterator[bytes]:
+    """The JSON Lines text of an mma form's vectors, :data:`CHUNK` vectors at a time: fixed
+    results rendered in bulk, the vectors with a set in D written by ``json.dumps`` one at a
+    time."""
     bits = layouts(form)["d"].register_bits
-    chunks = []
-    for start in range(0, count, CHUNK):
-        part = batch.take(slice(start, min(start + CHUNK, count)))
+    done = 0
+    for part in mma_input_chunks(form, count, seed):
         D = mma_outputs(form, part, profile)
         if D.dtype != object:
-            chunks.append(_fast_lines(form, part, D, profile))
+            yield _fast_lines(form, part, D, profile)
         else:
-            chunks.append("".join(json.dumps(_line(form.text, mma_inputs_json(form, part, i), D[i], bits, profile)) + "\n"
-                                  for i in range(len(part))).encode("utf-8"))
+            yield "".join(json.dumps(_line(form.text, mma_inputs_json(form, part, i), D[i], bits, profile)) + "\n"
+                          for i in range(len(part))).encode("utf-8")
+        done += len(part)
         if progress is not None:
-            progress(form.text, min(start + CHUNK, count), count)
-    return b"".join(chunks)
+            progress(form.text, done, count)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -658,7 +671,12 @@ def _round_up(x: int, to: int) -> int:
 
 
 def wgmma_inputs(form, count: int, seed: int) -> list[tuple[object, WgmmaVector]]:
-    """``count`` (form, operands) pairs of a wgmma ``form``: vector ``i`` takes element class
+    """:func:`wgmma_input_iter` at once."""
+    return list(wgmma_input_iter(form, count, seed))
+
+
+def wgmma_input_iter(form, count: int, seed: int) -> Iterator[tuple[object, WgmmaVector]]:
+    """``count`` (form, operands) pairs of a wgmma ``form``, one at a time: vector ``i`` takes element class
     ``i mod len(classes)``, A's and B's swizzle modes from :data:`SWIZZLES` (A's the ``i``-th, B's
     the ``i // 4``-th of those that can hold the matrix, :func:`_swizzle`), A from registers in every fourth vector (``i mod 4 == 3``, the
     "d, a, b-desc" line), and random major-ness where the form transposes; the bytes of the
@@ -666,7 +684,7 @@ def wgmma_inputs(form, count: int, seed: int) -> list[tuple[object, WgmmaVector]
     from ptxspec.semantics import wgmma_layout as wl
     from ptxspec.spec import wgmma as wg
 
-    _check_count_seed(count, seed)
+    check_count_seed(count, seed)
     rng = rng_for(form.text, seed)
     m, n, k = wg.parse_shape(form["shape"])
     atype, btype, dtype = form["atype"], form["btype"], form["dtype"]
@@ -674,7 +692,6 @@ def wgmma_inputs(form, count: int, seed: int) -> list[tuple[object, WgmmaVector]
     names = {o.name for o in descriptor_form(form).operands}
     classes = classes_of(atype, dense=False)
     d_layout = wl.fragment_layout(form["shape"], "d", dtype)
-    out = []
     for i in range(count):
         klass = classes[i % len(classes)]
         a_regs = i % 4 == 3
@@ -716,8 +733,7 @@ def wgmma_inputs(form, count: int, seed: int) -> list[tuple[object, WgmmaVector]
         desc_b = attrs.evolve(desc_b, start_address=start_b)
         image = wl.write_matrix(image, desc_b, B, btype, "MN" if trans_b else "K", operand="b")
         scale_d = int(rng.random() < 0.85)
-        out.append((f, WgmmaVector(image.tobytes(), a_value, desc_b.encode(), d_layout.from_matrix(C), scale_d, imm, sp_meta, sp_sel)))
-    return out
+        yield f, WgmmaVector(image.tobytes(), a_value, desc_b.encode(), d_layout.from_matrix(C), scale_d, imm, sp_meta, sp_sel)
 
 
 def _swizzle(i: int, major: str, k: int, element_type: str) -> str:
@@ -825,21 +841,24 @@ def wgmma_inputs_json(form, v: WgmmaVector) -> dict:
 
 
 def wgmma_dicts(form, count: int, seed: int, profile: str = "spec", *, batched: bool = True) -> Iterator[dict]:
-    """The vectors of a wgmma form as dicts: D by :func:`wgmma_outputs` (``batched``) or
-    :func:`wgmma_output` one vector at a time."""
-    pairs = wgmma_inputs(form, count, seed)
-    outputs = wgmma_outputs(pairs, profile) if batched else [wgmma_output(f, v, profile) for f, v in pairs]
-    for (f, v), d in zip(pairs, outputs):
-        yield _line(form.text, wgmma_inputs_json(f, v), d, 32, profile)
+    """The vectors of a wgmma form as dicts, :data:`CHUNK` at a time: D by :func:`wgmma_outputs`
+    (``batched``) or :func:`wgmma_output` one vector at a time."""
+    pairs = wgmma_input_iter(form, count, seed)
+    while part := list(itertools.islice(pairs, CHUNK)):
+        outputs = wgmma_outputs(part, profile) if batched else [wgmma_output(f, v, profile) for f, v in part]
+        for (f, v), d in zip(part, outputs):
+            yield _line(form.text, wgmma_inputs_json(f, v), d, 32, profile)
 
 
-def wgmma_jsonl(form, count: int, seed: int, profile: str = "spec", progress=None) -> bytes:
-    lines = []
-    for i, obj in enumerate(wgmma_dicts(form, count, seed, profile)):
-        lines.append(json.dumps(obj) + "\n")
+def wgmma_jsonl_chunks(form, count: int, seed: int, profile: str = "spec", progress=None) -> Iterator[bytes]:
+    """The JSON Lines text of a wgmma form's vectors, :data:`CHUNK` lines at a time."""
+    lines = (json.dumps(obj) + "\n" for obj in wgmma_dicts(form, count, seed, profile))
+    done = 0
+    while part := list(itertools.islice(lines, CHUNK)):
+        done += len(part)
         if progress is not None:
-            progress(form.text, i + 1, count)
-    return "".join(lines).encode("utf-8")
+            progress(form.text, done, count)
+        yield "".join(part).encode("utf-8")
 
 
 def generate(form, count: int, seed: int, profile: str = "spec") -> Iterator[dict]:
@@ -850,12 +869,22 @@ def generate(form, count: int, seed: int, profile: str = "spec") -> Iterator[dic
         yield from mma_dicts(form, count, seed, profile, batched=False)
 
 
-def jsonl_bytes(form, count: int, seed: int, profile: str = "spec", progress=None) -> bytes:
-    """The JSON Lines text of a matrix form's vectors (``ptxspec vectors``)."""
-    _check_count_seed(count, seed)
+def jsonl_chunks(form, count: int, seed: int, profile: str = "spec", progress=None) -> Iterator[bytes]:
+    """The JSON Lines text of a matrix form's vectors (``ptxspec vectors``), a chunk at a time."""
+    check_count_seed(count, seed)
     if kind_of(form) == "wgmma":
-        return wgmma_jsonl(form, count, seed, profile, progress)
-    return mma_jsonl(form, count, seed, profile, progress)
+        return wgmma_jsonl_chunks(form, count, seed, profile, progress)
+    return mma_jsonl_chunks(form, count, seed, profile, progress)
+
+
+def jsonl_bytes(form, count: int, seed: int, profile: str = "spec", progress=None) -> bytes:
+    """:func:`jsonl_chunks` joined."""
+    return b"".join(jsonl_chunks(form, count, seed, profile, progress))
+
+
+def mma_jsonl(form, count: int, seed: int, profile: str = "spec", progress=None) -> bytes:
+    """:func:`mma_jsonl_chunks` joined."""
+    return b"".join(mma_jsonl_chunks(form, count, seed, profile, progress))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -863,13 +892,13 @@ def jsonl_bytes(form, count: int, seed: int, profile: str = "spec", progress=Non
 # ---------------------------------------------------------------------------------------------
 
 
-_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_HEX = re.compile(r"0[xX][0-9a-fA-F]+")
 
 
 @functools.cache
 def _hex_run(digits: int) -> re.Pattern:
     """Comma-separated hex strings of exactly ``digits`` digits each."""
-    one = f"0x[0-9a-fA-F]{{{digits}}}"
+    one = f"0[xX][0-9a-fA-F]{{{digits}}}"
     return re.compile(f"{one}(?:,{one})*")
 
 
@@ -912,15 +941,15 @@ class _Reader:
 
     def bits(self, text, width: int, what: str, key: str) -> int:
         digits = _digits(width)
-        if not isinstance(text, str) or not text.startswith("0x") or len(text) < 3:
-            raise self.fail(key, f"{what}: expected a hex string '0x' + {digits} digit(s) (a {width}-bit register), got {json.dumps(text)}")
+        if not isinstance(text, str) or not text.lower().startswith("0x") or len(text) < 3:
+            raise self.fail(key, f"{what}: expected a hex string '0x' + {digits} digit(s) (a {width}-bit register), got {show_value(text)}")
         if _HEX.fullmatch(text) is None:
-            raise self.fail(key, f"{what}: {text!r} is not hexadecimal")
+            raise self.fail(key, f"{what}: {shorten(text)!r} is not hexadecimal")
         value = int(text, 16)
         if len(text) != digits + 2:
-            raise self.fail(key, f"{what}: expected {digits} hex digit(s) for a {width}-bit register, got {len(text) - 2} in {text!r}")
+            raise self.fail(key, f"{what}: expected {digits} hex digit(s) for a {width}-bit register, got {len(text) - 2} in {shorten(text)!r}")
         if value >> width:
-            raise self.fail(key, f"{what}: {text} does not fit in a {width}-bit register")
+            raise self.fail(key, f"{what}: {shorten(text)} does not fit in a {width}-bit register")
         return value
 
     def registers(self, value, lanes: int, count: int, width: int, what: str, key: str, *, claims: bool = False):
@@ -1062,7 +1091,7 @@ def parse_vector(info: MatrixInfo, raw: str, obj: dict, source: str, number: int
     allowed = r.allowed(obj, info.d_lanes, info.d_registers)
     profile = obj.get("profile", "spec")
     if not isinstance(profile, str):
-        raise r.fail("profile", f"field 'profile': expected a profile name, got {json.dumps(profile)}")
+        raise r.fail("profile", f"field 'profile': expected a profile name, got {show_value(profile)}")
     if info.kind == "mma":
         operands, vform = _parse_mma_inputs(r, info, obj["inputs"]), form
     else:
@@ -1115,7 +1144,7 @@ def _parse_wgmma_inputs(r: _Reader, info: MatrixInfo, inputs):
             raise r.fail("inputs", f"field 'inputs': missing {key!r} (this form's inputs: {', '.join(keys)})", WGMMA_SECTION)
     extra = sorted(set(inputs) - set(keys))
     if extra:
-        raise r.fail(extra[0], f"field 'inputs': {extra[0]!r} is not an operand of this form (its inputs: {', '.join(keys)})", WGMMA_SECTION)
+        raise r.fail(extra[0], f"field 'inputs': {shorten(extra[0])!r} is not an operand of this form (its inputs: {', '.join(keys)})", WGMMA_SECTION)
     image_text = inputs["image"]
     if not isinstance(image_text, str) or not image_text.startswith("0x") or len(image_text) % 2:
         raise r.fail("image", "input image: expected '0x' and two hex digits per byte of shared memory, address 0 first")
@@ -1159,8 +1188,8 @@ def _parse_wgmma_inputs(r: _Reader, info: MatrixInfo, inputs):
 
 
 def _claim_matches(claim: dict, result) -> bool:
-    """Whether a claimed set (``eval --json``'s encoding) is ``result``'s."""
-    return not isinstance(result, (int, np.integer)) and claim == result.to_json()
+    """Whether a claimed set (``eval --json``'s encoding, hex in either case) is ``result``'s."""
+    return not isinstance(result, (int, np.integer)) and hex_lower(claim) == result.to_json()
 
 
 def judge(vector: MatrixVector, expected: np.ndarray, profile: str) -> MatrixMismatch | None:

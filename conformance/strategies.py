@@ -525,3 +525,222 @@ def litmus_tests(
         return parse_litmus(source, "<strategies>")
 
     return draw_test()
+
+
+# ---------------------------------------------------------------------------------------------
+# Litmus tests with loops: spin loops, spin locks, CAS loops, forward branches
+# ---------------------------------------------------------------------------------------------
+
+_STRONG_LOADS = ("relaxed", "acquire")
+_STRONG_STORES = ("relaxed", "release")
+_RED_ORDERS = ("relaxed", "release", "acq_rel")
+_RMW_OPS = ("add", "sub", "and", "or", "xor", "inc", "dec", "min", "max", "exch", "cas")
+"""§9.7.13.5 ``.op`` (integer) plus the dialect's ``sub``."""
+_LOOP_BLOCKS = ("ld", "st", "atom", "red", "fence", "spin", "lock", "goto_lock", "cas_lock", "cas_add", "branch",
+                "store_reg")
+_RMW_TYPES = {
+    # §9.7.13.5 .type per operation: bit-size operations take .b, the others .u/.s.
+    32: {"and": ("b32",), "or": ("b32",), "xor": ("b32",), "exch": ("b32",), "cas": ("b32",), "add": ("u32", "s32"),
+         "sub": ("u32", "s32"), "inc": ("u32",), "dec": ("u32",), "min": ("u32", "s32"), "max": ("u32", "s32")},
+    64: {"and": ("b64",), "or": ("b64",), "xor": ("b64",), "exch": ("b64",), "cas": ("b64",), "add": ("u64",),
+         "sub": ("u64",), "inc": (), "dec": (), "min": ("u64", "s64"), "max": ("u64", "s64")},
+}
+
+
+def looping_litmus_tests(
+    threads: int | tuple[int, int] = (1, 3),
+    *,
+    locations: Sequence[str] = ("x", "y", "z"),
+    blocks: int | tuple[int, int] = (1, 3),
+    kinds: Sequence[str] = _LOOP_BLOCKS,
+    barriers: bool = True,
+    weak: bool = False,
+    text: bool = False,
+) -> st.SearchStrategy:
+    """Small litmus tests with control flow (§8, and the Dat3M dialect's labels and branches).
+
+    Each thread is 1-3 (``blocks``) of: a load (``ld.relaxed``/``ld.acquire``), a store
+    (``st.relaxed``/``st.release``), an ``atom`` (every ``.op`` of §9.7.13.5 and ``sub``, with or
+    without a ``.type``) or a ``red``, a fence (``fence.sc``, ``fence.acq_rel``), a spin loop
+    (``L: ld r, x; beq r, 0, L``), an ``exch`` spin lock (``L: atom.acquire.exch r, x, 1; bne r, 0, L``,
+    or with ``goto``) around a critical section closed by ``st.release x, 0``, a ``cas`` lock, a
+    ``cas`` increment loop (``L: ld r, x; add s, r, 1; atom.cas t, x, r, s; bne t, r, L``), a forward
+    branch over a store, or a store of a loaded register (a data dependency). Every memory
+    operation is strong, at a scope that includes every thread (all threads on GPU 0; ``.cta``
+    only when they share a CTA), so all conflicting accesses are morally strong (§8.7). Atomics on
+    a test's locations all use one width (64 bits, untyped or ``.b64``/``.u64``/``.s64``; or 32 bits,
+    ``.b32``/``.u32``/``.s32``) so that no value is written at one width and read at another. The
+    condition is an ``exists`` over 1-3 of the registers and locations, compared with values the
+    test writes (or 0); sometimes a ``locations`` line shows more. Locations start at 0, 1 or 2.
+    Tests come parsed, or as text with ``text=True``; 1-3 threads and 1-3 locations by default.
+
+    ``barriers=True``: when the threads share a CTA, some tests give each thread one
+    ``bar.cta.sync 0`` between two of its blocks (§9.7.13.1). ``weak=True``: loads and stores may
+    also be ``.weak`` (then not every access is morally strong).
+
+    >>> from hypothesis import given, settings
+    >>> from ptxspec.memory_model.lowering import lower
+    >>> @settings(max_examples=10, derandomize=True, deadline=None)
+    ... @given(looping_litmus_tests())
+    ... def lowers(test):
+    ...     assert lower(test, unroll_bound=1).threads
+    >>> lowers()
+    """
+    lo_t, hi_t = (threads, threads) if isinstance(threads, int) else threads
+    lo_b, hi_b = (blocks, blocks) if isinstance(blocks, int) else blocks
+    if not (1 <= lo_t <= hi_t and 1 <= lo_b <= hi_b and locations and kinds):
+        raise PtxSpecError("looping_litmus_tests: empty ranges, locations or kinds")
+    unknown = set(kinds) - set(_LOOP_BLOCKS)
+    if unknown:
+        raise PtxSpecError(f"looping_litmus_tests: unknown kinds {sorted(unknown)} ({', '.join(_LOOP_BLOCKS)})")
+
+    @st.composite
+    def draw_test(draw):
+        n = draw(st.integers(lo_t, hi_t))
+        used = draw(st.lists(st.sampled_from(tuple(locations)), min_size=1, max_size=len(locations), unique=True))
+        one_cta = draw(st.booleans())
+        scopes = ("cta", "gpu", "sys") if one_cta else ("gpu", "sys")
+        width = draw(st.sampled_from((None, 32, 64)))
+        load_orders = _STRONG_LOADS + (("weak",) if weak else ())
+        store_orders = _STRONG_STORES + (("weak",) if weak else ())
+
+        def scope():
+            return draw(st.sampled_from(scopes))
+
+        def loc():
+            return draw(st.sampled_from(used))
+
+        def ld():
+            order = draw(st.sampled_from(load_orders))
+            return "ld.weak" if order == "weak" else f"ld.{order}.{scope()}"
+
+        def st_():
+            order = draw(st.sampled_from(store_orders))
+            return "st.weak" if order == "weak" else f"st.{order}.{scope()}"
+
+        def typed(op):
+            if width is None or not _RMW_TYPES[width][op]:
+                return ""
+            return "." + draw(st.sampled_from(_RMW_TYPES[width][op]))
+
+        barrier = barriers and one_cta and draw(st.booleans())
+        initial = {x: draw(st.sampled_from((0, 0, 1, 2))) for x in used}
+        constants = {0} | set(initial.values())
+        code: list[list[str]] = []
+        registers: list[str] = []
+        for t in range(n):
+            lines: list[str] = []
+            loaded: list[str] = []
+            ends: list[int] = []
+            count = 0
+
+            def fresh(t=t):
+                nonlocal count
+                count += 1
+                registers.append(f"P{t}:r{count}")
+                return f"r{count}"
+
+            for b in range(draw(st.integers(lo_b, hi_b))):
+                kind = draw(st.sampled_from(tuple(kinds)))
+                label = f"L{t}_{b}"
+                if kind == "store_reg" and not loaded:
+                    kind = "st"
+                if kind == "ld":
+                    r = fresh()
+                    lines.append(f"{ld()} {r}, {loc()}")
+                    loaded.append(r)
+                elif kind == "st":
+                    v = draw(st.integers(0, 3))
+                    constants.add(v)
+                    lines.append(f"{st_()} {loc()}, {v}")
+                elif kind == "store_reg":
+                    lines.append(f"{st_()} {loc()}, {draw(st.sampled_from(loaded))}")
+                elif kind == "atom":
+                    op = draw(st.sampled_from(_RMW_OPS))
+                    r = fresh()
+                    b1 = draw(st.integers(0, 3))
+                    args = f"{b1}, {draw(st.integers(0, 3))}" if op == "cas" else str(b1)
+                    constants.add(b1)
+                    lines.append(f"atom.{draw(st.sampled_from(_ATOM_ORDERS))}.{scope()}.{op}{typed(op)} {r}, {loc()}, {args}")
+                    loaded.append(r)
+                elif kind == "red":
+                    op = draw(st.sampled_from(tuple(o for o in _RMW_OPS if o not in ("exch", "cas"))))
+                    lines.append(f"red.{draw(st.sampled_from(_RED_ORDERS))}.{scope()}.{op}{typed(op)} {loc()}, "
+                                 f"{draw(st.integers(1, 2))}")
+                elif kind == "fence":
+                    lines.append(f"fence.{draw(st.sampled_from(_FENCES))}.{scope()}")
+                elif kind == "spin":
+                    r = fresh()
+                    x = loc()
+                    branch = draw(st.sampled_from(("beq {r}, 0", "bne {r}, 1")))
+                    lines += [f"{label}:", f"{ld()} {r}, {x}",
+                              branch.format(r=r) + f", {label}"]
+                    constants.add(1)
+                    loaded.append(r)
+                elif kind in ("lock", "goto_lock", "cas_lock"):
+                    r = fresh()
+                    lock = loc()
+                    s = scope()
+                    if kind == "cas_lock":
+                        lines += [f"{label}:", f"atom.acquire.{s}.cas{typed('cas')} {r}, {lock}, 0, 1",
+                                  f"bne {r}, 0, {label}"]
+                    elif kind == "lock":
+                        lines += [f"{label}:", f"atom.acquire.{s}.exch{typed('exch')} {r}, {lock}, 1",
+                                  f"bne {r}, 0, {label}"]
+                    else:
+                        order = draw(st.sampled_from(("relaxed", "acquire")))
+                        lines += [f"{label}:", f"atom.{order}.{s}.exch{typed('exch')} {r}, {lock}, 1",
+                                  f"beq {r}, 0, E{label}", f"goto {label}", f"E{label}:"]
+                    others = [x for x in used if x != lock]
+                    if others and draw(st.booleans()):
+                        c = fresh()
+                        lines.append(f"ld.relaxed.{s} {c}, {draw(st.sampled_from(others))}")
+                        loaded.append(c)
+                    if others and draw(st.booleans()):
+                        v = draw(st.integers(1, 3))
+                        constants.add(v)
+                        lines.append(f"st.relaxed.{s} {draw(st.sampled_from(others))}, {v}")
+                    lines.append(f"st.release.{s} {lock}, 0")
+                    constants.add(1)
+                elif kind == "cas_add":
+                    a, c, d = fresh(), fresh(), fresh()
+                    x = loc()
+                    lines += [f"{label}:", f"ld.relaxed.{scope()} {a}, {x}", f"add {c}, {a}, 1",
+                              f"atom.{draw(st.sampled_from(_ATOM_ORDERS))}.{scope()}.cas{typed('cas')} {d}, {x}, {a}, {c}",
+                              f"bne {d}, {a}, {label}"]
+                    constants.update((1, 2))
+                    loaded.append(a)
+                else:  # branch: skip a store when a loaded value is (or is not) v
+                    r = fresh()
+                    v = draw(st.integers(0, 2))
+                    lines += [f"{ld()} {r}, {loc()}",
+                              f"{draw(st.sampled_from(('beq', 'bne')))} {r}, {v}, S{label}",
+                              f"{st_()} {loc()}, {draw(st.integers(1, 3))}",
+                              f"S{label}:"]
+                    loaded.append(r)
+                ends.append(len(lines))
+            if one_cta and barrier:
+                # §9.7.13.1: one use of barrier 0 per thread, between two blocks (not in a loop).
+                at = draw(st.sampled_from([0] + ends))
+                lines.insert(at, "bar.cta.sync 0")
+            code.append(lines)
+        terms = registers + list(used)
+        chosen = draw(st.lists(st.sampled_from(terms), min_size=1, max_size=min(3, len(terms)), unique=True))
+        values_ = sorted(constants)
+        formula = " /\\ ".join(f"{term} == {draw(st.sampled_from(values_))}" for term in chosen)
+        extra = draw(st.lists(st.sampled_from(terms), max_size=2, unique=True))
+        lines = ["PTX looping", "{", " ".join(f"{x}={initial[x]};" for x in used), "}"]
+        lines.append(" | ".join(f"P{t}@cta {0 if one_cta else t},gpu 0" for t in range(n)) + " ;")
+        for row in range(max(len(c) for c in code)):
+            lines.append(" | ".join(c[row] if row < len(c) else "" for c in code) + " ;")
+        if extra:
+            lines.append("locations [" + "; ".join(extra) + ";]")
+        lines.append(f"exists ({formula})")
+        source = "\n".join(lines)
+        if text:
+            return source
+        from ptxspec.memory_model.litmus import parse as parse_litmus
+
+        return parse_litmus(source, "<strategies>")
+
+    return draw_test()

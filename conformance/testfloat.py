@@ -372,13 +372,14 @@ def encode(form: Form | str, sources: list[np.ndarray], profile="spec") -> bytes
 _HEX = re.compile(r"[0-9A-Fa-f]+")
 
 
-def read(path_or_bytes: str | os.PathLike | bytes, form: Form | str) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+def read(path_or_bytes: str | os.PathLike | bytes, form: Form | str, *, first_line: int = 1) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
     """Parse a testfloat file of ``form``: returns ``(sources, outputs, flags)`` -- one uint64 array
     per source operand, the results, and the flag bytes (uint8).
 
     Every field must be hexadecimal of exactly its type's width (either case), fields separated by
     single spaces, flags below 0x20. A malformed line raises :class:`PtxSpecError` located at
-    ``file:line:column`` (``<bytes>`` for in-memory data).
+    ``file:line:column`` (``<bytes>`` for in-memory data, whose first line is number
+    ``first_line``: a chunk of a file read a piece at a time).
     """
     form = _as_form(form)
     if testfloat_function(form) is None:
@@ -398,7 +399,7 @@ def read(path_or_bytes: str | os.PathLike | bytes, form: Form | str) -> tuple[li
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
-    for number, raw in enumerate(lines, start=1):
+    for number, raw in enumerate(lines, start=first_line):
         try:
             text = raw.decode("ascii")
         except UnicodeDecodeError as e:
@@ -414,7 +415,8 @@ def read(path_or_bytes: str | os.PathLike | bytes, form: Form | str) -> tuple[li
         column = 1
         for k, (field, width) in enumerate(zip(fields, widths)):
             if len(field) != width or not _HEX.fullmatch(field):
-                raise PtxSpecError(f"{names[k]}: expected {width} hex digits, found {field!r}", where=Location(name, number, column))
+                shown = field if len(field) <= 40 else f"{field[:20]}...{field[-8:]} ({len(field)} characters)"
+                raise PtxSpecError(f"{names[k]}: expected {width} hex digits, found {shown!r}", where=Location(name, number, column))
             value = int(field, 16)
             if k == len(widths) - 1 and value >= 0x20:
                 raise PtxSpecError(f"flags {field}: only bits 0-4 are exception flags", where=Location(name, number, column))

@@ -54,16 +54,25 @@ only, and only as JSON Lines.
 TestFloat's ``testfloat_gen`` (:mod:`ptxspec.conformance.testfloat`; one form per file, IEEE 754
 operations only); ``ptxspec check-vectors --testfloat FORM`` reads them back.
 
-While ``ptxspec vectors`` computes, it draws a progress line on standard error when standard error
-is a terminal (check-vectors' own; nothing is written there otherwise). The schema with examples
-is docs/vectors.rst.
+The output streams: inputs, results and text are made :data:`CHUNK` vectors at a time (warp
+forms :data:`WARP_CHUNK`, matrix forms their own chunk) and written as they are made, so memory does
+not grow with ``--count`` (at most :data:`MAX_COUNT`). The bytes are the same whatever the chunk
+size: :func:`chunked_draws` gives every random draw of a chunk the values a single draw of all the
+vectors gives them. While ``ptxspec vectors`` computes, it draws a progress bar on standard error
+when standard error is a terminal (check-vectors' own; nothing is written there otherwise). The
+schema with examples is docs/vectors.rst.
 """
 
 from __future__ import annotations
 
+import copy
 import io
+import itertools
 import json
+import os
+import shutil
 import sys
+import tempfile
 import time
 import zipfile
 import zlib
@@ -383,6 +392,94 @@ def rng_for(form_text: str, seed: int) -> np.random.Generator:
 
 
 # ---------------------------------------------------------------------------------------------
+# Random values a chunk at a time, the same as drawn at once
+# ---------------------------------------------------------------------------------------------
+
+#: Values drawn at a time while a stream is moved past the values of the chunks before.
+_SKIP = 1 << 22
+
+
+class _Recorder:
+    """Stands in for a Generator in a draw function: records each call (its method, arguments
+    and size) and returns the lowest value it could draw, so that the function runs through."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict, int]] = []
+
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        self.calls.append(("integers", {"low": low, "high": high, "dtype": dtype, "endpoint": endpoint}, _values(size)))
+        return np.full(size, low if high is not None else 0, dtype)
+
+    def random(self, size=None, dtype=np.float64):
+        self.calls.append(("random", {"dtype": dtype}, _values(size)))
+        return np.zeros(size, dtype)
+
+
+def _values(size) -> int:
+    if size is None:
+        raise TypeError("a draw function for chunked_draws draws arrays (give every call a size)")
+    return int(np.prod(size, dtype=np.int64))
+
+
+class _Streams:
+    """Stands in for a Generator in a draw function: its k-th call draws from the k-th stream,
+    which continues where that call left off in the chunk before."""
+
+    def __init__(self, streams: list[np.random.Generator]) -> None:
+        self.streams, self.k = streams, 0
+
+    def _next(self) -> np.random.Generator:
+        self.k += 1
+        return self.streams[self.k - 1]
+
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        return self._next().integers(low, high, size, dtype=dtype, endpoint=endpoint)
+
+    def random(self, size=None, dtype=np.float64):
+        return self._next().random(size, dtype=dtype)
+
+
+def chunked_draws(rng: np.random.Generator, draw, total: int, chunk: int, *, linear: bool = False) -> Iterator:
+    """``draw(rng, start, stop)`` for the rows ``[start, stop)`` of ``range(total)``, ``chunk`` rows
+    at a time, giving the very values that one ``draw(rng, 0, total)`` gives those rows, in memory
+    bounded by a chunk: same seed, same bytes, whatever the chunk size.
+
+    ``draw`` makes its calls to ``rng.integers``/``rng.random`` in the same order for any range,
+    each call's values for a range being its values for the whole cut to those rows (numpy fills
+    an array in order; a chunk's values are the next ones of the call's stream). So the k-th call
+    gets its own stream, started where the one-shot run would start it: after the values of every
+    call before it, which are drawn and dropped first (the sizes are recorded by running ``draw``
+    chunk by chunk on stand-in values; ``linear``: every call draws a fixed number of values per
+    row, read off one row)."""
+    if total <= chunk:
+        if total:
+            yield draw(rng, 0, total)
+        return
+    recorder = _Recorder()
+    draw(recorder, 0, 1 if linear else min(chunk, total))
+    calls = [(method, kwargs) for method, kwargs, _ in recorder.calls]
+    if linear:
+        totals = [n * total for _, _, n in recorder.calls]
+    else:
+        totals = [n for _, _, n in recorder.calls]
+        for start in range(chunk, total, chunk):
+            recorder.calls = []
+            draw(recorder, start, min(start + chunk, total))
+            if [(m, k) for m, k, _ in recorder.calls] != calls:  # pragma: no cover - a draw function outside the contract
+                raise RuntimeError("chunked_draws: the draw function's calls differ between chunks")
+            totals = [t + n for t, (_, _, n) in zip(totals, recorder.calls)]
+    streams = []
+    for (method, kwargs), n in zip(calls, totals):
+        streams.append(copy.deepcopy(rng))
+        for skip in range(0, n, _SKIP):
+            getattr(rng, method)(**kwargs, size=min(_SKIP, n - skip))
+    stand_in = _Streams(streams)
+    for start in range(0, total, chunk):
+        stand_in.k = 0
+        yield draw(stand_in, start, min(start + chunk, total))
+
+
+# ---------------------------------------------------------------------------------------------
 # Inputs and outputs
 # ---------------------------------------------------------------------------------------------
 
@@ -407,19 +504,45 @@ def _form(instr: str, where: str | None = None):
     return form
 
 
-def inputs(form, count: int, seed: int) -> list[np.ndarray]:
-    """The ``count`` input vectors of ``form`` as one uint64 array per source operand."""
+def check_count_seed(count: int, seed: int) -> None:
+    """``--count`` and ``--seed`` as the generators take them: 0 <= count <= :data:`MAX_COUNT`,
+    seed >= 0; else a located error."""
     if count < 0:
         raise OperandError(f"--count must be >= 0, got {count}", where="<command line>, --count")
+    if count > MAX_COUNT:
+        from ptxspec.conformance.check_vectors import shorten
+
+        raise OperandError(f"--count must be at most {MAX_COUNT} (2^32) vectors per form, got {shorten(str(count))}; split a larger run by --seed",
+                           where="<command line>, --count")
     if seed < 0:
         raise OperandError(f"--seed must be >= 0, got {seed}", where="<command line>, --seed")
+
+
+#: The most vectors of one form in one run (the output streams, so only time bounds it).
+MAX_COUNT = 1 << 32
+
+
+def input_chunks(form, count: int, seed: int, chunk: int | None = None) -> Iterator[list[np.ndarray]]:
+    """The ``count`` input vectors of ``form``, at most ``chunk`` (default :data:`CHUNK`) at a
+    time, as one uint64 array per source operand: the edge values first, then the random ones
+    (:func:`chunked_draws`: the same values for any chunk size)."""
+    check_count_seed(count, seed)
+    chunk = chunk or CHUNK
     edges = edge_matrix(form, min(count, EDGE_CAP))
-    rest = count - len(edges)
-    rng = rng_for(form.text, seed)
-    columns = []
-    for k, operand in enumerate(form.sources):
-        columns.append(np.concatenate([edges[:, k], random_operand(rng, form, operand, rest)]))
-    return columns
+    for start in range(0, len(edges), chunk):
+        yield [np.ascontiguousarray(edges[start : start + chunk, k]) for k in range(len(form.sources))]
+
+    def draw(rng, start: int, stop: int) -> list[np.ndarray]:
+        return [random_operand(rng, form, operand, stop - start) for operand in form.sources]
+
+    yield from chunked_draws(rng_for(form.text, seed), draw, count - len(edges), chunk, linear=True)
+
+
+def inputs(form, count: int, seed: int) -> list[np.ndarray]:
+    """The ``count`` input vectors of ``form`` as one uint64 array per source operand
+    (:func:`input_chunks` at once)."""
+    parts = list(input_chunks(form, count, seed, max(count, 1)))
+    return [np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, np.uint64) for k in range(len(form.sources))]
 
 
 def representative(result) -> int | None:
@@ -487,68 +610,90 @@ def generate(instr: str, count: int, seed: int, profile: str = "spec", *, mask: 
 # Warp-level forms (§9.7.8): per-lane operands as lists of 32 lane values
 # ---------------------------------------------------------------------------------------------
 
-def warp_inputs(form, count: int, seed: int, mask: int = FULL_MASK) -> list[list]:
-    """Per source operand, ``count`` values: the membermask operand is ``mask`` in every vector;
-    every other operand is 32 lane values -- first each edge value in all lanes, then the edge
-    values spread over the lanes (lane l holds edge (i + l)), then seeded random lanes."""
-    if count < 0:
-        raise OperandError(f"--count must be >= 0, got {count}", where="<command line>, --count")
-    if seed < 0:
-        raise OperandError(f"--seed must be >= 0, got {seed}", where="<command line>, --seed")
-    rng = rng_for(form.text, seed)
-    out = []
+def warp_input_chunks(form, count: int, seed: int, mask: int = FULL_MASK, chunk: int | None = None) -> Iterator[list[list]]:
+    """Per source operand, ``count`` values, at most ``chunk`` (default :data:`WARP_CHUNK`) vectors
+    at a time: the membermask operand is ``mask`` in every vector; every other operand is 32 lane
+    values -- first each edge value in all lanes, then the edge values spread over the lanes (lane
+    l holds edge (i + l)), then seeded random lanes (:func:`chunked_draws`)."""
+    check_count_seed(count, seed)
+    chunk = chunk or WARP_CHUNK
+    edge_rows: list[list | None] = []
     for operand in form.sources:
         if operand.name == "membermask":
-            out.append([mask] * count)
+            edge_rows.append(None)
             continue
         edges = operand_edges(form, operand)
         rows = [(e,) * WARP_SIZE for e in edges]
         rows += [tuple(edges[(i + lane) % len(edges)] for lane in range(WARP_SIZE)) for i in range(len(edges))]
-        rows = rows[:count]
-        rest = count - len(rows)
-        lanes = random_operand(rng, form, operand, rest * WARP_SIZE).reshape(rest, WARP_SIZE).tolist() if rest else []
-        out.append(rows + [tuple(r) for r in lanes])
-    return out
+        edge_rows.append(rows[:count])
+
+    def draw(rng, start: int, stop: int) -> list[np.ndarray]:
+        out = []
+        for operand, rows in zip(form.sources, edge_rows):
+            if rows is not None:
+                n = max(stop, len(rows)) - max(start, len(rows))
+                out.append(random_operand(rng, form, operand, n * WARP_SIZE).reshape(n, WARP_SIZE))
+        return out
+
+    for start, randoms in zip(range(0, count, chunk), chunked_draws(rng_for(form.text, seed), draw, count, chunk)):
+        stop, lanes = min(start + chunk, count), iter(randoms)
+        yield [[mask] * (stop - start) if rows is None else rows[start:stop] + [tuple(r) for r in next(lanes).tolist()] for rows in edge_rows]
+
+
+def warp_inputs(form, count: int, seed: int, mask: int = FULL_MASK) -> list[list]:
+    """:func:`warp_input_chunks` at once."""
+    parts = list(warp_input_chunks(form, count, seed, mask, max(count, 1)))
+    return [sum((p[k] for p in parts), []) for k in range(len(form.sources))]
+
+
+#: Warp vectors made at a time (each goes through the readable semantics).
+WARP_CHUNK = 1 << 10
 
 
 def _warp_vectors(form, count: int, seed: int, profile: str, mask: int, active: int, progress=None) -> Iterator[dict]:
     """Warp vectors: inputs as lists of 32 lane hex strings (membermask as one), outputs as lists
     of 32 lanes (the canonical member of a lane's set where there is one, else its JSON form),
     ``allowed`` where a lane's result is a set, ``active`` where not every lane executes."""
+    widths = [register_bits(o.type) for o in form.sources]
+    out_widths = [register_bits(d.type) for d in form.destinations]
+    i = 0
+    for columns in warp_input_chunks(form, count, seed, mask):
+        for sources in zip(*columns):
+            if progress is not None and not i % PROGRESS_STEP:
+                progress(form.text, i, count)
+            i += 1
+            yield _warp_vector(form, list(sources), widths, out_widths, profile, active)
+
+
+def _warp_vector(form, sources: list, widths: list[int], out_widths: list[int], profile: str, active: int) -> dict:
+    """One warp vector's line as a dict (:func:`_warp_vectors`)."""
     from ptxspec.conformance.cli import _hex
     from ptxspec.semantics.instructions import evaluate
 
-    columns = warp_inputs(form, count, seed, mask)
-    widths = [register_bits(o.type) for o in form.sources]
-    out_widths = [register_bits(d.type) for d in form.destinations]
-    for i in range(count):
-        if progress is not None and not i % PROGRESS_STEP:
-            progress(form.text, i, count)
-        sources = [c[i] for c in columns]
-        results = evaluate(form, sources, profile, active=active)
-        obj: dict = {"instr": form.text}
-        obj["inputs"] = [[_hex(v, w) for v in value] if isinstance(value, tuple) else _hex(value, w) for value, w in zip(sources, widths)]
-        outputs, allowed = [], []
-        for result, w in zip(results, out_widths):
-            lanes = getattr(result, "lanes", None) if not isinstance(result, int) else None
-            if lanes is None:  # one value for the warp
-                rep = representative(result)
-                outputs.append(_hex(rep, w) if rep is not None else result.to_json())
-                allowed.append(None if isinstance(result, int) else result.to_json())
-                continue
-            texts = []
-            for lane in lanes:
-                rep = representative(lane)
-                texts.append(_hex(rep, w) if rep is not None else lane.to_json())
-            outputs.append(texts)
-            allowed.append(None if all(isinstance(lane, int) for lane in lanes) else result.to_json())
-        obj["outputs"] = outputs
-        if any(a is not None for a in allowed):
-            obj["allowed"] = allowed
-        if active != FULL_MASK:
-            obj["active"] = _hex(active, 32)
-        obj["profile"] = profile
-        yield obj
+    results = evaluate(form, sources, profile, active=active)
+    obj: dict = {"instr": form.text}
+    obj["inputs"] = [[_hex(v, w) for v in value] if isinstance(value, tuple) else _hex(value, w) for value, w in zip(sources, widths)]
+    outputs, allowed = [], []
+    for result, w in zip(results, out_widths):
+        lanes = getattr(result, "lanes", None) if not isinstance(result, int) else None
+        if lanes is None:  # one value for the warp
+            rep = representative(result)
+            outputs.append(_hex(rep, w) if rep is not None else result.to_json())
+            allowed.append(None if isinstance(result, int) else result.to_json())
+            continue
+        texts = []
+        for lane in lanes:
+            rep = representative(lane)
+            texts.append(_hex(rep, w) if rep is not None else lane.to_json())
+        outputs.append(texts)
+        allowed.append(None if all(isinstance(lane, int) for lane in lanes) else result.to_json())
+    obj["outputs"] = outputs
+    if any(a is not None for a in allowed):
+        obj["allowed"] = allowed
+    if active != FULL_MASK:
+        obj["active"] = _hex(active, 32)
+    obj["profile"] = profile
+    return obj
 
 
 @attrs.frozen(eq=False)
@@ -718,32 +863,49 @@ def allowed_pieces(dest: Destination, pattern: int, bits: np.ndarray) -> list:
     return pieces
 
 
-def jsonl_bytes(instr: str, count: int, seed: int, profile: str = "spec", *, mask: int = FULL_MASK, active: int = FULL_MASK, progress=None) -> bytes:
-    """The JSON Lines text of ``instr``'s vectors, UTF-8: the batched semantics, formatted in bulk;
-    identical, byte for byte, to ``json.dumps`` of each vector of :func:`generate` plus a newline.
+def jsonl_chunks(instr: str, count: int, seed: int, profile: str = "spec", *, mask: int = FULL_MASK, active: int = FULL_MASK,
+                 progress=None) -> Iterator[bytes]:
+    """The JSON Lines text of ``instr``'s vectors, UTF-8, a chunk of lines at a time (at most
+    :data:`CHUNK` vectors; memory does not grow with ``count``): the batched semantics, formatted
+    in bulk; identical, byte for byte, to ``json.dumps`` of each vector of :func:`generate` plus a
+    newline, whatever the chunk size.
 
     The lines of a form are one template (the hex is zero-padded, so every line of a kind has one
     length) filled in column by column: the lines with fixed results, and for a fast path's "any
     NaN" results one template per pattern of open lanes (``"allowed"`` added). Only the rare other
     sets (and warp-level forms) are formatted one vector at a time, by :func:`vector_dict`.
     ``progress(what, done, total)``, if given, is called as the vectors are computed."""
+    from ptxspec.conformance import matrix_vectors
     from ptxspec.conformance.cli import is_warp_form
 
     form = _form(instr)
-    from ptxspec.conformance import matrix_vectors
-
     if matrix_vectors.kind_of(form):
-        return matrix_vectors.jsonl_bytes(form, count, seed, profile, progress)
+        yield from matrix_vectors.jsonl_chunks(form, count, seed, profile, progress)
+        return
     if is_warp_form(form):
-        return "".join(json.dumps(v) + "\n" for v in _warp_vectors(form, count, seed, profile, mask, active, progress)).encode("utf-8")
-    columns = inputs(form, count, seed)
-    dests = destinations(form, columns, profile, progress)
-    # Per vector: 0 fixed results, p > 0 a fast path's open-lane pattern p, -1 one vector at a time.
-    kind = dests[0].open_pattern() if len(dests) == 1 else np.zeros(count, np.int64)
-    for dest in dests:
-        if dest.sets:
-            kind[np.fromiter(dest.sets, np.int64, len(dest.sets))] = -1
-    return b"".join(_jsonl_chunk(form, profile, columns, dests, kind, start, min(start + CHUNK, count)) for start in range(0, count, CHUNK))
+        lines = (json.dumps(v) + "\n" for v in _warp_vectors(form, count, seed, profile, mask, active, progress))
+        while chunk := "".join(itertools.islice(lines, WARP_CHUNK)):
+            yield chunk.encode("utf-8")
+        return
+    done = 0
+    for columns in input_chunks(form, count, seed):
+        n = len(columns[0]) if columns else 0
+        step = None if progress is None else lambda what, i, total, done=done: progress(what, done + i, count)
+        dests = destinations(form, columns, profile, step)
+        # Per vector: 0 fixed results, p > 0 a fast path's open-lane pattern p, -1 one vector at a time.
+        kind = dests[0].open_pattern() if len(dests) == 1 else np.zeros(n, np.int64)
+        for dest in dests:
+            if dest.sets:
+                kind[np.fromiter(dest.sets, np.int64, len(dest.sets))] = -1
+        yield _jsonl_chunk(form, profile, columns, dests, kind, 0, n)
+        done += n
+        if progress is not None:
+            progress(form.text, done, count)
+
+
+def jsonl_bytes(instr: str, count: int, seed: int, profile: str = "spec", *, mask: int = FULL_MASK, active: int = FULL_MASK, progress=None) -> bytes:
+    """:func:`jsonl_chunks` joined."""
+    return b"".join(jsonl_chunks(instr, count, seed, profile, mask=mask, active=active, progress=progress))
 
 
 def _jsonl_chunk(form, profile: str, columns, dests: list[Destination], kind: np.ndarray, start: int, stop: int) -> bytes:
@@ -793,52 +955,99 @@ def jsonl_lines(instr: str, count: int, seed: int, profile: str = "spec", **lane
     return jsonl_bytes(instr, count, seed, profile, **lanes).decode("utf-8").splitlines(keepends=True)
 
 
-def npz_bytes(instrs: Sequence[str], count: int, seed: int, profile: str = "spec") -> bytes:
-    """The npz archive of the vectors of ``instrs`` (see the module docstring), byte-stable."""
-    arrays: dict[str, np.ndarray] = {}
-    texts = []
-    from ptxspec.conformance import matrix_vectors
-    from ptxspec.conformance.cli import is_warp_form
-
-    for k, instr in enumerate(instrs):
-        form = _form(instr)
-        if is_warp_form(form) or matrix_vectors.kind_of(form):
-            raise PtxSpecError(f"{form.text}: --format npz holds scalar forms only; write warp-level and matrix forms as jsonl", where=f"<command line>, INSTR {k + 1}")
-        texts.append(form.text)
-        columns = inputs(form, count, seed)
-        for i, c in enumerate(columns):
-            arrays[f"{k}.in{i}"] = c.astype(np.uint64)
-        for j, dest in enumerate(destinations(form, columns, profile)):
+def _npz_arrays(form, count: int, seed: int, profile: str) -> Iterator[list[np.ndarray]]:
+    """The npz arrays of one instruction (inputs, then per destination its ``out`` and ``open``:
+    :func:`_npz_names`), a chunk of vectors at a time."""
+    for columns in input_chunks(form, count, seed):
+        arrays = [c.astype(np.uint64) for c in columns]
+        for dest in destinations(form, columns, profile):
             rep = dest.bits.copy()
             open_ = dest.open_pattern() != 0
             for i, r in dest.sets.items():
                 open_[i] = True
                 value = representative(r)
                 rep[i] = 0 if value is None else value
-            arrays[f"{k}.out{j}"] = rep
-            arrays[f"{k}.open{j}"] = open_
-    arrays["instr"] = np.array(texts, dtype=f"<U{max([1, *map(len, texts)])}")
+            arrays += [rep, open_]
+        yield arrays
+
+
+def _npz_names(form, k: int) -> list[tuple[str, type]]:
+    """The names and types of instruction ``k``'s arrays, in the archive's order."""
+    names = [(f"{k}.in{i}", np.uint64) for i in range(len(form.sources))]
+    for j in range(len(form.destinations)):
+        names += [(f"{k}.out{j}", np.uint64), (f"{k}.open{j}", np.bool_)]
+    return names
+
+
+def write_npz(out, instrs: Sequence[str], count: int, seed: int, profile: str = "spec") -> None:
+    """Write the npz archive of the vectors of ``instrs`` (see the module docstring) to the
+    seekable binary stream ``out``, byte-stable: each array is computed a chunk at a time into a
+    temporary file and copied into its zip member (stored, a fixed timestamp), so that memory does
+    not grow with ``count``."""
+    from ptxspec.conformance import matrix_vectors
+    from ptxspec.conformance.cli import is_warp_form
+
+    forms = []
+    for k, instr in enumerate(instrs):
+        form = _form(instr)
+        if is_warp_form(form) or matrix_vectors.kind_of(form):
+            raise PtxSpecError(f"{form.text}: --format npz holds scalar forms only; write warp-level and matrix forms as jsonl", where=f"<command line>, INSTR {k + 1}")
+        forms.append(form)
+    with tempfile.TemporaryDirectory(prefix="ptxspec-npz-") as folder, zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
+        for k, form in enumerate(forms):
+            names = _npz_names(form, k)
+            files = [open(os.path.join(folder, name), "w+b") for name, _ in names]
+            try:
+                for arrays in _npz_arrays(form, count, seed, profile):
+                    for stream, array in zip(files, arrays):
+                        stream.write(np.ascontiguousarray(array).tobytes())
+                for (name, dtype), stream in zip(names, files):
+                    _npz_member(archive, name, dtype, stream.tell() // np.dtype(dtype).itemsize, stream)
+            finally:
+                for stream in files:
+                    stream.close()
+        texts = [f.text for f in forms]
+        instr = np.array(texts, dtype=f"<U{max([1, *map(len, texts)])}")
+        _npz_member(archive, "instr", instr.dtype, len(instr), io.BytesIO(instr.tobytes()))
+
+
+def _npz_member(archive: zipfile.ZipFile, name: str, dtype, rows: int, data) -> None:
+    """One ``.npy`` member: the header ``np.save`` writes for a 1-D array of ``rows`` ``dtype``
+    values, then the values from the binary stream ``data`` (its whole content)."""
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False, "shape": (rows,)})
+    info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+    info.file_size = len(header.getvalue()) + rows * np.dtype(dtype).itemsize  # as writestr sets it: the same zip64 choice
+    with archive.open(info, "w") as member:
+        member.write(header.getvalue())
+        data.seek(0)
+        shutil.copyfileobj(data, member, 1 << 22)
+
+
+def npz_bytes(instrs: Sequence[str], count: int, seed: int, profile: str = "spec") -> bytes:
+    """The npz archive of the vectors of ``instrs`` (:func:`write_npz`) as bytes."""
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
-        for name, array in arrays.items():
-            member = io.BytesIO()
-            np.lib.format.write_array(member, np.ascontiguousarray(array), allow_pickle=False)
-            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            archive.writestr(info, member.getvalue())
+    write_npz(buffer, instrs, count, seed, profile)
     return buffer.getvalue()
 
 
-def encode_testfloat(instr: str, count: int, seed: int, profile: str = "spec") -> bytes:
+def testfloat_chunks(instr: str, count: int, seed: int, profile: str = "spec") -> Iterator[bytes]:
     """``instr``'s vectors (the same inputs as the JSON Lines file) in the line layout of Berkeley
-    TestFloat's ``testfloat_gen``: :func:`ptxspec.conformance.testfloat.encode`. A form without a
-    TestFloat counterpart is a located error."""
+    TestFloat's ``testfloat_gen`` (:func:`ptxspec.conformance.testfloat.encode`), a chunk of
+    lines at a time. A form without a TestFloat counterpart is a located error."""
     from ptxspec.conformance import testfloat
 
     form = _form(instr)
     if testfloat.testfloat_function(form) is None:
         raise PtxSpecError(f"{form.text} has no TestFloat counterpart: --format testfloat holds IEEE 754 operations (an explicit .rn/.rz/.rm/.rp, "
                            "no .ftz/.sat/.relu/.satfinite/.approx) on f16, f32, f64 and 32/64-bit integers", where="<command line>, INSTR 1")
-    return testfloat.encode(form, inputs(form, count, seed), profile)
+    for columns in input_chunks(form, count, seed):
+        yield testfloat.encode(form, columns, profile)
+
+
+def encode_testfloat(instr: str, count: int, seed: int, profile: str = "spec") -> bytes:
+    """:func:`testfloat_chunks` joined."""
+    return b"".join(testfloat_chunks(instr, count, seed, profile))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -867,7 +1076,7 @@ def vectors_command(instrs: tuple[str, ...], count: int, seed: int, profile: str
       ptxspec vectors add.rn.f32 --count 1000 --format testfloat -o add.tf
     """
     from ptxspec.conformance import matrix_vectors
-    from ptxspec.conformance.cli import _mask_option, is_warp_form
+    from ptxspec.conformance.cli import _mask_option, is_warp_form, write_chunks, write_output
 
     forms = [_form(text, f"<command line>, INSTR {k}") for k, text in enumerate(instrs, start=1)]
     lanes = {}
@@ -876,49 +1085,35 @@ def vectors_command(instrs: tuple[str, ...], count: int, seed: int, profile: str
             if not any(is_warp_form(f) and not matrix_vectors.kind_of(f) for f in forms):  # mma: no membermask
                 raise OperandError(f"--{name} is for warp-level instructions; none is given", where=f"<command line>, --{name}")
             lanes[name] = _mask_option(text, f"--{name}")
-    if count < 0:
-        raise OperandError(f"--count must be >= 0, got {count}", where="<command line>, --count")
-    if seed < 0:
-        raise OperandError(f"--seed must be >= 0, got {seed}", where="<command line>, --seed")
+    check_count_seed(count, seed)
     if fmt == "testfloat":
         if len(forms) > 1:
             raise OperandError(f"--format testfloat holds one form per file, got {len(forms)} INSTRs: run the command once per INSTR (one -o FILE each)",
                                where="<command line>, INSTR 2")
-        _write(output, encode_testfloat(forms[0].text, count, seed, profile))
+        write_chunks(output, testfloat_chunks(forms[0].text, count, seed, profile))
         return
     if fmt == "npz":
         if output == "-":
             raise OperandError("--format npz writes a binary file: give -o FILE", where="<command line>, --output")
-        data = npz_bytes([f.text for f in forms], count, seed, profile)
-        _write(output, data)
+        write_output(output, lambda out: write_npz(out, [f.text for f in forms], count, seed, profile))
         return
-    # A progress line on standard error, only when it is a terminal (check-vectors' own).
+    # A progress bar on standard error, only when it is a terminal that the lines do not go to
+    # (check-vectors' own).
     from ptxspec.conformance.check_vectors import _Progress
 
     progress = _Progress()
-    chunks = []
-    try:
+    progress.on = progress.on and not (output == "-" and sys.stdout.isatty())
+
+    def chunks() -> Iterator[bytes]:
         for k, f in enumerate(forms, start=1):
             label = f"{f.text} ({k}/{len(forms)})"
             progress(label, 0, count)
-            chunks.append(jsonl_bytes(f.text, count, seed, profile, **lanes, progress=lambda _, done, total, label=label: progress(label, done, total)))
+            yield from jsonl_chunks(f.text, count, seed, profile, **lanes, progress=lambda _, done, total, label=label: progress(label, done, total))
+
+    try:
+        write_chunks(output, chunks())
     finally:
         progress.close()
-    _write(output, b"".join(chunks))
-
-
-def _write(path: str, data: bytes) -> None:
-    if path == "-":
-        # sys.stdout as it is at the call (click.testing swaps it), not click's stream helpers.
-        stream = sys.stdout.buffer
-        stream.write(data)
-        stream.flush()
-        return
-    try:
-        with open(path, "wb") as out:
-            out.write(data)
-    except OSError as error:
-        raise PtxSpecError(f"cannot write the file: {error.strerror or error}", where=path) from None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import attrs
 
 from ptxspec.spec.errors import PtxSpecError
 
-from .engine import EngineResult, Execution, State
+from .engine import EngineResult, Execution, State, rests_on_bound
 from .program import Condition, Constant, LocationTerm, Program, RegisterTerm, Term
 
 MODELS = {"ptx-8.7": "PTX_8_7", "ptx-6.0": "PTX_6_0"}
@@ -79,6 +79,19 @@ class Verdict:
     program: Program
     time_s: float
     """Wall-clock time of the whole check (all engines)."""
+    bounded: bool = False
+    """The answer claims that no execution has some final state, and some path was cut at the
+    unrolling bound (:attr:`Program.truncated`): it holds for the executions within the bound only,
+    and a larger bound may change it (:func:`~.engine.rests_on_bound`)."""
+    notes: tuple[str, ...] = ()
+    """What the user should know about how the answer was reached (an engine that did not finish
+    within its share of the time, so that the answer was not cross-checked)."""
+
+    @property
+    def verdict_word(self) -> str:
+        """``Ok``, ``No``, ``Unknown``, with `` (bounded)`` after a bounded answer."""
+        word = {True: "Ok", False: "No", None: "Unknown"}[self.ok]
+        return f"{word} (bounded)" if self.bounded else word
 
     @property
     def observation(self) -> str | None:
@@ -107,6 +120,46 @@ def sorted_states(states) -> tuple[State, ...]:
     return tuple(sorted(states, key=lambda state: tuple(value for _, value in state)))
 
 
+def check_file(
+    path,
+    *,
+    model: str = "ptx-8.7",
+    engine: str = "both",
+    timeout_s: float | None = None,
+    unroll_bound: int | None = None,
+    want_witness: bool = False,
+    want_why: bool = False,
+) -> Verdict:
+    """Parse, lower and :func:`check` one litmus file, all within ``timeout_s``.
+
+    The time limit covers the whole check: building the traces (``lowering.py``) as well as the
+    engines; a test whose traces are not built in time is Unknown. Bad input raises
+    :class:`~ptxspec.spec.errors.PtxSpecError` (located)."""
+    from . import litmus, lowering
+
+    start = time.monotonic()
+    deadline = None if timeout_s is None else start + timeout_s
+    test = litmus.parse_file(path)
+    bound = lowering.DEFAULT_UNROLL if unroll_bound is None else unroll_bound
+    try:
+        if deadline is not None and time.monotonic() > deadline:
+            raise lowering.OutOfTime()
+        program = lowering.lower(test, unroll_bound=bound, deadline=deadline)
+    except lowering.OutOfTime:
+        program = lowering.unlowered(test, unroll_bound=bound)
+        return Verdict(program.source, program.name, model, program.condition, None, None, None, None, None, None,
+                       (), program, time.monotonic() - start, notes=("the traces were not all built within the time limit",))
+    left = None if deadline is None else max(deadline - time.monotonic(), 1e-3)
+    verdict = check(program, model=model, engine=engine, timeout_s=left, want_witness=want_witness, want_why=want_why)
+    return attrs.evolve(verdict, time_s=time.monotonic() - start)
+
+
+CROSS_CHECK_SHARE = 2.0
+"""With ``--engine both`` the explicit engine gets this many times Z3's time (at least
+:data:`CROSS_CHECK_FLOOR_S`, at most what is left of the time limit) to cross-check Z3's answer."""
+CROSS_CHECK_FLOOR_S = 1.0
+
+
 def check(
     program: Program,
     *,
@@ -115,30 +168,58 @@ def check(
     timeout_s: float | None = None,
     want_witness: bool = False,
     want_why: bool = False,
+    full_cross_check: bool = False,
 ) -> Verdict:
     """Check ``program`` under ``model`` with ``engine`` (``both``, ``z3`` or ``explicit``).
 
-    With ``both``, the explicit engine runs first, then Z3; where both decide, their ``Ok`` and their
-    sets of final states must be equal, else :class:`EngineDisagreement` is raised (naming the test,
-    with both answers and an execution from each). Where only one decides in time, its answer is
-    the verdict (each engine is a complete decision procedure for the model; an answer from one is
-    not a guess); where neither does, the verdict is Unknown.
+    ``timeout_s`` bounds the whole check. With ``both``, Z3 runs first, then the explicit engine
+    with its share of the time (:data:`CROSS_CHECK_SHARE` times Z3's, at least
+    :data:`CROSS_CHECK_FLOOR_S`, within the limit): where both decide, their ``Ok`` and their sets
+    of final states must be equal, else :class:`EngineDisagreement` is raised (naming the test, with
+    both answers and an execution from each). Where only one decides in time, its answer is the
+    verdict and a note says that it was not cross-checked (each engine is a complete decision
+    procedure for the model; an answer from one is not a guess); where neither does, Unknown.
+    ``full_cross_check`` gives the explicit engine all the time that is left instead of its share
+    (the test suite's setting: every answer cross-checked).
     """
     if engine not in ENGINE_CHOICES:
         raise PtxSpecError(f"unknown engine {engine!r} (choose one of {', '.join(ENGINE_CHOICES)})", where="<command line>, --engine")
     the_model = model_named(model)
-    names = ("explicit", "z3") if engine == "both" else (engine,)
     start = time.perf_counter()
-    results = tuple(
-        engine_run(name)(program, the_model, timeout_s=timeout_s, want_witness=want_witness, want_why=want_why)
-        for name in names
-    )
+    deadline = None if timeout_s is None else start + timeout_s
+
+    def run(name: str, budget: float | None) -> EngineResult:
+        return engine_run(name)(program, the_model, timeout_s=budget, want_witness=want_witness, want_why=want_why)
+
+    notes: list[str] = []
+    if engine != "both":
+        results: tuple[EngineResult, ...] = (run(engine, timeout_s),)
+    else:
+        first = run("z3", timeout_s)
+        share: float | None = max(CROSS_CHECK_FLOOR_S, CROSS_CHECK_SHARE * first.time_s)
+        if full_cross_check:
+            share = None if deadline is None else deadline - time.perf_counter()
+        elif deadline is not None:
+            share = min(share, deadline - time.perf_counter()) if first.ok is not None else deadline - time.perf_counter()
+        elif first.ok is None:
+            share = None
+        if share is not None and share <= 0:
+            second = None
+        else:
+            second = run("explicit", share)
+        results = (first,) if second is None else (first, second)
+        if first.ok is not None and (second is None or second.ok is None):
+            notes.append(f"not cross-checked: the explicit engine did not finish within its share of the time "
+                         f"({0.0 if share is None or share < 0 else share:.2f} s)")
+        elif first.ok is None and second is not None and second.ok is not None:
+            notes.append("not cross-checked: Z3 did not finish in time; the explicit engine decided")
     decided = [result for result in results if result.ok is not None and result.states is not None]
     if len(decided) == 2:
         compare(program, the_model, decided[0], decided[1], timeout_s=timeout_s)
     elapsed = time.perf_counter() - start
     if not decided:
-        return Verdict(program.source, program.name, model, program.condition, None, None, None, None, None, None, results, program, elapsed)
+        return Verdict(program.source, program.name, model, program.condition, None, None, None, None, None, None,
+                       results, program, elapsed, notes=tuple(notes))
     first = decided[0]
     return Verdict(
         file=program.source,
@@ -154,6 +235,8 @@ def check(
         results=results,
         program=program,
         time_s=elapsed,
+        bounded=program.truncated and rests_on_bound(program.condition, first.ok),
+        notes=tuple(notes),
     )
 
 

@@ -156,6 +156,15 @@ def judge(condition: Condition, states: Iterable[State]) -> tuple[bool, int, int
     return ok_of(condition, positive, negative), positive, negative
 
 
+def rests_on_bound(condition: Condition, ok: bool) -> bool:
+    """Could a larger unrolling bound change this answer (when some path was cut)?
+
+    The states found are those of executions within the bound; more may exist beyond it. An answer
+    that a found state proves stands (exists: Ok; ~exists and forall: No); an answer that claims no
+    state has some property (exists: No; ~exists and forall: Ok) holds only within the bound."""
+    return ok == (condition.quantifier != "exists")
+
+
 def undecided(engine: str, time_s: float, candidates: int | None = None) -> EngineResult:
     """The result of a run that ran out of time: Unknown, never a guess."""
     return EngineResult(

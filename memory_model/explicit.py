@@ -13,11 +13,28 @@ A *candidate execution* of a :class:`~ptxspec.memory_model.program.Program` is
    its morally strong pairs).
 
 The model's expressions (``relations.py``) are compiled once into functions over bit-matrices
-(one Python integer per row), and each definition is evaluated at the earliest of four *stages*
-at which its inputs are known: 0 (traces and barriers), 1 (+ rf), 2 (+ co), 3 (+ sc). An axiom
-that fails at an early stage prunes every extension of the partial candidate (No-Thin-Air after
-rf; SC-per-location and Atomicity after co). A final state found consistent is not looked for
-again. Barrier rules (which operations pair up, quorum, blocked threads) are those of
+(one Python integer per row), and each definition is evaluated at the earlier of two *stages* at
+which its inputs are known: 0 (traces and barriers) or 1 (+ rf, co and sc). An axiom that fails
+at stage 0 rules out the choice of traces.
+
+Reads-from, coherence and Fence-SC orders are not enumerated as whole products and permutations:
+they are chosen one source (one write, one fence) at a time, by a depth-first search that keeps
+only the current path of choices in memory and prunes with what is already known, as herd7 does.
+A partial choice bounds every completion: its edges are a *lower* bound of the final relation,
+and the edges it does not yet exclude an *upper* bound. Every operator of the model is monotone
+in its operands except the right side of a difference, so evaluating each definition with the
+lower bound where rf, co and sc occur positively and the upper bound where they occur under a
+difference gives a lower bound of every axiom's relation in every completion (:class:`_Compiled`'s
+*polarity*); an axiom already violated by that lower bound is violated by every completion, and
+the branch is cut. When everything is chosen the two bounds coincide and the evaluation is the
+model itself. At each node the search first tries the completion that takes the likeliest choice
+all the way (a read's own thread's latest write, orders that follow causality and communication);
+only if that fails does it branch. For an observed location it first picks the write that is
+last in coherence order: that fixes the final state, a state already shown consistent is not
+looked for again, and one consistent completion per state is enough. The search checks its
+deadline as it goes.
+
+Barrier rules (which operations pair up, quorum, blocked threads) are those of
 ``base.barrier_options``:
 
 * operations of one use of a barrier (same CTA, same barrier id, same phase) synchronize: every
@@ -26,11 +43,6 @@ again. Barrier rules (which operations pair up, quorum, blocked threads) are tho
   synchronize with one another, and a later arrival passes and is synchronized with by every
   earlier one; fewer than q arrivals block;
 * an execution in which some thread blocks (deadlock, a count never reached) is not a candidate.
-
-Scaling: the number of candidates is the product over threads of traces, over reads of the
-writes they can read from, over locations of (writes - 1)!, and (fence.sc count)!; pruning keeps
-the corpus fast, but e.g. four writes to one location by four threads with four readers grows
-past 10^5 candidates.
 """
 
 from __future__ import annotations
@@ -38,6 +50,8 @@ from __future__ import annotations
 import itertools
 import time
 from typing import Callable, Iterable, Iterator, Sequence
+
+import attrs
 
 from . import relations as rel
 from .base import (
@@ -62,16 +76,21 @@ from .engine import (
     undecided,
     wanted,
 )
-from .program import Event, Program, Trace
+from .program import Event, LocationTerm, Program, Trace
 
 ENGINE = "explicit"
 
 Rows = list[int]
 """A relation over the events of one candidate: ``rows[i]`` has bit ``j`` set when i relates to j."""
 
-STAGE_OF_BASE = {"rf": 1, "co": 2, "sc": 3}
-"""The stage at which a run-time base relation becomes known (every other base name: stage 0)."""
-STAGES = 4
+RUN_TIME = ("rf", "co", "sc")
+"""The run-time relations that the search chooses step by step: reads-from (§8.9.7), coherence
+order per physical location (§8.9.6), Fence-SC order over the fence.sc operations (§8.9.3)."""
+UPPER = "~"
+"""Suffix of the environment key holding a relation's upper bound (see the module docstring)."""
+STAGE_OF_BASE = {name + suffix: 1 for name in RUN_TIME for suffix in ("", UPPER)}
+"""The stage at which a base relation becomes known: 0 (static), 1 (chosen at run time)."""
+STAGES = 2
 
 
 class _Timeout(Exception):
@@ -155,37 +174,82 @@ Fn = Callable[[dict], object]
 
 
 class _Compiled:
-    """The model as per-stage lists of steps ``(key, function)`` and axiom checks."""
+    """The model as per-stage lists of steps ``(key, function)`` and axiom checks.
+
+    Every expression is compiled with a *polarity*: positive where a larger co or sc can only make
+    it larger, negative under the right side of a difference. A definition is computed under the
+    key of its name for positive use and under ``name~`` for negative use (only where some
+    expression uses it so); a negative occurrence of ``co`` or ``sc`` reads their upper bound,
+    ``co~``/``sc~``. Axioms are compiled positively: what they evaluate is a lower bound of their
+    relation in every completion of partial orders (exact when the orders are total).
+    """
 
     def __init__(self, model: rel.Model) -> None:
         self.model = model
         self.steps: list[list[tuple[str, Fn]]] = [[] for _ in range(STAGES)]
         self.checks: list[list[tuple[str, Callable[[dict], bool]]]] = [[] for _ in range(STAGES)]
+        self.definitions = {definition.name: definition for definition in model.definitions}
         self.stage_of_ref: dict[str, int] = {}
         self._hoisted = 0
+        self._hoisted_keys: dict[int, str] = {}
+        self._compiled: dict[tuple[object, bool], tuple[int, Fn]] = {}
         for definition in model.definitions:
-            stage, fn = self._rel(definition.relation)
-            self.stage_of_ref[definition.name] = stage
-            self.steps[stage].append((definition.name, fn))
+            self._define(definition.name, negative=False)
         for axiom in model.axioms:
-            stage, fn = self._rel(axiom.relation)
+            stage, fn = self._rel(axiom.relation, False)
             self.checks[stage].append((axiom.name, _check(axiom.kind, fn)))
+
+    def _define(self, name: str, negative: bool) -> str:
+        """Compile definition ``name`` with the given polarity (once); its key in the environment.
+        A definition that no run-time relation enters has one value whatever the polarity."""
+        key = name + UPPER if negative and self._run_time(self.definitions[name].relation) else name
+        if key not in self.stage_of_ref:
+            stage, fn = self._rel(self.definitions[name].relation, negative)
+            self.stage_of_ref[key] = stage
+            self.steps[stage].append((key, fn))
+        return key
+
+    def _run_time(self, expr: object) -> bool:
+        """Does a run-time relation (rf, co, sc) enter ``expr``, directly or through definitions?"""
+        if isinstance(expr, rel.Base):
+            return expr.name in RUN_TIME
+        if isinstance(expr, rel.Ref):
+            return self._run_time(self.definitions[expr.name].relation)
+        return any(self._run_time(getattr(expr, field.name)) for field in attrs.fields(type(expr))
+                   if isinstance(getattr(expr, field.name), (rel.RelExpr, rel.SetExpr)))
 
     def _hoist(self, stage: int, fn: Fn, at: int) -> Fn:
         """A sub-expression known at an earlier stage than its parent is computed once, at its stage."""
         if stage == at:
             return fn
-        self._hoisted += 1
-        key = f"#{self._hoisted}"
-        self.steps[stage].append((key, fn))
+        key = self._hoisted_keys.get(id(fn))
+        if key is None:
+            self._hoisted += 1
+            key = self._hoisted_keys[id(fn)] = f"#{self._hoisted}"
+            self.steps[stage].append((key, fn))
         return lambda env: env[key]
 
-    def _set(self, expr: rel.SetExpr) -> tuple[int, Fn]:
+    def _set(self, expr: rel.SetExpr, negative: bool) -> tuple[int, Fn]:
+        return self._once(self._set_of, expr, negative)
+
+    def _rel(self, expr: rel.RelExpr, negative: bool) -> tuple[int, Fn]:
+        return self._once(self._rel_of, expr, negative)
+
+    def _once(self, compile_: Callable, expr: object, negative: bool) -> tuple[int, Fn]:
+        """Each expression compiled once per polarity (one function object, so hoisted once);
+        polarity only matters where a run-time relation enters the expression."""
+        key = (expr, negative and self._run_time(expr))
+        if key not in self._compiled:
+            self._compiled[key] = compile_(expr, key[1])
+        return self._compiled[key]
+
+    def _set_of(self, expr: rel.SetExpr, negative: bool) -> tuple[int, Fn]:
         if isinstance(expr, rel.SetBase):
             name = expr.name
             return 0, lambda env: env["sets"].get(name, 0)
         if isinstance(expr, (rel.SetUnion, rel.SetInter, rel.SetDiff)):
-            (s1, f1), (s2, f2) = self._set(expr.left), self._set(expr.right)
+            flip = negative != isinstance(expr, rel.SetDiff)
+            (s1, f1), (s2, f2) = self._set(expr.left, negative), self._set(expr.right, flip)
             stage = max(s1, s2)
             f1, f2 = self._hoist(s1, f1, stage), self._hoist(s2, f2, stage)
             if isinstance(expr, rel.SetUnion):
@@ -194,10 +258,10 @@ class _Compiled:
                 return stage, lambda env: f1(env) & f2(env)
             return stage, lambda env: f1(env) & ~f2(env)
         if isinstance(expr, rel.Domain):
-            stage, f = self._rel(expr.relation)
+            stage, f = self._rel(expr.relation, negative)
             return stage, lambda env: _mask_of(i for i, row in enumerate(f(env)) if row)
         if isinstance(expr, rel.Range):
-            stage, f = self._rel(expr.relation)
+            stage, f = self._rel(expr.relation, negative)
 
             def range_of(env: dict) -> int:
                 acc = 0
@@ -208,19 +272,19 @@ class _Compiled:
             return stage, range_of
         raise TypeError(f"not a set expression: {expr!r}")
 
-    def _rel(self, expr: rel.RelExpr) -> tuple[int, Fn]:
+    def _rel_of(self, expr: rel.RelExpr, negative: bool) -> tuple[int, Fn]:
         if isinstance(expr, rel.Base):
-            name = expr.name
+            name = expr.name + UPPER if negative and expr.name in RUN_TIME else expr.name
             return STAGE_OF_BASE.get(name, 0), lambda env: env[name]
         if isinstance(expr, rel.Ref):
-            name = expr.name
-            if name not in self.stage_of_ref:
-                raise KeyError(f"definition {name!r} used before it is defined")
-            return self.stage_of_ref[name], lambda env: env[name]
+            if expr.name not in self.stage_of_ref:
+                raise KeyError(f"definition {expr.name!r} used before it is defined")
+            key = self._define(expr.name, negative)
+            return self.stage_of_ref[key], lambda env: env[key]
         if isinstance(expr, rel.Empty):
             return 0, lambda env: [0] * env["n"]
         if isinstance(expr, rel.Identity):
-            stage, f = self._set(expr.over)
+            stage, f = self._set(expr.over, negative)
 
             def identity(env: dict) -> Rows:
                 mask = f(env)
@@ -228,7 +292,7 @@ class _Compiled:
 
             return stage, identity
         if isinstance(expr, rel.Product):
-            (s1, f1), (s2, f2) = self._set(expr.left), self._set(expr.right)
+            (s1, f1), (s2, f2) = self._set(expr.left, negative), self._set(expr.right, negative)
             stage = max(s1, s2)
             f1, f2 = self._hoist(s1, f1, stage), self._hoist(s2, f2, stage)
 
@@ -238,14 +302,27 @@ class _Compiled:
 
             return stage, product
         if isinstance(expr, (rel.Inverse, rel.Plus, rel.Optional)):
-            stage, f = self._rel(expr.operand)
+            stage, f = self._rel(expr.operand, negative)
             if isinstance(expr, rel.Inverse):
                 return stage, lambda env: _inverse(f(env))
             if isinstance(expr, rel.Plus):
                 return stage, lambda env: _plus(f(env))
             return stage, lambda env: [row | (1 << i) for i, row in enumerate(f(env))]
+        if isinstance(expr, rel.Seq) and isinstance(expr.left, rel.Identity):
+            # [S] ; r keeps the rows of r whose event is in S (no general composition needed).
+            (s1, f1), (s2, f2) = self._set(expr.left.over, negative), self._rel(expr.right, negative)
+            stage = max(s1, s2)
+            f1, f2 = self._hoist(s1, f1, stage), self._hoist(s2, f2, stage)
+            return stage, lambda env: _keep_rows(f2(env), f1(env))
+        if isinstance(expr, rel.Seq) and isinstance(expr.right, rel.Identity):
+            # r ; [S] keeps the columns of r whose event is in S.
+            (s1, f1), (s2, f2) = self._rel(expr.left, negative), self._set(expr.right.over, negative)
+            stage = max(s1, s2)
+            f1, f2 = self._hoist(s1, f1, stage), self._hoist(s2, f2, stage)
+            return stage, lambda env: _keep_columns(f1(env), f2(env))
         if isinstance(expr, (rel.Union, rel.Inter, rel.Diff, rel.Seq)):
-            (s1, f1), (s2, f2) = self._rel(expr.left), self._rel(expr.right)
+            flip = negative != isinstance(expr, rel.Diff)
+            (s1, f1), (s2, f2) = self._rel(expr.left, negative), self._rel(expr.right, flip)
             stage = max(s1, s2)
             f1, f2 = self._hoist(s1, f1, stage), self._hoist(s2, f2, stage)
             if isinstance(expr, rel.Union):
@@ -256,6 +333,21 @@ class _Compiled:
                 return stage, lambda env: [a & ~b for a, b in zip(f1(env), f2(env))]
             return stage, lambda env: _seq(f1(env), f2(env))
         raise TypeError(f"not a relation expression: {expr!r}")
+
+
+def _keep_rows(rows: Rows, mask: int) -> Rows:
+    return [row if (mask >> i) & 1 else 0 for i, row in enumerate(rows)]
+
+
+def _keep_columns(rows: Rows, mask: int) -> Rows:
+    return [row & mask for row in rows]
+
+
+def _mask_of_union(masks: Iterable[int]) -> int:
+    out = 0
+    for mask in masks:
+        out |= mask
+    return out
 
 
 def _mask_of(indices: Iterable[int]) -> int:
@@ -354,12 +446,12 @@ class _Frame:
                 po[i] = env["same_thread"][i] & ~((2 << i) - 1)
         env["po"] = po
         scope_keys = [statics.scope_key[e.eid] for e in self.events]
-        env["scope_incl"] = [
-            0
-            if ka is None
-            else _mask_of(j for j, kb in enumerate(scope_keys) if kb is not None and j != i and statics.scope_incl(ka, kb))
-            for i, ka in enumerate(scope_keys)
-        ]
+        by_key: dict[tuple, int] = {}
+        for j, kb in enumerate(scope_keys):
+            if kb is not None:
+                by_key[kb] = by_key.get(kb, 0) | (1 << j)
+        included = {ka: _mask_of_union(mask for kb, mask in by_key.items() if statics.scope_incl(ka, kb)) for ka in by_key}
+        env["scope_incl"] = [0 if ka is None else included[ka] & ~(1 << i) for i, ka in enumerate(scope_keys)]
         for name, pairs in dependency_pairs(traces).items():
             env[name] = self._rows(pairs)
         self.base_env = env
@@ -373,6 +465,10 @@ class _Frame:
             self.locations.setdefault(event.address.physical, []).append(i)
         for physical, writes in self.locations.items():
             writes.sort(key=lambda i: (not self.events[i].is_initial, i))
+
+    def co_last(self, chosen: dict[str, int]) -> dict[str, int]:
+        """The co-last write per physical location: ``chosen`` where given, else the only write."""
+        return {physical: chosen.get(physical, writes[-1]) for physical, writes in self.locations.items()}
 
     def _rows(self, pairs: Iterable[tuple[int, int]]) -> Rows:
         rows = [0] * self.n
@@ -397,32 +493,160 @@ class _Frame:
             choices.append(sources)
         return choices
 
-    def co_orders(self) -> Iterator[tuple[Rows, dict[str, int]]]:
-        """Every coherence order: rows, and the co-last write per physical location."""
-        per_location = []
-        for physical, writes in self.locations.items():
-            first, rest = writes[0], writes[1:]
-            per_location.append((physical, [(first, *order) for order in itertools.permutations(rest)]))
-        names = [physical for physical, _ in per_location]
-        for combination in itertools.product(*(orders for _, orders in per_location)):
-            rows = [0] * self.n
-            last: dict[str, int] = {}
-            for physical, order in zip(names, combination):
-                later = 0
-                for i in reversed(order):
-                    rows[i] |= later
-                    later |= 1 << i
-                last[physical] = order[-1]
-            yield rows, last
+    def slots(self) -> list[_Slot]:
+        """The orders a candidate must choose: co per physical location (initial write first), sc."""
+        slots = [_Slot("co", physical, tuple(writes), writes[0] if self.events[writes[0]].is_initial else None)
+                 for physical, writes in self.locations.items() if len(writes) > 1]
+        if len(self.fences_sc) > 1:
+            slots.append(_Slot("sc", None, tuple(self.fences_sc), None))
+        return slots
 
-    def sc_orders(self) -> Iterator[Rows]:
-        for order in itertools.permutations(self.fences_sc):
-            rows = [0] * self.n
-            later = 0
-            for i in reversed(order):
-                rows[i] |= later
-                later |= 1 << i
-            yield rows
+
+@attrs.frozen
+class _Slot:
+    """One run-time strict total order to choose: co of one location, or sc."""
+
+    relation: str
+    """``"co"`` or ``"sc"``."""
+    location: str | None
+    """The physical location of a co slot."""
+    members: tuple[int, ...]
+    """Frame indices of the events it orders."""
+    first: int | None
+    """A member that is first in every order (the initial write, §8.2.6)."""
+
+    @property
+    def mask(self) -> int:
+        return _mask_of(self.members)
+
+
+Sources = tuple[int | None, ...]
+"""Per event that takes a value (:attr:`_Frame.takers`): the write it reads from, or None (not chosen)."""
+Orders = tuple[tuple[tuple[int, ...], int | None], ...]
+"""Per order slot: the members placed first, in order, and the member fixed last (or None)."""
+Partial = tuple[Sources, Orders]
+
+
+class _Choices:
+    """The run-time choices of one frame, made one at a time: a source per read, then each order.
+
+    A partial choice bounds every completion (see the module docstring): the chosen rf edges, the
+    order prefixes, and what they force are lower bounds; every edge not yet excluded, an upper one.
+    """
+
+    def __init__(self, frame: _Frame, sources: list[list[int]], slots: Sequence[_Slot]) -> None:
+        self.frame = frame
+        self.sources = [_likely_sources(frame, r, options) for r, options in zip(frame.takers, sources)]
+        self.slots = tuple(slots)
+
+    def start(self, lasts: dict[int, int]) -> Partial:
+        """Nothing chosen but the initial writes (first), ``lasts`` (slot -> member fixed last), and
+        the sources of reads that have only one."""
+        rf = tuple(options[0] if len(options) == 1 else None for options in self.sources)
+        orders = tuple((() if slot.first is None else (slot.first,), lasts.get(k)) for k, slot in enumerate(self.slots))
+        return rf, self._forced(orders)
+
+    def _remaining(self, k: int, orders: Orders) -> list[int]:
+        prefix, last = orders[k]
+        return [i for i in self.slots[k].members if i not in prefix and i != last]
+
+    def open(self, partial: Partial) -> tuple[str, int, list[int]] | None:
+        """The next choice to make: ``("rf", taker position, sources)`` or ``("order", slot,
+        members still to place)``; None when everything is chosen."""
+        rf, orders = partial
+        for position, source in enumerate(rf):
+            if source is None:
+                return "rf", position, self.sources[position]
+        for k in range(len(self.slots)):
+            remaining = self._remaining(k, orders)
+            if remaining:
+                return "order", k, remaining
+        return None
+
+    def place(self, partial: Partial, kind: str, position: int, member: int) -> Partial:
+        rf, orders = partial
+        if kind == "rf":
+            return rf[:position] + (member,) + rf[position + 1 :], orders
+        prefix, last = orders[position]
+        return rf, self._forced(orders[:position] + (((*prefix, member), last),) + orders[position + 1 :])
+
+    def _forced(self, orders: Orders) -> Orders:
+        """Every slot with one member left completed: a forced move needs no search."""
+        out = list(orders)
+        for k, (prefix, last) in enumerate(orders):
+            remaining = self._remaining(k, orders)
+            if len(remaining) == 1:
+                out[k] = ((*prefix, remaining[0]), last)
+        return tuple(out)
+
+    def greedy(self, env: dict, partial: Partial) -> Partial:
+        """``partial`` completed by taking, again and again, the first of the likely choices."""
+        while (choice := self.open(partial)) is not None:
+            kind, position, options = choice
+            first = options[0] if kind == "rf" else _likely_first(env, options)[0]
+            partial = self.place(partial, kind, position, first)
+        return partial
+
+    def likely(self, env: dict, partial: Partial) -> list[Partial]:
+        """The children of ``partial`` for its next choice, the likeliest first."""
+        kind, position, options = self.open(partial)
+        ordered = options if kind == "rf" else _likely_first(env, options)
+        return [self.place(partial, kind, position, member) for member in ordered]
+
+    def bounds(self, partial: Partial) -> dict[str, Rows]:
+        """Lower and upper bounds of rf, co and sc for a partial choice.
+
+        rf: the chosen sources; the upper bound adds every source still possible. Orders: the
+        prefix in its order, the prefix before every other member, every other member before the
+        fixed last one; the upper bound, every pair of members except those the lower one reverses."""
+        n = self.frame.n
+        rows = {name + suffix: [0] * n for name in RUN_TIME for suffix in ("", UPPER)}
+        rf, orders = partial
+        lower, upper = rows["rf"], rows["rf" + UPPER]
+        for r, source, options in zip(self.frame.takers, rf, self.sources):
+            if source is not None:
+                lower[source] |= 1 << r
+                upper[source] |= 1 << r
+            else:
+                for w in options:
+                    upper[w] |= 1 << r
+        for slot, (prefix, last) in zip(self.slots, orders):
+            lower, upper = rows[slot.relation], rows[slot.relation + UPPER]
+            everyone = slot.mask
+            last_bit = 0 if last is None else 1 << last
+            placed = _mask_of(prefix)
+            rest = everyone & ~placed & ~last_bit
+            before = 0
+            for i in prefix:
+                before |= 1 << i
+                lower[i] |= (placed & ~before) | rest | last_bit
+                upper[i] |= everyone & ~before
+            for i in _bits(rest):
+                lower[i] |= last_bit
+                upper[i] |= everyone & ~placed & ~(1 << i)
+        return rows
+
+    def co_last(self, partial: Partial) -> dict[str, int]:
+        """The co-last write of each location, for total coherence orders."""
+        chosen = {}
+        for slot, (prefix, last) in zip(self.slots, partial[1]):
+            if slot.relation == "co":
+                chosen[slot.location] = last if last is not None else prefix[-1]
+        return self.frame.co_last(chosen)
+
+
+def _likely_sources(frame: _Frame, r: int, options: list[int]) -> list[int]:
+    """The writes event ``r`` may read from, the likeliest first (the search order only): the
+    latest of its own thread's earlier writes, then other threads' writes, the initial write last."""
+    reader = frame.events[r]
+
+    def rank(w: int) -> tuple:
+        write = frame.events[w]
+        if write.thread == reader.thread and write.index < reader.index:
+            return (0, -write.index)
+        return (2, 0) if write.is_initial else (1, w)
+
+    return sorted(options, key=rank)
 
 
 class _Search:
@@ -436,20 +660,25 @@ class _Search:
         self.candidates = 0
         self.ticks = 0
         self.statics: _Statics | None = None
+        self.observed_locations = observed_locations(program)
 
     def tick(self) -> None:
         self.candidates += 1
         self.ticks += 1
-        if self.deadline is not None and self.ticks >= 64:
+        if self.deadline is not None and self.ticks >= 16:
             self.ticks = 0
             if time.monotonic() > self.deadline:
                 raise _Timeout()
 
-    def stage(self, env: dict, stage: int, all_axioms: bool = False) -> list[str]:
+    def stage(self, env: dict, stage: int, all_axioms: bool = False, total: bool = True) -> list[str]:
         """Evaluate the stage's steps into ``env``; the names of the stage's failing axioms
-        (only the first one unless ``all_axioms``)."""
+        (only the first one unless ``all_axioms``). With ``total`` orders a definition's upper
+        bound is the definition itself and is not computed twice."""
         for key, fn in self.compiled.steps[stage]:
-            env[key] = fn(env)
+            if total and key[-1] == UPPER:
+                env[key] = env[key[:-1]]
+            else:
+                env[key] = fn(env)
         failed = []
         for name, check in self.compiled.checks[stage]:
             if not check(env):
@@ -458,7 +687,9 @@ class _Search:
                     break
         return failed
 
-    def frames(self) -> Iterator[tuple[_Frame, frozenset[tuple[int, int]]]]:
+    def frames(self, skip: Callable[[Sequence[Trace]], bool] | None = None) -> Iterator[tuple[_Frame, frozenset[tuple[int, int]]]]:
+        """Every choice of one trace per thread (and barrier use) that may be consistent;
+        ``skip(traces)`` is asked first whether to look no further at a choice."""
         if self.statics is None:
             self.statics = _Statics(self.program)
         choices = [[t for t in thread.traces if t.blocked_at is None] for thread in self.program.threads]
@@ -467,7 +698,7 @@ class _Search:
         for traces in itertools.product(*choices):
             if self.deadline is not None and time.monotonic() > self.deadline:
                 raise _Timeout()
-            if not _values_available(traces, initial, written):
+            if not _values_available(traces, initial, written) or (skip is not None and skip(traces)):
                 continue
             options = barrier_options(self.program, traces)
             if not options:
@@ -485,49 +716,109 @@ class _Search:
     ) -> Iterator[tuple[dict, list[str], dict[str, int] | None]]:
         """Yield ``(env, failed axioms, co-last writes)`` per candidate reached.
 
-        Without ``all_axioms`` a failing axiom prunes: the partial candidate is yielded once with
-        its failure and ``None`` for the co-last writes when co is not chosen yet. ``skip`` is
-        asked once co is chosen (the final state is then known) whether to look no further.
+        Without ``all_axioms`` the search prunes and yields only consistent candidates (failed
+        empty), at most one per final state: the first completion of rf and the orders that
+        satisfies every axiom. With ``all_axioms`` every candidate is yielded with every axiom
+        it violates. ``skip`` is asked once the co-last writes of the observed locations are chosen
+        (the final state is then known) whether to look no further.
         """
+        prune = not all_axioms
         env0 = dict(frame.base_env)
         env0["bar_sync"] = frame._rows(option)
         failed0 = self.stage(env0, 0, all_axioms)
-        if failed0 and not all_axioms:
+        if failed0 and prune:
             self.tick()
-            yield env0, failed0, None
             return
-        rf_choices = frame.rf_choices()
-        if rf_choices is None:
+        sources = frame.rf_choices()
+        if sources is None:
             return
-        for sources in itertools.product(*rf_choices):
-            env1 = dict(env0)
-            rows = [0] * frame.n
-            for r, w in zip(frame.takers, sources):
-                rows[w] |= 1 << r
-            env1["rf"] = rows
-            failed1 = failed0 + self.stage(env1, 1, all_axioms)
-            if failed1 and not all_axioms:
-                self.tick()
-                yield env1, failed1, None
+        choices = _Choices(frame, sources, frame.slots())
+        slots = choices.slots
+        fixed = [k for k, slot in enumerate(slots) if slot.relation == "co" and slot.location in self.observed_locations]
+        lasts_choices = [[w for w in slots[k].members if w != slots[k].first] for k in fixed]
+        for lasts in itertools.product(*lasts_choices):
+            chosen = dict(zip(fixed, lasts))
+            if skip is not None and skip(frame.co_last({slots[k].location: w for k, w in chosen.items()})):
                 continue
-            for co_rows, last in frame.co_orders():
-                env2 = dict(env1)
-                env2["co"] = co_rows
-                failed2 = failed1 + self.stage(env2, 2, all_axioms)
-                if failed2 and not all_axioms:
-                    self.tick()
-                    yield env2, failed2, last
-                    continue
-                if skip is not None and skip(last):
-                    continue
-                for sc_rows in frame.sc_orders():
-                    env3 = dict(env2)
-                    env3["sc"] = sc_rows
-                    failed3 = failed2 + self.stage(env3, 3, all_axioms)
-                    self.tick()
-                    yield env3, failed3, last
-                    if not failed3 and not all_axioms:
-                        break
+            for env, failed, partial in self._complete(env0, choices, choices.start(chosen), prune, all_axioms):
+                yield env, failed0 + failed, choices.co_last(partial)
+
+    def _complete(self, env0: dict, choices: _Choices, start: Partial, prune: bool,
+                  all_axioms: bool) -> Iterator[tuple[dict, list[str], Partial]]:
+        """Total choices extending ``start``, depth first, each with its environment and failing
+        axioms. With ``prune``: the first consistent one only, and a node whose bounds already
+        violate an axiom cuts its subtree; without: every total choice."""
+
+        def evaluate(partial: Partial) -> tuple[dict, list[str]]:
+            self.tick()
+            env = dict(env0)
+            env.update(choices.bounds(partial))
+            return env, self.stage(env, 1, all_axioms, total=choices.open(partial) is None)
+
+        if not prune:
+            stack: list[Partial] = [start]
+            while stack:
+                partial = stack.pop()
+                choice = choices.open(partial)
+                if choice is None:
+                    yield (*evaluate(partial), partial)
+                else:
+                    kind, position, options = choice
+                    stack.extend(choices.place(partial, kind, position, member) for member in reversed(options))
+            return
+        pending = [start]
+        while pending:
+            partial = pending.pop()
+            env, failed = evaluate(partial)
+            if failed:
+                continue
+            if choices.open(partial) is None:
+                yield env, failed, partial
+                return
+            # First the completion that takes the likeliest choice all the way (one evaluation, and
+            # in most consistent candidates the answer); only if it fails, one choice at a time.
+            guess = choices.greedy(env, partial)
+            guess_env, guess_failed = evaluate(guess)
+            if not guess_failed:
+                yield guess_env, guess_failed, guess
+                return
+            pending.extend(reversed(choices.likely(env, partial)))
+
+
+def _likely_first(env: dict, remaining: list[int]) -> list[int]:
+    """``remaining`` reordered: members with no predecessor among the others in :func:`_hints` first.
+    Only the order of the search depends on it, never its answer."""
+    hints = _hints(env)
+    among = _mask_of(remaining)
+    free = [i for i in remaining if not any((hints[j] >> i) & 1 for j in _bits(among & ~(1 << i)))]
+    return free + [i for i in remaining if i not in free]
+
+
+def _hints(env: dict) -> Rows:
+    """Pairs (x, y) that a coherence or Fence-SC order usually puts x first in: program order,
+    causality order, and po ; communication order ; po (from x's thread a value flows to y's: a
+    Fence-SC order with y first would close a cycle of causality and communication, which §8.10.6
+    forbids). Computed once per environment."""
+    hints = env.get("#hints")
+    if hints is None:
+        po = env["po"]
+        hints = list(po)
+        if "causality_order" in env:
+            hints = [a | b for a, b in zip(hints, env["causality_order"])]
+        if "communication_order" in env:
+            hints = [a | b for a, b in zip(hints, _seq(po, _seq(env["communication_order"], po)))]
+        env["#hints"] = hints
+    return hints
+
+
+def observed_locations(program: Program) -> frozenset[str]:
+    """The physical locations whose final value the condition (or ``locations``) shows."""
+    out = set()
+    for term in program.observed:
+        if isinstance(term, LocationTerm):
+            address = program.addresses.get(term.name)
+            out.add(address.physical if address is not None else term.name)
+    return frozenset(out)
 
 
 def _values_available(
@@ -589,8 +880,15 @@ def run(
 
         return skip
 
+    def known_traces(traces: Sequence[Trace]) -> bool:
+        # Where no location is observed, the traces alone fix the final state.
+        if search.observed_locations:
+            return False
+        state = state_of(program, final_values(program, traces, {}))
+        return state in states and not (want_witness and witness is None and state_holds(condition.formula, state) == target)
+
     try:
-        for frame, option in search.frames():
+        for frame, option in search.frames(skip=known_traces):
             for env, failed, last in search.candidates_of(frame, option, all_axioms=False, skip=known(frame)):
                 if failed:
                     continue
@@ -599,11 +897,18 @@ def run(
                     witness = _execution(model, frame, env, last)
                 states.add(state)
         ok, positive, negative = judge(condition, states)
-        why = None
-        if want_why:
-            why = _why(search, program, states)
     except _Timeout:
         return undecided(ENGINE, time.monotonic() - start, search.candidates)
+    why = None
+    if want_why:
+        # Best effort within what is left of the time (WHY_BUDGET_S without a limit): the verdict
+        # stands without it, and an explanation not found in time is None, never a guess.
+        left = WHY_BUDGET_S if deadline is None else deadline - time.monotonic()
+        search.deadline = time.monotonic() + max(0.0, left)
+        try:
+            why = _why(search, program, states)
+        except _Timeout:
+            why = None
     return EngineResult(
         engine=ENGINE,
         states=frozenset(states),
@@ -615,6 +920,11 @@ def run(
         candidates=search.candidates,
         time_s=time.monotonic() - start,
     )
+
+
+WHY_BUDGET_S = 10.0
+"""Seconds the explicit engine spends looking for the axioms that forbid an outcome when the check
+has no time limit."""
 
 
 def _why(search: _Search, program: Program, states: set[State]) -> tuple[str, ...] | None:

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 import attrs
 
@@ -65,6 +65,7 @@ from ptxspec.memory_model.program import (
     RegisterTerm,
     Term,
     TrueFormula,
+    WIDTH,
 )
 from ptxspec.spec.errors import Location, PtxSpecError
 
@@ -353,10 +354,11 @@ class LitmusTest:
 # ---- the scanner -------------------------------------------------------------------------------------
 
 
-@attrs.frozen
-class Token:
+class Token(NamedTuple):
+    """One token (a named tuple: the scanner makes one per word of the text, so it stays cheap)."""
+
     kind: str
-    """``name``, ``num``, ``str``, ``punct`` or ``eof``."""
+    """``name``, ``num``, ``str``, ``punct``, ``other`` or ``eof``."""
     text: str
     line: int
     column: int
@@ -366,73 +368,72 @@ class Token:
 
 _PUNCT = ("/\\", "\\/", "==", "!=", "::", "{", "}", ";", "|", ",", ":", "=", "@", "&", "(", ")", "[", "]",
           ".", "~", "-", "+", "!", "<", ">", "*", "/", "\\", "#", "'", "?", "^", "$")
-_NAME = re.compile(r"[A-Za-z_%][A-Za-z0-9_]*")
-_NUM = re.compile(r"0[xX][0-9a-fA-F]+|[0-9]+")
+_TOKEN = re.compile(
+    r"[ \t\r\n\f\v]*(?:"  # blanks before a token are part of its match
+    r"(?P<comment>\(\*(?:.*?\*\)|.*))"  # to the first '*)'; without one, to the end (an error)
+    r"|(?P<line_comment>//[^\n]*)"
+    r'|(?P<str>"[^"]*"?)'  # without its closing quote: an error
+    r"|(?P<name>[A-Za-z_%][A-Za-z0-9_]*)"
+    r"|(?P<num>0[xX][0-9a-fA-F]+|[0-9]+)"
+    r"|(?P<punct>" + "|".join(re.escape(p) for p in _PUNCT) + ")"
+    r"|(?P<other>[^ \t\r\n\f\v]))",  # trailing blanks match nothing
+    re.DOTALL,
+)
 
 
 def _where(text: str, source: str, offset: int) -> Location:
+    """The line and column of ``offset`` (counts from the start: for one-off use, not per token)."""
     line = text.count("\n", 0, offset) + 1
     column = offset - (text.rfind("\n", 0, offset) + 1) + 1
     return Location(source, line, column)
 
 
 class Scanner:
-    """Splits text into tokens, skipping blanks, ``(* ... *)`` and ``// ...`` comments."""
+    """Splits text into tokens, skipping blanks, ``(* ... *)`` and ``// ...`` comments.
+
+    The line and column are kept up to date as the scan moves (the line breaks of each stretch of
+    text are counted once, when the scan passes over it), so scanning is linear in the size of the
+    text.
+    """
 
     def __init__(self, text: str, source: str, start: int = 0):
         self.text = text
         self.source = source
+        begin = _where(text, source, start)
+        self.line, self.line_start = begin.line, start - begin.column + 1
         self.tokens = list(self._scan(start))
 
-    def where(self, offset: int) -> Location:
-        return _where(self.text, self.source, offset)
+    def _pass(self, i: int, j: int) -> None:
+        """Count the line breaks of ``text[i:j]``, which the scan has just passed over."""
+        if breaks := self.text.count("\n", i, j):
+            self.line += breaks
+            self.line_start = self.text.rfind("\n", i, j) + 1
 
-    def _scan(self, i: int) -> Iterator[Token]:
-        text = self.text
-        n = len(text)
-        while i < n:
-            c = text[i]
-            if c in " \t\r\n\f\v":
-                i += 1
-                continue
-            if text.startswith("(*", i):
-                j = text.find("*)", i + 2)
-                if j < 0:
-                    raise PtxSpecError("unterminated comment '(*': expected '*)'", where=self.where(i))
-                i = j + 2
-                continue
-            if text.startswith("//", i):
-                j = text.find("\n", i)
-                i = n if j < 0 else j
-                continue
-            loc = self.where(i)
-            if c == '"':
-                j = text.find('"', i + 1)
-                if j < 0:
-                    raise PtxSpecError("unterminated string: expected a closing '\"'", where=loc)
-                yield Token("str", text[i + 1 : j], loc.line, loc.column, i, j + 1)
-                i = j + 1
-                continue
-            m = _NAME.match(text, i)
-            if m:
-                yield Token("name", m.group(), loc.line, loc.column, i, m.end())
-                i = m.end()
-                continue
-            m = _NUM.match(text, i)
-            if m:
-                yield Token("num", m.group(), loc.line, loc.column, i, m.end())
-                i = m.end()
-                continue
-            for p in _PUNCT:
-                if text.startswith(p, i):
-                    yield Token("punct", p, loc.line, loc.column, i, i + len(p))
-                    i += len(p)
-                    break
-            else:
-                yield Token("other", c, loc.line, loc.column, i, i + 1)
-                i += 1
-        loc = self.where(n)
-        yield Token("eof", "", loc.line, loc.column, n, n)
+    def _scan(self, start: int) -> Iterator[Token]:
+        end = start
+        for m in _TOKEN.finditer(self.text, start):
+            kind, i, end = m.lastgroup, m.start(m.lastgroup), m.end()
+            self._pass(m.start(), i)
+            column = i - self.line_start + 1
+            if kind in ("str", "comment"):
+                self._check_closed(kind, m.group(kind), column)
+            if kind == "str":
+                yield Token(kind, m.group(kind)[1:-1], self.line, column, i, end)
+            elif kind != "comment" and kind != "line_comment":
+                yield Token(kind, m.group(kind), self.line, column, i, end)
+            self._pass(i, end)
+        n = len(self.text)
+        self._pass(end, n)
+        yield Token("eof", "", self.line, n - self.line_start + 1, n, n)
+
+    def _check_closed(self, kind: str, text: str, column: int) -> None:
+        """A string ends with '"' and a comment with '*)' (the token pattern runs an unclosed one to
+        the end of the text)."""
+        where = Location(self.source, self.line, column)
+        if kind == "str" and (len(text) < 2 or not text.endswith('"')):
+            raise PtxSpecError("unterminated string: expected a closing '\"'", where=where)
+        if kind == "comment" and (len(text) < 4 or not text.endswith("*)")):
+            raise PtxSpecError("unterminated comment '(*': expected '*)'", where=where)
 
 
 def _describe(tok: Token) -> str:
@@ -440,7 +441,26 @@ def _describe(tok: Token) -> str:
         return "end of input"
     if tok.kind == "str":
         return "a string"
-    return repr(tok.text)
+    return _quoted(tok.text)
+
+
+def _quoted(text: str, limit: int = 40) -> str:
+    """``text`` quoted for a message, cut after ``limit`` characters (a token may be huge)."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
+
+
+def _numeral(text: str, bits: int) -> int | None:
+    """The value of a numeral (decimal, or hexadecimal after ``0x``), or None when it needs more
+    than ``bits`` bits. The digits are counted before any conversion: Python refuses to convert
+    more than 4300 decimal digits, and a long numeral could not fit anyway."""
+    hexadecimal = text[:2] in ("0x", "0X")
+    digits = (text[2:] if hexadecimal else text).lstrip("0") or "0"
+    if len(digits) > (len(f"{(1 << bits) - 1:x}") if hexadecimal else len(str((1 << bits) - 1))):
+        return None
+    value = int(digits, 16 if hexadecimal else 10)
+    return value if value < 1 << bits else None
 
 
 _REGISTER = re.compile(r"(r[0-9]+|%[A-Za-z_][A-Za-z0-9_]*)$")
@@ -452,6 +472,8 @@ _MEMBAR_LEVELS = {"cta": "cta", "gl": "gpu", "sys": "sys"}
 _STATE_SPACES = ("global", "shared", "shared::cta", "shared::cluster", "local", "const", "param", "generic")
 _TYPES = tuple(f"{k}{w}" for k in "bus" for w in (8, 16, 32, 64)) + ("b128", "f32", "f64", "pred")
 _CONDITION_START = ("exists", "forall", "locations", "filter", "~")
+MAX_NESTING = 100
+"""Deepest nesting of '(' and '~' in a condition (herd's tests use a handful of levels)."""
 
 
 def is_register(name: str) -> bool:
@@ -481,7 +503,7 @@ class Parser:
                 where = _where(self.text, self.source, offset + raw.index(parts[0]))
                 if parts[0].upper() != "PTX":
                     raise PtxSpecError(
-                        f"expected the architecture 'PTX' at the start of the test, found {parts[0]!r}", where=where
+                        f"expected the architecture 'PTX' at the start of the test, found {_quoted(parts[0])}", where=where
                     )
                 if len(parts) < 2:
                     raise PtxSpecError("expected a test name after 'PTX'", where=where)
@@ -532,6 +554,9 @@ class Parser:
         return self.advance()
 
     def integer(self, what: str = "an integer") -> int:
+        """An optionally signed numeral, a 64-bit value: from -2**63 to 2**64 - 1 (§8's litmus
+        values are 64-bit; a negative one is its two's complement)."""
+        first = self.tok
         sign = 1
         if self.at("-", "punct"):
             self.advance()
@@ -541,7 +566,12 @@ class Parser:
         if self.tok.kind != "num":
             raise self.fail(what)
         text = self.advance().text
-        return sign * (int(text, 16) if text[:2] in ("0x", "0X") else int(text))
+        value = _numeral(text, WIDTH)
+        if value is None or sign * value < -(1 << (WIDTH - 1)):
+            numeral = "-" + text if sign < 0 else text
+            raise self.error(f"integer {_quoted(numeral)} does not fit in {WIDTH} bits "
+                             "(a litmus value is from -2**63 to 2**64 - 1)", first)
+        return sign * value
 
     def source_text(self, first: Token, last: Token) -> str:
         return " ".join(self.text[first.offset : last.end].split())
@@ -604,31 +634,44 @@ class Parser:
             self.advance()
         return entries
 
-    def _thread_index(self, tok: Token) -> int | None:
-        if tok.kind == "num":
-            return int(tok.text)
+    def thread_register(self, nthreads: int | None = None) -> tuple[int, str] | None:
+        """``P1:r0`` (or ``1:r0``): the thread's index and the register, consumed; None, with
+        nothing consumed, when the next tokens are not a thread and ':'. With ``nthreads``, a
+        thread the test does not have is an error."""
+        tok = self.tok
+        if not (self.peek().text == ":" and self.peek().kind == "punct"):
+            return None
         m = _THREAD.match(tok.text) if tok.kind == "name" else None
-        return int(m.group(1)) if m else None
+        if tok.kind != "num" and not m:
+            return None
+        digits = m.group(1) if m else tok.text
+        if not digits.isdigit():
+            raise self.error(f"a thread index is decimal ('1' or 'P1'), found {_quoted(tok.text)}", tok)
+        index = _numeral(digits, 31)
+        if index is None or (nthreads is not None and index >= nthreads):
+            where = "" if nthreads is None else f" in the condition (the test has {nthreads})"
+            raise self.error(f"unknown thread {_quoted(tok.text)}{where}", tok)
+        self.advance()
+        self.advance()
+        reg = self.expect_name("a register after ':'")
+        if not is_register(reg.text):
+            raise self.error(f"expected a register (r0, r1, ...), found {_quoted(reg.text)}", reg)
+        return index, reg.text
 
     def init_entry(self) -> InitEntry:
         first = self.tok
-        index = self._thread_index(first)
-        if index is not None and self.peek().text == ":":
-            self.advance()
-            self.advance()
-            reg = self.expect_name("a register after ':'")
-            if not is_register(reg.text):
-                raise self.error(f"expected a register (r0, r1, ...), found {reg.text!r}", reg)
+        found = self.thread_register()
+        if found is not None:
             self.expect("=", "'=' after the register")
             value, pointer = self.init_value()
-            return RegisterInit(index, reg.text, value, pointer, first.line, first.column)
+            return RegisterInit(*found, value, pointer, first.line, first.column)
         name = self.expect_name("a location, a register 'P0:r0' or '}'")
         if self.at("@", "punct"):
             self.advance()
             proxy = self.expect_name("a proxy: generic, surface, texture or constant")
             if proxy.text not in ALIAS_PROXIES:
                 raise self.error(
-                    f"expected a proxy: generic, surface, texture or constant, found {proxy.text!r}", proxy
+                    f"expected a proxy: generic, surface, texture or constant, found {_quoted(proxy.text)}", proxy
                 )
             if not self.at("aliases", "name"):
                 raise self.fail("'aliases'")
@@ -636,7 +679,7 @@ class Parser:
             target = self.expect_name("the aliased location")
             return AliasDecl(name.text, proxy.text, target.text, name.line, name.column)
         if is_register(name.text):
-            raise self.error(f"register {name.text!r} needs its thread: write 'P0:{name.text}'", name)
+            raise self.error(f"register {_quoted(name.text)} needs its thread: write 'P0:{name.text}'", name)
         self.expect("=", "'=' or '@' after the location")
         value, pointer = self.init_value()
         return LocationInit(name.text, value, pointer, name.line, name.column)
@@ -658,8 +701,8 @@ class Parser:
             m = _THREAD.match(tok.text) if tok.kind == "name" else None
             if not m:
                 raise self.fail(f"thread P{len(threads)} in the thread header")
-            if int(m.group(1)) != len(threads):
-                raise self.error(f"expected thread P{len(threads)} in column {len(threads) + 1}, found {tok.text!r}", tok)
+            if _numeral(m.group(1), 31) != len(threads):
+                raise self.error(f"expected thread P{len(threads)} in column {len(threads) + 1}, found {_quoted(tok.text)}", tok)
             self.advance()
             coords: dict[str, int] = {}
             if self.at("@", "punct"):
@@ -667,7 +710,7 @@ class Parser:
                 while True:
                     key = self.expect_name("'cta', 'cluster' or 'gpu'")
                     if key.text not in ("cta", "cluster", "gpu"):
-                        raise self.error(f"expected 'cta', 'cluster' or 'gpu', found {key.text!r}", key)
+                        raise self.error(f"expected 'cta', 'cluster' or 'gpu', found {_quoted(key.text)}", key)
                     if key.text in coords:
                         raise self.error(f"{key.text} given twice for {tok.text}", key)
                     coords[key.text] = self.integer(f"the {key.text} number")
@@ -793,16 +836,9 @@ class Parser:
 
     def term(self, nthreads: int) -> Term:
         tok = self.tok
-        index = self._thread_index(tok)
-        if index is not None and self.peek().text == ":" and self.peek().kind == "punct":
-            if index >= nthreads:
-                raise self.error(f"unknown thread {tok.text!r} in the condition (the test has {nthreads})", tok)
-            self.advance()
-            self.advance()
-            reg = self.expect_name("a register after ':'")
-            if not is_register(reg.text):
-                raise self.error(f"expected a register (r0, r1, ...), found {reg.text!r}", reg)
-            return RegisterTerm(index, reg.text)
+        found = self.thread_register(nthreads)
+        if found is not None:
+            return RegisterTerm(*found)
         if self.at("[", "punct"):
             self.advance()
             name = self.expect_name("a location inside '[ ]'")
@@ -811,7 +847,7 @@ class Parser:
             return LocationTerm(name.text)
         if tok.kind == "name":
             if is_register(tok.text):
-                raise self.error(f"register {tok.text!r} needs its thread: write 'P0:{tok.text}'", tok)
+                raise self.error(f"register {_quoted(tok.text)} needs its thread: write 'P0:{tok.text}'", tok)
             self.advance()
             self.condition_locations.append(tok)
             return LocationTerm(tok.text)
@@ -855,27 +891,36 @@ class Parser:
         text = f"{quantifier} {self.source_text(body_start, last)}" if last.offset >= body_start.offset else quantifier
         return Condition(quantifier, formula, text)
 
-    def disjunction(self, nthreads: int) -> Formula:
-        items = [self.conjunction(nthreads)]
+    def disjunction(self, nthreads: int, depth: int = 0) -> Formula:
+        items = [self.conjunction(nthreads, depth)]
         while self.at("\\/", "punct"):
             self.advance()
-            items.append(self.conjunction(nthreads))
+            items.append(self.conjunction(nthreads, depth))
         return items[0] if len(items) == 1 else Or(tuple(items))
 
-    def conjunction(self, nthreads: int) -> Formula:
-        items = [self.unary(nthreads)]
+    def conjunction(self, nthreads: int, depth: int) -> Formula:
+        items = [self.unary(nthreads, depth)]
         while self.at("/\\", "punct"):
             self.advance()
-            items.append(self.unary(nthreads))
+            items.append(self.unary(nthreads, depth))
         return items[0] if len(items) == 1 else And(tuple(items))
 
-    def unary(self, nthreads: int) -> Formula:
+    def deeper(self, depth: int) -> int:
+        """One more level of '(' or '~': at most :data:`MAX_NESTING`, so that neither this
+        recursive parser nor the engines that walk the formula run out of stack."""
+        if depth >= MAX_NESTING:
+            raise self.error(f"the condition nests more than {MAX_NESTING} deep ('(', '~' or '!')", self.tok)
+        return depth + 1
+
+    def unary(self, nthreads: int, depth: int) -> Formula:
         if self.at("~", "punct") or self.at("!", "punct"):
+            depth = self.deeper(depth)
             self.advance()
-            return Not(self.unary(nthreads))
+            return Not(self.unary(nthreads, depth))
         if self.at("(", "punct"):
+            depth = self.deeper(depth)
             self.advance()
-            inner = self.disjunction(nthreads)
+            inner = self.disjunction(nthreads, depth)
             self.expect(")", "')' or a connective '/\\' or '\\/'")
             return inner
         if self.at("true", "name"):
@@ -939,7 +984,7 @@ def _build(p: Parser, parts: list[tuple[str, Token]], operands: list[tuple[Opera
         return _fence(p, base, quals, operands, text, first)
     if base in ("bar", "barrier"):
         return _barrier(p, base, quals, operands, text, first)
-    raise p.error(f"unknown instruction {base!r}", first)
+    raise p.error(f"unknown instruction {_quoted(base)}", first)
 
 
 def _no_quals(p: Parser, base: str, quals: list[tuple[str, Token]], allowed: tuple[str, ...] = ()) -> None:
@@ -958,19 +1003,19 @@ def _count(p: Parser, base: str, operands: list, n: int | tuple[int, ...], first
 
 def _register(p: Parser, base: str, op: tuple[Operand, Token]) -> Register:
     if not isinstance(op[0], Register):
-        raise p.error(f"expected a register operand for {base}, found {op[1].text!r}", op[1])
+        raise p.error(f"expected a register operand for {base}, found {_quoted(op[1].text)}", op[1])
     return op[0]
 
 
 def _value(p: Parser, base: str, op: tuple[Operand, Token]) -> Register | Immediate:
     if isinstance(op[0], Symbol):
-        raise p.error(f"expected a register or a constant for {base}, found location {op[0].name!r}", op[1])
+        raise p.error(f"expected a register or a constant for {base}, found location {_quoted(op[0].name)}", op[1])
     return op[0]
 
 
 def _address(p: Parser, base: str, op: tuple[Operand, Token]) -> str:
     if not isinstance(op[0], Symbol):
-        raise p.error(f"expected a location for {base}, found {op[1].text!r}", op[1])
+        raise p.error(f"expected a location for {base}, found {_quoted(op[1].text)}", op[1])
     return op[0].name
 
 
@@ -980,7 +1025,7 @@ def _label_operand(p: Parser, base: str, operands: list, index: int, count: int)
                       operands[-1][1] if operands else None, p.tok.line, p.tok.column)
     op, tok = operands[index]
     if not isinstance(op, Symbol) or not _LABEL.match(op.name) or tok.text in ("[", "&"):
-        raise p.error(f"expected a label for {base}, found {tok.text!r}", tok)
+        raise p.error(f"expected a label for {base}, found {_quoted(tok.text)}", tok)
     return op.name
 
 
@@ -1210,12 +1255,12 @@ def _check(test: LitmusTest, p: Parser) -> None:
             continue
         if isinstance(entry, AliasDecl):
             if entry.target not in declared:
-                raise p.error(f"alias {entry.name!r} names undeclared location {entry.target!r} "
+                raise p.error(f"alias {_quoted(entry.name)} names undeclared location {_quoted(entry.target)} "
                               "(declare it before the alias)", line=entry.line, column=entry.column)
             if entry.name == entry.target:
-                raise p.error(f"location {entry.name!r} cannot alias itself", line=entry.line, column=entry.column)
+                raise p.error(f"location {_quoted(entry.name)} cannot alias itself", line=entry.line, column=entry.column)
         if entry.name in declared:
-            raise p.error(f"location {entry.name!r} declared twice in the initial state",
+            raise p.error(f"location {_quoted(entry.name)} declared twice in the initial state",
                           line=entry.line, column=entry.column)
         declared[entry.name] = entry
     for code in test.code:
@@ -1223,16 +1268,16 @@ def _check(test: LitmusTest, p: Parser) -> None:
         for ins in code:
             if isinstance(ins, Label):
                 if ins.name in labels:
-                    raise p.error(f"label {ins.name!r} defined twice in this thread", line=ins.line, column=ins.column)
+                    raise p.error(f"label {_quoted(ins.name)} defined twice in this thread", line=ins.line, column=ins.column)
                 labels[ins.name] = ins
         for ins in code:
             if isinstance(ins, (Jump, Branch)) and ins.target not in labels:
-                raise p.error(f"unknown label {ins.target!r} (not defined in this thread)", line=ins.line,
+                raise p.error(f"unknown label {_quoted(ins.target)} (not defined in this thread)", line=ins.line,
                               column=ins.column)
     known = set(test.locations_used())
     for tok in p.condition_locations:
         if tok.text not in known:
-            raise p.error(f"unknown location {tok.text!r} in the condition: no initial value and no "
+            raise p.error(f"unknown location {_quoted(tok.text)} in the condition: no initial value and no "
                           "instruction names it", tok)
 
 
@@ -1258,20 +1303,32 @@ def parse(text: str, source: str = "<string>") -> LitmusTest:
     """Parse the text of one litmus test; ``source`` names it in error locations."""
     if not isinstance(text, str):
         raise PtxSpecError("litmus text must be a string", where=Location(source))
+    parser = Parser(text, source)
     try:
-        return Parser(text, source).parse()
-    except RecursionError:
-        raise PtxSpecError("the test nests too deeply (parentheses or '~' in the condition)",
-                           where=Location(source)) from None
+        return parser.parse()
+    except RecursionError:  # only when called with little stack left: the condition's depth is bounded
+        raise PtxSpecError("the test nests too deeply for the stack left", where=parser.loc()) from None
 
 
 def parse_file(path: str | Path) -> LitmusTest:
+    """Read and parse one ``.litmus`` file (UTF-8; a byte-order mark is allowed)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PtxSpecError(f"cannot read litmus file: {exc}", where=Location(str(path))) from None
-    return parse(text, str(path))
+        data = path.read_bytes()
+    except OSError as exc:
+        raise PtxSpecError(f"cannot read the litmus file: {exc.strerror or exc}", where=Location(str(path))) from None
+    return parse(decode(data, str(path)), str(path))
+
+
+def decode(data: bytes, source: str) -> str:
+    """``data`` as UTF-8 text; a byte that is not UTF-8 is an error at its line and column."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        column = len(data[line_start : exc.start].decode("utf-8-sig")) + 1
+        where = Location(source, data.count(b"\n", 0, exc.start) + 1, column)
+        raise PtxSpecError(f"the file is not UTF-8: byte 0x{data[exc.start]:02x} ({exc.reason})", where=where) from None
 
 
 # ---- back to text ------------------------------------------------------------------------------------

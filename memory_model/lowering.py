@@ -33,6 +33,7 @@ event after a conditional branch whose operands were computed from it.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -73,6 +74,8 @@ from ptxspec.memory_model.program import (
 )
 from ptxspec.spec.errors import Location, PtxSpecError
 
+DEFAULT_UNROLL = 2
+"""Backward jumps a path may take in each thread unless the user says otherwise (``--unroll``)."""
 MAX_ROUNDS = 64
 """Rounds of the value-domain fixed point before the domain is declared unbounded."""
 MAX_DOMAIN = 256
@@ -215,6 +218,9 @@ class _Path:
     data: frozenset
     ctrl: frozenset
     writes: tuple
+    complete: bool = True
+    """False for a path cut at the unrolling bound: not a trace, but its writes (made before the
+    cut) are values other reads may return, so they enter the value domain."""
 
 
 class _Runner:
@@ -281,19 +287,26 @@ class _Runner:
             if path is not None:
                 yield path
 
+    def finish(self, state: _State, complete: bool) -> _Path:
+        """The path ``state`` has run: complete (the thread ran to its end) or cut at the bound."""
+        self.paths += 1
+        if self.paths > MAX_PATHS:
+            decl = self.low.test.threads[self.thread]
+            raise PtxSpecError(f"thread {decl.name} has more than {MAX_PATHS} paths; lower the unrolling "
+                               "bound or simplify the test", where=self.low.thread_location(self.thread))
+        if self.paths % 256 == 0:
+            self.low.check_deadline()
+        regs = tuple((r, state.regs.get(r, 0)) for r in self.low.registers[self.thread])
+        return _Path(tuple(state.events), regs, frozenset(state.data), frozenset(state.ctrl_deps),
+                     tuple(state.writes), complete)
+
     def step(self, state: _State, stack: list[_State]) -> _Path | None:
-        """Run ``state`` straight on: return the complete path, or None when the path is cut or
-        splits at a read (its branches are pushed on ``stack``)."""
+        """Run ``state`` straight on: return the path when it ends or is cut at the unrolling bound,
+        or None when it splits at a read (its branches are pushed on ``stack``)."""
         code = self.code
         while True:
             if state.pc >= len(code):
-                self.paths += 1
-                if self.paths > MAX_PATHS:
-                    raise PtxSpecError(f"thread P{self.thread} has more than {MAX_PATHS} paths; lower the unrolling "
-                                       "bound or simplify the test", where=Location(self.low.test.source))
-                regs = tuple((r, state.regs.get(r, 0)) for r in self.low.registers[self.thread])
-                return _Path(tuple(state.events), regs, frozenset(state.data), frozenset(state.ctrl_deps),
-                             tuple(state.writes))
+                return self.finish(state, complete=True)
             ins = code[state.pc]
             occurrence = state.occurrences.get(state.pc, 0)
             state.occurrences[state.pc] = occurrence + 1
@@ -302,13 +315,13 @@ class _Runner:
                 state.pc += 1
             elif isinstance(ins, Jump):
                 if not self.jump(state, self.labels[ins.target]):
-                    return None
+                    return self.finish(state, complete=False)
             elif isinstance(ins, Branch):
                 a, b = _signed(self.value(state, ins.left)), _signed(self.value(state, ins.right))
                 state.ctrl = state.ctrl | self.taint(state, ins.left, ins.right)
                 if _BRANCH[ins.opcode](a, b):
                     if not self.jump(state, self.labels[ins.target]):
-                        return None
+                        return self.finish(state, complete=False)
                 else:
                     state.pc += 1
             elif isinstance(ins, Local):
@@ -443,17 +456,34 @@ def _mask_of(ins: Atomic) -> int:
 # ---- the whole test ----------------------------------------------------------------------------------
 
 
+class OutOfTime(Exception):
+    """The deadline passed before every trace was built (the check is then Unknown)."""
+
+
 class _Lowering:
-    def __init__(self, test: LitmusTest, unroll_bound: int):
+    def __init__(self, test: LitmusTest, unroll_bound: int, deadline: float | None = None):
         if unroll_bound < 0:
             raise PtxSpecError(f"the unrolling bound must be >= 0, not {unroll_bound}")
         self.test = test
         self.unroll_bound = unroll_bound
+        self.deadline = deadline
         self.where = Location(test.source)
         self.addresses = self._addresses()
         self.initial_values = self._initial_values()
         self.registers = self._registers()
         self.domain: Domain = {}
+
+    def check_deadline(self) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise OutOfTime()
+
+    def thread_location(self, thread: int) -> Location:
+        """Where a thread's code starts in the file (its first instruction), or the file."""
+        for ins in self.test.code[thread]:
+            line = getattr(ins, "line", None)
+            if line is not None:
+                return Location(self.test.source, line, getattr(ins, "column", None))
+        return Location(self.test.source)
 
     def physical(self, name: str) -> str:
         return self.addresses[name].physical
@@ -512,6 +542,7 @@ class _Lowering:
             grown = {loc: {v: list(ds) for v, ds in values.items()} for loc, values in domain.items()}
             changed = False
             for t in range(len(self.test.threads)):
+                self.check_deadline()
                 runner = _Runner(self, t, tagged=True)
                 for path in runner.run():
                     for loc, value, derivation in path.writes:
@@ -547,7 +578,8 @@ class _Lowering:
             runner = _Runner(self, t, tagged=False)
             seen: dict[tuple, None] = {}
             for path in runner.run():
-                seen.setdefault((path.events, path.registers, path.data, path.ctrl), None)
+                if path.complete:
+                    seen.setdefault((path.events, path.registers, path.data, path.ctrl), None)
             truncated |= runner.truncated
             traces: list[Trace] = []
             for events, registers, data, ctrl in seen:
@@ -593,8 +625,12 @@ def _registers_of(ins: Instruction) -> Iterator[str]:
 
 
 def _register_order(name: str) -> tuple:
+    """r0, r1, ..., r10 in numeric order (compared as digit strings: no int() of a huge name)."""
     digits = name.lstrip("r%")
-    return (0, int(digits), name) if digits.isdigit() and name.startswith("r") else (1, 0, name)
+    if not (digits.isdigit() and name.startswith("r")):
+        return (1, 0, "", name)
+    value = digits.lstrip("0") or "0"
+    return (0, len(value), value, name)
 
 
 def _observed(test: LitmusTest) -> tuple[Term, ...]:
@@ -609,12 +645,22 @@ def _observed(test: LitmusTest) -> tuple[Term, ...]:
 # ---- entry points ------------------------------------------------------------------------------------
 
 
-def lower(test: LitmusTest, *, unroll_bound: int = 2) -> Program:
-    """Every trace of every thread of ``test``, loops unrolled ``unroll_bound`` times."""
-    return _Lowering(test, unroll_bound).lower()
+def lower(test: LitmusTest, *, unroll_bound: int = DEFAULT_UNROLL, deadline: float | None = None) -> Program:
+    """Every trace of every thread of ``test``, loops unrolled ``unroll_bound`` times.
+
+    ``deadline`` (a ``time.monotonic()`` value): past it, :class:`OutOfTime` is raised."""
+    return _Lowering(test, unroll_bound, deadline).lower()
 
 
-def load(path_or_text: str | Path, *, unroll_bound: int = 2) -> Program:
+def unlowered(test: LitmusTest, *, unroll_bound: int = DEFAULT_UNROLL) -> Program:
+    """A program with the test's name, condition and observed terms but no threads: what a verdict
+    that was not reached (Unknown) refers to."""
+    return Program(name=test.name, source=test.source, addresses={}, initial=(), threads=(),
+                   condition=test.condition, observed=_observed(test), unroll_bound=unroll_bound,
+                   comments=test.comments)
+
+
+def load(path_or_text: str | Path, *, unroll_bound: int = DEFAULT_UNROLL) -> Program:
     """Parse and lower a litmus test given as a path or as its text."""
     if isinstance(path_or_text, Path):
         test = litmus.parse_file(path_or_text)
@@ -632,4 +678,4 @@ def _is_file(text: str) -> bool:
         return False
 
 
-__all__ = ["lower", "load", "local_op", "atomic_op"]
+__all__ = ["lower", "load", "unlowered", "local_op", "atomic_op", "OutOfTime"]

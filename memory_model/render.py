@@ -15,7 +15,10 @@ The text follows herd7's output for a test, line for line::
     Time SB 0.02
 
 ``Required`` replaces ``Allowed`` for a ``forall`` condition. An undecided test prints
-``Unknown`` and no states. The pictures show one execution: the events of each thread in program
+``Unknown`` and no states. An answer that holds only within the unrolling bound (a ``No`` for
+``exists``, an ``Ok`` for ``~exists`` or ``forall``, when some path was cut; herd7 and Dat3M also
+say when a loop bound was reached) prints ``No (bounded)`` or ``Ok (bounded)`` and a ``Bound`` line
+before ``Time``; a ``Note`` line says when ``--engine both`` could not cross-check the answer. The pictures show one execution: the events of each thread in program
 order (a column per thread, the initial writes above), and the relations po, rf, co and fr (co and
 fr drawn between neighbours in coherence order), plus, when given, the edges of the cycle that an
 axiom forbids, highlighted. The SVG is laid out here (a fixed grid, no Graphviz needed), so the
@@ -77,11 +80,14 @@ def text(verdict: Verdict, *, witness: bool = False, why: bool = False) -> str:
     else:
         lines.append(f"States {len(verdict.states)}")
         lines.extend(format_state(verdict.program, state) for state in verdict.states)
-        lines.append("Ok" if verdict.ok else "No")
+        lines.append(verdict.verdict_word)
         lines.append("Witnesses")
         lines.append(f"Positive: {verdict.positive} Negative: {verdict.negative}")
         lines.append(f"Condition {condition_text(verdict)}")
         lines.append(f"Observation {name} {verdict.observation} {verdict.positive} {verdict.negative}")
+    if verdict.bounded:
+        lines.append(bound_line(verdict))
+    lines.extend(f"Note {name} {note}" for note in verdict.notes)
     lines.append(f"Time {name} {verdict.time_s:.2f}")
     if why:
         lines.extend(why_lines(verdict))
@@ -90,10 +96,26 @@ def text(verdict: Verdict, *, witness: bool = False, why: bool = False) -> str:
     return "\n".join(lines)
 
 
+def _outcome_shown(verdict: Verdict) -> bool:
+    """Does some final state show the outcome the condition asks about (so nothing forbids it)?"""
+    from .engine import forbidden_outcome, state_holds
+
+    outcome = forbidden_outcome(verdict.condition)
+    return any(state_holds(verdict.condition.formula, state) == outcome for state in verdict.states or ())
+
+
+def bound_line(verdict: Verdict) -> str:
+    bound = verdict.program.unroll_bound
+    return (f"Bound {verdict.name} unroll {bound}: paths that take a loop more than {bound} time(s) were cut; "
+            f"the answer holds for the executions within the bound (a larger --unroll may find more states)")
+
+
 def why_lines(verdict: Verdict) -> list[str]:
     if verdict.ok is None:
         return ["Why: undecided"]
     if verdict.why is None:
+        if not _outcome_shown(verdict):
+            return ["Why: not determined within the time limit"]
         return ["Why: the outcome is not forbidden (an execution shows it)"]
     if not verdict.why:
         return ["Why: no candidate execution has the outcome (no axiom is needed: the program's paths, values or barriers exclude it)"]
@@ -150,8 +172,11 @@ def axioms_by_name(model_name: str) -> dict:
 
 
 def witness_lines(verdict: Verdict) -> list[str]:
+    if verdict.ok is None:
+        return ["Witness: undecided (no engine finished in time)"]
     if verdict.witness is None:
-        return ["Witness: none (no consistent execution shows the outcome)"]
+        within = " within the unrolling bound" if verdict.program.truncated else ""
+        return [f"Witness: none (no consistent execution{within} shows the outcome)"]
     quantifier = verdict.condition.quantifier
     title = {"exists": "satisfies the condition", "~exists": "refutes the condition", "forall": "refutes the condition"}[quantifier]
     return [f"Witness (an execution that {title}):", *("  " + line for line in witness_text(verdict.program, verdict.witness).splitlines())]
@@ -171,6 +196,11 @@ def json_object(verdict: Verdict, *, witness: bool = False, why: bool = False) -
         "quantifier": verdict.condition.quantifier,
         "condition": condition_text(verdict),
         "ok": verdict.ok,
+        "verdict": verdict.verdict_word,
+        "bounded": verdict.bounded,
+        "unroll": verdict.program.unroll_bound,
+        "truncated": verdict.program.truncated,
+        "notes": list(verdict.notes),
         "observation": verdict.observation,
         "positive": verdict.positive,
         "negative": verdict.negative,
@@ -197,7 +227,8 @@ def json_object(verdict: Verdict, *, witness: bool = False, why: bool = False) -
             obj["rejected"]["axiom"] = cycle.axiom
             obj["rejected"]["cycle"] = [[a, b, cycle.label((a, b))] for a, b in cycle.edges]
     if witness:
-        obj["witness"] = None if verdict.witness is None else execution_object(program, verdict.witness)
+        # Undecided: null, never an execution that would seem to show something.
+        obj["witness"] = None if verdict.ok is None or verdict.witness is None else execution_object(program, verdict.witness)
     return obj
 
 

@@ -80,6 +80,7 @@ from ptxspec.semantics.numerics import (
     round_value,
 )
 from ptxspec.semantics.results import AnyNaN, Interval, Profile, Result
+from ptxspec.semantics.sparse import sparse_mma, sparse_operand
 
 MMA_SECTION = "9.7.14.5.14"
 
@@ -1325,51 +1326,43 @@ def mma_fragments(form, a, b, c, *, profile: Profile, metadata=None, selector: i
 
 
 def sparse_rows(layout, a, metadata, selector: int, *, ordered: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """mma.sp's A as the rows' stored elements ``[..., M, K/2]``, the column of the dense A that
-    each of them takes ``[..., M, K/2]`` (by §9.7.14.6.1's metadata, through
-    :func:`~ptxspec.semantics.matrix_layout.expand_sparse` of the stored elements numbered 1, 2,
-    ...), and the rows whose metadata is undefined ``[..., M]``."""
+    """§9.7.14.6 mma.sp's A as the rows' stored elements ``[..., M, K/2]``, the K position (row of
+    B) that each of them takes ``[..., M, K/2]`` (§9.7.14.6.1's metadata, as
+    :func:`~ptxspec.semantics.matrix_layout.expand_sparse` places them: the one sparse mechanism,
+    :func:`ptxspec.semantics.sparse.selected_k`), and the rows whose metadata is undefined
+    ``[..., M]``."""
     from ptxspec.semantics.matrix_layout import expand_sparse, metadata_layout
 
     e = np.asarray(metadata, dtype=np.uint64)
     stored = layout.to_matrix(a)
-    m, half = stored.shape[-2:]
-    blocks = metadata_layout(layout.shape, layout.element_type).blocks
-    # Number the stored elements within their metadata block (1, 2, ...): the numbers must fit the
-    # element width (4 bits for .s4/.u4), and a block's number and its index give the position.
-    per_stored = half // blocks
-    numbers = np.broadcast_to(np.arange(half, dtype=np.uint64) % per_stored + 1, stored.shape)
-    dense, undefined = expand_sparse(layout, layout.from_matrix(numbers), e, selector, ordered=ordered)
-    flat = dense.reshape(-1, m, dense.shape[-1])
-    per_dense = flat.shape[-1] // blocks
-    cols = np.zeros((flat.shape[0], m, half), dtype=np.intp)
-    t, row, col = np.nonzero(flat)
-    cols[t, row, (col // per_dense) * per_stored + flat[t, row, col].astype(np.intp) - 1] = col
-    return stored, cols.reshape(stored.shape), undefined
+
+    def place(numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return expand_sparse(layout, layout.from_matrix(numbers), e, selector, ordered=ordered)
+
+    operand = sparse_operand(stored, place, metadata_layout(layout.shape, layout.element_type).blocks, layout.cols)
+    return operand.stored, operand.k_index, operand.undefined
 
 
 def sparse_matrix(shape: str, atype: str, btype: str, ctype: str, dtype: str, stored, cols, B, C, *, profile: Profile, satfinite: bool = False):
-    """D of mma.sp from the rows' stored elements of A and their columns (:func:`sparse_rows`):
-    D[i, j] sums the K/2 products ``stored[i, s] * B[cols[i, s], j]`` and C[i, j] -- an mma of
-    K/2 products per row (the elements of B that meet A's zeros take no part). Integers exactly;
-    floats through the datapath ``profile`` measured for mma.sp of this shape, else the spec-level
-    sets of those K/2 products (:func:`spec_dot`)."""
+    """§9.7.14.6 D of mma.sp from the rows' stored elements of A and their K positions
+    (:func:`sparse_rows`): D[i, j] sums the K/2 products ``stored[i, s] * B[cols[i, s], j]`` and
+    C[i, j] (:func:`ptxspec.semantics.sparse.sparse_mma`: the elements of B at A's pruned positions
+    are never read). Integers exactly; floats through the datapath ``profile`` measured for mma.sp
+    of this shape, else the spec-level sets of those K/2 products (:func:`spec_dot`)."""
     from ptxspec.semantics.results import SPEC
 
-    stored, B, C = (np.asarray(x, dtype=np.uint64) for x in (stored, B, C))
-    m, half = stored.shape[-2:]
-    n = B.shape[-1]
-    G = np.take_along_axis(B[..., None, :, :], np.asarray(cols)[..., None], axis=-2)  # [..., M, K/2, N]
-    A1, G1, C1 = stored.reshape(-1, 1, half), G.reshape(-1, half, n), C.reshape(-1, 1, n)
-    if atype in INTEGER_TYPES:
-        D1 = integer_matrix(atype, btype, A1, G1, C1, satfinite=satfinite)
-    else:
+    half = np.shape(stored)[-1]
+    n = np.shape(B)[-1]
+
+    def dense(A1: np.ndarray, G1: np.ndarray, C1: np.ndarray) -> np.ndarray:
+        if atype in INTEGER_TYPES:
+            return integer_matrix(atype, btype, A1, G1, C1, satfinite=satfinite)
         model = datapath_for(profile, atype, btype, ctype, dtype, None, shape, sparse=True)
         if model is not None:
-            D1 = datapath_matrix(model, atype, btype, ctype, dtype, A1, G1, C1)
-        else:
-            D1 = mma_matrix_shape(f"m1n{n}k{half}", atype, btype, ctype, dtype, A1, G1, C1, profile=SPEC)
-    return D1.reshape(C.shape)
+            return datapath_matrix(model, atype, btype, ctype, dtype, A1, G1, C1)
+        return mma_matrix_shape(f"m1n{n}k{half}", atype, btype, ctype, dtype, A1, G1, C1, profile=SPEC)
+
+    return sparse_mma(stored, cols, B, C, dense)
 
 
 def _d_registers(ld, D, undefined_rows):

@@ -9,6 +9,15 @@ The forms (catalogue families of :mod:`ptxspec.spec.matrix`, all "require sm_120
 * ``mma.sp.f8f6f4`` and ``mma.sp.block_scale``: the same with a 2:4-sparse A
   (``mma.sp::ordered_metadata``, m16n8k64 and m16n8k128; §9.7.14.6.3).
 
+**Sparse A.** §9.7.14.6: "the remaining K/2 non-zero elements are packed in the operand
+representing matrix A. The mapping of these K/2 elements to the corresponding K-wide row is
+provided explicitly as metadata." Row ``i`` of D is the sum of the K/2 products of its stored
+elements with the rows of B they select, each with the scale factors of the block of its (logical)
+K position; the one sparse mechanism of mma.sp, wgmma.sp and tcgen05.mma.sp
+(:mod:`ptxspec.semantics.sparse`) gives them. B's pruned positions are never read: an infinity, a
+NaN or a container with non-zero padding there does not reach D (expanding A with zeros would make
+0 * inf = NaN).
+
 **Elements.** "When .kind is .kind::mxf8f6f4 or .kind::f8f6f4, the individual 4-bit and 6-bit
 floating point type elements must be packed in an 8-bit container. The matrix element of type
 .e2m1 resides in central 4 bits of the 8-bit container with padding in the upper 2 bits and lower
@@ -84,6 +93,7 @@ from ptxspec.semantics import mma as _mma
 from ptxspec.semantics.mma import spec_sum
 from ptxspec.semantics.numerics import Value, decode, is_subnormal
 from ptxspec.semantics.results import Profile, Result
+from ptxspec.semantics.sparse import row_problems
 
 BLOCK_SCALING = "9.7.14.3"
 MMA_SECTION = "9.7.14.5.14"
@@ -115,6 +125,15 @@ def element_field(element_type: str, bits: int, element_bits: int = 8) -> tuple[
 def element_value(element_type: str, bits: int, element_bits: int = 8) -> Value:
     """The exact value of a matrix element (the numerics core's decode of its field)."""
     return decode(FORMATS[element_type], element_field(element_type, bits, element_bits)[0])
+
+
+@functools.cache
+def padding_zero(element_type: str, element_bits: int = 8) -> np.ndarray:
+    """§9.7.14.5.14: for every fragment field ``0 .. 2**element_bits - 1`` of ``element_type``,
+    whether its container's padding is zero (:func:`element_field`), as a read-only table."""
+    table = np.array([element_field(element_type, x, element_bits)[1] for x in range(1 << element_bits)], dtype=bool)
+    table.flags.writeable = False
+    return table
 
 
 @functools.cache
@@ -185,9 +204,9 @@ def scale_matrices(scale_a_data: Sequence[int], scale_b_data: Sequence[int], vec
     return sa, sb
 
 
-def block_of(k: int, depth: int, vec: int) -> int:
-    """The block of column ``k`` of a row of A (row ``k`` of B): "each row of matrix A is divided
-    into SFA_N number of blocks" of the logical K."""
+def block_of(k: int | np.ndarray, depth: int, vec: int) -> int | np.ndarray:
+    """The block of column ``k`` of a row of A (row ``k`` of B), or of each of an array of K
+    positions: "each row of matrix A is divided into SFA_N number of blocks" of the logical K."""
     return k // (depth // vec)
 
 
@@ -270,6 +289,12 @@ def mma_block_scale(form, *registers, profile: Profile, active: int = FULL):
     thread-id-b`` -- each 32 lane values (or one int for every lane). Returns one
     :class:`~ptxspec.semantics.warp.WarpResult` per register of D. A warp with inactive lanes
     gives undefined registers ("all threads in the warp must execute the same mma instruction").
+
+    For mma.sp (§9.7.14.6) row ``i`` of D takes its K/2 stored elements times the rows of B they
+    select (:func:`ptxspec.semantics.sparse.row_problems`, positions from
+    :func:`ptxspec.semantics.mma.sparse_rows`), each product with the scale factors of its K
+    position's block; the pruned positions of B are never read, neither their values nor their
+    padding. A dense A is the same with every K position stored.
     """
     from ptxspec.semantics.warp import WarpResult, undefined_warp
 
@@ -289,26 +314,28 @@ def mma_block_scale(form, *registers, profile: Profile, active: int = FULL):
         regs = [_mma._lanes(registers[at + r], f"{o}.{r}") for r in range(count)]
         arrays.append(np.array(regs, dtype=np.uint64).T.reshape(32, count))
         at += count
-    undefined_rows = np.zeros(L["a"].rows, dtype=bool)
     if sparse:
-        from ptxspec.semantics.matrix_layout import expand_sparse
-
-        selector = _uniform(registers[at + 1], "f", "9.7.14.6.3")
-        A, undefined_rows = expand_sparse(L["a"], arrays[0], np.asarray(_mma._lanes(registers[at], "e"), dtype=np.uint64), selector,
-                                          ordered=form["spvariant"] == "sp::ordered_metadata")
+        selector = _uniform(registers[at + 1], "f", MMA_SP_SECTION)
+        stored, k_index, undefined_rows = _mma.sparse_rows(L["a"], arrays[0], _mma._lanes(registers[at], "e"), selector,
+                                                          ordered=form["spvariant"] == "sp::ordered_metadata")
         at += 2
-    else:
-        A = L["a"].to_matrix(arrays[0])
-    B, C = L["b"].to_matrix(arrays[1]), L["c"].to_matrix(arrays[2])
-    m, k = A.shape
-    n = B.shape[1]
+    else:  # a dense A stores every K position
+        stored = L["a"].to_matrix(arrays[0])
+        k_index = np.broadcast_to(np.arange(stored.shape[-1]), stored.shape)
+        undefined_rows = np.zeros(stored.shape[0], dtype=bool)
+    undefined_rows = np.array(undefined_rows, dtype=bool)
+    C = L["c"].to_matrix(arrays[2])
+    # §9.7.14.6: row i of D multiplies its stored elements with the rows of B they select, and
+    # nothing else -- B's pruned positions (their values and their padding) are never read.
+    A1, G, C1 = row_problems(stored, k_index, L["b"].to_matrix(arrays[1]), C)
+    m, n, k = stored.shape[0], C.shape[1], L["a"].cols
     bits = L["a"].element_bits
     atype, btype = form["atype"], form["btype"]
-    undefined_cols = np.zeros(n, dtype=bool)
-    # "must be packed in an 8-bit container ... with padding": non-zero padding is undefined.
-    undefined_rows |= np.array([not all(element_field(atype, int(x), bits)[1] for x in A[i]) for i in range(m)])
-    undefined_cols |= np.array([not all(element_field(btype, int(y), bits)[1] for y in B[:, j]) for j in range(n)])
-    stype, SA, SB, vec = None, None, None, 1
+    # "must be packed in an 8-bit container ... with padding": a D element that reads a container
+    # with non-zero padding is undefined.
+    undefined_rows |= ~padding_zero(atype, bits)[A1[:, 0, :]].all(axis=-1)
+    undefined = ~padding_zero(btype, bits)[G].all(axis=1)  # [M, N]
+    stype, SA, SB = None, None, None
     if scaled:
         from ptxspec.spec.matrix import scale_vec_size
 
@@ -317,22 +344,25 @@ def mma_block_scale(form, *registers, profile: Profile, active: int = FULL):
         sb_data = _mma._lanes(registers[at + 3], "scale-b-data")
         selectors = (_uniform(registers[at + 1], "byte-id-a", BLOCK_SCALING), _uniform(registers[at + 2], "thread-id-a", BLOCK_SCALING),
                      _uniform(registers[at + 4], "byte-id-b", BLOCK_SCALING), _uniform(registers[at + 5], "thread-id-b", BLOCK_SCALING))
-        SA, SB = scale_matrices(sa_data, sb_data, vec, selectors, m, n)
-        undefined_rows |= np.array([not all(scale_byte_defined(stype, s) for s in SA[i]) for i in range(m)])
-        undefined_cols |= np.array([not all(scale_byte_defined(stype, SB[j][col]) for j in range(vec)) for col in range(n)])
-    blocks = [block_of(kk, k, vec) for kk in range(k)]
+        scale_a, scale_b = (np.asarray(x, dtype=np.intp) for x in scale_matrices(sa_data, sb_data, vec, selectors, m, n))
+        # The scale factors of each product: those of the block of its K position.
+        blocks = block_of(np.asarray(k_index, dtype=np.intp), k, vec)  # [M, K'] (K' = K/2 for mma.sp)
+        SA, SB = np.take_along_axis(scale_a, blocks, axis=-1), scale_b[blocks]  # [M, K'], [M, K', N]
+        defined = np.array([scale_byte_defined(stype, b) for b in range(256)])
+        undefined_rows |= ~defined[SA].all(axis=-1)
+        undefined |= ~defined[SB].all(axis=1)
     D = np.empty((m, n), dtype=object)
     from ptxspec.semantics.warp import Undefined
 
     for i in range(m):
-        row = [int(x) for x in A[i]]
-        sa = None if SA is None else [SA[i][blocks[kk]] for kk in range(k)]
+        row = [int(x) for x in A1[i, 0]]
+        sa = None if SA is None else [int(s) for s in SA[i]]
         for j in range(n):
-            if undefined_rows[i] or undefined_cols[j]:
+            if undefined_rows[i] or undefined[i, j]:
                 D[i, j] = Undefined(ld.element_bits)
                 continue
-            sb = None if SB is None else [SB[blocks[kk]][j] for kk in range(k)]
-            D[i, j] = block_scaled_dot(atype, btype, form["ctype"], form["dtype"], row, [int(y) for y in B[:, j]], int(C[i, j]),
+            sb = None if SB is None else [int(s) for s in SB[i, :, j]]
+            D[i, j] = block_scaled_dot(atype, btype, form["ctype"], form["dtype"], row, [int(y) for y in G[i, :, j]], int(C1[i, 0, j]),
                                        stype=stype, sa=sa, sb=sb, element_bits=bits)
     return tuple(WarpResult(tuple(x for x in column), ld.register_bits) for column in _pack(ld, D).T)
 

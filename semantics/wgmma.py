@@ -5,11 +5,15 @@ The instruction is three pieces this package defines elsewhere, put together her
 * where the operands come from (:mod:`ptxspec.semantics.wgmma_layout`): A from the 128 threads'
   registers or from shared memory through its matrix descriptor, B from shared memory through its
   descriptor (canonical layouts, swizzle modes), C from the accumulator registers; for ``.sp`` the
-  sparse A expanded by its metadata;
-* the arithmetic ``D = A * B + D`` (:mod:`ptxspec.semantics.mma`): exact for the integer types;
-  for floating point the spec-level set of :func:`~ptxspec.semantics.mma.spec_dot` per element,
-  or, under a profile, the datapath measured for the type combination
-  (:func:`measured_datapath`);
+  stored elements of A and the row of B each selects by the metadata
+  (:class:`~ptxspec.semantics.sparse.SparseOperand`);
+* the arithmetic ``D = A * B + D`` (:mod:`ptxspec.semantics.mma`, :func:`multiply`): exact for
+  the integer types; for floating point the spec-level set of
+  :func:`~ptxspec.semantics.mma.spec_dot` per element, or, under a profile, the datapath measured
+  for the type combination (:func:`measured_datapath`). For ``.sp`` (§9.7.15.6) each row of D is
+  that arithmetic on the K/2 products of the row's stored elements with the rows of B they select
+  (:func:`ptxspec.semantics.sparse.sparse_mma`, the mechanism mma.sp uses too): B's pruned
+  positions are never read, so an infinity or NaN there does not reach D;
 * where D goes: the accumulator fragment of the 128 threads.
 
 §9.7.15.5.2: "scale-d ... D = A*B+D if scale-d is true, D = A*B otherwise"; "imm-scale-a and
@@ -48,6 +52,7 @@ from ptxspec.semantics import mma
 from ptxspec.semantics import wgmma_layout as wl
 from ptxspec.semantics.numerics import fmt_of
 from ptxspec.semantics.results import SPEC, Profile, pack_lanes, profile_named
+from ptxspec.semantics.sparse import SparseOperand, sparse_mma
 from ptxspec.spec import wgmma as wg
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.errors import OperandError, PtxSpecError
@@ -82,7 +87,15 @@ def _is_integer(type_name: str) -> bool:
     return type_name in mma.INTEGER_TYPES  # .s8, .u8 and .b1 (no sign to flip)
 
 
-def _scale(matrix: np.ndarray, scale: int, type_name: str, name: str, form: Form) -> np.ndarray:
+def negate(matrix: np.ndarray | SparseOperand, type_name: str) -> np.ndarray | SparseOperand:
+    """§9.7.15.5.2 imm-scale = -1: every element of a floating-point matrix with its sign bit
+    flipped (exact negation); of a sparse A its stored elements."""
+    if isinstance(matrix, SparseOperand):
+        return matrix.with_stored(negate(matrix.stored, type_name))
+    return np.asarray(matrix, dtype=np.uint64) ^ np.uint64(1 << (fmt_of(type_name).width - 1))
+
+
+def _scale(matrix: np.ndarray | SparseOperand, scale: int, type_name: str, name: str, form: Form) -> np.ndarray | SparseOperand:
     """imm-scale-a / imm-scale-b: "specify whether to negate matrix A and B" -- 1 keeps the
     matrix, -1 flips the sign bit of every element (exact negation)."""
     if scale not in (1, -1):
@@ -91,7 +104,7 @@ def _scale(matrix: np.ndarray, scale: int, type_name: str, name: str, form: Form
         return matrix
     if _is_integer(type_name):
         raise OperandError(f"{name} = -1 negates a floating-point matrix; {form.text} multiplies .{type_name}", where=form.text, section=SECTION)
-    return matrix ^ np.uint64(1 << (fmt_of(type_name).width - 1))
+    return negate(matrix, type_name)
 
 
 def zero_accumulator(profile: Profile, dtype: str) -> int:
@@ -116,18 +129,31 @@ def measured_datapath(profile: Profile, form: Form) -> mma.Datapath | None:
     return wgmma_measured.datapath(form["atype"], form["btype"], form["dtype"], form["dtype"], form["shape"], wg.is_sparse(form))
 
 
-def _multiply(form: Form, A: np.ndarray, B: np.ndarray, C: np.ndarray, profile: Profile, datapath: mma.Datapath | None) -> np.ndarray:
-    """``D = A*B + C`` over matrices of element bits (``[..., 64, K]``, ``[..., K, N]``,
-    ``[..., 64, N]``): uint64 where every element is determined (integers; a datapath), else an
-    object array of spec-level results."""
+def multiply(form: Form | str, A: np.ndarray | SparseOperand, B: np.ndarray, C: np.ndarray, *, profile: Profile | str = "spec",
+             datapath: mma.Datapath | None = None) -> np.ndarray:
+    """§9.7.15.5.2 (§9.7.15.6.3 for ``.sp``) ``D = A*B + C`` over matrices of element bits (A
+    ``[..., 64, K]`` or a sparse A, B ``[..., K, N]``, C ``[..., 64, N]``): uint64 where every
+    element is determined (integers; the datapath ``datapath`` or the one ``profile`` measured),
+    else an object array of spec-level results. A sparse A multiplies only its stored elements,
+    each with the row of B it selects (:func:`ptxspec.semantics.sparse.sparse_mma`): the same
+    arithmetic on K/2 products per row."""
+    form = _as_form(form)
+    profile = profile_named(profile)
     atype, btype, dtype = form["atype"], form["btype"], form["dtype"]
+    model = None
     if not _is_integer(atype):
         model = datapath if datapath is not None else measured_datapath(profile, form)
+
+    def dense(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> np.ndarray:
         if model is not None:
             return mma.datapath_matrix(model, atype, btype, dtype, dtype, A, B, C)
-    # Integers exact (.satfinite clamps, else wraps; .b1: AND then popc); floats: the spec sets.
-    return mma.mma_matrix_shape(form["shape"], atype, btype, dtype, dtype, A, B, C, profile=SPEC,
-                                satfinite=form.get("satfinite") is not None, bit_op="and" if atype == "b1" else None)
+        # Integers exact (.satfinite clamps, else wraps; .b1: AND then popc); floats: the spec sets.
+        return mma.mma_matrix(atype, btype, dtype, dtype, A, B, C, profile=SPEC, satfinite=form.get("satfinite") is not None,
+                              bit_op="and" if atype == "b1" else None)
+
+    if isinstance(A, SparseOperand):
+        return sparse_mma(A.stored, A.k_index, B, C, dense)
+    return dense(A, B, C)
 
 
 def result_registers(form: Form, d: np.ndarray) -> np.ndarray:
@@ -195,7 +221,7 @@ def wgmma_mma_async(
     B = _scale(B, imm_scale_b, form["btype"], "imm-scale-b", form)
     if not scale_d:  # "D = A*B otherwise"
         C = np.full(C.shape, zero_accumulator(profile, form["dtype"]), dtype=np.uint64)
-    d = _multiply(form, A, B, C, profile, datapath)
+    d = multiply(form, A, B, C, profile=profile, datapath=datapath)
     return WgmmaResult(d, result_registers(form, d))
 
 
@@ -241,9 +267,10 @@ def batch_operands(
     trans_b: int = 0,
     sp_meta=None,
     sp_sel: int = 0,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray | SparseOperand, np.ndarray, np.ndarray]:
     """:func:`~ptxspec.semantics.wgmma_layout.wgmma_operands` for ``n`` instances of one form:
-    (A ``[n, 64, K]`` dense, B ``[n, K, N]``, C ``[n, 64, N]``). ``images``: ``[n, bytes]`` uint8
+    (A ``[n, 64, K]``, or for ``.sp`` a :class:`~ptxspec.semantics.sparse.SparseOperand` of
+    ``[n, 64, K/2]`` stored elements, B ``[n, K, N]``, C ``[n, 64, N]``). ``images``: ``[n, bytes]`` uint8
     (or one ``[bytes]`` image for all); ``a``: A's descriptors ``[n]`` (``[n, 128]``) for the
     ``a-desc`` forms, A's registers ``[n, 128, 4]`` for the ``a`` forms; ``desc_b``: ``[n]``
     (``[n, 128]``); ``d_registers``: ``[n, 128, R]``; ``sp_meta``: ``[n, 128]`` for ``.sp``."""
@@ -280,12 +307,8 @@ def batch_operands(
         meta = np.asarray(sp_meta, dtype=np.uint64)
         if meta.shape != (n, wl.THREADS):
             raise OperandError(f"{form.text}: a batch of {n} takes sp-meta [{n}, 128], got shape {meta.shape}", section=wl.SPARSE)
-        A, undefined = wl.expand_sparse(form["shape"], atype, A, meta, sp_sel)
-        bad = np.flatnonzero(undefined.any(axis=-1))
-        if bad.size:
-            rows = np.flatnonzero(undefined[bad[0]])
-            raise OperandError(f"instance {bad[0]}: sparsity metadata of rows {rows.tolist()[:8]} of A holds invalid values "
-                               "(undefined behavior, §9.7.15.6.1)", section=wl.SPARSE + ".1")
+        A = wl.sparse_operand(form["shape"], atype, A, meta, sp_sel)
+        wl.check_sparse_metadata(A, batch=True)
     B = wl.read_matrix(data, _descriptor_values(desc_b, n, "b-desc"), k, nn, btype, "MN" if trans_b else "K", operand="b")
     C = c_layout.to_matrix(d_registers)
     return A, B, C
@@ -329,9 +352,9 @@ def wgmma_batch(
     keep = np.broadcast_to(keep.astype(bool), (n,))
     if not keep.all():  # "D = A*B otherwise"
         C = np.where(keep[:, None, None], C, np.uint64(zero_accumulator(profile, form["dtype"])))
-    d = _multiply(form, A, B, C, profile, datapath)
+    d = multiply(form, A, B, C, profile=profile, datapath=datapath)
     return d if matrices else result_registers(form, d)
 
 
-__all__ = ["SCALE_D_FALSE_C", "WgmmaResult", "batch_operands", "measured_datapath", "result_registers", "wgmma_batch", "wgmma_mma_async",
-           "zero_accumulator"]
+__all__ = ["SCALE_D_FALSE_C", "WgmmaResult", "batch_operands", "measured_datapath", "multiply", "negate", "result_registers", "wgmma_batch",
+           "wgmma_mma_async", "zero_accumulator"]

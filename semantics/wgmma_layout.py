@@ -51,6 +51,8 @@ import attrs
 import numpy as np
 
 from ptxspec.semantics import matrix_layout as ml
+from ptxspec.semantics import sparse as sparse_mechanism
+from ptxspec.semantics.sparse import SparseOperand
 from ptxspec.spec import wgmma as wg
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.errors import OperandError, PtxSpecError
@@ -546,7 +548,9 @@ def expand_sparse(shape: str, element_type: str, stored, sp_meta, selector: int)
     the manual leaves undefined ("values 0b0000, 0b0101, 0b1010, 0b1111 are invalid values for
     metadata and will result in undefined behavior"; .tf32: "0b1110 and 0b0100 are the only
     meaningful values"). Each warp's 16 rows go through the warp-level
-    :func:`~ptxspec.semantics.matrix_layout.expand_sparse`."""
+    :func:`~ptxspec.semantics.matrix_layout.expand_sparse`. This is the layout (where each stored
+    element sits); the arithmetic never multiplies the zeros it adds: it takes the stored elements
+    and the rows of B they select (:func:`sparse_operand`)."""
     warp = warp_a_layout(shape, element_type, True)
     stored = np.asarray(stored, dtype=np.uint64)
     meta = np.asarray(sp_meta, dtype=np.uint64)
@@ -559,6 +563,34 @@ def expand_sparse(shape: str, element_type: str, stored, sp_meta, selector: int)
         dense.append(d)
         undefined.append(u)
     return np.concatenate(dense, axis=-2), np.concatenate(undefined, axis=-1)
+
+
+def sparse_operand(shape: str, element_type: str, stored: np.ndarray, sp_meta: np.ndarray, selector: int) -> SparseOperand:
+    """§9.7.15.6 The sparse A of ``wgmma.mma_async.sp`` as the arithmetic takes it: the stored
+    64 x K/2 elements and the K position (row of B) of each
+    (:class:`~ptxspec.semantics.sparse.SparseOperand`), the positions placed by
+    :func:`expand_sparse` -- the one reading of the metadata, asked through
+    :func:`ptxspec.semantics.sparse.selected_k` -- and the undefined rows. B's pruned positions
+    are never read (§9.7.15.6: "the remaining K/2 non-zero elements are packed in the operand
+    representing matrix A")."""
+    _, _, k = wg.parse_shape(shape)
+
+    def place(numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return expand_sparse(shape, element_type, numbers, sp_meta, selector)
+
+    return sparse_mechanism.sparse_operand(stored, place, warp_metadata_layout(shape, element_type).blocks, k)
+
+
+def check_sparse_metadata(operand: SparseOperand, batch: bool = False) -> None:
+    """§9.7.15.6.1: "Values 0b0000, 0b0101, 0b1010, 0b1111 are invalid values for metadata and will
+    result in undefined behavior": refuse a sparse A with such a row (naming the instance of a
+    batch ``[n, 64, K/2]``)."""
+    undefined = operand.undefined.reshape(-1, operand.undefined.shape[-1])
+    bad = np.flatnonzero(undefined.any(axis=-1))
+    if bad.size:
+        rows = np.flatnonzero(undefined[bad[0]]).tolist()[:8]
+        where = f"instance {bad[0]}: " if batch else ""
+        raise OperandError(f"{where}sparsity metadata of rows {rows} of A holds invalid values (undefined behavior, §9.7.15.6.1)", section=SPARSE + ".1")
 
 
 def compress_sparse(shape: str, element_type: str, dense, selector: int) -> tuple[np.ndarray, np.ndarray]:
@@ -621,9 +653,11 @@ def wgmma_operands(
     trans_b: int = 0,
     sp_meta=None,
     sp_sel: int = 0,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray | SparseOperand, np.ndarray, np.ndarray]:
     """(A, B, C) of a ``wgmma.mma_async{.sp}`` ``form`` as matrices of element bit patterns
-    (uint64): A 64 x K (dense, also for ``.sp``), B K x N, C 64 x N.
+    (uint64): A 64 x K (for ``.sp`` a :class:`~ptxspec.semantics.sparse.SparseOperand`: the
+    stored 64 x K/2 elements and the row of B each selects; ``.dense()`` shows it as the manual's
+    64 x K matrix), B K x N, C 64 x N.
 
     ``image``: the shared-memory bytes; ``a``: A's descriptor (:class:`MatrixDescriptor`, the
     64-bit value, or the 128 threads' values, which must agree) for the ``a-desc`` forms, or its registers ``[128, 4]`` for the ``a`` forms;
@@ -656,10 +690,8 @@ def wgmma_operands(
     if sparse:
         if sp_meta is None:
             raise OperandError(f"{form.text} needs the sparsity metadata sp-meta of the 128 threads", section=SPARSE)
-        a_matrix, undefined = expand_sparse(form["shape"], atype, a_matrix, sp_meta, sp_sel)
-        if np.any(undefined):
-            rows = np.flatnonzero(undefined.reshape(-1, m).any(axis=0))
-            raise OperandError(f"sparsity metadata of rows {rows.tolist()[:8]} of A holds invalid values (undefined behavior, §9.7.15.6.1)", section=SPARSE + ".1")
+        a_matrix = sparse_operand(form["shape"], atype, a_matrix, sp_meta, sp_sel)
+        check_sparse_metadata(a_matrix)
     b_matrix = read_matrix(image, one_descriptor(desc_b, "b-desc"), k, n, btype, _major(trans_b), operand="b")
     c_matrix = fragment_layout(form["shape"], "c", form["dtype"]).to_matrix(c_registers)
     return a_matrix, b_matrix, c_matrix
@@ -674,5 +706,5 @@ def wgmma_result_registers(form: Form, d_matrix) -> np.ndarray:
 __all__ = [
     "MatrixDescriptor", "base_offset_for", "canonical_offset", "swizzle_address", "element_address",
     "read_matrix", "write_matrix", "descriptor_array", "WarpgroupFragmentLayout", "fragment_layout", "expand_sparse",
-    "compress_sparse", "metadata_field", "wgmma_operands", "wgmma_result_registers", "PtxSpecError",
+    "sparse_operand", "check_sparse_metadata", "compress_sparse", "metadata_field", "wgmma_operands", "wgmma_result_registers", "PtxSpecError",
 ]

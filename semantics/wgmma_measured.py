@@ -20,10 +20,11 @@ is numerics.
   (:data:`ptxspec.semantics.mma.SM90_FUSED`): one fused step, every product and C cut 25 bits below
   the largest exponent (toward zero), summed exactly, truncated into .f32 or rounded to nearest
   even into .f16; every zero +0; beyond range an infinity. 0 mismatches of 1.37 * 10^6 dot
-  products. (For .sp the zero half of A adds nothing to a fused step.)
+  products. (For .sp the step takes the K/2 products of the stored elements with the rows of B
+  they select, :mod:`ptxspec.semantics.sparse`; B's pruned positions are never read.)
 * ``.e4m3``/``.e5m2`` (all four pairs; .sp e4m3.e4m3 -> .f32; imm-scale-b = -1): NOT the mma
   datapath (which rounds two steps of 16 products into full .f32). wgmma takes all K products
-  (32; 64 logical for .sp) and C in ONE fused step, each cut **13** bits below the largest exponent
+  (32; for .sp the 32 stored products of the 64 logical K) and C in ONE fused step, each cut **13** bits below the largest exponent
   (toward zero), summed exactly; into ``.f32`` the sum is truncated to **13 mantissa bits**
   (``via=(8, 13)``, toward zero), into ``.f16`` it is rounded to nearest even. 0 mismatches of
   0.83 * 10^6 dot products; each neighbour of the fit (12 or 14 alignment bits, 12 or 14 mantissa
@@ -43,6 +44,13 @@ into .f32 and :data:`SM90_WGMMA_FP8_F16` into .f16 (docs/wgmma-silicon.rst, "Rou
 counts and the separating evidence). With round 2 every floating-point wgmma/wgmma.sp combination
 legal on sm_90a has a measured datapath; :func:`datapath` returns None for integer types (exact)
 and for combinations the manual does not allow.
+
+Round 3 (conformance/data/sm_90/{wgmma-pruned-0.npz, meta-wgmma-pruned.json}, part ``pruned`` of
+the same campaign, an NVIDIA H100 80GB HBM3; issue 14) puts infinities, NaNs and the largest
+finite numbers in B where the sparse A is pruned (.sp f16, bf16, tf32, e4m3, e5m2; selectors 0
+and 1): the .sp datapaths above, fed only the stored products, give every recorded register
+(0 mismatches of 329,728); multiplying a zero-expanded A with all of B misses 204 of the 208
+instances (docs/wgmma-silicon.rst, "Round 3").
 """
 
 from __future__ import annotations

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import attrs
 
+MAX_LINE = 2000
+"""Longest error line: an input can make a message echo a huge token; its middle is cut."""
+
 
 @attrs.frozen
 class Location:
@@ -42,12 +45,14 @@ class PtxSpecError(Exception):
         self.section = section
 
     def one_line(self) -> str:
+        """``where: message (§section)`` as one printable line, whatever the input held (see
+        :func:`printable`)."""
         text = self.message
         if self.section and f"§{self.section}" not in text:
             text = f"{text} (§{self.section})"
         if self.where is not None:
             text = f"{self.where}: {text}"
-        return text
+        return printable(text)
 
     def __str__(self) -> str:
         return self.one_line()
@@ -59,3 +64,16 @@ class IllegalForm(PtxSpecError):
 
 class OperandError(PtxSpecError):
     """An operand that does not fit the instruction form (count, width, syntax)."""
+
+
+def printable(text: str) -> str:
+    """``text`` as one printable line: every character that would not print as itself (control
+    characters such as ESC, line breaks, tabs, unassigned or lone surrogate code points) is written
+    as Python writes it in a string literal (``\\x1b``, ``\\r``, ``\\u2028``), and a text
+    longer than :data:`MAX_LINE` loses its middle."""
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    if len(text) > MAX_LINE:
+        cut = len(text) - MAX_LINE
+        text = f"{text[: MAX_LINE * 3 // 4]} ... [{cut} characters cut] ... {text[len(text) - MAX_LINE // 4 :]}"
+    return text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
 import attrs
@@ -32,7 +33,7 @@ from ptxspec.memory_model.litmus import (
     ThreadDecl,
 )
 from ptxspec.memory_model.program import And, Compare, Condition, Constant, LocationTerm, Not, Or, RegisterTerm
-from ptxspec.spec.errors import PtxSpecError
+from ptxspec.spec.errors import MAX_LINE, Location, PtxSpecError
 
 CORPUS = Path(os.environ.get("PTXSPEC_LITMUS_DIR",
                              Path(__file__).resolve().parents[1].parent / "shared" / "litmus" / "dat3m"))
@@ -292,15 +293,159 @@ def test_located_error(name):
     assert fragment in message
 
 
-def test_deep_nesting_is_a_ptxspec_error():
-    text = "PTX t\n{ x=0; }\n P0@cta 0,gpu 0 ;\n st.weak x, 1 ;\nexists " + "(" * 5000 + "x == 1" + ")" * 5000
-    with pytest.raises(PtxSpecError, match="nests too deeply"):
-        litmus.parse(text)
+HEAD = "PTX t\n{ x=0; }\n P0@cta 0,gpu 0 ;\n st.weak x, 1 ;\nexists "
+
+
+def _error(text: str, source: str = "t") -> str:
+    with pytest.raises(PtxSpecError) as info:
+        litmus.parse(text, source)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("opening", ["(", "~", "!", "~(", "(x == 0 /\\ ", "(x == 0 \\/ ~"])
+def test_deep_nesting_is_a_located_error(opening):
+    """Nesting is bounded (so that no recursion overflows) and the error points at the level too many."""
+    deep = HEAD + opening * 5000 + "x == 1" + ")" * (5000 * opening.count("("))
+    message = _error(deep)
+    column = len("exists ") + len(opening) * litmus.MAX_NESTING // opening.count("(" if "(" in opening else opening[0])
+    assert message.startswith("t:5:"), message
+    assert "nests more than 100 deep" in message
+    if opening in ("(", "~", "!"):
+        assert message.startswith(f"t:5:{column + 1}: "), message
+
+
+def test_nesting_up_to_the_bound_parses():
+    formula = litmus.parse(HEAD + "~(" * 50 + "x == 1" + ")" * 50).condition.formula
+    for _ in range(50):
+        assert isinstance(formula, Not)
+        formula = formula.operand
+    assert formula == Compare("==", LocationTerm("x"), Constant(1))
 
 
 def test_unreadable_file_is_a_ptxspec_error(tmp_path):
     with pytest.raises(PtxSpecError, match="cannot read"):
         litmus.parse_file(tmp_path / "absent.litmus")
+    with pytest.raises(PtxSpecError, match=rf"^{re.escape(str(tmp_path))}: cannot read the litmus file: Is a directory"):
+        litmus.parse_file(tmp_path)
+
+
+@pytest.mark.parametrize("data,line,column,byte", [
+    (b"PTX t\n{ x=\xff0; }", 2, 5, "0xff"),
+    (b"\xc3PTX t", 1, 1, "0xc3"),
+    ("PTX t\n(* \u00e9\u00e9 *) \n\n  \u20ac x".encode() + b"\xe2\x82", 4, 6, "0xe2"),
+    (b"PTX t\r\n{ \xed\xa0\x80 }", 2, 3, "0xed"),
+], ids=["init", "first byte", "after multi-byte characters", "surrogate"])
+def test_non_utf8_file_is_located_at_the_first_bad_byte(tmp_path, data, line, column, byte):
+    path = tmp_path / "t.litmus"
+    path.write_bytes(data)
+    with pytest.raises(PtxSpecError) as info:
+        litmus.parse_file(path)
+    assert str(info.value).startswith(f"{path}:{line}:{column}: the file is not UTF-8: byte {byte} "), str(info.value)
+
+
+def test_byte_order_mark_is_allowed(tmp_path):
+    path = tmp_path / "t.litmus"
+    path.write_bytes(b"\xef\xbb\xbf" + (HEAD + "x == 1").encode())
+    assert litmus.parse_file(path).name == "t"
+
+
+# ---- numbers ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value,expected", [
+    ("18446744073709551615", 2**64 - 1), ("0xFFFFFFFFFFFFFFFF", 2**64 - 1), ("-9223372036854775808", -(2**63)),
+    ("0x" + "0" * 5000 + "1", 1), ("0" * 5000 + "7", 7), ("-0", 0),
+], ids=["2**64-1", "hex 2**64-1", "-2**63", "hex with 5000 zeros", "5000 zeros", "-0"])
+def test_64_bit_values(value, expected):
+    test = litmus.parse(HEAD.replace("x=0", f"x={value}") + "x == 1")
+    assert test.init[0].value == expected
+
+
+@pytest.mark.parametrize("value", ["18446744073709551616", "0x10000000000000000", "-9223372036854775809",
+                                   "1" * 4301, "0x" + "f" * 5000, "-" + "9" * 10**5], ids=lambda v: v[:24])
+@pytest.mark.parametrize("place", ["init", "register init", "operand", "condition", "placement"])
+def test_values_beyond_64_bits_are_located_errors(value, place):
+    texts = {
+        "init": (HEAD.replace("x=0", f"x={value}") + "x == 1", "t:2:5: "),
+        "register init": (HEAD.replace("x=0;", f"x=0; P0:r1={value};") + "x == 1", "t:2:14: "),
+        "operand": (HEAD.replace("st.weak x, 1", f"st.weak x, {value}") + "x == 1", "t:4:13: "),
+        "condition": (HEAD + f"x == {value}", "t:5:13: "),
+        "placement": (HEAD.replace("cta 0", f"cta {value}") + "x == 1", "t:3:9: "),
+    }
+    text, where = texts[place]
+    message = _error(text)
+    assert message.startswith(where) and "does not fit in 64 bits" in message, message
+    assert len(message) < 300
+
+
+@pytest.mark.parametrize("text,where,fragment", [
+    (HEAD.replace("x=0;", "x=0; 0x1:r0=0;") + "x == 1", "t:2:8: ", "a thread index is decimal ('1' or 'P1'), found '0x1'"),
+    (HEAD + "0x0:r0 == 1", "t:5:8: ", "a thread index is decimal"),
+    (HEAD.replace("x=0;", "x=0; P" + "9" * 5000 + ":r0=0;") + "x == 1", "t:2:8: ", "unknown thread 'P999"),
+    (HEAD + "P" + "9" * 5000 + ":r0 == 1", "t:5:8: ", "unknown thread 'P999"),
+    (HEAD.replace("P0@", "P" + "0" * 5000 + "1@") + "x == 1", "t:3:2: ", "expected thread P0 in column 1"),
+], ids=["hex in init", "hex in condition", "huge in init", "huge in condition", "huge in header"])
+def test_thread_indices_are_decimal_and_small(text, where, fragment):
+    message = _error(text)
+    assert message.startswith(where) and fragment in message, message
+
+
+def test_thread_index_with_leading_zeros_still_counts():
+    test = litmus.parse(HEAD.replace("x=0;", "x=0; 00:r0=5;") + "P00:r0 == 5")
+    assert test.init[1].thread == 0
+
+
+# ---- the scanner ----------------------------------------------------------------------------------------
+
+
+def test_positions_after_multi_line_comments_strings_and_crlf():
+    text = 'PTX t\r\n"a\nb"\r\n{ (* one\ntwo *) x=0; // c\n }\n P0@cta 0,gpu 0 ;\n\t st.weak x, 1 ;\nexists (x == 1)'
+    test = litmus.parse(text)
+    assert test.comments == ("a\nb",)
+    assert (test.init[0].line, test.init[0].column) == (5, 8)
+    store = test.code[0][0]
+    assert (store.line, store.column) == (8, 3)
+    assert _error(text.replace("st.weak", "st.nope")).startswith("t:8:6: ")
+    assert _error(text + "\n\n  ?").startswith("t:11:3: ")
+    assert _error("PTX t\n{ x=0; }\n  (* open\n").startswith("t:3:3: unterminated comment")
+    assert _error('PTX t\n{ x=0; }\n   "open\n').startswith("t:3:4: unterminated string")
+
+
+def test_a_megabyte_condition_parses_in_linear_time():
+    """The scanner keeps its line and column as it goes (it once recounted the line breaks before
+    every token: 1 MB took minutes)."""
+    text = HEAD + "(" + " /\\\n ".join(["x == 1"] * 91_000) + ")\n"
+    assert len(text) > 1_000_000
+    start = time.process_time()
+    test = litmus.parse(text)
+    seconds = time.process_time() - start
+    assert len(test.condition.formula.operands) == 91_000
+    assert seconds < 15, f"{seconds:.1f} s of CPU"
+
+
+def test_a_megabyte_token_makes_a_short_message():
+    message = _error(HEAD + "x == 1 " + "y" * 1_000_000)
+    assert message.startswith("t:5:15: ") and "(1000000 characters)" in message and len(message) < 200
+
+
+# ---- error lines are printable --------------------------------------------------------------------------
+
+
+def test_error_line_escapes_control_characters():
+    error = PtxSpecError("bad \x1b[2J\r\n\t\u2028\x00 end", where=Location("a\x07.litmus", 1, 2))
+    assert error.one_line() == "a\\x07.litmus:1:2: bad \\x1b[2J\\r\\n\\t\\u2028\\x00 end"
+    assert str(error) == error.one_line() and error.one_line().isprintable()
+
+
+def test_error_line_keeps_printable_text_and_cuts_a_huge_one():
+    assert PtxSpecError("é ∀ 'quoted' \\ ok").one_line() == "é ∀ 'quoted' \\ ok"
+    line = PtxSpecError("x" * 10**6 + " the end").one_line()
+    assert len(line) < MAX_LINE + 100 and line.endswith("the end") and "characters cut" in line
+
+
+def test_comment_inside_an_instruction_is_escaped_in_the_error():
+    message = _error(HEAD.replace("st.weak x, 1", "st.weak (* \x1b[31m *) x") + "x == 1")
+    assert message.isprintable(), message
 
 
 # ---- fuzzing and round trips --------------------------------------------------------------------------

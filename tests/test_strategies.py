@@ -352,16 +352,16 @@ def test_a_barrier_changes_a_verdict():
     # once bar.cta.sync separates the writes from the reads (§8.9.4 item 2).
     text = ("PTX mp\n{\nx=0; y=0;\nP1:r0=0; P1:r1=0;\n}\nP0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n"
             "st.weak x, 1 | ld.weak r0, y ;\n{bar}st.weak y, 1 | ld.weak r1, x ;\nexists (P1:r0 == 1 /\\ P1:r1 == 0)\n")
-    assert check(lower(litmus.parse(text.replace("{bar}", ""))), engine="both").ok is True
+    assert check(lower(litmus.parse(text.replace("{bar}", ""))), engine="both", full_cross_check=True).ok is True
     barrier = text.replace("{bar}", "bar.cta.sync 0 | bar.cta.sync 0 ;\n")
-    assert check(lower(litmus.parse(barrier)), engine="both").ok is False
+    assert check(lower(litmus.parse(barrier)), engine="both", full_cross_check=True).ok is False
 
 
 @pytest.mark.heavy
 @pytest.mark.parametrize("chunk", range(8))
 def test_engines_agree_on_larger_litmus_tests_heavy(chunk):
     for test in collect(litmus_tests(threads=(2, 3), instructions=(1, 4), locations=("x", "y", "z")), 25, chunk):
-        verdict = check(lower(test), engine="both", timeout_s=20)
+        verdict = check(lower(test), engine="both", timeout_s=20, full_cross_check=True)
         assert verdict.ok is not None, litmus.format_test(test)
 
 
@@ -370,7 +370,7 @@ def test_engines_agree_on_larger_litmus_tests_heavy(chunk):
 def test_engines_agree_on_litmus_tests_with_barriers_and_proxies_heavy(chunk):
     strategy = litmus_tests(threads=(2, 3), instructions=(1, 3), locations=("x", "y", "z"), barriers=True, proxies=True)
     for test in collect(strategy, 20, chunk):
-        verdict = check(lower(test), engine="both", timeout_s=20)
+        verdict = check(lower(test), engine="both", timeout_s=20, full_cross_check=True)
         assert verdict.ok is not None, litmus.format_test(test)
 
 

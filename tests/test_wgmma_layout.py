@@ -662,7 +662,9 @@ def test_sparse_operands(text, selector, registers):
     a = wl.fragment_layout(form["shape"], "a", form["atype"], sparse=True).from_matrix(stored) if registers else desc_a
     c_regs = np.zeros((128, wg.d_registers(form["shape"], form["dtype"])), dtype=np.uint64)
     got_a, got_b, got_c = wl.wgmma_operands(form, image, a, desc_b, c_regs, sp_meta=meta, sp_sel=selector)
-    np.testing.assert_array_equal(got_a, dense)
+    np.testing.assert_array_equal(got_a.stored, stored)  # the arithmetic's A: stored elements and their K positions
+    np.testing.assert_array_equal(got_a.dense(), dense)  # shown as the manual's 64 x K matrix
+    np.testing.assert_array_equal(np.take_along_axis(dense, got_a.k_index, axis=-1), stored)
     np.testing.assert_array_equal(got_b, b)
     assert not got_c.any()
     with pytest.raises(OperandError, match="invalid values"):

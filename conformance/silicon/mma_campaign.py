@@ -99,6 +99,7 @@ import numpy as np
 from ptxspec.conformance.silicon.record import assemble, command_line
 from ptxspec.conformance.silicon import mma_device
 from ptxspec.semantics.numerics import Exact, Rounding, canonical_nan, decode, infinity, round_value, to_fraction
+from ptxspec.semantics.sparse import row_problems, selected_b, sparse_mma
 from ptxspec.spec.types import FORMATS
 
 #: Random mma per combination (besides the designed probes): 1000, i.e. 1.28 * 10^5 dot products
@@ -1174,12 +1175,6 @@ def sparse_positions(combo: SparseCombination, e_lanes: np.ndarray, selector: in
     return cols, undefined
 
 
-def gather_b(B: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """``[..., M, K/2, N]``: for each row of A the rows of B its stored elements multiply."""
-    B = np.asarray(B, dtype=np.uint64)
-    return np.take_along_axis(B[..., None, :, :], cols[..., :, :, None], axis=-2)
-
-
 def _random_fields(rng, fields: list[int], shape) -> np.ndarray:
     return np.asarray(fields, dtype=np.uint64)[rng.integers(0, len(fields), size=shape)]
 
@@ -1368,20 +1363,26 @@ def sparse_operands(rec: SparseRecording, select=slice(None)):
 def sparse_matrices(rec: SparseRecording, select=slice(None)):
     """The recorded mma ``select`` as per-row problems: A's stored rows ``[mma, M, K/2]``, the rows
     of B they meet ``[mma, M, K/2, N]``, C and D ``[mma, M, N]`` (element bits)."""
+    stored, cols, B, C, D = _defined_operands(rec, select)
+    return stored, selected_b(B, cols), C, D
+
+
+def _defined_operands(rec: SparseRecording, select=slice(None)):
+    """:func:`sparse_operands` without the undefined rows (a recording never has them) and with
+    the recorded D ``[mma, M, N]``."""
     stored, cols, undefined, B, C = sparse_operands(rec, select)
     if undefined.any():
         raise ValueError(f"{rec.name}: recorded metadata the manual leaves undefined")
-    D = sparse_layout(rec.combination, "d").to_matrix(rec.d[select])
-    return stored, gather_b(B, cols), C, D
+    return stored, cols, B, C, sparse_layout(rec.combination, "d").to_matrix(rec.d[select])
 
 
 def sparse_rows_as_mma(rec: SparseRecording, select=slice(None)):
-    """The recorded mma as dense mma of one row and K/2 products each: ``[mma*M, 1, K/2]``,
-    ``[mma*M, K/2, N]``, ``[mma*M, 1, N]`` twice (the shapes :func:`fit` and :func:`mismatches` take)."""
-    A, G, C, D = sparse_matrices(rec, select)
-    m, half = A.shape[-2:]
-    n = C.shape[-1]
-    return A.reshape(-1, 1, half), G.reshape(-1, half, n), C.reshape(-1, 1, n), D.reshape(-1, 1, n)
+    """The recorded mma as dense mma of one row and K/2 products each
+    (:func:`ptxspec.semantics.sparse.row_problems`): ``[mma*M, 1, K/2]``, ``[mma*M, K/2, N]``,
+    ``[mma*M, 1, N]`` twice (the shapes :func:`fit` and :func:`mismatches` take)."""
+    stored, cols, B, C, D = _defined_operands(rec, select)
+    A1, G1, C1 = row_problems(stored, cols, B, C)
+    return A1, G1, C1, D.reshape(C1.shape)
 
 
 def sparse_expected(rec: SparseRecording, profile=None, select=slice(None)) -> np.ndarray:
@@ -1559,11 +1560,7 @@ def sparse_model_registers(rec: SparseRecording, model=None, select=slice(None))
         from ptxspec.semantics.mma import datapath_matrix
 
         stored, cols, _, B, C = sparse_operands(rec, select)
-        m, half = stored.shape[-2:]
-        G = gather_b(B, cols)
-        n = G.shape[-1]
-        D = datapath_matrix(model, combo.a, combo.b, combo.c, combo.d, stored.reshape(-1, 1, half), G.reshape(-1, half, n),
-                            C.reshape(-1, 1, n)).reshape(stored.shape[:-1] + (n,))
+        D = sparse_mma(stored, cols, B, C, lambda A1, G1, C1: datapath_matrix(model, combo.a, combo.b, combo.c, combo.d, A1, G1, C1))
     if np.asarray(D).dtype == object:
         raise ValueError(f"{rec.name}: the sm_90 profile pins no datapath for this mma.sp form (spec-level sets only)")
     return np.asarray(sparse_layout(combo, "d").from_matrix(np.asarray(D, dtype=np.uint64))).astype(np.uint32)

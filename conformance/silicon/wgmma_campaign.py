@@ -3,13 +3,18 @@
 
 Commands::
 
-    python -m ptxspec.conformance.silicon.wgmma_campaign prepare BUNDLE [more] # here (ptxas)
+    python -m ptxspec.conformance.silicon.wgmma_campaign prepare BUNDLE [more|pruned] # here (ptxas)
     python3 conformance/silicon/wgmma_device.py selfcheck BUNDLE OUT       # GPU: the quick check
     python3 conformance/silicon/wgmma_device.py run BUNDLE OUT             # GPU: the campaign
     python -m ptxspec.conformance.silicon.wgmma_campaign verify DIR        # here: replay
     python -m ptxspec.conformance.silicon.wgmma_campaign fit DIR [NAME...] # here: datapath search
     python -m ptxspec.conformance.silicon.wgmma_campaign spec-check DIR [NAME...]  # manual's sets
     python -m ptxspec.conformance.silicon.wgmma_campaign digests DIR       # SHA-256 per kernel
+
+Round 3 (issue 14: infinities, NaNs and the largest finite numbers in B where a sparse A is pruned,
+:data:`PRUNED_COMBINATIONS`, :func:`pruned_matrices`) is the part ``pruned``: ``prepare BUNDLE
+pruned``, then ``verify --part pruned``; its files are ``wgmma-pruned-0.npz`` and
+``meta-wgmma-pruned.json``, every instance stored.
 
 Round 2 (every sm_90a combination round 1 did not record: :data:`MORE_COMBINATIONS`) is the part
 ``more``: ``prepare BUNDLE more``, then ``verify``/``fit``/``spec-check`` with ``--more``; its
@@ -63,6 +68,7 @@ import numpy as np
 from ptxspec.conformance.silicon import mma_campaign, wgmma_device
 from ptxspec.conformance.silicon.record import assemble, ptxas_version
 from ptxspec.semantics import wgmma_layout as wl
+from ptxspec.semantics.sparse import SparseOperand, row_problems
 from ptxspec.spec import wgmma as wg
 from ptxspec.spec.types import FORMATS
 
@@ -100,6 +106,7 @@ class Combination:
     main: bool = True  # main: RANDOM instances, other N, probes; else a variant: RANDOM_VARIANT
     tag: str = ""  # appended to the name (round 2: a form round 1 recorded as a variant)
     scale_probe: bool = False  # round 2: only the designed scale-d-false instances (:func:`scale_d_matrices`)
+    pruned: bool = False  # round 3 (issue 14): only the designed pruned-position instances (:func:`pruned_matrices`)
 
     @property
     def k(self) -> int:
@@ -125,6 +132,8 @@ class Combination:
             parts.append("sat")
         if self.scale_probe:
             parts.append("scaled")
+        if self.pruned:
+            parts.append("pruned")
         if self.tag:
             parts.append(self.tag)
         return "-".join(parts)
@@ -230,9 +239,27 @@ MORE_COMBINATIONS: tuple[Combination, ...] = (
     C("f16", "f16", "f16", scale_probe=True, main=False),
 )
 
-#: The campaign's parts: round 1 ("") and round 2 ("more"); a part's files are
-#: ``wgmma{-part}-<i>.npz`` and ``meta-wgmma{-part}.json``.
-PARTS: dict[str, tuple[Combination, ...]] = {"": COMBINATIONS, "more": MORE_COMBINATIONS}
+#: Round 3 (the part ``pruned``, issue 14; files ``wgmma-pruned-*.npz``, ``meta-wgmma-pruned.json``):
+#: does wgmma.sp read B where A is pruned? Designed instances only (:func:`pruned_matrices`): B holds
+#: infinities, NaNs and the largest finite numbers at the K positions the rows of A prune, A and C
+#: ordinary and special values; every floating-point wgmma.sp multiplicand type, both sparsity
+#: selectors where the manual allows them, A from shared memory and from registers, N = 16 and 40.
+PRUNED_COMBINATIONS: tuple[Combination, ...] = tuple(
+    C(a, b, d, sparse=True, sp_sel=sel, a_registers=regs, main=False, pruned=True)
+    for a, b, d, sel, regs in (
+        ("f16", "f16", "f32", 0, False), ("f16", "f16", "f32", 1, False), ("f16", "f16", "f16", 0, False), ("f16", "f16", "f16", 1, False),
+        ("bf16", "bf16", "f32", 0, False), ("bf16", "bf16", "f32", 1, False), ("tf32", "tf32", "f32", 0, False), ("tf32", "tf32", "f32", 1, False),
+        ("e4m3", "e4m3", "f32", 0, False), ("e5m2", "e5m2", "f32", 0, False), ("e4m3", "e5m2", "f16", 0, False),
+        ("f16", "f16", "f32", 1, True), ("e4m3", "e4m3", "f32", 0, True),
+    )
+)
+PRUNED_N = (16, 40)
+#: Instances per pruned kernel: the four designs of :func:`pruned_matrices`, twice.
+PRUNED_INSTANCES = 8
+
+#: The campaign's parts: round 1 (""), round 2 ("more") and round 3 ("pruned"); a part's files
+#: are ``wgmma{-part}-<i>.npz`` and ``meta-wgmma{-part}.json``.
+PARTS: dict[str, tuple[Combination, ...]] = {"": COMBINATIONS, "more": MORE_COMBINATIONS, "pruned": PRUNED_COMBINATIONS}
 #: Round 2: the other N (powers of two: one digest covers 2^k registers) and the largest N whose
 #: random instances are kept in full.
 MORE_OTHER_N = (8, 16, 64)
@@ -418,18 +445,118 @@ def scale_d_matrices(combo: Combination) -> dict[str, np.ndarray]:
     return {"A": np.stack([A, A, A]), "B": np.stack([B, B, B]), "C": np.stack([Cf, Cp, Cn]), "scale": np.array([0, 1, 1], dtype=np.uint32)}
 
 
-def build_instances(combo: Combination, n: int, A, B, Cm, descs, image_bytes: int) -> dict[str, np.ndarray]:
+def _ordinary(rng, t: str, shape) -> np.ndarray:
+    """Element bits of float type ``t``: random sign and mantissa, exponent within 4 of the bias."""
+    f = FORMATS[t]
+    e, m = f.exponent_bits, f.mantissa_bits
+    sign = rng.integers(0, 2, shape, dtype=np.uint64) << np.uint64(e + m)
+    exponent = rng.integers(f.bias - 4, f.bias + 5, shape, dtype=np.uint64) << np.uint64(m)
+    return (sign | exponent | rng.integers(0, 1 << m, shape, dtype=np.uint64)) << np.uint64(f.shift)
+
+
+def special_values(t: str) -> dict[str, int]:
+    """The special elements of float type ``t`` the pruned probe uses: +-infinity (.e4m3 has none:
+    its NaNs), NaNs (the canonical one and the smallest payload), the largest finite numbers, +-0
+    and the smallest subnormals."""
+    f = FORMATS[t]
+    enc = mma_campaign.encode
+    top = ((1 << f.exponent_bits) - 1) << f.mantissa_bits << f.shift
+    nan = enc(t, "nan")
+    inf = enc(t, "inf") if f.has_infinity else nan
+    huge = (top - (1 << f.shift)) if f.has_infinity else nan - (1 << f.shift)  # all ones below the top field / below the NaN
+    snan = (top | (1 << f.shift)) if f.has_infinity else nan  # the smallest NaN payload (signalling in IEEE's reading)
+    return {"inf": inf, "-inf": inf | f.sign_mask, "nan": nan, "-nan": nan | f.sign_mask, "snan": snan, "huge": huge, "-huge": huge | f.sign_mask,
+            "+0": 0, "-0": f.sign_mask, "tiny": 1 << f.shift, "-tiny": (1 << f.shift) | f.sign_mask}
+
+
+def _with_specials(rng, t: str, values: np.ndarray, rate: float, names=None) -> np.ndarray:
+    """``values`` with a fraction ``rate`` replaced by special elements (of ``names``, default all)."""
+    table = special_values(t)
+    pool = np.array([table[k] for k in (names or table)], dtype=np.uint64)
+    return np.where(rng.random(values.shape) < rate, pool[rng.integers(0, pool.size, values.shape)], values).astype(np.uint64)
+
+
+def _kept_pattern(rng, combo: Combination, rows: int, per_row: bool) -> np.ndarray:
+    """Which K positions each row of A keeps ``[rows, K]``: in each block of 4 (2 for .tf32) two
+    (one) positions, drawn per row, or once for every row."""
+    group, keep = (2, 1) if combo.atype == "tf32" else (4, 2)
+    out = np.zeros((rows, combo.k), dtype=bool)
+    for r in range(rows):
+        if per_row or r == 0:
+            row = np.zeros(combo.k, dtype=bool)
+            for start in range(0, combo.k, group):
+                row[start + rng.choice(group, size=keep, replace=False)] = True
+        out[r] = row
+    return out
+
+
+PRUNED_SPECIALS = ("inf", "-inf", "nan", "snan", "huge", "-huge")
+
+
+@functools.cache
+def pruned_matrices(combo: Combination, n: int) -> dict[str, np.ndarray]:
+    """The pruned-position probe (round 3, issue 14): does wgmma.sp read B where A is pruned?
+    PRUNED_INSTANCES instances, design ``t % 4``:
+
+    * design 0: every row keeps the same positions P; B holds +-infinity, NaN or +-the largest
+      finite number at every other position (pruned by every row), ordinary numbers at P; A and
+      C ordinary -- every D element is finite where B's pruned positions are not read, NaN where
+      they are multiplied by A's zeros;
+    * design 1: rows 0-31 keep P, rows 32-63 the other positions; B as in design 0 -- rows 0-31
+      prune the specials, rows 32-63 multiply them (infinities, NaN, overflow); A and C with a
+      tenth special elements;
+    * design 2: each row keeps its own positions; a quarter of B special, anywhere; A and C
+      ordinary;
+    * design 3: as design 0, with a quarter of A's stored elements special (zeros, infinities,
+      NaN, subnormals...), a quarter of C special, and a tenth of B's kept positions special; the
+      last instance has scale-d false.
+
+    Returns the stored A ``[P, 64, K/2]``, the metadata ``[P, 128]`` (of the kept positions,
+    through :func:`~ptxspec.semantics.wgmma_layout.compress_sparse`), the kept positions
+    ``[P, 64, K]``, B ``[P, K, N]``, C ``[P, 64, N]`` and scale-d ``[P]``."""
+    rng = np.random.default_rng(seed_of(f"{combo.name}-n{n}"))
+    shape, half = f"m64n{n}k{combo.k}", combo.k // 2
+    out = {"stored": [], "meta": [], "kept": [], "B": [], "C": []}
+    for t in range(PRUNED_INSTANCES):
+        design = t % 4
+        kept = _kept_pattern(rng, combo, 64, per_row=design == 2)
+        if design == 1:
+            kept[32:] = ~kept[0]
+        _, meta = wl.compress_sparse(shape, combo.atype, kept.astype(np.uint64), combo.sp_sel)
+        stored = _ordinary(rng, combo.atype, (64, half))
+        Cm = _ordinary(rng, combo.dtype, (64, n))
+        B = _ordinary(rng, combo.btype, (combo.k, n))
+        specials = _with_specials(rng, combo.btype, B, 1.0, PRUNED_SPECIALS)
+        if design == 2:
+            B = _with_specials(rng, combo.btype, B, 0.25)
+        else:
+            B = np.where(kept[0][:, None], B, specials)
+        if design == 1:
+            stored, Cm = _with_specials(rng, combo.atype, stored, 0.1), _with_specials(rng, combo.dtype, Cm, 0.1)
+        if design == 3:
+            stored, Cm = _with_specials(rng, combo.atype, stored, 0.25), _with_specials(rng, combo.dtype, Cm, 0.25)
+            B = np.where(kept[0][:, None], _with_specials(rng, combo.btype, B, 0.1), B)
+        for k, v in (("stored", stored), ("meta", meta), ("kept", kept), ("B", B), ("C", Cm)):
+            out[k].append(v)
+    arrays = {k: np.stack(v) for k, v in out.items()}
+    arrays["scale"] = np.array([0 if t == PRUNED_INSTANCES - 1 else 1 for t in range(PRUNED_INSTANCES)], dtype=np.uint32)
+    return arrays
+
+
+def build_instances(combo: Combination, n: int, A, B, Cm, descs, image_bytes: int, sparse_a=None) -> dict[str, np.ndarray]:
     """Stored inputs (image, A registers, accumulators, metadata, scale-d) of instances holding the
-    matrices ``A`` (dense), ``B``, ``C``, written with our layout model."""
+    matrices ``A`` (dense), ``B``, ``C``, written with our layout model; ``sparse_a``: a sparse A
+    given as its stored elements ``[P, 64, K/2]`` and metadata ``[P, 128]`` instead of ``A``."""
     shape = f"m64n{n}k{combo.k}"
-    count = A.shape[0]
+    count = B.shape[0]
     out = {"image": [], "a": [], "d": [], "meta": [], "scale": []}
     for t in range(count):
-        a_dense = A[t]
-        if combo.sparse:
-            stored, meta = wl.compress_sparse(shape, combo.atype, a_dense, combo.sp_sel)
+        if sparse_a is not None:
+            stored, meta = sparse_a[0][t], sparse_a[1][t]
+        elif combo.sparse:
+            stored, meta = wl.compress_sparse(shape, combo.atype, A[t], combo.sp_sel)
         else:
-            stored, meta = a_dense, np.zeros(128, dtype=np.uint64)
+            stored, meta = A[t], np.zeros(128, dtype=np.uint64)
         da, db = descs[t]
         image = np.zeros(image_bytes, dtype=np.uint8)
         if combo.a_registers:
@@ -541,6 +668,8 @@ def plan_kernels(part: str = "") -> list[tuple[Combination, int, int, int]]:
     """(combination, N, probe instances wanted (0/1 flag), random instances) of every kernel."""
     if part == "more":
         return _plan_more()
+    if part == "pruned":
+        return [(combo, n, 1, 0) for combo in PRUNED_COMBINATIONS for n in PRUNED_N]
     out = []
     for i, combo in enumerate(COMBINATIONS):
         ns = combo.ns(i)
@@ -581,6 +710,8 @@ def _make(combo: Combination, n: int, probe: int, random: int, kname: str):
     arrays: dict[str, np.ndarray] = {}
     if combo.scale_probe:
         return _make_scale_probe(combo, kname)
+    if combo.pruned:
+        return _make_pruned(combo, n, kname)
     designed = designed_matrices(combo) if probe and n == PROBE_N else None
     probes = 0 if designed is None else designed["A"].shape[0]
     if designed is not None and probes != probe_instances(combo):
@@ -608,6 +739,20 @@ def _make_scale_probe(combo: Combination, kname: str):
     name = f"{combo.name}-n{PROBE_N}"
     entry = kernel_entry(combo, PROBE_N, kname, 3, 0, layouts, descs, region)
     return entry, {f"{name}_p{k}": v for k, v in built.items()}, kernel(combo, PROBE_N, kname, region["image_bytes"])
+
+
+def _make_pruned(combo: Combination, n: int, kname: str):
+    """(plan entry, stored arrays, PTX) of a pruned-position probe kernel (:func:`pruned_matrices`)."""
+    m = pruned_matrices(combo, n)
+    count = m["B"].shape[0]
+    layouts = layout_plan(combo, n, count)
+    descs, region = regions(combo, n, layouts)
+    built = build_instances(combo, n, None, m["B"], m["C"], descs, region["image_bytes"], sparse_a=(m["stored"], m["meta"]))
+    built["scale"] = m["scale"]
+    name = f"{combo.name}-n{n}"
+    entry = kernel_entry(combo, n, kname, count, 0, layouts, descs, region)
+    entry["designs"] = [t % 4 for t in range(count)]
+    return entry, {f"{name}_p{k}": v for k, v in built.items()}, kernel(combo, n, kname, region["image_bytes"])
 
 
 def selfcheck_kernels() -> list[tuple[dict, dict, str]]:
@@ -773,8 +918,9 @@ def form_of(rec: Recording):
 
 
 def matrices(rec: Recording, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """A (dense), B, C, D of instance ``i`` as element-bit matrices, read with OUR layout model
-    (D is None for an instance recorded only as a digest)."""
+    """A, B, C, D of instance ``i`` as element-bit matrices, read with OUR layout model (for .sp A
+    is the :class:`~ptxspec.semantics.sparse.SparseOperand`: the stored elements and the row of B
+    each selects; D is None for an instance recorded only as a digest)."""
     e = rec.entry
     form = form_of(rec)
     a = rec.a[i] if e["a_registers"] else int(rec.desc[i, 0])
@@ -788,11 +934,13 @@ def matrices(rec: Recording, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
 def effective(rec: Recording, i: int, A, B, Cm):
     """A, B, C as the arithmetic sees them: imm-scale negation, scale-d false -> C = the zero of
     :func:`ptxspec.semantics.wgmma.zero_accumulator` (sm_90: -0 unless wgmma_measured says +0; 0)."""
+    from ptxspec.semantics.wgmma import negate
+
     e = rec.entry
     if e["scale_a"] == -1:
-        A = A ^ np.uint64(1 << (type_bits(e["atype"]) - 1))
+        A = negate(A, e["atype"])
     if e["scale_b"] == -1:
-        B = B ^ np.uint64(1 << (type_bits(e["btype"]) - 1))
+        B = negate(B, e["btype"])
     if not rec.scale[i]:  # the zero the sm_90 profile puts in place of C (semantics/wgmma.py)
         from ptxspec.semantics.results import profile_named
         from ptxspec.semantics.wgmma import zero_accumulator
@@ -803,18 +951,19 @@ def effective(rec: Recording, i: int, A, B, Cm):
 
 def model_d(rec: Recording, i: int, model=None) -> np.ndarray:
     """Our D of instance ``i``: exact for integers; the datapath ``model`` (default: the sm_90
-    datapath of :mod:`ptxspec.semantics.wgmma_measured`) for floats."""
-    from ptxspec.semantics import mma, wgmma_measured
+    datapath of :mod:`ptxspec.semantics.wgmma_measured`) for floats -- through the semantics'
+    :func:`ptxspec.semantics.wgmma.multiply` (for .sp: the stored elements times the rows of B they
+    select, never B's pruned positions)."""
+    from ptxspec.semantics import wgmma, wgmma_measured
 
     e = rec.entry
     A, B, Cm, _ = matrices(rec, i)
     A, B, Cm = effective(rec, i, A, B, Cm)
-    if e["dtype"] == "s32":
-        return mma.integer_matrix(e["atype"], e["btype"], A, B, Cm, satfinite=e["satfinite"], bit_op="and" if e["atype"] == "b1" else None)
-    model = model or wgmma_measured.datapath(e["atype"], e["btype"], e["dtype"], e["dtype"], f"m64n{e['n']}k{e['k']}", e["sparse"])
-    if model is None:
-        raise LookupError(f"no sm_90 datapath for {rec.name}")
-    return mma.datapath_matrix(model, e["atype"], e["btype"], e["dtype"], e["dtype"], A, B, Cm)
+    if e["dtype"] != "s32":
+        model = model or wgmma_measured.datapath(e["atype"], e["btype"], e["dtype"], e["dtype"], f"m64n{e['n']}k{e['k']}", e["sparse"])
+        if model is None:
+            raise LookupError(f"no sm_90 datapath for {rec.name}")
+    return wgmma.multiply(form_of(rec), A, B, Cm, profile="sm_90", datapath=model)
 
 
 def model_registers(rec: Recording, i: int, model=None) -> np.ndarray:
@@ -909,12 +1058,14 @@ def spec_check(rec: Recording, instances=None, per_instance: int = 256, seed: in
     for i in (range(rec.stored) if instances is None else instances):
         A, B, Cm, D = matrices(rec, i)
         A, B, Cm = effective(rec, i, A, B, Cm)
-        if i < e["probes"]:
+        if i < e["probes"] and "designs" not in e:  # designed probes (round 3's pruned probe: random cells too)
             cells = [(r, r) for r in range(32)] + [(r + 32, r) for r in range(32)]
         else:
             cells = list(zip(rng.integers(0, 64, per_instance), rng.integers(0, e["n"], per_instance)))
         for r, c in cells:
-            result = spec_dot(e["atype"], e["btype"], e["dtype"], e["dtype"], [int(x) for x in A[r]], [int(x) for x in B[:, c]], int(Cm[r, c]))
+            # .sp: the row's stored elements and the rows of B they select (B's pruned positions are not read)
+            a, b = (A.stored[r], B[A.k_index[r], c]) if isinstance(A, SparseOperand) else (A[r], B[:, c])
+            result = spec_dot(e["atype"], e["btype"], e["dtype"], e["dtype"], [int(x) for x in a], [int(x) for x in b], int(Cm[r, c]))
             checked += 1
             outside += not contains(result, int(D[r, c]))
     return checked, outside
@@ -941,13 +1092,17 @@ def output_digests(directory: Path) -> dict:
 
 def as_mma_recording(recs: list[Recording], limit: int | None = None):
     """The float instances of ``recs`` (one combination) as an mma_campaign-style recording for
-    :func:`fit`: matrices A, B, C, D stacked, with a fake ``m16n8k{K}`` combination of the types."""
+    :func:`fit`: matrices A, B, C, D stacked, with a fake ``m16n8k{K}`` combination of the types
+    (.sp: one problem of K/2 products per row, :func:`ptxspec.semantics.sparse.row_problems`)."""
     e = recs[0].entry
     mats = []
     for rec in recs:
         for i in range(rec.stored):  # round 2: the instances in full (digests: :func:`digest_mismatches`)
             A, B, Cm, D = matrices(rec, i)
             A, B, Cm = effective(rec, i, A, B, Cm)
+            if isinstance(A, SparseOperand):
+                A, B, Cm = row_problems(A.stored, A.k_index, B, Cm)
+                D = D.reshape(Cm.shape)
             mats.append((A, B, Cm, D, rec.entry["n"]))
             if limit and len(mats) >= limit:
                 break
@@ -1044,6 +1199,12 @@ def main(argv: list[str]) -> int:
     part = ""
     if "--more" in argv:  # round 2's part: wgmma-more-*.npz, meta-wgmma-more.json
         argv, part = [a for a in argv if a != "--more"], "more"
+    if "--part" in argv[:-1]:  # any part by name: --part pruned (round 3: wgmma-pruned-*.npz, meta-wgmma-pruned.json)
+        at = argv.index("--part")
+        part, argv = argv[at + 1], argv[:at] + argv[at + 2 :]
+        if part not in PARTS:
+            print(f"wgmma_campaign: no part {part!r}; the parts are {sorted(PARTS)}", file=sys.stderr)
+            return 2
     if len(argv) >= 2 and argv[0] == "prepare":
         prepare(Path(argv[1]), argv[2] if len(argv) > 2 else "")
         return 0

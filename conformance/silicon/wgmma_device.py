@@ -53,6 +53,23 @@ except ImportError:  # on the GPU machine, without ptxspec: run as a script next
     import exhaustive_device  # type: ignore
     import mma_device  # type: ignore
 
+#: The ``campaign`` label of each part's meta (the plan's ``part``, ``wgmma_campaign.PARTS``):
+#: which issue the recording answers and the commands that made it.
+CAMPAIGNS = {
+    "": "issue 7: conformance/silicon/wgmma_campaign.py, wgmma_device.py",
+    "more": "issue 7 round 2, every remaining sm_90a wgmma: conformance/silicon/wgmma_campaign.py (prepare BUNDLE more), wgmma_device.py",
+    "pruned": "issue 14 wgmma.sp, B at the positions A prunes: conformance/silicon/wgmma_campaign.py (prepare BUNDLE pruned), wgmma_device.py",
+}
+
+
+def campaign_label(plan: dict) -> str:
+    """The meta's ``campaign`` for the part ``plan`` records (:data:`CAMPAIGNS`)."""
+    part = plan.get("part") or ""
+    if part not in CAMPAIGNS:
+        raise ValueError(f"wgmma_device: no campaign label for the part {part!r} (known: {sorted(CAMPAIGNS)})")
+    return CAMPAIGNS[part]
+
+
 #: Stream numbers (the ``operand`` of ``mma_device._stream``) of each random input.
 STREAM = {"a_region": 0, "b_region": 1, "a_registers": 2, "d_registers": 3, "metadata": 4}
 
@@ -242,8 +259,10 @@ def selfcheck(bundle: Path, out: Path) -> int:
 
 def run(bundle: Path, out: Path) -> None:
     """Every kernel of the plan; outputs in ``wgmma{-part}-<file>.npz`` and ``meta-wgmma{-part}.json``
-    (round 1: no part; round 2: part ``more``, random D of N > 64 as :func:`instance_digests`)."""
+    (round 1: no part; round 2: part ``more``, random D of N > 64 as :func:`instance_digests`;
+    round 3: part ``pruned``), the meta's ``campaign`` that of the part (:func:`campaign_label`)."""
     plan, probes = _load_bundle(bundle)
+    campaign = campaign_label(plan)  # before any kernel runs
     mod = _load_module(bundle)
     files: dict[int, dict[str, np.ndarray]] = {}
     failed = {}
@@ -270,7 +289,7 @@ def run(bundle: Path, out: Path) -> None:
     prefix = "wgmma" + (f"-{plan['part']}" if plan.get("part") else "")
     for index, arrays in sorted(files.items()):
         np.savez_compressed(out / f"{prefix}-{index}.npz", **arrays)
-    meta = {**_device_meta(), "assembler": plan["assembler"], "campaign": "issue 7: conformance/silicon/wgmma_campaign.py, wgmma_device.py",
+    meta = {**_device_meta(), "assembler": plan["assembler"], "campaign": campaign,
             "generator": "wgmma_device.random_instance (mma_device SplitMix64 streams; classes " + ", ".join(mma_device.CLASSES) + ")",
             "kernels": plan["kernels"], "rejected": plan["rejected"], "failed": failed}
     # round 2's meta is written compactly (the repository is already large)
