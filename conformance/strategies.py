@@ -42,7 +42,7 @@ from ptxspec.spec.catalogue import CATALOGUE, Family, Form, parse, split_arch
 from ptxspec.spec.errors import IllegalForm, PtxSpecError
 from ptxspec.spec.types import FORMATS, INTEGER_TYPES, PACKED_TYPES, FloatFormat, NanEncoding, register_bits
 
-__all__ = ["values", "classify", "forms", "operands", "litmus_tests", "TYPE_NAMES"]
+__all__ = ["values", "classify", "forms", "operands", "litmus_tests", "looping_litmus_tests", "TYPE_NAMES"]
 
 #: Every type name :func:`values` accepts: the formats, the packed types, the integer and bit-size
 #: types and ``pred``.
