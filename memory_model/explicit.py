@@ -15,7 +15,10 @@ A *candidate execution* of a :class:`~ptxspec.memory_model.program.Program` is
 The model's expressions (``relations.py``) are compiled once into functions over bit-matrices
 (one Python integer per row), and each definition is evaluated at the earlier of two *stages* at
 which its inputs are known: 0 (traces and barriers) or 1 (+ rf, co and sc). An axiom that fails
-at stage 0 rules out the choice of traces.
+at stage 0 rules out the choice of traces. Evaluation is lazy (:class:`_Env`): a value is computed
+when an axiom first reads it, the cheapest axioms are checked first, and a candidate that one
+axiom rules out pays only for what that axiom reads (a thin-air cycle of rf and dependencies never
+computes causality order).
 
 Reads-from, coherence and Fence-SC orders are not enumerated as whole products and permutations:
 they are chosen one source (one write, one fence) at a time, by a depth-first search that keeps
@@ -147,19 +150,14 @@ def _irreflexive(rows: Rows) -> bool:
 
 
 def _acyclic(rows: Rows) -> bool:
-    # Kahn's algorithm on the bit-matrix: repeatedly remove events without predecessors.
-    n = len(rows)
-    remaining = (1 << n) - 1
-    incoming = [0] * n
-    for i, row in enumerate(rows):
-        for j in _bits(row):
-            incoming[j] |= 1 << i
+    # Repeatedly remove the events with no successor among those left; a cycle never empties.
+    remaining = (1 << len(rows)) - 1
     changed = True
     while remaining and changed:
         changed = False
         for j in _bits(remaining):
-            if not (incoming[j] & remaining):
-                remaining &= ~(1 << j)
+            if not (rows[j] & remaining):
+                remaining ^= 1 << j
                 changed = True
     return remaining == 0
 
@@ -198,6 +196,33 @@ class _Compiled:
         for axiom in model.axioms:
             stage, fn = self._rel(axiom.relation, False)
             self.checks[stage].append((axiom.name, _check(axiom.kind, fn)))
+        # Cheapest axioms first: with a lazy environment (_Env) a candidate that fails one never
+        # computes the definitions only the others need. The order of checks never changes which
+        # axioms fail, only how soon the search knows one does.
+        self._used: dict[str, set[str]] = {}
+        cost = {axiom.name: len(self._uses(axiom.relation)) for axiom in model.axioms}
+        for checks in self.checks:
+            checks.sort(key=lambda check: cost[check[0]])
+        self.tables: list[dict[str, tuple[int, Fn]]] = [
+            {key: (stage, fn) for key, fn in steps} for stage, steps in enumerate(self.steps)
+        ]
+        """Per stage, its steps by environment key (what an :class:`_Env` of that stage computes)."""
+
+    def _uses(self, expr: object) -> set[str]:
+        """The definitions ``expr`` reads, directly or through other definitions."""
+        if isinstance(expr, rel.Ref):
+            used = self._used.get(expr.name)
+            if used is None:
+                used = self._used[expr.name] = {expr.name} | self._uses(self.definitions[expr.name].relation)
+            return used
+        if isinstance(expr, (rel.Base, rel.SetBase)):
+            return set()
+        out: set[str] = set()
+        for field in attrs.fields(type(expr)):
+            value = getattr(expr, field.name)
+            if isinstance(value, (rel.RelExpr, rel.SetExpr)):
+                out |= self._uses(value)
+        return out
 
     def _define(self, name: str, negative: bool) -> str:
         """Compile definition ``name`` with the given polarity (once); its key in the environment.
@@ -427,34 +452,16 @@ class _Frame:
         self.eids = [e.eid for e in self.events]
         self.index = {eid: i for i, eid in enumerate(self.eids)}
         n = self.n = len(self.events)
-        sets: dict[str, int] = {}
-        for i, event in enumerate(self.events):
-            for name in statics.sets[event.eid]:
-                sets[name] = sets.get(name, 0) | (1 << i)
-        env: dict = {"n": n, "sets": sets}
+        self.statics = statics
+        # The base relations are computed when the model first reads one: a choice of traces that
+        # an axiom on rf and the dependencies alone rules out never builds the rest.
+        table: dict[str, tuple[int, Fn]] = {"sets": (0, lambda env: self._sets()), "po": (0, lambda env: self._po()),
+                                            "scope_incl": (0, lambda env: self._scope_incl())}
         for position, name in enumerate(EQUIVALENCE_RELATIONS):
-            keys = [statics.keys[e.eid][position] for e in self.events]
-            groups: dict[object, int] = {}
-            for i, key in enumerate(keys):
-                if key is not None:
-                    groups[key] = groups.get(key, 0) | (1 << i)
-            env[name] = [groups[key] if key is not None else 0 for key in keys]
-        # po: the events of one trace are contiguous here, in program order.
-        po = [0] * n
-        for i, event in enumerate(self.events):
-            if event.thread is not None:
-                po[i] = env["same_thread"][i] & ~((2 << i) - 1)
-        env["po"] = po
-        scope_keys = [statics.scope_key[e.eid] for e in self.events]
-        by_key: dict[tuple, int] = {}
-        for j, kb in enumerate(scope_keys):
-            if kb is not None:
-                by_key[kb] = by_key.get(kb, 0) | (1 << j)
-        included = {ka: _mask_of_union(mask for kb, mask in by_key.items() if statics.scope_incl(ka, kb)) for ka in by_key}
-        env["scope_incl"] = [0 if ka is None else included[ka] & ~(1 << i) for i, ka in enumerate(scope_keys)]
-        for name, pairs in dependency_pairs(traces).items():
-            env[name] = self._rows(pairs)
-        self.base_env = env
+            table[name] = (0, lambda env, position=position: self._equivalence(position))
+        for name in ("data", "ctrl", "addr"):
+            table[name] = (0, lambda env, name=name: self._dependencies()[name])
+        self.base_env = _Env(table, {"n": n})
         self.takers = [i for i, e in enumerate(self.events) if e.takes_value]
         self.writes = [i for i, e in enumerate(self.events) if e.writes]
         self.fences_sc = [i for i, e in enumerate(self.events) if e.fence == "sc"]
@@ -465,6 +472,45 @@ class _Frame:
             self.locations.setdefault(event.address.physical, []).append(i)
         for physical, writes in self.locations.items():
             writes.sort(key=lambda i: (not self.events[i].is_initial, i))
+
+    def _sets(self) -> dict[str, int]:
+        """Per set of §8.4 (``base.event_sets``), the mask of its events."""
+        sets: dict[str, int] = {}
+        for i, event in enumerate(self.events):
+            for name in self.statics.sets[event.eid]:
+                sets[name] = sets.get(name, 0) | (1 << i)
+        return sets
+
+    def _equivalence(self, position: int) -> Rows:
+        """The equivalence relation ``EQUIVALENCE_RELATIONS[position]``: events with one key."""
+        keys = [self.statics.keys[e.eid][position] for e in self.events]
+        groups: dict[object, int] = {}
+        for i, key in enumerate(keys):
+            if key is not None:
+                groups[key] = groups.get(key, 0) | (1 << i)
+        return [groups[key] if key is not None else 0 for key in keys]
+
+    def _po(self) -> Rows:
+        # The events of one trace are contiguous here, in program order.
+        same_thread = self.base_env["same_thread"]
+        return [same_thread[i] & ~((2 << i) - 1) if event.thread is not None else 0
+                for i, event in enumerate(self.events)]
+
+    def _scope_incl(self) -> Rows:
+        statics = self.statics
+        scope_keys = [statics.scope_key[e.eid] for e in self.events]
+        by_key: dict[tuple, int] = {}
+        for j, kb in enumerate(scope_keys):
+            if kb is not None:
+                by_key[kb] = by_key.get(kb, 0) | (1 << j)
+        included = {ka: _mask_of_union(mask for kb, mask in by_key.items() if statics.scope_incl(ka, kb)) for ka in by_key}
+        return [0 if ka is None else included[ka] & ~(1 << i) for i, ka in enumerate(scope_keys)]
+
+    def _dependencies(self) -> dict[str, Rows]:
+        rows = self.__dict__.get("_dependency_rows")
+        if rows is None:
+            rows = self._dependency_rows = {name: self._rows(pairs) for name, pairs in dependency_pairs(self.traces).items()}
+        return rows
 
     def co_last(self, chosen: dict[str, int]) -> dict[str, int]:
         """The co-last write per physical location: ``chosen`` where given, else the only write."""
@@ -579,7 +625,7 @@ class _Choices:
                 out[k] = ((*prefix, remaining[0]), last)
         return tuple(out)
 
-    def greedy(self, env: dict, partial: Partial) -> Partial:
+    def greedy(self, env: _Env, partial: Partial) -> Partial:
         """``partial`` completed by taking, again and again, the first of the likely choices."""
         while (choice := self.open(partial)) is not None:
             kind, position, options = choice
@@ -587,7 +633,7 @@ class _Choices:
             partial = self.place(partial, kind, position, first)
         return partial
 
-    def likely(self, env: dict, partial: Partial) -> list[Partial]:
+    def likely(self, env: _Env, partial: Partial) -> list[Partial]:
         """The children of ``partial`` for its next choice, the likeliest first."""
         kind, position, options = self.open(partial)
         ordered = options if kind == "rf" else _likely_first(env, options)
@@ -649,6 +695,44 @@ def _likely_sources(frame: _Frame, r: int, options: list[int]) -> list[int]:
     return sorted(options, key=rank)
 
 
+class _Env(dict):
+    """Values by name, each computed from ``table`` the first time something reads it (a check,
+    or a step that needs it); a name not in ``table`` is read from ``parent``.
+
+    Three levels: a frame's base relations (:class:`_Frame`), the stage-0 steps of one choice of
+    traces and barrier use, and the stage-1 steps of one choice of rf, co and sc. A candidate that
+    one axiom rules out computes only what that axiom reads, and stage-0 values are computed once
+    for every choice of rf, co and sc. With ``total`` orders a definition's upper bound is the
+    definition itself and is not computed twice.
+    """
+
+    __slots__ = ("table", "parent", "total")
+
+    def __init__(self, table: dict[str, tuple[int, Fn]], values: dict, parent: _Env | None = None,
+                 total: bool = True) -> None:
+        super().__init__(values)
+        self.table = table
+        self.parent = parent
+        self.total = total
+
+    def __missing__(self, key: str) -> object:
+        step = self.table.get(key)
+        if step is None:
+            if self.parent is None:
+                raise KeyError(key)
+            value = self.parent[key]
+        elif self.total and key[-1] == UPPER:
+            value = self[key[:-1]]
+        else:
+            value = step[1](self)
+        self[key] = value
+        return value
+
+    def defines(self, key: str) -> bool:
+        """Is ``key`` a value of this environment (computed or not yet)?"""
+        return key in self or key in self.table or (self.parent is not None and self.parent.defines(key))
+
+
 class _Search:
     """One run of the engine over a program."""
 
@@ -670,15 +754,9 @@ class _Search:
             if time.monotonic() > self.deadline:
                 raise _Timeout()
 
-    def stage(self, env: dict, stage: int, all_axioms: bool = False, total: bool = True) -> list[str]:
-        """Evaluate the stage's steps into ``env``; the names of the stage's failing axioms
-        (only the first one unless ``all_axioms``). With ``total`` orders a definition's upper
-        bound is the definition itself and is not computed twice."""
-        for key, fn in self.compiled.steps[stage]:
-            if total and key[-1] == UPPER:
-                env[key] = env[key[:-1]]
-            else:
-                env[key] = fn(env)
+    def stage(self, env: _Env, stage: int, all_axioms: bool = False) -> list[str]:
+        """The names of the stage's failing axioms (only the first one found unless
+        ``all_axioms``); the environment computes what each check reads."""
         failed = []
         for name, check in self.compiled.checks[stage]:
             if not check(env):
@@ -723,8 +801,7 @@ class _Search:
         (the final state is then known) whether to look no further.
         """
         prune = not all_axioms
-        env0 = dict(frame.base_env)
-        env0["bar_sync"] = frame._rows(option)
+        env0 = _Env(self.compiled.tables[0], {"bar_sync": frame._rows(option)}, parent=frame.base_env)
         failed0 = self.stage(env0, 0, all_axioms)
         if failed0 and prune:
             self.tick()
@@ -751,9 +828,9 @@ class _Search:
 
         def evaluate(partial: Partial) -> tuple[dict, list[str]]:
             self.tick()
-            env = dict(env0)
-            env.update(choices.bounds(partial))
-            return env, self.stage(env, 1, all_axioms, total=choices.open(partial) is None)
+            env = _Env(self.compiled.tables[1], choices.bounds(partial), parent=env0,
+                       total=choices.open(partial) is None)
+            return env, self.stage(env, 1, all_axioms)
 
         if not prune:
             stack: list[Partial] = [start]
@@ -785,7 +862,7 @@ class _Search:
             pending.extend(reversed(choices.likely(env, partial)))
 
 
-def _likely_first(env: dict, remaining: list[int]) -> list[int]:
+def _likely_first(env: _Env, remaining: list[int]) -> list[int]:
     """``remaining`` reordered: members with no predecessor among the others in :func:`_hints` first.
     Only the order of the search depends on it, never its answer."""
     hints = _hints(env)
@@ -794,7 +871,7 @@ def _likely_first(env: dict, remaining: list[int]) -> list[int]:
     return free + [i for i in remaining if i not in free]
 
 
-def _hints(env: dict) -> Rows:
+def _hints(env: _Env) -> Rows:
     """Pairs (x, y) that a coherence or Fence-SC order usually puts x first in: program order,
     causality order, and po ; communication order ; po (from x's thread a value flows to y's: a
     Fence-SC order with y first would close a cycle of causality and communication, which §8.10.6
@@ -803,9 +880,9 @@ def _hints(env: dict) -> Rows:
     if hints is None:
         po = env["po"]
         hints = list(po)
-        if "causality_order" in env:
+        if env.defines("causality_order"):
             hints = [a | b for a, b in zip(hints, env["causality_order"])]
-        if "communication_order" in env:
+        if env.defines("communication_order"):
             hints = [a | b for a, b in zip(hints, _seq(po, _seq(env["communication_order"], po)))]
         env["#hints"] = hints
     return hints
@@ -841,9 +918,9 @@ def _state(program: Program, frame: _Frame, last: dict[str, int]) -> State:
     return state_of(program, final_values(program, frame.traces, writes))
 
 
-def _execution(model: rel.Model, frame: _Frame, env: dict, last: dict[str, int]) -> Execution:
+def _execution(model: rel.Model, frame: _Frame, env: _Env, last: dict[str, int]) -> Execution:
     names = ["po", "rf", "co", "sc", "bar_sync"] + [d.name for d in model.definitions]
-    relations = {name: _pairs(env[name], frame.eids) for name in names if name in env}
+    relations = {name: _pairs(env[name], frame.eids) for name in names if env.defines(name)}
     writes = {physical: frame.events[i] for physical, i in last.items()}
     return Execution(
         traces=frame.traces,

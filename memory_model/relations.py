@@ -17,6 +17,9 @@ each engine interprets the same expressions: ``explicit.py`` over concrete sets 
 ``S * T``               cartesian product of two sets
 ======================  ====================================
 
+A :class:`Definition` may itself be used as an operand: inside an expression it stands for a
+reference to its name (:class:`Ref`), which the engine resolves in the model being evaluated.
+
 Base names (what an engine provides):
 
 sets
@@ -38,7 +41,7 @@ run-time relations
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import attrs
 
@@ -103,25 +106,31 @@ class RelExpr:
     """An expression denoting a binary relation on events."""
 
     def __or__(self, other: RelExpr) -> RelExpr:
-        return Union(self, other)
+        return Union(_operand(self), _operand(other))
 
     def __and__(self, other: RelExpr) -> RelExpr:
-        return Inter(self, other)
+        return Inter(_operand(self), _operand(other))
 
     def __sub__(self, other: RelExpr) -> RelExpr:
-        return Diff(self, other)
+        return Diff(_operand(self), _operand(other))
 
     def __rshift__(self, other: RelExpr) -> RelExpr:
-        return Seq(self, other)
+        return Seq(_operand(self), _operand(other))
 
     def __invert__(self) -> RelExpr:
-        return Inverse(self)
+        return Inverse(_operand(self))
 
     def plus(self) -> RelExpr:
-        return Plus(self)
+        return Plus(_operand(self))
 
     def opt(self) -> RelExpr:
-        return Optional(self)
+        return Optional(_operand(self))
+
+
+def _operand(expr: RelExpr) -> RelExpr:
+    """What ``expr`` stands for inside an expression: a :class:`Definition` is a reference to its
+    name (so expressions stay trees of the classes below, which the engines interpret)."""
+    return expr.ref if isinstance(expr, Definition) else expr
 
 
 @attrs.frozen
@@ -131,7 +140,8 @@ class Base(RelExpr):
 
 @attrs.frozen
 class Ref(RelExpr):
-    """A named definition of the model (resolved by the engine through :class:`Model`)."""
+    """A named definition of the model (resolved by the engine through :class:`Model`). Using a
+    :class:`Definition` in an expression makes one."""
 
     name: str
 
@@ -200,9 +210,11 @@ class Axiom:
 
     name: str
     kind: str
-    relation: RelExpr
+    relation: RelExpr = attrs.field(converter=_operand)
     section: str
     """The manual's section, e.g. ``"8.10.1"``."""
+    doc: str = ""
+    """The manual's sentence (``--why`` prints it)."""
 
     def __attrs_post_init__(self) -> None:
         if self.kind not in AXIOM_KINDS:
@@ -210,16 +222,26 @@ class Axiom:
 
 
 @attrs.frozen
-class Definition:
+class Definition(RelExpr):
+    """``name`` stands for ``relation`` (herd's ``let name = relation``). Used as an operand of
+    another expression it is :attr:`ref`, a reference to its name, so that a model which replaces
+    the definition of that name (``ptx.PTX_6_0``) changes every expression that uses it."""
+
     name: str
-    relation: RelExpr
+    relation: RelExpr = attrs.field(converter=_operand)
     section: str
     doc: str = ""
+
+    @property
+    def ref(self) -> Ref:
+        """This definition inside an expression: a reference to its name."""
+        return Ref(self.name)
 
 
 @attrs.frozen
 class Model:
-    """A memory model: definitions in order (each may refer to earlier ones by :class:`Ref`) and axioms."""
+    """A memory model: definitions in order (each may refer to earlier ones, by :class:`Ref` or by
+    using the earlier :class:`Definition` itself) and axioms."""
 
     name: str
     definitions: Sequence[Definition]

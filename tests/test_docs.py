@@ -105,10 +105,14 @@ def test_encoder_refuses_what_the_format_cannot_hold_exactly(name, value):
 
 @pytest.fixture(scope="module")
 def built():
+    # Builds every reference page and checks every worked example (about two minutes): the
+    # documentation build (``.ci/run``'s last step) does the same on every CI run, so here the
+    # tests that need it are heavy.
     ptxspec_reference.ORACLE_COUNT[0] = 0
     return ptxspec_reference.build_pages()
 
 
+@pytest.mark.heavy
 def test_reference_has_no_problems(built):
     pages, failures, counts = built
     assert not failures, "\n".join(failures)
@@ -116,6 +120,7 @@ def test_reference_has_no_problems(built):
     assert counts["oracle_forms"] > 0
 
 
+@pytest.mark.heavy
 def test_reference_has_a_page_per_opcode(built):
     from ptxspec.spec.catalogue import CATALOGUE
 

@@ -156,3 +156,43 @@ def test_engine_fast_path_static_relations_agree_with_base(test):
                 for a in frame.events
             ]
             assert frame.base_env[name] == expect, (test, name)
+
+
+# ---- the lazy environment ------------------------------------------------------------------------
+
+
+def test_env_computes_a_step_once_and_only_when_read():
+    calls = []
+
+    def step(name, value):
+        def fn(env):
+            calls.append(name)
+            return value + (env["base"] if name == "late" else 0)
+        return fn
+
+    frame = explicit._Env({"base": (0, step("base", 1))}, {"n": 3})
+    env0 = explicit._Env({"early": (0, step("early", 10))}, {}, parent=frame)
+    env1 = explicit._Env({"late": (1, step("late", 100)), "late~": (1, step("late~", 1000))}, {}, parent=env0,
+                         total=False)
+    assert calls == []
+    assert env1["late"] == 101 and calls == ["late", "base"]
+    assert env1["late"] == 101 and env1["early"] == 10 and env1["early"] == 10
+    assert calls == ["late", "base", "early"]
+    # Stage-0 values are kept where they belong: a second candidate of the frame reuses them.
+    other = explicit._Env({"late": (1, step("late", 100))}, {}, parent=env0)
+    assert other["early"] == 10 and calls.count("early") == 1
+    # A partial candidate computes an upper bound apart; a total one reads the definition itself.
+    assert env1["late~"] == 1000 and calls[-1] == "late~"
+    total = explicit._Env({"late": (1, step("late", 100)), "late~": (1, step("late~", 1000))}, {}, parent=env0)
+    assert total["late~"] == 101 and "late~" not in calls[calls.index("late~") + 1:]
+    assert total.defines("base") and not total.defines("missing")
+    with pytest.raises(KeyError):
+        total["missing"]
+
+
+def test_cheap_axioms_are_checked_first():
+    # No-Thin-Air reads rf and the dependencies alone: it comes before every axiom that needs
+    # causality order, so a thin-air candidate is ruled out without computing it.
+    checks = explicit._compiled(ptx.PTX_8_7).checks
+    assert checks[1][0][0] == "No-Thin-Air"
+    assert sorted(name for stage in checks for name, _ in stage) == sorted(a.name for a in ptx.PTX_8_7.axioms)

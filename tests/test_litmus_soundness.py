@@ -30,26 +30,10 @@ from ptxspec.memory_model.engine import state_of, final_values
 
 REPO = Path(__file__).resolve().parents[1]
 
-SPIN = """PTX spin
-{ x=0; P0:r1=0; }
-P0@cta 0,gpu 0 ;
-st.relaxed.gpu x, 1 ;
-L: ;
-ld.relaxed.gpu r1, x ;
-beq r1, 0, L ;
-exists (P0:r1 == 1)
-"""
+LOOPS = REPO / "tests" / "litmus" / "loops"
+SPIN = (LOOPS / "spin.litmus").read_text()
 
-EXCH_SPIN = """PTX exch-spin
-{ x=0; P0:r0=0; }
-P0@cta 0,gpu 0 ;
-L: ;
-atom.relaxed.gpu.exch r0, x, 1 ;
-bne r0, 0, L2 ;
-goto L ;
-L2: ;
-exists (P0:r0 == 1)
-"""
+EXCH_SPIN = (LOOPS / "exch-spin.litmus").read_text()
 
 EXCH_LOCK = """PTX exch-lock
 { x=0; y=0; P0:r0=0; P1:r0=0; P0:r1=0; P1:r1=0; }

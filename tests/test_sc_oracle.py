@@ -115,14 +115,8 @@ def subset_failure(sc, states) -> str | None:
 
 # ---- the oracle on its own ---------------------------------------------------------------------------
 
-SPIN = """PTX spin
-{ x=0; P0:r1=0; }
-P0@cta 0,gpu 0 ;
-st.relaxed.gpu x, 1 ;
-L: ;
-ld.relaxed.gpu r1, x ;
-beq r1, 0, L ;
-exists (P0:r1 == 1)"""
+LOOPS = Path(__file__).resolve().parent / "litmus" / "loops"
+SPIN = (LOOPS / "spin.litmus").read_text()
 
 EXCH_LOCK = """PTX exch-spin-lock
 { x=0; y=0; }
@@ -136,15 +130,7 @@ st.relaxed.gpu y, r2             | st.relaxed.gpu y, r2 ;
 st.release.gpu x, 0              | st.release.gpu x, 0 ;
 exists (y == 2)"""
 
-EXCH_LOCK_GOTO = """PTX exch-goto-spin
-{ x=0; }
-P0@cta 0,gpu 0 ;
-L: ;
-atom.relaxed.gpu.exch r0, x, 1 ;
-bne r0, 0, L2 ;
-goto L ;
-L2: ;
-exists (P0:r0 == 1)"""
+EXCH_LOCK_GOTO = (LOOPS / "exch-spin.litmus").read_text()
 """The issue's second example: the thread spins until its exch returns a value it wrote itself."""
 
 
