@@ -25,6 +25,7 @@ import time
 
 import numpy as np
 
+from ptxspec.profiles import NAMES as PROFILE_NAMES
 from ptxspec.semantics.batch import FAST_PATHS, evaluate_batch
 from ptxspec.semantics.instructions import as_form, evaluate
 
@@ -132,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1_000_000, help="vectors per batch (default 10^6)")
     parser.add_argument("--loop-n", type=int, default=20_000, help="vectors evaluated one at a time (default 20000)")
-    parser.add_argument("--profile", choices=["spec", "sm_90"], default="spec")
+    parser.add_argument("--profile", choices=PROFILE_NAMES, default="spec")
     parser.add_argument("--repeat", type=int, default=3, help="batched runs; the best is reported")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

@@ -42,6 +42,7 @@ import time
 
 from ptxspec.conformance.check_vectors import check_file, check_one, read_items
 from ptxspec.conformance.vectors import BENCH_FORMS, generate, jsonl_bytes
+from ptxspec.profiles import NAMES as PROFILE_NAMES
 
 #: The forms of the large file (a third of ``--big`` each).
 BIG_FORMS = ("fma.rn.f32", "add.rn.f16x2", "mad.wide.s32")
@@ -128,7 +129,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python bench/vectors.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=400_000, help="vectors per form (default 400000)")
     parser.add_argument("--loop-n", type=int, default=5_000, help="vectors per form in the per-vector loops (default 5000)")
-    parser.add_argument("--profile", choices=["spec", "sm_90"], default="spec")
+    parser.add_argument("--profile", choices=PROFILE_NAMES, default="spec")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=2, help="runs of each bulk path; the best counts (default 2)")
     parser.add_argument("--big", type=int, default=3_000_000, help="vectors of the large file checked in one command (default 3000000; 0: none)")

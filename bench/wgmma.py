@@ -11,7 +11,7 @@ back into the 128 threads' registers). The baseline reads A and B with
 :func:`~ptxspec.semantics.wgmma_layout.read_matrix`, C from the accumulator fragment, and calls
 :func:`ptxspec.semantics.mma.datapath_dot` once per element of D, on the first ``--loop`` wgmma of
 the batch only, its time for the whole batch extrapolated linearly (and labelled so). Both use
-the sm_90 datapath of :mod:`ptxspec.semantics.wgmma_measured`; where that module gives none, the
+the sm_90 profile's wgmma datapath (:mod:`ptxspec.profiles.sm_90.wgmma`); where it has none, the
 mma datapath measured for m16n8k16 f16 -> f32 stands in (the output says which). Exit status 1 if
 the two disagree on any looped element. The spec-level path (the allowed set of every element) is
 timed on one wgmma.
@@ -46,9 +46,9 @@ def datapath() -> tuple[mma.Datapath, str]:
     form = parse(FORM)
     model = wgmma.measured_datapath(profile_named("sm_90"), form)
     if model is not None:
-        return model, "sm_90 wgmma datapath (semantics/wgmma_measured.py)"
+        return model, "sm_90 wgmma datapath (profiles/sm_90/wgmma.py)"
     stand_in = mma.datapath_for(profile_named("sm_90"), *TYPES, None, "m16n8k16")
-    return stand_in, "STAND-IN: the sm_90 mma m16n8k16 datapath (wgmma_measured gives none)"
+    return stand_in, "STAND-IN: the sm_90 mma m16n8k16 datapath (the profile has no wgmma datapath for it)"
 
 
 def inputs(batch: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

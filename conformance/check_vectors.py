@@ -71,6 +71,7 @@ import attrs
 import click
 import numpy as np
 
+from ptxspec.profiles import NAMES as PROFILE_NAMES
 from ptxspec.spec.errors import Location, OperandError, PtxSpecError, printable
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT = 0, 1, 2
@@ -752,7 +753,7 @@ def _layout(text: bytes, forms: dict) -> _Layout | None:
     widths = info.source_widths + info.destination_widths
     if not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) + len(outputs) != len(widths) or len(inputs) != len(info.source_widths):
         return None
-    if profile not in ("spec", "sm_90"):
+    if profile not in PROFILE_NAMES:
         return None
     if allowed is not None and not (isinstance(allowed, list) and len(allowed) == len(outputs) and all(a is None or isinstance(a, dict) for a in allowed)):
         return None
@@ -1416,7 +1417,7 @@ def recording_items(directory: str | Path | None = None, select=None) -> list[Ve
 @click.argument("paths", metavar="FILE...", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--recording", "recording", metavar="DIR", default=None, type=click.Path(file_okay=False, exists=True),
               help="Also check every vector of the silicon recording in DIR (e.g. conformance/data/sm_90).")
-@click.option("--profile", type=click.Choice(["spec", "sm_90"]), default="spec", show_default=True,
+@click.option("--profile", type=click.Choice(PROFILE_NAMES), default="spec", show_default=True,
               help="spec: accept every result the manual allows; sm_90: only what an H100/H200 produces, where measured.")
 @click.option("--json", "as_json", is_flag=True, help="Print one summary object instead of text.")
 @click.option("--max-mismatches", type=click.IntRange(min=0), default=10, show_default=True, help="How many mismatches to print in full.")

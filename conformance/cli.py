@@ -13,13 +13,18 @@ import re
 import stat
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 import click
 
 from ptxspec import PTX_ISA_VERSION, __version__
 from ptxspec.conformance.check_vectors import shorten
+from ptxspec.profiles import NAMES as PROFILE_NAMES
 from ptxspec.spec.errors import Location, OperandError, PtxSpecError, printable
+
+if TYPE_CHECKING:
+    from ptxspec.spec.catalogue import Form
 
 # A PTX floating-point hex literal (§4.5.2: "0f" + 8 hex digits for .f32, "0d" + 16 for .f64), a
 # hex, binary or decimal integer. Underscores may group digits.
@@ -152,7 +157,7 @@ class Request:
 
 @attrs.frozen
 class Evaluation:
-    form: object
+    form: Form
     sources: tuple[int, ...]
     results: tuple[object, ...]
     line: Location | str
@@ -374,7 +379,7 @@ def cli() -> None:
 
 PROFILE_OPTION = click.option(
     "--profile",
-    type=click.Choice(["spec", "sm_90"]),
+    type=click.Choice(PROFILE_NAMES),
     default="spec",
     show_default=True,
     help="spec: the set of results the manual allows; sm_90: what an H100/H200 produces, where measured.",

@@ -162,8 +162,8 @@ def litmus_command(paths: tuple[str, ...], as_json: bool, witness: bool, why: bo
             _error(error)
             sys.exit(EXIT_BAD_INPUT)
     status = EXIT_OK
-    for error in errors:
-        _error(error)
+    for file_error in errors:
+        _error(file_error)
         status = EXIT_BAD_INPUT
     differ: list[str] = []
     compared = unlisted = 0

@@ -95,6 +95,7 @@ from ptxspec.memory_model.litmus import (
     BarrierOp,
     Fence,
     Immediate,
+    Instruction,
     Load,
     LocationInit,
     LitmusTest,
@@ -287,6 +288,7 @@ def _access(access: W | R, position: int, length: int, v: Variant, order_token: 
             order, scope = "weak", None
         return Load(LOAD_OPCODE[access.proxy], access.proxy, order, scope, Register(access.reg), access.via or access.loc)
     if v.rmw:
+        assert scope is not None, "an atom.exch write is never weak (generate_variants skips rmw+weak)"
         reg = f"r{next_reg[0]}"
         next_reg[0] += 1
         return Atomic("atom", "generic", order, scope, "exch", Register(reg), access.loc, (Immediate(access.value),))
@@ -296,7 +298,9 @@ def _access(access: W | R, position: int, length: int, v: Variant, order_token: 
 def _separator(v: Variant) -> tuple:
     """The instructions between two consecutive accesses of a thread."""
     if v.separator in ("fence.sc", "fence.acq_rel"):
-        return (Fence(v.separator.split(".", 1)[1], v.fence_scope or v.scope),)
+        fence_scope = v.fence_scope or v.scope
+        assert fence_scope is not None, "a fence separator always has a scope (generate_variants gives one)"
+        return (Fence(v.separator.split(".", 1)[1], fence_scope),)
     if v.separator == "bar.cta":
         return (BarrierOp("cta", "sync", (Immediate(0),)),)
     if v.separator == "bar.cluster":
@@ -327,7 +331,7 @@ def build(shape: Shape, v: Variant) -> LitmusTest:
     for index, accesses in enumerate(shape.threads):
         regs = sorted({a.reg for a in accesses if isinstance(a, R)}, key=lambda r: int(r[1:]))
         next_reg = [1 + max((int(r[1:]) for r in regs), default=-1)]
-        instructions = []
+        instructions: list[Instruction] = []
         for position, access in enumerate(accesses):
             if position > 0:
                 instructions.extend(_separator(v))
@@ -589,6 +593,7 @@ def litmus_gen_command(directory: str, shapes: str, limit: int | None, sample: i
                f"{counts['allowed']} allowed, {counts['forbidden']} forbidden, {counts['unknown']} unknown, "
                f"{disagreements} disagreement(s)", err=True)
     if summary_path is not None:
+        assert fmt is not None, "fmt is set whenever --summary is given"
         try:
             Path(summary_path).write_text(summary_text(rows, fmt), encoding="utf-8", newline="\n")
         except OSError as error:

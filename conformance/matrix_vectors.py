@@ -35,9 +35,10 @@ One vector per line, the scalar schema's keys in its order (``instr``, ``inputs`
 A register whose result is a set (under ``--profile spec``, every floating-point D element is
 the set that "The accumulation order, rounding and handling of subnormal inputs are unspecified"
 leaves; under ``--profile sm_90`` too wherever no datapath was measured for the form's types and
-shape, :data:`ptxspec.semantics.mma.MEASURED`) is written as in the scalar schema: ``outputs`` holds the set's canonical member where there is
-one (the canonical NaN for "any NaN"), else the set's JSON form; ``"allowed"`` then holds D with
-``null`` for every fixed register and the set's JSON form for the others.
+shape, the profile's ``mma_datapaths``) is written as in the scalar schema: ``outputs`` holds the
+set's canonical member where there is one (the canonical NaN for "any NaN"), else the set's JSON
+form; ``"allowed"`` then holds D with ``null`` for every fixed register and the set's JSON form
+for the others.
 
 Inputs are seeded and deterministic (numpy PCG64 seeded with ``(seed, crc32(form text))``), drawn
 per vector from one *element class*, vector ``i`` taking class ``i mod len(classes)``:
@@ -62,6 +63,7 @@ import itertools
 import json
 import re
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
@@ -70,6 +72,10 @@ from ptxspec.conformance.check_vectors import hex_lower, shorten, show_value
 from ptxspec.conformance.vectors import check_count_seed, chunked_draws, rng_for
 from ptxspec.spec.errors import Location, OperandError, PtxSpecError
 from ptxspec.spec.types import FORMATS, FloatFormat, NanEncoding
+
+if TYPE_CHECKING:
+    from ptxspec.semantics.results import Allowed
+    from ptxspec.spec.catalogue import Form
 
 MMA_SECTION = "9.7.14.5.14"
 MMA_SP_SECTION = "9.7.14.6.3"
@@ -389,7 +395,10 @@ def mma_reference(form, batch: MmaBatch, profile="spec") -> np.ndarray:
     L = layouts(form)
     out = np.empty((len(batch), WARP, L["d"].registers), dtype=object)
     for i in range(len(batch)):
-        kw = {} if batch.e is None else {"metadata": batch.e[i], "selector": int(batch.f[i])}
+        kw = {}
+        if batch.e is not None:
+            assert batch.f is not None, "an mma.sp batch has selectors with its metadata"
+            kw = {"metadata": batch.e[i], "selector": int(batch.f[i])}
         D = mma_fragments(form, batch.a[i], batch.b[i], batch.c[i], profile=profile, **kw)
         out[i] = D if D.dtype == object else [[int(x) for x in lane] for lane in D.tolist()]
     return out
@@ -442,6 +451,7 @@ def mma_outputs(form, batch: MmaBatch, profile="spec") -> np.ndarray:
     # about those lanes say nothing about the result (tests compare it with mma_reference).
     with np.errstate(invalid="ignore", over="ignore"):
         if is_sparse(form):
+            assert batch.e is not None and batch.f is not None, "an mma.sp batch has metadata and selectors"
             D = np.zeros((n, L["d"].rows, L["d"].cols), np.uint64)
             undefined = np.zeros(n, bool)
             for selector in np.unique(batch.f).tolist():
@@ -476,7 +486,7 @@ def _digits(bits: int) -> int:
     return max(1, (bits + 3) // 4)
 
 
-def _hex(value: int, bits: int) -> str:
+def _hex(value: int | np.integer, bits: int) -> str:
     return f"0x{int(value):0{_digits(bits)}x}"
 
 
@@ -516,9 +526,10 @@ def _line(instr: str, inputs, d: np.ndarray, bits: int, profile: str) -> dict:
 
 def mma_inputs_json(form, batch: MmaBatch, i: int) -> list:
     L = layouts(form)
-    out = [_registers_json(batch.a[i], L["a"].register_bits), _registers_json(batch.b[i], L["b"].register_bits),
-           _registers_json(batch.c[i], L["c"].register_bits)]
+    out: list[list[str] | str] = [_registers_json(batch.a[i], L["a"].register_bits), _registers_json(batch.b[i], L["b"].register_bits),
+                                  _registers_json(batch.c[i], L["c"].register_bits)]
     if batch.e is not None:
+        assert batch.f is not None, "an mma.sp batch has selectors with its metadata"
         out += [[_hex(x, 32) for x in batch.e[i].tolist()], _hex(batch.f[i], 32)]
     return out
 
@@ -675,7 +686,7 @@ def wgmma_inputs(form, count: int, seed: int) -> list[tuple[object, WgmmaVector]
     return list(wgmma_input_iter(form, count, seed))
 
 
-def wgmma_input_iter(form, count: int, seed: int) -> Iterator[tuple[object, WgmmaVector]]:
+def wgmma_input_iter(form, count: int, seed: int) -> Iterator[tuple[Form, WgmmaVector]]:
     """``count`` (form, operands) pairs of a wgmma ``form``, one at a time: vector ``i`` takes element class
     ``i mod len(classes)``, A's and B's swizzle modes from :data:`SWIZZLES` (A's the ``i``-th, B's
     the ``i // 4``-th of those that can hold the matrix, :func:`_swizzle`), A from registers in every fourth vector (``i mod 4 == 3``, the
@@ -793,7 +804,7 @@ def wgmma_output(form, v: WgmmaVector, profile="spec") -> np.ndarray:
     return _registers_of(np.asarray(result.registers))
 
 
-def wgmma_outputs(pairs: Sequence[tuple[object, WgmmaVector]], profile="spec") -> list[np.ndarray]:
+def wgmma_outputs(pairs: Sequence[tuple[Form, WgmmaVector]], profile="spec") -> list[np.ndarray]:
     """:func:`wgmma_output` of many vectors: those of one syntax line, one set of immediates and
     one image size go through :func:`ptxspec.semantics.wgmma.wgmma_batch` together (where the
     semantics has it; else one at a time)."""
@@ -827,7 +838,11 @@ def wgmma_inputs_json(form, v: WgmmaVector) -> dict:
     from ptxspec.spec import wgmma as wg
 
     obj: dict = {"image": "0x" + v.image.hex()}
-    obj["desc_a"] = _registers_json(np.asarray(v.a), 32) if wg.a_in_registers(form) else _hex(v.a, 64)
+    if wg.a_in_registers(form):
+        obj["desc_a"] = _registers_json(np.asarray(v.a), 32)
+    else:
+        assert not isinstance(v.a, np.ndarray), "A in shared memory: v.a is its descriptor, not registers"
+        obj["desc_a"] = _hex(v.a, 64)
     obj["desc_b"] = _hex(v.desc_b, 64)
     if v.sp_meta is not None:
         obj["sp_meta"] = [_hex(x, 32) for x in v.sp_meta.tolist()]
@@ -996,8 +1011,8 @@ class MatrixVector:
     set (``claims``), the ``allowed`` claims, and where it is."""
 
     info: MatrixInfo
-    form: object
-    operands: object
+    form: Form
+    operands: MmaBatch | WgmmaVector
     observed: np.ndarray
     claims: dict
     allowed: list | None
@@ -1012,7 +1027,7 @@ class MatrixMismatch:
     why: str
     lane: int
     register: int
-    expected: object
+    expected: int | np.integer | Allowed
 
     def describe(self) -> list[str]:
         v = self.vector
@@ -1040,7 +1055,7 @@ class MatrixInfo:
     """check-vectors' view of a matrix form (``warp`` and ``matrix`` are what check_vectors.py
     tests): how to read a line of it and how to check a group of them."""
 
-    form: object
+    form: Form
     kind: str
     d_lanes: int
     d_registers: int
@@ -1175,7 +1190,7 @@ def _parse_wgmma_inputs(r: _Reader, info: MatrixInfo, inputs):
         sp_sel = r.bits(inputs["sp_sel"], 32, "input sp_sel", "sp_sel")
     try:
         wg.check_immediates(form, **imm, **({"sp_sel": sp_sel} if sp_meta is not None else {}))
-        for name, value in (("desc_b", desc_b),) + ((("desc_a", a),) if not wg.a_in_registers(form) else ()):
+        for _name, value in (("desc_b", desc_b),) + ((("desc_a", a),) if not wg.a_in_registers(form) else ()):
             wl.MatrixDescriptor.decode(value)
     except OperandError as error:
         raise r.fail("inputs", error.message, error.section) from None
@@ -1199,7 +1214,7 @@ def judge(vector: MatrixVector, expected: np.ndarray, profile: str) -> MatrixMis
     from ptxspec.semantics.results import contains
 
     lanes, count = expected.shape
-    claims_checked = vector.allowed is not None and vector.vector_profile == profile
+    checked_claims = vector.allowed if vector.vector_profile == profile else None
     for lane in range(lanes):
         for r in range(count):
             e = expected[lane, r]
@@ -1209,8 +1224,8 @@ def judge(vector: MatrixVector, expected: np.ndarray, profile: str) -> MatrixMis
                     return MatrixMismatch(vector, f"D: the vector gives the set {json.dumps(claim)}", lane, r, e)
             elif not contains(int(e) if isinstance(e, (int, np.integer)) else e, int(vector.observed[lane, r])):
                 return MatrixMismatch(vector, f"D: {_hex(vector.observed[lane, r], vector.info.d_bits)} is not allowed", lane, r, e)
-            if claims_checked:
-                a = vector.allowed[lane][r]
+            if checked_claims is not None:
+                a = checked_claims[lane][r]
                 fixed = isinstance(e, (int, np.integer))
                 if (a is None) != fixed or (a is not None and not _claim_matches(a, e)):
                     said = "fixed" if a is None else json.dumps(a)
@@ -1218,10 +1233,26 @@ def judge(vector: MatrixVector, expected: np.ndarray, profile: str) -> MatrixMis
     return None
 
 
+def _mma_operands(v: MatrixVector) -> MmaBatch:
+    assert isinstance(v.operands, MmaBatch), f"{v.where}: an mma vector's operands are an MmaBatch"
+    return v.operands
+
+
+def _wgmma_operands(v: MatrixVector) -> WgmmaVector:
+    assert isinstance(v.operands, WgmmaVector), f"{v.where}: a wgmma vector's operands are a WgmmaVector"
+    return v.operands
+
+
+def _sparse_part(part: np.ndarray | None) -> np.ndarray:
+    assert part is not None, "every vector of an mma.sp group has metadata and a selector"
+    return part
+
+
 def _expected_mma(info: MatrixInfo, vectors: Sequence[MatrixVector], profile: str) -> np.ndarray:
-    ops = [v.operands for v in vectors]
+    ops = [_mma_operands(v) for v in vectors]
     stack = MmaBatch(np.concatenate([o.a for o in ops]), np.concatenate([o.b for o in ops]), np.concatenate([o.c for o in ops]),
-                     None if ops[0].e is None else np.concatenate([o.e for o in ops]), None if ops[0].f is None else np.concatenate([o.f for o in ops]))
+                     None if ops[0].e is None else np.concatenate([_sparse_part(o.e) for o in ops]),
+                     None if ops[0].f is None else np.concatenate([_sparse_part(o.f) for o in ops]))
     return mma_outputs(info.form, stack, profile)
 
 
@@ -1264,15 +1295,15 @@ def check(info: MatrixInfo, vectors: Sequence[MatrixVector], profile: str) -> li
     for start in range(0, len(vectors), CHUNK):
         part = vectors[start : start + CHUNK]
         try:
-            expected = wgmma_outputs([(v.form, v.operands) for v in part], profile)
+            expected_d = wgmma_outputs([(v.form, _wgmma_operands(v)) for v in part], profile)
         except PtxSpecError:
             for v in part:  # locate the vector the semantics refuses
                 try:
-                    wgmma_output(v.form, v.operands, profile)
+                    wgmma_output(v.form, _wgmma_operands(v), profile)
                 except PtxSpecError as error:
                     raise PtxSpecError(error.message, where=v.where, section=error.section) from None
             raise
-        for v, e in zip(part, expected):
+        for v, e in zip(part, expected_d):
             found = judge(v, e, profile)
             if found is not None:
                 out.append(found)

@@ -663,7 +663,8 @@ def example_outcome(known: Known, ptxas: str) -> Outcome:
     assert known.example is not None
     text, where, spec = known.example
     arch, version = where.split("@")
-    request = Request(arch, tuple(int(x) for x in version.split(".")))
+    major, minor = version.split(".")
+    request = Request(arch, (int(major), int(minor)))
     case = Case(text.split(".")[0], known.category or "legal", text, _operands_from(spec))
     ours, why = catalogue_verdict(text, request)
     ((theirs, message),) = ptxas_verdicts(ptxas, request, [instruction_line(case)])

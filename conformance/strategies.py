@@ -358,12 +358,10 @@ def operands(form: Form | str, *, lanes: int = 32) -> st.SearchStrategy[tuple]:
         warp = getattr(semantic_function(form), "warp", False)
     except PtxSpecError:
         warp = False
-    parts = []
+    parts: list[st.SearchStrategy[int] | st.SearchStrategy[tuple[int, ...]]] = []
     for operand in form.sources:
         strategy = values(_value_type(form, operand.type))
-        if warp and operand.name != "membermask":
-            strategy = st.tuples(*[strategy] * lanes)
-        parts.append(strategy)
+        parts.append(st.tuples(*[strategy] * lanes) if warp and operand.name != "membermask" else strategy)
     return st.tuples(*parts)
 
 

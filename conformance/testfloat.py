@@ -215,14 +215,15 @@ def _arithmetic_exceptions(form: Form) -> Callable[[Sequence[int]], Flags]:
     fmt = FORMATS[form["type"]]
     mode = FLOAT_ROUNDING[form["rnd"]]
     operation = ARITHMETIC[form.family.key]
-    exact_op = {
+    exact_ops: dict[str, Callable[..., Value]] = {
         "add": exact_add,
         "sub": exact_sub,
         "mul": exact_mul,
         "mulAdd": exact_fma,
         "div": exact_div(fmt),
         "sqrt": exact_root(fmt),
-    }[operation]
+    }
+    exact_op = exact_ops[operation]
 
     def flags(sources: Sequence[int]) -> Flags:
         operands = [decode(fmt, s) for s in sources]
@@ -266,6 +267,7 @@ def _conversion_exceptions(form: Form, kind: str) -> Callable[[Sequence[int]], F
 
     def int_to_float(sources: Sequence[int]) -> Flags:
         n = _integer_value(atype, sources[0])
+        assert rnd is not None, "an int-float form has a float rounding (testfloat_kind)"
         return rounding_flags(Exact(int(n < 0), abs(n)), FORMATS[dtype], FLOAT_ROUNDING[rnd])
 
     def from_float(sources: Sequence[int]) -> Flags:
@@ -278,6 +280,7 @@ def _conversion_exceptions(form: Form, kind: str) -> Callable[[Sequence[int]], F
             return Flags(0)
         if isinstance(value, Infinity):
             return Flags.INVALID
+        assert rnd is not None, "a float-int form has an integer rounding (testfloat_kind)"
         n = round_to_integer(value, INTEGER_ROUNDING[rnd])
         t = INTEGER_TYPES[dtype]
         return Flags.INVALID if not t.min <= n <= t.max else Flags(0)

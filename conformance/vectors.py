@@ -84,6 +84,7 @@ import attrs
 import click
 import numpy as np
 
+from ptxspec.profiles import NAMES as PROFILE_NAMES
 from ptxspec.spec.errors import OperandError, PtxSpecError
 from ptxspec.spec.types import FORMATS, INTEGER_TYPES, PACKED_TYPES, FloatFormat, NanEncoding, register_bits
 
@@ -1059,7 +1060,7 @@ def encode_testfloat(instr: str, count: int, seed: int, profile: str = "spec") -
 @click.argument("instrs", nargs=-1, required=True, metavar="INSTR...")
 @click.option("--count", type=int, default=1000, show_default=True, help="Vectors per instruction form: its edge values first, then seeded random ones.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random vectors (same arguments, same bytes).")
-@click.option("--profile", type=click.Choice(["spec", "sm_90"]), default="spec", show_default=True, help="spec: open results as allowed sets; sm_90: what an H100/H200 produces, where measured.")
+@click.option("--profile", type=click.Choice(PROFILE_NAMES), default="spec", show_default=True, help="spec: open results as allowed sets; sm_90: what an H100/H200 produces, where measured.")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "npz", "testfloat"]), default="jsonl", show_default=True,
               help="JSON Lines (one vector per line), a numpy .npz of uint64 arrays, or Berkeley TestFloat's testfloat_gen lines (one IEEE 754 form per file).")
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False, allow_dash=True), default="-", help="Output file ('-': standard output; npz needs a file).")
@@ -1155,7 +1156,7 @@ def _main(argv: list[str]) -> int:
     parser.add_argument("--bench", action="store_true", required=True)
     parser.add_argument("--n", type=int, default=200_000, help="vectors per form, batched (default 200000)")
     parser.add_argument("--loop-n", type=int, default=5_000, help="vectors per form, per-vector loop (default 5000)")
-    parser.add_argument("--profile", choices=["spec", "sm_90"], default="spec")
+    parser.add_argument("--profile", choices=PROFILE_NAMES, default="spec")
     args = parser.parse_args(argv)
     bench(args.n, args.loop_n, 0, args.profile)
     return 0

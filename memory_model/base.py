@@ -16,9 +16,9 @@ same facts from a program:
 from __future__ import annotations
 
 import itertools
-from typing import Iterable, Iterator, Sequence
+from typing import Hashable, Iterable, Iterator, Sequence
 
-from .program import Event, Program, Trace
+from .program import Event, Placement, Program, Trace
 
 SET_NAMES = (
     "R", "W", "M", "A", "I", "F", "F_SC", "F_ACQ_REL", "PF",
@@ -135,7 +135,9 @@ def proxy_of(event: Event) -> str | None:
     return None
 
 
-def _placement(program: Program, event: Event):
+def _placement(program: Program, event: Event) -> Placement:
+    if event.thread is None:
+        raise ValueError(f"an initial write ({event.instruction!r}) is executed by no thread")
     return program.threads[event.thread].placement
 
 
@@ -177,8 +179,8 @@ def static_pair(name: str, a: Event, b: Event, program: Program) -> bool:
         pa, pb = _placement(program, a), _placement(program, b)
         return pa.includes(effective_scope(a), pb) and pb.includes(effective_scope(b), pa)
     if name == "same_proxy":
-        pa, pb = proxy_of(a), proxy_of(b)
-        return pa is not None and pa == pb
+        proxy_a, proxy_b = proxy_of(a), proxy_of(b)
+        return proxy_a is not None and proxy_a == proxy_b
     raise KeyError(f"not a static base relation: {name!r}")
 
 
@@ -242,6 +244,7 @@ def barrier_groups(program: Program, traces: Sequence[Trace]) -> list[list[Event
             barrier = event.barrier
             if barrier is None:
                 continue
+            key: tuple[Hashable, ...]
             if barrier.level == "cluster":
                 use = cluster_uses.get(barrier.op, 0)
                 cluster_uses[barrier.op] = use + 1
@@ -270,7 +273,11 @@ def _synchronizes(source: Event, target: Event) -> bool:
     barrier.cluster.wait"."""
     if source.eid == target.eid or source.thread == target.thread:
         return False
+    if target.barrier is None:
+        raise ValueError(f"{target.instruction!r} is not a barrier operation")
     if target.barrier.level == "cluster":
+        if source.barrier is None:
+            raise ValueError(f"{source.instruction!r} is not a barrier operation")
         return source.barrier.op == "arrive" and target.barrier.op == "wait"
     return target.barrier.op in ("sync", "red")
 

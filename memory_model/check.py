@@ -196,11 +196,12 @@ def check(
         results: tuple[EngineResult, ...] = (run(engine, timeout_s),)
     else:
         first = run("z3", timeout_s)
-        share: float | None = max(CROSS_CHECK_FLOOR_S, CROSS_CHECK_SHARE * first.time_s)
+        floor = max(CROSS_CHECK_FLOOR_S, CROSS_CHECK_SHARE * first.time_s)
+        share: float | None = floor
         if full_cross_check:
             share = None if deadline is None else deadline - time.perf_counter()
         elif deadline is not None:
-            share = min(share, deadline - time.perf_counter()) if first.ok is not None else deadline - time.perf_counter()
+            share = min(floor, deadline - time.perf_counter()) if first.ok is not None else deadline - time.perf_counter()
         elif first.ok is None:
             share = None
         if share is not None and share <= 0:
@@ -221,6 +222,7 @@ def check(
         return Verdict(program.source, program.name, model, program.condition, None, None, None, None, None, None,
                        results, program, elapsed, notes=tuple(notes))
     first = decided[0]
+    assert first.ok is not None and first.states is not None, "a decided result has an answer and its states"
     return Verdict(
         file=program.source,
         name=program.name,
@@ -355,7 +357,6 @@ def forbidden_example(verdict: Verdict, *, budget_s: float = 5.0):
 
 def _example(execution: Execution, axiom, split: bool):
     """(execution, axiom name, edges, labels) for the relation of ``axiom`` evaluated on ``execution``."""
-    from . import relations as rel
 
     pairs = execution.relations[f"why:{axiom.name}"]
     if split:
@@ -372,8 +373,8 @@ def _example(execution: Execution, axiom, split: bool):
     if axiom.kind == "acyclic":
         from .render import find_cycle
 
-        edges = find_cycle(pairs)
-        return (execution, axiom.name, edges, tuple(axiom.name for _ in edges)) if edges else None
+        cycle = find_cycle(pairs)
+        return (execution, axiom.name, cycle, tuple(axiom.name for _ in cycle)) if cycle else None
     reflexive = sorted((a, b) for a, b in pairs if a == b) if axiom.kind == "irreflexive" else sorted(pairs)
     return (execution, axiom.name, (reflexive[0],), (axiom.name,)) if reflexive else None
 

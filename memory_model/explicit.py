@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import attrs
 
@@ -168,7 +168,8 @@ def _pairs(rows: Rows, eids: Sequence[int]) -> frozenset[tuple[int, int]]:
 
 # ---- compiling the model ---------------------------------------------------------------------------
 
-Fn = Callable[[dict], object]
+Fn = Callable[[dict[str, Any]], Any]
+"""A compiled step or expression: a function of the environment (a row list, a mask, a dict of sets)."""
 
 
 class _Compiled:
@@ -208,7 +209,7 @@ class _Compiled:
         ]
         """Per stage, its steps by environment key (what an :class:`_Env` of that stage computes)."""
 
-    def _uses(self, expr: object) -> set[str]:
+    def _uses(self, expr: rel.RelExpr | rel.SetExpr) -> set[str]:
         """The definitions ``expr`` reads, directly or through other definitions."""
         if isinstance(expr, rel.Ref):
             used = self._used.get(expr.name)
@@ -218,10 +219,8 @@ class _Compiled:
         if isinstance(expr, (rel.Base, rel.SetBase)):
             return set()
         out: set[str] = set()
-        for field in attrs.fields(type(expr)):
-            value = getattr(expr, field.name)
-            if isinstance(value, (rel.RelExpr, rel.SetExpr)):
-                out |= self._uses(value)
+        for part in rel.operands(expr).values():
+            out |= self._uses(part)
         return out
 
     def _define(self, name: str, negative: bool) -> str:
@@ -234,14 +233,13 @@ class _Compiled:
             self.steps[stage].append((key, fn))
         return key
 
-    def _run_time(self, expr: object) -> bool:
+    def _run_time(self, expr: rel.RelExpr | rel.SetExpr) -> bool:
         """Does a run-time relation (rf, co, sc) enter ``expr``, directly or through definitions?"""
         if isinstance(expr, rel.Base):
             return expr.name in RUN_TIME
         if isinstance(expr, rel.Ref):
             return self._run_time(self.definitions[expr.name].relation)
-        return any(self._run_time(getattr(expr, field.name)) for field in attrs.fields(type(expr))
-                   if isinstance(getattr(expr, field.name), (rel.RelExpr, rel.SetExpr)))
+        return any(self._run_time(part) for part in rel.operands(expr).values())
 
     def _hoist(self, stage: int, fn: Fn, at: int) -> Fn:
         """A sub-expression known at an earlier stage than its parent is computed once, at its stage."""
@@ -260,7 +258,7 @@ class _Compiled:
     def _rel(self, expr: rel.RelExpr, negative: bool) -> tuple[int, Fn]:
         return self._once(self._rel_of, expr, negative)
 
-    def _once(self, compile_: Callable, expr: object, negative: bool) -> tuple[int, Fn]:
+    def _once(self, compile_: Callable, expr: rel.RelExpr | rel.SetExpr, negative: bool) -> tuple[int, Fn]:
         """Each expression compiled once per polarity (one function object, so hoisted once);
         polarity only matters where a run-time relation enters the expression."""
         key = (expr, negative and self._run_time(expr))
@@ -458,9 +456,9 @@ class _Frame:
         table: dict[str, tuple[int, Fn]] = {"sets": (0, lambda env: self._sets()), "po": (0, lambda env: self._po()),
                                             "scope_incl": (0, lambda env: self._scope_incl())}
         for position, name in enumerate(EQUIVALENCE_RELATIONS):
-            table[name] = (0, lambda env, position=position: self._equivalence(position))
+            table[name] = (0, self._equivalence_step(position))
         for name in ("data", "ctrl", "addr"):
-            table[name] = (0, lambda env, name=name: self._dependencies()[name])
+            table[name] = (0, self._dependency_step(name))
         self.base_env = _Env(table, {"n": n})
         self.takers = [i for i, e in enumerate(self.events) if e.takes_value]
         self.writes = [i for i, e in enumerate(self.events) if e.writes]
@@ -469,8 +467,8 @@ class _Frame:
         self.locations: dict[str, list[int]] = {}
         for i in self.writes:
             event = self.events[i]
-            self.locations.setdefault(event.address.physical, []).append(i)
-        for physical, writes in self.locations.items():
+            self.locations.setdefault(event.physical, []).append(i)
+        for writes in self.locations.values():
             writes.sort(key=lambda i: (not self.events[i].is_initial, i))
 
     def _sets(self) -> dict[str, int]:
@@ -489,6 +487,12 @@ class _Frame:
             if key is not None:
                 groups[key] = groups.get(key, 0) | (1 << i)
         return [groups[key] if key is not None else 0 for key in keys]
+
+    def _equivalence_step(self, position: int) -> Fn:
+        return lambda env: self._equivalence(position)
+
+    def _dependency_step(self, name: str) -> Fn:
+        return lambda env: self._dependencies()[name]
 
     def _po(self) -> Rows:
         # The events of one trace are contiguous here, in program order.
@@ -528,7 +532,7 @@ class _Frame:
         choices = []
         for r in self.takers:
             event = self.events[r]
-            physical = event.address.physical
+            physical = event.physical
             sources = [
                 w
                 for w in self.locations.get(physical, [])
@@ -564,6 +568,12 @@ class _Slot:
     @property
     def mask(self) -> int:
         return _mask_of(self.members)
+
+    @property
+    def physical(self) -> str:
+        """The location of a co slot."""
+        assert self.location is not None, "an sc slot has no location"
+        return self.location
 
 
 Sources = tuple[int | None, ...]
@@ -635,7 +645,9 @@ class _Choices:
 
     def likely(self, env: _Env, partial: Partial) -> list[Partial]:
         """The children of ``partial`` for its next choice, the likeliest first."""
-        kind, position, options = self.open(partial)
+        choice = self.open(partial)
+        assert choice is not None, "likely() is asked only of a partial choice"
+        kind, position, options = choice
         ordered = options if kind == "rf" else _likely_first(env, options)
         return [self.place(partial, kind, position, member) for member in ordered]
 
@@ -674,9 +686,9 @@ class _Choices:
 
     def co_last(self, partial: Partial) -> dict[str, int]:
         """The co-last write of each location, for total coherence orders."""
-        chosen = {}
+        chosen: dict[str, int] = {}
         for slot, (prefix, last) in zip(self.slots, partial[1]):
-            if slot.relation == "co":
+            if slot.location is not None:
                 chosen[slot.location] = last if last is not None else prefix[-1]
         return self.frame.co_last(chosen)
 
@@ -771,8 +783,8 @@ class _Search:
         if self.statics is None:
             self.statics = _Statics(self.program)
         choices = [[t for t in thread.traces if t.blocked_at is None] for thread in self.program.threads]
-        initial = {(e.address.physical, e.write_value) for e in self.program.initial}
-        written = {id(t): {(e.address.physical, e.write_value) for e in t.events if e.writes} for c in choices for t in c}
+        initial = {(e.physical, e.write_value) for e in self.program.initial}
+        written = {id(t): {(e.physical, e.write_value) for e in t.events if e.writes} for c in choices for t in c}
         for traces in itertools.product(*choices):
             if self.deadline is not None and time.monotonic() > self.deadline:
                 raise _Timeout()
@@ -791,7 +803,7 @@ class _Search:
         option: frozenset[tuple[int, int]],
         all_axioms: bool,
         skip: Callable[[dict[str, int]], bool] | None = None,
-    ) -> Iterator[tuple[dict, list[str], dict[str, int] | None]]:
+    ) -> Iterator[tuple[_Env, list[str], dict[str, int]]]:
         """Yield ``(env, failed axioms, co-last writes)`` per candidate reached.
 
         Without ``all_axioms`` the search prunes and yields only consistent candidates (failed
@@ -815,18 +827,18 @@ class _Search:
         lasts_choices = [[w for w in slots[k].members if w != slots[k].first] for k in fixed]
         for lasts in itertools.product(*lasts_choices):
             chosen = dict(zip(fixed, lasts))
-            if skip is not None and skip(frame.co_last({slots[k].location: w for k, w in chosen.items()})):
+            if skip is not None and skip(frame.co_last({slots[k].physical: w for k, w in chosen.items()})):
                 continue
             for env, failed, partial in self._complete(env0, choices, choices.start(chosen), prune, all_axioms):
                 yield env, failed0 + failed, choices.co_last(partial)
 
-    def _complete(self, env0: dict, choices: _Choices, start: Partial, prune: bool,
-                  all_axioms: bool) -> Iterator[tuple[dict, list[str], Partial]]:
+    def _complete(self, env0: _Env, choices: _Choices, start: Partial, prune: bool,
+                  all_axioms: bool) -> Iterator[tuple[_Env, list[str], Partial]]:
         """Total choices extending ``start``, depth first, each with its environment and failing
         axioms. With ``prune``: the first consistent one only, and a node whose bounds already
         violate an axiom cuts its subtree; without: every total choice."""
 
-        def evaluate(partial: Partial) -> tuple[dict, list[str]]:
+        def evaluate(partial: Partial) -> tuple[_Env, list[str]]:
             self.tick()
             env = _Env(self.compiled.tables[1], choices.bounds(partial), parent=env0,
                        total=choices.open(partial) is None)
@@ -899,7 +911,7 @@ def observed_locations(program: Program) -> frozenset[str]:
 
 
 def _values_available(
-    traces: Sequence[Trace], initial: set[tuple[str, int]], written: dict[int, set[tuple[str, int]]]
+    traces: Sequence[Trace], initial: set[tuple[str, int | None]], written: dict[int, set[tuple[str, int | None]]]
 ) -> bool:
     """A quick necessary condition: every value a trace reads is written by someone (or initial)."""
     available = set(initial)
@@ -908,7 +920,7 @@ def _values_available(
     for trace in traces:
         for event in trace.events:
             if event.takes_value and event.read_value is not None:
-                if (event.address.physical, event.read_value) not in available:
+                if (event.physical, event.read_value) not in available:
                     return False
     return True
 
@@ -1023,7 +1035,7 @@ def _why(search: _Search, program: Program, states: set[State]) -> tuple[str, ..
 
     for frame, option in search.frames():
         skip = other_outcome(frame)
-        for env, failed, last in search.candidates_of(frame, option, all_axioms=True, skip=skip):
+        for _env, failed, last in search.candidates_of(frame, option, all_axioms=True, skip=skip):
             if not skip(last):
                 violations.append(frozenset(failed))
     order = [axiom.name for axiom in search.model.axioms]

@@ -72,9 +72,9 @@ from ptxspec.spec.errors import Location, PtxSpecError
 # ---- the AST -----------------------------------------------------------------------------------------
 
 
-def _pos() -> attrs.Attribute:
+def _pos() -> int | None:
     """A position field (line or column): shown, but not part of equality (a round trip through
-    text moves it)."""
+    text moves it). Typed as the attribute it defines, as ``attrs.field`` itself is."""
     return attrs.field(default=None, eq=False, repr=False)
 
 
@@ -381,11 +381,16 @@ _TOKEN = re.compile(
 )
 
 
-def _where(text: str, source: str, offset: int) -> Location:
+def _line_column(text: str, offset: int) -> tuple[int, int]:
     """The line and column of ``offset`` (counts from the start: for one-off use, not per token)."""
     line = text.count("\n", 0, offset) + 1
     column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return Location(source, line, column)
+    return line, column
+
+
+def _where(text: str, source: str, offset: int) -> Location:
+    """The place of ``offset`` (counts from the start: for one-off use, not per token)."""
+    return Location(source, *_line_column(text, offset))
 
 
 class Scanner:
@@ -399,8 +404,8 @@ class Scanner:
     def __init__(self, text: str, source: str, start: int = 0):
         self.text = text
         self.source = source
-        begin = _where(text, source, start)
-        self.line, self.line_start = begin.line, start - begin.column + 1
+        line, column = _line_column(text, start)
+        self.line, self.line_start = line, start - column + 1
         self.tokens = list(self._scan(start))
 
     def _pass(self, i: int, j: int) -> None:
@@ -412,7 +417,9 @@ class Scanner:
     def _scan(self, start: int) -> Iterator[Token]:
         end = start
         for m in _TOKEN.finditer(self.text, start):
-            kind, i, end = m.lastgroup, m.start(m.lastgroup), m.end()
+            kind = m.lastgroup
+            assert kind is not None, "every alternative of _TOKEN is a named group"
+            i, end = m.start(kind), m.end()
             self._pass(m.start(), i)
             column = i - self.line_start + 1
             if kind in ("str", "comment"):
@@ -1371,6 +1378,7 @@ def format_instruction(ins: Instruction) -> str:
             return f"barrier.cluster.{ins.op}" + "".join("." + q for q in ins.qualifiers)
         quals = "".join("." + q for q in ins.qualifiers)
         if ins.op == "red":
+            assert ins.dest is not None and ins.predicate is not None, "bar.red has a destination and a predicate"
             ops = [ins.dest.name] + [_operand_text(o) for o in ins.operands] + [_operand_text(ins.predicate)]
             return f"bar.cta.red{quals} " + ", ".join(ops)
         return f"bar.cta.{ins.op}{quals} " + ", ".join(_operand_text(o) for o in ins.operands)

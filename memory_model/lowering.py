@@ -279,6 +279,7 @@ class _Runner:
         state = _State()
         for entry in self.low.test.init:
             if isinstance(entry, RegisterInit) and entry.thread == self.thread:
+                assert entry.value is not None, "pointer values are rejected before lowering a thread"
                 state.regs[entry.register] = entry.value & MASK
         # Depth first with an explicit stack (a path may hold many reads; no recursion limit).
         stack = [state]
@@ -516,6 +517,7 @@ class _Lowering:
             values.setdefault(address.physical, 0)
         for entry in self.test.init:
             if isinstance(entry, LocationInit):
+                assert entry.value is not None, "_addresses() rejects pointer values"
                 values[self.physical(entry.name)] = entry.value & MASK
         return values
 

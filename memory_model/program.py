@@ -156,6 +156,13 @@ class Event:
         return self.thread is None
 
     @property
+    def physical(self) -> str:
+        """The physical location (§8.2.1) of a memory operation."""
+        if self.address is None:
+            raise ValueError(f"{self.instruction!r} is not a memory operation")
+        return self.address.physical
+
+    @property
     def takes_value(self) -> bool:
         """Needs a reads-from source: reads, and red (which modifies what it finds)."""
         return self.reads or (self.atomic and self.writes)

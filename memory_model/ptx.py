@@ -24,10 +24,11 @@ concerned (and listed in the report of issue 4).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 import attrs
 
-from .relations import Axiom, Definition, Model, RelExpr, SetExpr, relations, sets
+from .relations import Axiom, Definition, Model, RelExpr, SetExpr, operands, relations, sets
 
 (R, W, M, A, I, F, F_SC, PF, PF_ALIAS, PF_TEXTURE, PF_SURFACE, PF_CONSTANT, B) = sets(
     "R", "W", "M", "A", "I", "F", "F_SC", "PF", "PF_ALIAS", "PF_TEXTURE", "PF_SURFACE", "PF_CONSTANT", "B"
@@ -334,13 +335,15 @@ AXIOM_TEXT = {axiom.name: f"§{axiom.section}: {axiom.doc}" for axiom in PTX_8_7
 # order are PTX 8.7's, over PTX 6.0's morally strong, patterns and causality order.
 
 
-def _substituted(expr: RelExpr | SetExpr, replacements: Mapping[object, RelExpr]) -> RelExpr | SetExpr:
+def _substituted(expr: RelExpr | SetExpr, replacements: Mapping[RelExpr, RelExpr]) -> RelExpr | SetExpr:
     """``expr`` with every sub-expression that is a key of ``replacements`` replaced by its value."""
-    if expr in replacements:
+    if isinstance(expr, RelExpr) and expr in replacements:
         return replacements[expr]
-    parts = {field.name: getattr(expr, field.name) for field in attrs.fields(type(expr))}
-    operands = {name: part for name, part in parts.items() if isinstance(part, (RelExpr, SetExpr))}
-    return attrs.evolve(expr, **{name: _substituted(part, replacements) for name, part in operands.items()})
+    parts = {name: _substituted(part, replacements) for name, part in operands(expr).items()}
+    # operands() has checked that expr's class is an attrs class; mypy's attrs plugin wants one it
+    # can see statically, and RelExpr and SetExpr are plain bases (whose subclasses are attrs classes).
+    substituted: RelExpr | SetExpr = attrs.evolve(cast(Any, expr), **parts)
+    return substituted
 
 
 def _before_proxies(definition: Definition, words: str, words_6_0: str) -> Definition:
@@ -353,6 +356,7 @@ def _before_proxies(definition: Definition, words: str, words_6_0: str) -> Defin
         proxy_preserved_base_causality_order.ref: M.id() >> base_causality_order >> M.id(),
     }
     relation = _substituted(definition.relation, without_proxies)
+    assert isinstance(relation, RelExpr), "a relation with relations substituted for relations is a relation"
     return attrs.evolve(definition, relation=relation, doc=definition.doc.replace(words, words_6_0))
 
 

@@ -201,6 +201,15 @@ class Empty(RelExpr):
     pass
 
 
+def operands(expr: RelExpr | SetExpr) -> dict[str, RelExpr | SetExpr]:
+    """The sub-expressions of ``expr`` by field name (none for a base relation, set or reference)."""
+    cls = type(expr)
+    if not attrs.has(cls):  # every expression class above is an attrs class; RelExpr and SetExpr are bases
+        raise attrs.exceptions.NotAnAttrsClassError(f"{cls!r} is not an attrs-decorated class.")
+    parts = {field.name: getattr(expr, field.name) for field in attrs.fields(cls)}
+    return {name: part for name, part in parts.items() if isinstance(part, (RelExpr, SetExpr))}
+
+
 AXIOM_KINDS = ("acyclic", "irreflexive", "empty")
 
 

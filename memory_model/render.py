@@ -78,8 +78,10 @@ def text(verdict: Verdict, *, witness: bool = False, why: bool = False) -> str:
         lines.append(f"Condition {condition_text(verdict)}")
         lines.append(f"Observation {name} Unknown")
     else:
-        lines.append(f"States {len(verdict.states)}")
-        lines.extend(format_state(verdict.program, state) for state in verdict.states)
+        states = verdict.states
+        assert states is not None, "a decided verdict has its states"
+        lines.append(f"States {len(states)}")
+        lines.extend(format_state(verdict.program, state) for state in states)
         lines.append(verdict.verdict_word)
         lines.append("Witnesses")
         lines.append(f"Positive: {verdict.positive} Negative: {verdict.negative}")

@@ -35,7 +35,7 @@ result, never a guess.
 from __future__ import annotations
 
 import time
-from typing import Iterable, Mapping
+from typing import Hashable, Iterable, Mapping
 
 import z3
 from z3 import z3core
@@ -46,6 +46,7 @@ from .engine import EngineResult, Execution, forbidden_outcome, judge, state_hol
 from .program import (
     MASK,
     And,
+    Barrier,
     Compare,
     Constant,
     Event,
@@ -265,8 +266,8 @@ class _Encoding:
         self.node_var: dict[int, z3.BoolRef] = {}
         self.node_leaf: dict[int, int] = {}
         for node in range(self.n):
-            thread = self.node_thread[node]
-            if thread is None or len(self.node_traces[node]) == len(self.thread_traces[thread]):
+            owner = self.node_thread[node]
+            if owner is None or len(self.node_traces[node]) == len(self.thread_traces[owner]):
                 self.guard.append(NO_GUARD)
                 continue
             variable = z3.Bool(f"node_{self.events[node].eid}")
@@ -275,8 +276,9 @@ class _Encoding:
             self.guard.append(frozenset((node,)))
             self.constraints.append(variable == z3.Or([self.trace_var[tid] for tid in self.node_traces[node]]))
 
-    def values(self, node: int, read: bool) -> dict[int, object]:
-        """value -> when the node (if it exists) reads (or writes) that value."""
+    def values(self, node: int, read: bool) -> dict[int | None, object]:
+        """value -> when the node (if it exists) reads (or writes) that value (None: a value the
+        trace leaves open)."""
         key = ("values", node, read)
         memo = self._memo.get(key)
         if memo is not None:
@@ -285,7 +287,10 @@ class _Encoding:
         for tid, event in self.node_event[node].items() or [(None, self.events[node])]:
             value = event.read_value if read else event.write_value
             value = None if value is None else value & MASK
-            groups.setdefault(value, []).append(tid)
+            tids = groups.setdefault(value, [])
+            if tid is not None:  # None: an initial write, on no trace (so in one group, always there)
+                tids.append(tid)
+        result: dict[int | None, object]
         if len(groups) == 1:
             result = {next(iter(groups)): True}
         else:
@@ -417,14 +422,17 @@ class _Encoding:
             if trace.blocked_at is not None:
                 self.constraints.append(z3.Not(self.trace_var[tid]) if tid in self.trace_var else z3.BoolVal(False))
         groups: dict[tuple, list[int]] = {}
-        grouped: set[int] = set()
-        for tid, chain in enumerate(self.trace_nodes):
+        grouped: dict[int, Barrier] = {}
+        for chain in self.trace_nodes:
             cluster_uses: dict[str, int] = {}
             for i in chain:
                 barrier = self.events[i].barrier
                 if barrier is None:
                     continue
-                placement = self.program.threads[self.node_thread[i]].placement
+                thread = self.node_thread[i]
+                assert thread is not None, "a node of a trace is on its thread"
+                placement = self.program.threads[thread].placement
+                key: tuple[Hashable, ...]
                 if barrier.level == "cluster":
                     # The k-th arrive of each thread with the k-th wait (§9.7.13.3).
                     k = cluster_uses.get(barrier.op, 0)
@@ -434,19 +442,19 @@ class _Encoding:
                 else:
                     key = ("cta", placement.gpu, placement.cta, barrier.barrier_id, barrier.phase)
                 if i not in grouped:
-                    grouped.add(i)
+                    grouped[i] = barrier
                     groups.setdefault(key, []).append(i)
         self.arrival: dict[int, z3.ArithRef] = {}
         completion: dict[int, tuple[list[int], int | None]] = {}  # op -> (its group, q)
         for key, members in groups.items():
-            counts = [self.events[m].barrier.count for m in members if self.events[m].barrier.count is not None]
+            counts = [grouped[m].count for m in members if grouped[m].count is not None]
             quorum = counts[0] if counts else None
             if key[0] == "cluster":
-                senders = [m for m in members if self.events[m].barrier.op == "arrive"]
-                receivers = [m for m in members if self.events[m].barrier.op == "wait"]
+                senders = [m for m in members if grouped[m].op == "arrive"]
+                receivers = [m for m in members if grouped[m].op == "wait"]
             else:
                 senders = members
-                receivers = [m for m in members if self.events[m].barrier.op in ("sync", "red")]
+                receivers = [m for m in members if grouped[m].op in ("sync", "red")]
             for m in receivers:
                 completion[m] = (members, quorum)
             if quorum is None:
@@ -627,7 +635,9 @@ class _Encoding:
                     for c in inner[y + 1 :]:
                         if c not in order.get(a, {}) or c not in order.get(b, {}):
                             continue
-                        guard = self.merge(self.merge(self.guard[a], self.guard[b]), self.guard[c])
+                        pair = self.merge(self.guard[a], self.guard[b])
+                        assert pair is not None, "a and b are ordered, so they can coexist"
+                        guard = self.merge(pair, self.guard[c])
                         if guard is None:
                             continue
                         both = []
@@ -874,6 +884,7 @@ class _Encoding:
         if memo is not None:
             return memo
         values: dict[int, list] = {}
+        result: dict[int, object]
         if isinstance(term, Constant):
             result = {term.value & MASK: True}
         elif isinstance(term, RegisterTerm):

@@ -43,7 +43,8 @@ from ptxspec.spec.errors import OperandError, PtxSpecError
 from ptxspec.spec.types import FORMATS, INTEGER_TYPES, PACKED_TYPES, FloatFormat, NanEncoding, register_bits
 from ptxspec.semantics import batch_rounding, data_movement
 from ptxspec.semantics.numerics import Rounding, canonical_nan
-from ptxspec.semantics.results import Allowed, AnyNaN, Lanes, Profile, Result, contains, profile_named
+from ptxspec.profiles import Profile, profile_named
+from ptxspec.semantics.results import Allowed, AnyNaN, Lanes, Result, contains
 
 F32 = FORMATS["f32"]
 F16 = FORMATS["f16"]
@@ -379,20 +380,23 @@ def integer_wide(*, signed: bool, add: bool) -> FastPath:
 # 16-bit add/sub/mul/min/max forms and the conversions of one or two .f32 sources to .f16, .bf16,
 # .tf32, .e4m3x2, .e5m2x2, .f16x2, .bf16x2 and the integer types. Each one follows the scalar
 # function step by step (decode, NaN rule, exact operation, round once) with the batched decode
-# and rounding of :mod:`ptxspec.semantics.batch_rounding`, and reads its decisions from the same
-# places the scalar semantics does (:func:`~ptxspec.semantics.data_movement.flushes_input`, the
-# ``MEASURED`` table of data_movement.py, :meth:`Profile.unspecified_nan`).
+# and rounding of :mod:`ptxspec.semantics.batch_rounding`, and reads its decisions from the
+# profile, as the scalar semantics does (:func:`~ptxspec.semantics.data_movement.flushes_input`,
+# ``profile.cvt_integer_nan``, ``profile.cvt_nan_from_f32_batch``, :meth:`Profile.unspecified_nan`).
 
-#: The profiles the paths below know the decisions of: the manual's (spec) and H100/H200's
-#: (sm_90, whose measured cvt departures they transcribe). Any other profile is looped through
-#: the scalar semantics, so a new profile can never silently get another chip's decisions.
-COVERED_PROFILES = frozenset({"spec", "sm_90"})
+
+def covers(profile: Profile) -> bool:
+    """Whether the paths below know ``profile``'s decisions: it says so (``profile.batch_paths``,
+    set where tests/test_batch_exhaustive.py proves them under it: spec and sm_90), and a chip's
+    open cvt NaN comes with its batched form. Any other profile is looped through the scalar
+    semantics, so a new profile can never silently get another chip's decisions."""
+    return profile.batch_paths and (profile.cvt_nan is None or profile.cvt_nan_from_f32_batch is not None)
 
 
 def _covered(profile: Profile | str) -> Profile:
-    """The profile, if the paths below know its decisions (:data:`COVERED_PROFILES`)."""
+    """The profile, if the paths below know its decisions (:func:`covers`)."""
     profile = profile_named(profile)
-    if profile.name not in COVERED_PROFILES:
+    if not covers(profile):
         raise PtxSpecError(f"the batched paths do not know the decisions of profile {profile.name!r}; use evaluate_batch")
     return profile
 
@@ -588,19 +592,12 @@ def half_min_max(form: Form) -> FastPath:
 def _conversion_nan(form: Form, dst: FloatFormat, a: np.ndarray, profile: Profile) -> tuple[int | np.ndarray, bool]:
     """The open NaN of a conversion from .f32 (data_movement.conversion_nan, after the .sat,
     .relu and no-NaN cases that :func:`~batch_rounding.round_bits` applies itself), as
-    ``(bits, open)``: the spec profile leaves it open (any NaN of ``dst``); sm_90 writes what
-    data_movement._sm90_nan says for an .f32 source -- the canonical NaN of ``dst``, except that
-    .rna to .tf32 clears the low 13 bits of the input (and .satfinite then takes one .tf32 unit
-    off the magnitude)."""
-    if data_movement._measured(profile) is None:
-        return canonical_nan(dst), True
-    if dst is TF32 and form.get("rnd") == "rna":
-        sign = a.astype(np.uint64) & np.uint64(0x8000_0000)
-        magnitude = a.astype(np.uint64) & np.uint64(0x7FFF_E000)
-        if "satfinite" in form:
-            magnitude = magnitude - np.uint64(1 << TF32.shift)
-        return sign | magnitude, False
-    return canonical_nan(dst), False
+    ``(bits, open)``: without a chip's choice the chapter's unspecified NaN (spec: open, any NaN of
+    ``dst``); with one, what ``profile.cvt_nan`` says for an .f32 source, in its batched form
+    ``profile.cvt_nan_from_f32_batch`` (sm_90: :func:`ptxspec.profiles.sm_90.cvt.cvt_nan_from_f32_batch`)."""
+    if profile.cvt_nan is None:
+        return _open_nan(dst, profile)
+    return profile.cvt_nan_from_f32_batch(form, dst, a), False
 
 
 def _convert_f32(form: Form, dst: FloatFormat, a: np.ndarray, profile: Profile, *, ftz: bool, sat: bool):
@@ -654,7 +651,7 @@ def cvt_f32_to_integer(form: Form) -> FastPath:
     the profile says), round to an integer by .irnd (batch_rounding.round_integer), clamp to the
     destination's range (infinities too; "the result is clamped to the destination range by
     default; i.e, .sat is redundant"), and NaN -> 0 ("In float-to-integer conversions, NaN inputs
-    are converted to 0", §9.7.9.21) or the profile's measured integer (data_movement.MEASURED)."""
+    are converted to 0", §9.7.9.21) or the profile's measured integer (``profile.cvt_integer_nan``)."""
     dtype = form["dtype"]
     integer = INTEGER_TYPES[dtype]
     mode = data_movement.INTEGER_ROUNDING[form["rnd"]]
@@ -665,8 +662,7 @@ def cvt_f32_to_integer(form: Form) -> FastPath:
         sign, significand, exponent, nan, infinite = batch_rounding.decode(F32, a, ftz=flush)
         magnitude, huge = batch_rounding.round_integer(sign, significand, exponent, mode)
         bits = batch_rounding.saturate_integer(sign, magnitude, huge | infinite, integer.bits, integer.signed)
-        measured = data_movement._measured(profile)
-        nan_value = 0 if measured is None else data_movement.integer_bits(dtype, measured.integer_nan(form))
+        nan_value = 0 if profile.cvt_integer_nan is None else data_movement.integer_bits(dtype, profile.cvt_integer_nan(form))
         bits = np.where(nan, np.uint64(nan_value), bits)
         return BatchResult(bits.astype(_dtype(integer.bits)), None, None, 1, integer.bits)
 
@@ -708,7 +704,7 @@ def fast_path(form: Form, profile: Profile | str = "spec") -> FastPath | None:
     profile = profile_named(profile)
     if form.text in _EXPLICIT:
         return _EXPLICIT[form.text]
-    if profile.name not in COVERED_PROFILES:
+    if not covers(profile):
         return None
     if form.text not in _EXACT_CACHE:
         _EXACT_CACHE[form.text] = _exact_path(form)

@@ -21,7 +21,7 @@ from ptxspec.spec.catalogue import Form
 from ptxspec.spec.types import FORMATS, INTEGER_TYPES, register_bits
 from ptxspec.semantics.instructions import semantic
 from ptxspec.semantics.numerics import Exact, Infinity, NaN, Value, decode, to_fraction
-from ptxspec.semantics.results import Profile
+from ptxspec.profiles import Profile
 
 #: "The unordered versions are included: equ, neu, ltu, leu, gtu, geu" -- each with its ordered twin.
 UNORDERED = {"equ": "eq", "neu": "ne", "ltu": "lt", "leu": "le", "gtu": "gt", "geu": "ge"}

@@ -21,16 +21,15 @@ only for one form ("For cvt.f32.bf16, NaN input yields unspecified NaN"), and it
 payload rule (§9.7.3's "double-precision instructions support NaN payloads" is about the
 floating-point instructions; IEEE 754-2019 §6.2.3 only recommends payload preservation). So the
 spec-level result of such a conversion is any NaN of the destination format, and a profile pins
-the one a chip writes: :data:`MEASURED` holds what an H100 (sm_90) was measured to write, including
-the places where it departs from the manual (float-to-integer NaN, .ftz on cvt.f16.f32, and a
-cvt.rna.tf32.f32 NaN that comes out as infinity).
+the one a chip writes (``profile.cvt_nan``; :mod:`ptxspec.profiles.sm_90.cvt` holds what an H100
+was measured to write), with the places where the chip departs from the manual
+(``profile.cvt_integer_nan`` for a float-to-integer NaN, ``profile.cvt_ftz_flushes_input`` for
+.ftz on cvt.f16.f32; sm_90's cvt.rna.tf32.f32 NaN comes out as infinity).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 
-import attrs
 
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.data_movement import is_integer
@@ -44,10 +43,10 @@ from ptxspec.semantics.numerics import (
     round_to_integer,
     canonical_nan,
     decode,
-    encode_nan,
     round_value,
 )
-from ptxspec.semantics.results import Profile, Result, pack_lanes, split_lanes
+from ptxspec.profiles import Profile
+from ptxspec.semantics.results import Result, pack_lanes, split_lanes
 
 F64 = FORMATS["f64"]
 F32 = FORMATS["f32"]
@@ -61,83 +60,8 @@ INTEGER_ROUNDING = {"rni": Rounding.RN, "rzi": Rounding.RZ, "rmi": Rounding.RM, 
 
 
 # ---------------------------------------------------------------------------------------------
-# NaN results the manual leaves open, as measured
+# NaN results the manual leaves open
 # ---------------------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class Measured:
-    """What a chip writes for cvt where §9.7.9.21 leaves the result open, and where it was measured
-    to depart from the manual. The profile of that name uses it; the spec profile does not."""
-
-    #: The NaN written where the manual leaves a conversion's NaN open.
-    nan: Callable[[Form, FloatFormat, FloatFormat, NaN, int], int]
-    #: The integer written for a NaN input of a float-to-integer conversion (the manual: 0).
-    integer_nan: Callable[[Form], int]
-    #: Whether .ftz flushes a subnormal .f32 input of this form (the manual: always).
-    ftz_flushes_input: Callable[[Form], bool]
-
-
-def _sm90_nan(form: Form, src: FloatFormat, dst: FloatFormat, nan: NaN, bits: int) -> int:
-    """The NaN an H100 (sm_90) writes where §9.7.9.21 leaves it open, as recorded in
-    conformance/data/sm_90 (replayed by tests/test_silicon_sm90.py):
-
-    * to .f64: the input's sign and payload, made quiet (IEEE 754 §6.2.3) -- but with .ftz the
-      .f32 input goes through the single-precision unit first and arrives as 0x7fffffffe0000000,
-      the canonical .f32 NaN widened;
-    * from .f64: sign and leading payload bits, made quiet (0xfff4000000000007 -> .f16 0xff00);
-    * .bf16 to .f32: the bits shifted up unchanged, a signalling NaN staying signalling -- but with
-      .ftz the canonical .f32 NaN 0x7fffffff (the issue-3 "rest" recording);
-    * ``cvt.f32.f32`` and ``cvt.f64.f64`` with no qualifier at all: the input bits unchanged, even a
-      signalling NaN (0x7ff0000000000001 stays as it is; the "rest" recording);
-    * .rna to .tf32: the low 13 bits cleared (so 0x7f800001 becomes +inf); with .satfinite one
-      .tf32 unit is then taken off the magnitude (0x7fc00000 -> 0x7fbfe000, 0x7f800001 ->
-      0x7f7fe000, the largest finite value);
-    * everything else: the canonical NaN of the destination (0x7fff, 0x7fffffff, 0x7fffe000, 0x7f).
-    """
-    if src is dst and src in (F32, F64) and form.text == f"cvt.{dst.name}.{src.name}":
-        return bits
-    if dst is F64:
-        if "ftz" in form:
-            return encode_nan(F64, NaN(0, (1 << F32.mantissa_bits) - 1, F32))
-        return encode_nan(F64, nan)
-    if src is F64:
-        return encode_nan(dst, nan)
-    if src is BF16 and dst is F32:
-        return canonical_nan(F32) if "ftz" in form else bits << 16
-    if dst is TF32 and form.get("rnd") == "rna":
-        sign, magnitude = bits & 0x8000_0000, bits & 0x7FFF_E000
-        if "satfinite" in form:
-            magnitude -= 1 << TF32.shift
-        return sign | magnitude
-    return canonical_nan(dst)
-
-
-def _sm90_integer_nan(form: Form) -> int:
-    """NaN to integer on an H100 (conformance/data/sm_90, every pair recorded by the issue-2, issue-3
-    and issue-3 "rest" campaigns): 0, as §9.7.9.21 says, from .f16, .bf16 and .f32 into 8- to 32-bit
-    integers; but the most negative value's bit pattern, 1 << (bits - 1), from .f64 into every
-    integer type (0x80 for .s8 and .u8 ... 0x80000000 for .u32) and from every float type into .s64
-    and .u64 (0x8000000000000000) -- the hardware departs from the manual there."""
-    bits = INTEGER_TYPES[form["dtype"]].bits
-    if form["atype"] == "f64" or bits == 64:
-        return 1 << (bits - 1)
-    return 0
-
-
-MEASURED: dict[str, Measured] = {
-    "sm_90": Measured(
-        nan=_sm90_nan,
-        integer_nan=_sm90_integer_nan,
-        # cvt.rm.ftz.f16.f32 of -2^-149 gives -2^-24 (0x8001) and cvt.rp.ftz.f16.f32 of 2^-149
-        # gives 0x0001 on an H100: .ftz does not flush the .f32 input of a conversion to .f16.
-        ftz_flushes_input=lambda form: form["dtype"] != "f16",
-    ),
-}
-
-
-def _measured(profile: Profile) -> Measured | None:
-    return MEASURED.get(profile.name)
 
 
 def _single_nan(fmt: FloatFormat) -> bool:
@@ -157,9 +81,8 @@ def conversion_nan(form: Form, src: FloatFormat, dst: FloatFormat, nan: NaN, bit
         return round_value(nan, dst, sat=sat, relu=relu)
     if _single_nan(dst):
         return canonical_nan(dst)
-    measured = _measured(profile)
-    if measured is not None:
-        return measured.nan(form, src, dst, nan, bits)
+    if profile.cvt_nan is not None:
+        return profile.cvt_nan(form, src, dst, nan, bits)
     return profile.unspecified_nan(dst)
 
 
@@ -170,9 +93,8 @@ def conversion_nan(form: Form, src: FloatFormat, dst: FloatFormat, nan: NaN, bit
 
 def flushes_input(form: Form, profile: Profile) -> bool:
     """Whether the form's .ftz flushes its subnormal .f32 inputs: always by the manual; a measured
-    profile may record otherwise."""
-    measured = _measured(profile)
-    return measured is None or measured.ftz_flushes_input(form)
+    profile may record otherwise (``profile.cvt_ftz_flushes_input``)."""
+    return profile.cvt_ftz_flushes_input is None or profile.cvt_ftz_flushes_input(form)
 
 
 def _unsigned(value: Exact | Infinity) -> Exact | Infinity:
@@ -250,8 +172,7 @@ def float_to_integer(form: Form, a: int, profile: Profile) -> int:
     value = decode(src, a, ftz="ftz" in form and src is F32 and flushes_input(form, profile))
     dtype = form["dtype"]
     if isinstance(value, NaN):
-        measured = _measured(profile)
-        return 0 if measured is None else integer_bits(dtype, measured.integer_nan(form))
+        return 0 if profile.cvt_integer_nan is None else integer_bits(dtype, profile.cvt_integer_nan(form))
     if isinstance(value, Infinity):
         t = INTEGER_TYPES[dtype]
         return integer_bits(dtype, t.min if value.sign else t.max)

@@ -45,7 +45,8 @@ from ptxspec.semantics.numerics import (
     quiet,
     round_value,
 )
-from ptxspec.semantics.results import Profile, Result, pack_lanes
+from ptxspec.profiles import Profile
+from ptxspec.semantics.results import Result, pack_lanes
 
 F32 = FORMATS["f32"]
 F64 = FORMATS["f64"]

@@ -40,11 +40,11 @@ rounding is :func:`~ptxspec.semantics.numerics.round_exact`'s, so no rounding lo
 sm_90: these sets were checked against an H200 on every f32 input of every one-operand .f32 form,
 every upper word of the two 1.11.20 forms, 2^32 random operand pairs of each division and 2^30
 inputs of rsqrt.approx.f64. The chip keeps every bound except cos.approx.f32 on 4698 inputs
-(:data:`MEASURED_NEAR_BOUND`), which the sm_90 profile allows and the spec does not. The issue-6
-scan (``conformance/silicon/approx.py``, docs/silicon-approx.rst) repeated this on an H100 and an
-H200 with the same result -- every input of each one-operand .f32 form and of the upper words,
-2^28 hashed pairs of each division, its largest errors recomputed exactly with MPFR -- and keeps
-the evidence in conformance/data/sm_90/ (``meta-approx-<chip>.json``).
+(the sm_90 profile's ``sin_cos_near_bound``), which that profile allows and the spec does not.
+The issue-6 scan (``conformance/silicon/approx.py``, docs/silicon-approx.rst) repeated this on an
+H100 and an H200 with the same result -- every input of each one-operand .f32 form and of the
+upper words, 2^28 hashed pairs of each division, its largest errors recomputed exactly with MPFR --
+and keeps the evidence in conformance/data/sm_90/ (``meta-approx-<chip>.json``).
 """
 
 from __future__ import annotations
@@ -75,7 +75,8 @@ from ptxspec.semantics.numerics import (
     to_fraction,
     zero,
 )
-from ptxspec.semantics.results import Allowed, Interval, OneOf, Profile, Result
+from ptxspec.profiles import Profile
+from ptxspec.semantics.results import Allowed, Interval, OneOf, Result
 
 F32 = FORMATS["f32"]
 F64 = FORMATS["f64"]
@@ -928,15 +929,6 @@ def rsqrt_approx_ftz_f64(form: Form, a: int, *, profile: Profile) -> Result:
     return _upper_word_result(reciprocal(square_root(to_fraction(tmp))))
 
 
-#: Where a chip's results leave the manual's bound, the bound that its profile allows instead
-#: (the spec keeps the manual's). sm_90 (H100/H200): cos.approx.f32 on [-2 pi, 2 pi] errs by up to
-#: 2^-20.427, beyond the manual's 2^-20.5, for 4698 of the 2^32 inputs (``4.74 <= |a| <= 5.05``;
-#: found by running every f32 input on an H200, with and without .ftz, and again on an H100 and an
-#: H200 by the issue-6 scan: 4698 inputs, 2^-20.427 recomputed exactly, the same on both chips).
-#: sin.approx.f32 and the wider range keep to the manual.
-MEASURED_NEAR_BOUND: dict[tuple[str, str], Real] = {("sm_90", "cos"): power_of_two(-204, 10)}  # 2^-20.4
-
-
 def _sin_cos(form: Form, a: int, profile: Profile, cosine: bool) -> Result:
     """The common part of §9.7.3.18-19: absolute error 2^-20.5 on [-2 pi, 2 pi], 2^-14.7 on
     [-100 pi, 100 pi], "outside of the range [-100 pi .. +100 pi], only best effort is provided.
@@ -948,7 +940,7 @@ def _sin_cos(form: Form, a: int, profile: Profile, cosine: bool) -> Result:
         return F32_ONE if cosine else zero(F32, x.sign)
     value = to_fraction(x.magnitude())
     if compare(value, two_pi_times(1)) <= 0:
-        delta = MEASURED_NEAR_BOUND.get((profile.name, form.opcode), SIN_COS_NEAR)
+        delta = profile.sin_cos_near_bound.get(form.opcode, SIN_COS_NEAR)
     elif compare(value, two_pi_times(50)) <= 0:
         delta = SIN_COS_FAR
     else:
@@ -977,7 +969,7 @@ def cos_approx(form: Form, a: int, *, profile: Profile) -> Result:
 
     Table: -Inf -> NaN, -0.0 -> +1.0, +0.0 -> +1.0, +Inf -> NaN, NaN -> NaN.
 
-    sm_90 does not meet the 2^-20.5 bound everywhere (see :data:`MEASURED_NEAR_BOUND`): its
+    sm_90 does not meet the 2^-20.5 bound everywhere (``profile.sin_cos_near_bound``): its
     profile allows 2^-20.4 on [-2pi, 2pi], the spec the manual's bound.
     """
     return _sin_cos(form, a, profile, cosine=True)

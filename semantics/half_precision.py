@@ -23,15 +23,14 @@ Rounding: ".rnd = { .rn }": every form rounds to nearest even; add, sub and mul 
 Open results: tanh.approx and ex2.approx return every encoding their error bound allows
 (:func:`tanh_approx`, :func:`ex2_approx`); ``fma.oob`` with a NaN operand returns +0.0 or the NaN
 result, as the manual never gives the OOB-NaN's encoding (:func:`out_of_bounds`). Where an H100 or
-H200 was measured, the sm_90 profile pins these (``MEASURED_*``; for tanh and ex2 the recorded
-result of every 16-bit input, :func:`measured_table`).
+H200 was measured, the sm_90 profile pins these (``profile.fma_oob_nan``; for tanh and ex2 the
+recorded result of every 16-bit input, ``profile.approx16_tables``, :func:`measured_table`).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from fractions import Fraction
 
 import attrs
 
@@ -54,7 +53,8 @@ from ptxspec.semantics.floating_point_approx import (
 )
 from ptxspec.semantics.instructions import semantic
 from ptxspec.semantics.numerics import Exact, Infinity, NaN, Rounding, Value, canonical_nan, decode, infinity, max_finite, min_subnormal, round_value, to_fraction, zero
-from ptxspec.semantics.results import Allowed, OneOf, Profile, Result, pack_lanes, split_lanes
+from ptxspec.profiles import Profile
+from ptxspec.semantics.results import Allowed, OneOf, Result, pack_lanes, split_lanes
 
 
 def element_format(form: Form) -> FloatFormat:
@@ -164,15 +164,6 @@ class ZeroOrNaN(Allowed):
         return {"kind": "zero-or-nan", "format": self.format.name}
 
 
-#: Per profile, the encodings a chip reads as OOB-NaN in ``fma.oob`` and the operand positions
-#: (0 = a) where it looks for them. sm_90 (an H200, ptxas 13.0; every 16-bit a, b, c alone with
-#: the others 1.0, and 16^3 triples of NaNs, zeros, infinities and numbers for .f16/.bf16 and
-#: their x2 lanes, .relu or not): 0x7ff7 and 0xfff7 -- for .f16 and .bf16 alike -- in a or b give
-#: +0.0; in c, and every other NaN anywhere, give the ordinary (canonical) NaN result. So the chip
-#: does not test c, where the manual says "any of the operands".
-MEASURED_OOB_NAN: dict[str, tuple[frozenset[int], tuple[int, ...]]] = {"sm_90": (frozenset({0x7FF7, 0xFFF7}), (0, 1))}
-
-
 def out_of_bounds(form: Form, profile: Profile, sources: tuple[int, int, int]) -> Result:
     """``fma.rn.oob{.relu}``: "fma.oob.{f16, f16x2, bf16, bf16x2} clamps the result to 0 if any
     of the operands is an OOB NaN value (defined under tensors). The test for the special NaN
@@ -190,10 +181,10 @@ def out_of_bounds(form: Form, profile: Profile, sources: tuple[int, int, int]) -
       ``.relu`` ("NaN results are converted to canonical NaN").
 
     Which NaN encodings a chip treats as OOB-NaN is a hardware fact the manual leaves out; a
-    profile in :data:`MEASURED_OOB_NAN` pins it (sm_90: 0x7ff7 of either sign, in a or b only).
+    profile pins it in ``profile.fma_oob_nan`` (sm_90: 0x7ff7 of either sign, in a or b only).
     """
     fma_element = arithmetic_element(form, profile, exact_fma)
-    measured = MEASURED_OOB_NAN.get(profile.name)
+    measured = profile.fma_oob_nan
 
     def lane(fmt: FloatFormat, bits: list[int]) -> Result:
         if measured is not None:
@@ -304,28 +295,6 @@ TANH_ABSOLUTE = {"f16": power_of_two(-10987, 1000), "bf16": power_of_two(-8, 1)}
 # precisions are asked for again and again, so they are remembered.
 TANH_ABSOLUTE["f16"] = Real(bounds=functools.lru_cache(maxsize=None)(TANH_ABSOLUTE["f16"].bounds))
 
-#: Where a chip leaves the manual's bound, how far (the spec keeps the manual's bound; the chip's
-#: profile returns its table, :func:`measured_table`). sm_90 (H100 and H200, every .bf16 input
-#: recorded: "tanh.approx.bf16#all-inputs" in conformance/data/sm_90/meta-issue3.json):
-#: tanh.approx.bf16 of +-0.74609375 (0x3f3f, 0xbf3f) gives +-0.62890625 (0x3f21, 0xbf21), 2^-7.99991
-#: from tanh -- beyond 2^-8 (:data:`MEASURED_OUTSIDE_BOUND`); every other .bf16 and .f16 input
-#: keeps to the manual. 2^-8 (1 + 2^-13) covers it.
-MEASURED_TANH_ABSOLUTE: dict[tuple[str, str], Real] = {("sm_90", "bf16"): exactly(Fraction(2**13 + 1, 2**21))}
-
-#: The inputs whose measured result lies outside the spec's allowed set, per profile and table:
-#: the documented divergences of the sm_90 profile from the manual (a test recomputes this set
-#: from the tables and the spec, so that it can neither grow nor shrink unnoticed).
-MEASURED_OUTSIDE_BOUND: dict[tuple[str, str], frozenset[int]] = {("sm_90", "tanh.bf16"): frozenset({0x3F3F, 0xBF3F})}
-
-#: Per profile, the data file holding its measured 16-bit tables. sm_90: every one of the 2^16
-#: inputs of tanh.approx.f16/.bf16, ex2.approx.f16 and ex2.approx.ftz.bf16, recorded on an H100
-#: (issue 3, "#all-inputs" in conformance/data/sm_90/meta-issue3.json) and extracted by
-#: ``python -m ptxspec.conformance.silicon.approx tables --write`` (never edited by hand). The x2
-#: forms use the same table in each lane: every lane of their issue-3 recordings agrees with it
-#: (docs/silicon-approx.rst; the .approx scan records each chip's tables again).
-MEASURED_TABLE_FILES = {"sm_90": "approx16-sm90.npz"}
-
-
 @functools.cache
 def _table_file(name: str) -> dict:
     import importlib.resources
@@ -338,9 +307,9 @@ def _table_file(name: str) -> dict:
 
 def measured_table(profile: Profile, key: str):
     """The table of ``key`` (``tanh.f16``, ``tanh.bf16``, ``ex2.f16``, ``ex2.ftz.bf16``) that
-    ``profile`` pins, as a uint16 array indexed by the input word; None where the profile
-    measured none (``spec``). Loaded once, on first use."""
-    name = MEASURED_TABLE_FILES.get(profile.name)
+    ``profile`` pins (the file ``profile.approx16_tables``), as a uint16 array indexed by the input
+    word; None where the profile measured none (``spec``). Loaded once, on first use."""
+    name = profile.approx16_tables
     return None if name is None else _table_file(name).get(key)
 
 

@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from ptxspec.spec.catalogue import CATALOGUE, Form
 from ptxspec.spec.errors import OperandError, PtxSpecError
 from ptxspec.spec.types import register_bits
-from ptxspec.semantics.results import Profile, Result, contains, profile_named
+from ptxspec.profiles import Profile, profile_named
+from ptxspec.semantics.results import Result, contains
 
 SemanticFunction = Callable[..., "Result | tuple[Result, ...]"]
 

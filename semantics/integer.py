@@ -17,7 +17,8 @@ import attrs
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.types import INTEGER_TYPES, IntegerType
 from ptxspec.semantics.instructions import semantic
-from ptxspec.semantics.results import Allowed, OneOf, Profile, Result
+from ptxspec.profiles import SPEC, Profile
+from ptxspec.semantics.results import Allowed, OneOf, Result
 
 
 def integer_type(name: str) -> IntegerType:
@@ -181,61 +182,6 @@ class AnyValue(Allowed):
         return {"kind": "any-value", "width": self.width}
 
 
-# ---------------------------------------------------------------------------------------------
-# What a chip does where the manual leaves the result open, as measured
-# ---------------------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class Measured:
-    """What a chip does where §9.7.1-2 leave an integer result open, and where it was measured to
-    depart from the manual. The profile of that name uses it; the ``spec`` profile does not.
-
-    The sm_90 entries are backed by the recording ``conformance/data/sm_90/meta-issue3.json`` with
-    ``issue3-inputs.npz`` and ``issue3-outputs-*.npz`` (replayed by tests/test_silicon_sm90.py).
-    """
-
-    #: div and rem by zero ("an unspecified, machine-specific value"): the value written.
-    division_by_zero: Callable[[IntegerType], int]
-    #: rem of negative operands ("machine-dependent"): True when the remainder takes the sign of
-    #: the dividend (division rounds toward zero), False toward minus infinity.
-    remainder_toward_zero: bool
-    #: fns with base > 31 ("behavior is undefined"): the value written.
-    fns_base_beyond_31: int
-    #: Departure: fns with offset = -2^31 writes this instead of the manual's result.
-    fns_most_negative_offset: int | None = None
-    #: Departure: per type width, the mask applied to bfe's and bfi's position and length operands
-    #: (the manual: ``& 0xff`` for every width).
-    bit_field_operand_mask: dict[int, int] = attrs.field(factory=dict)
-    #: Departure: sub.cc and subc write CC.CF = 1 - borrow (the carry of a + ~b + 1) and subc
-    #: reads its borrow-in as 1 - CC.CF; the manual: CC.CF holds the borrow.
-    carry_flag_holds_not_borrow: bool = False
-
-
-MEASURED: dict[str, Measured] = {
-    "sm_90": Measured(
-        # x / 0 and x % 0 write all ones, whatever x and the type (H200 and H100 recordings).
-        division_by_zero=lambda t: (1 << t.bits) - 1,
-        # -7 % 2 is -1: the remainder of the quotient rounded toward zero.
-        remainder_toward_zero=True,
-        fns_base_beyond_31=0xFFFFFFFF,
-        # fns.b32 with offset 0x80000000 writes 0 for every mask and base (the manual: the
-        # 2^31-th set bit is never found, 0xffffffff).
-        fns_most_negative_offset=0,
-        # bfe.u64/.s64 and bfi.b64 read position and length as whole .u32 values (the field runs
-        # to the msb when they exceed it); the .32 forms mask them to 8 bits as the manual says.
-        bit_field_operand_mask={32: 0xFF, 64: 0xFFFF_FFFF},
-        # sub.cc.u32 0 - 0 sets CC.CF = 1 (read back with addc 0, 0); subc.u32 0 - 0 after a
-        # carry of 0 gives 0xffffffff, after a carry of 1 gives 0.
-        carry_flag_holds_not_borrow=True,
-    ),
-}
-
-
-def measured(profile: Profile | None) -> Measured | None:
-    return None if profile is None else MEASURED.get(profile.name)
-
-
 def truncating_quotient(x: int, y: int) -> int:
     """x / y rounded toward zero, as C's integer division."""
     q = abs(x) // abs(y)
@@ -245,14 +191,15 @@ def truncating_quotient(x: int, y: int) -> int:
 @semantic("div.int")
 def div(form: Form, a: int, b: int, *, profile: Profile) -> Result:
     """§9.7.1.8 div: "d = a / b". "Division by zero yields an unspecified, machine-specific
-    value": any bit pattern of the type. The quotient rounds toward zero (C's "/", which the
-    pseudo-code uses); MININT / -1 wraps to MININT (the exact quotient's low n bits).
+    value": any bit pattern of the type, or the chip's (``profile.integer_division_by_zero``).
+    The quotient rounds toward zero (C's "/", which the pseudo-code uses); MININT / -1 wraps to
+    MININT (the exact quotient's low n bits).
     """
     t = integer_type(form["type"])
     x, y = value(t, a), value(t, b)
     if y == 0:
-        chip = measured(profile)
-        return chip.division_by_zero(t) if chip else AnyValue(t.bits)
+        chosen = profile.integer_division_by_zero
+        return chosen(t) if chosen else AnyValue(t.bits)
     return wrap(t.bits, truncating_quotient(x, y))
 
 
@@ -260,18 +207,19 @@ def div(form: Form, a: int, b: int, *, profile: Profile) -> Result:
 def rem(form: Form, a: int, b: int, *, profile: Profile) -> Result:
     """§9.7.1.9 rem: "d = a % b". "The behavior for negative numbers is machine-dependent and
     depends on whether divide rounds towards zero or negative infinity": for signed operands
-    either remainder is allowed. A zero divisor is not specified for rem; as div's "division by
-    zero yields an unspecified, machine-specific value", any bit pattern is allowed.
+    either remainder is allowed, or the chip's (``profile.integer_remainder_toward_zero``). A
+    zero divisor is not specified for rem; as div's "division by zero yields an unspecified,
+    machine-specific value", any bit pattern is allowed (or ``profile.integer_division_by_zero``).
     """
     t = integer_type(form["type"])
     x, y = value(t, a), value(t, b)
-    chip = measured(profile)
     if y == 0:
-        return chip.division_by_zero(t) if chip else AnyValue(t.bits)
+        chosen = profile.integer_division_by_zero
+        return chosen(t) if chosen else AnyValue(t.bits)
     toward_zero = x - truncating_quotient(x, y) * y
     toward_minus_infinity = x - (x // y) * y
-    if chip:
-        return wrap(t.bits, toward_zero if chip.remainder_toward_zero else toward_minus_infinity)
+    if profile.integer_remainder_toward_zero is not None:
+        return wrap(t.bits, toward_zero if profile.integer_remainder_toward_zero else toward_minus_infinity)
     members = frozenset({wrap(t.bits, toward_zero), wrap(t.bits, toward_minus_infinity)})
     return next(iter(members)) if len(members) == 1 else OneOf(members, t.bits)
 
@@ -354,14 +302,14 @@ def fns(form: Form, mask: int, base: int, offset: int, *, profile: Profile) -> R
     <= 31, otherwise behavior is undefined": any 32-bit value then. A negative offset searches
     downward: "inc = (offset > 0) ? 1 : -1; count = ``|offset|`` - 1".
 
-    sm_90 writes 0xffffffff for base > 31, and departs for offset = -2^31: 0 (:data:`MEASURED`).
+    A chip may pin base > 31 (``profile.fns_base_beyond_31``; sm_90: 0xffffffff) and depart for
+    offset = -2^31 (``profile.fns_most_negative_offset``; sm_90: 0).
     """
-    chip = measured(profile)
     n = value(INTEGER_TYPES["s32"], offset)
-    if chip and chip.fns_most_negative_offset is not None and n == INTEGER_TYPES["s32"].min:
-        return chip.fns_most_negative_offset  # whatever base is
+    if profile.fns_most_negative_offset is not None and n == INTEGER_TYPES["s32"].min:
+        return profile.fns_most_negative_offset  # whatever base is
     if base > 31:
-        return chip.fns_base_beyond_31 if chip else AnyValue(32)
+        return profile.fns_base_beyond_31 if profile.fns_base_beyond_31 is not None else AnyValue(32)
     if n == 0:
         return base if (mask >> base) & 1 else 0xFFFFFFFF
     positions = range(base, 32) if n > 0 else range(base, -1, -1)
@@ -376,11 +324,10 @@ def brev(form: Form, a: int, *, profile: Profile) -> Result:
     return int(format(a, f"0{n}b")[::-1], 2)
 
 
-def bit_field_operands(width: int, pos: int, length: int, profile: Profile | None) -> tuple[int, int]:
+def bit_field_operands(width: int, pos: int, length: int, profile: Profile = SPEC) -> tuple[int, int]:
     """bfe's and bfi's "pos = b & 0xff; len = c & 0xff" ("restricted to 8-bit value range
-    0..255"), or the chip's measured reading (:data:`MEASURED`)."""
-    chip = measured(profile)
-    mask = chip.bit_field_operand_mask.get(width, 0xFF) if chip else 0xFF
+    0..255"), or the chip's measured reading (``profile.bit_field_operand_mask``)."""
+    mask = profile.bit_field_operand_mask.get(width, 0xFF)
     return pos & mask, length & mask
 
 
@@ -392,7 +339,8 @@ def bfe(form: Form, a: int, b: int, c: int, *, profile: Profile) -> Result:
     otherwise. If the bit field length is zero, the result is zero." The destination is "padded
     with the sign bit of the extracted field".
 
-    sm_90 departs for .u64/.s64: position and length are not masked to 8 bits (:data:`MEASURED`).
+    sm_90 departs for .u64/.s64: position and length are not masked to 8 bits
+    (``profile.bit_field_operand_mask``).
     """
     t = integer_type(form["type"])
     msb = t.bits - 1
@@ -411,7 +359,8 @@ def bfi(form: Form, a: int, b: int, c: int, d: int, *, profile: Profile) -> Resu
     is zero, the result is b. If the start position is beyond the msb of the input, the result is
     b."
 
-    sm_90 departs for .b64: position and length are not masked to 8 bits (:data:`MEASURED`).
+    sm_90 departs for .b64: position and length are not masked to 8 bits
+    (``profile.bit_field_operand_mask``).
     """
     n = width_of(form)
     pos, length = bit_field_operands(n, c, d, profile)
@@ -503,22 +452,20 @@ def with_carry(form: Form, total: int) -> Result | tuple[Result, Result]:
     return (d, 1 if total >> n else 0) if "cc" in form else d
 
 
-def borrow(form: Form, total: int, profile: Profile | None = None) -> Result | tuple[Result, Result]:
+def borrow(form: Form, total: int, profile: Profile = SPEC) -> Result | tuple[Result, Result]:
     """``d`` and, under ``.cc``, the borrow-out: 1 when the unsigned difference is negative (on a
-    chip whose flag holds the carry instead, see :data:`MEASURED`, 0 then)."""
+    chip whose flag holds the carry instead, ``profile.carry_flag_holds_not_borrow``, 0 then)."""
     d = wrap(width_of(form), total)
     out = 1 if total < 0 else 0
-    chip = measured(profile)
-    if chip and chip.carry_flag_holds_not_borrow:
+    if profile.carry_flag_holds_not_borrow:
         out = 1 - out
     return (d, out) if "cc" in form else d
 
 
-def borrow_in(cf: int, profile: Profile | None) -> int:
+def borrow_in(cf: int, profile: Profile = SPEC) -> int:
     """The borrow that subc subtracts: CC.CF (the manual), or 1 - CC.CF on a chip whose flag
-    holds the carry of a + ~b + 1 (:data:`MEASURED`)."""
-    chip = measured(profile)
-    return 1 - cf if chip and chip.carry_flag_holds_not_borrow else cf
+    holds the carry of a + ~b + 1 (``profile.carry_flag_holds_not_borrow``)."""
+    return 1 - cf if profile.carry_flag_holds_not_borrow else cf
 
 
 @semantic("add.cc")
@@ -536,7 +483,7 @@ def addc(form: Form, a: int, b: int, cf: int, *, profile: Profile) -> Result | t
 @semantic("sub.cc")
 def sub_cc(form: Form, a: int, b: int, *, profile: Profile) -> Result | tuple[Result, Result]:
     """§9.7.2.3 sub.cc: "d = a - b; borrow-out written to CC.CF". Returns (d, CC.CF); on sm_90
-    the flag holds 1 - borrow (:data:`MEASURED`)."""
+    the flag holds 1 - borrow (``profile.carry_flag_holds_not_borrow``)."""
     return borrow(form, a - b, profile)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.types import INTEGER_TYPES, register_bits
 from ptxspec.semantics.instructions import semantic
-from ptxspec.semantics.results import Profile
+from ptxspec.profiles import Profile
 
 
 def _mask(form: Form) -> int:

@@ -43,13 +43,13 @@ checkable predicate we derive from those sentences, for ``n = K + 1`` addends (K
   infinity; when T exceeds the largest finite value of the accumulation format a partial sum may
   overflow, and every result (infinities and NaN included) is allowed.
 
-**sm_90 level** (:class:`Datapath`, :data:`MEASURED`): a parametrised model of a tensor-core
-datapath -- products exact; all addends of a step (the products of a group of ``chunk`` k's and the
+**Profile level** (:class:`Datapath`, a profile's ``mma_datapaths``): a parametrised model of a
+tensor-core datapath -- products exact; all addends of a step (the products of a group of ``chunk`` k's and the
 running accumulator or C) aligned to the largest reference exponent keeping ``alignment_bits``
 bits below it and truncated (toward zero, or toward minus infinity as a two's-complement adder
 does); one exact integer sum; the accumulator rounded between steps; one final rounding into D with
-the mode the hardware uses. :data:`MEASURED` holds the parameters fitted to the sm_90 recordings
-(docs/mma.rst gives the evidence).
+the mode the hardware uses. :mod:`ptxspec.profiles.sm_90.mma` holds the parameters fitted to the
+sm_90 recordings (docs/mma.rst gives the evidence), looked up by :func:`datapath_for`.
 
 Every rounding here is the numerics core's: :func:`~ptxspec.semantics.numerics.round_value` in the
 readable functions, its batched twin :func:`~ptxspec.semantics.batch_rounding.round_bits` in
@@ -79,7 +79,8 @@ from ptxspec.semantics.numerics import (
     infinity,
     round_value,
 )
-from ptxspec.semantics.results import AnyNaN, Interval, Profile, Result
+from ptxspec.profiles import SPEC, MatrixKey, Profile, profile_named
+from ptxspec.semantics.results import AnyNaN, Interval, Result
 from ptxspec.semantics.sparse import sparse_mma, sparse_operand
 
 MMA_SECTION = "9.7.14.5.14"
@@ -1127,101 +1128,20 @@ def integer_matrix(atype: str, btype: str, A: np.ndarray, B: np.ndarray, C: np.n
 
 
 # ---------------------------------------------------------------------------------------------
-# The sm_90 profile's datapaths
+# A profile's datapaths
 # ---------------------------------------------------------------------------------------------
-
-#: sm_90 (H100, conformance/data/sm_90/meta-mma.json; docs/mma.rst gives the evidence): for f16,
-#: bf16 and tf32 inputs one fused step -- the K products and C cut at 25 bits below the largest
-#: exponent (truncated toward zero), summed exactly, the sum truncated into .f32 (.rz) or rounded
-#: to nearest even into .f16; every zero result +0; a result beyond range an infinity.
-SM90_FUSED = Datapath(alignment_bits=25, rounding=Rounding.RZ, zero_sign="positive", overflow="infinity")
-
-#: sm_90 .f64: a chain of fused multiply-adds ``acc = fma(a_k, b_k, acc)``, k ascending from
-#: ``acc = c``, each rounded to .f64 in the form's mode (measured: .rn on m8n8k4, .rz on m16n8k8);
-#: NaN results as the sm_90 f64 fma gives them (b's NaN, then the accumulator's, then a's, quieted;
-#: 0xfff8000000000000 for an invalid operation).
-SM90_F64_CHAIN = Datapath(chunk=1, accumulator=(11, 52), accumulator_rounding=Rounding.RN, rounding=Rounding.RN, nan=0xFFF8000000000000, nan_rule="fma-chain")
-
-#: sm_90 .e4m3/.e5m2 (m16n8k32): two fused steps of 16 products -- the elements in the low half of
-#: each 32-bit A/B register word (k % 4 in {0, 1}), then the high half -- each cut 25 bits below
-#: its largest exponent and summed exactly; the running sum truncated into .f32 (or rounded to
-#: nearest even into .f16 for an .f16 D) between and after them; then C added in a step of its
-#: own (any alignment width from 40 bits up fits) and the result rounded to nearest even.
-SM90_FP8_F32 = Datapath(alignment_bits=25, chunk=16, order="pairs", accumulator=(8, 23), accumulator_rounding=Rounding.RZ, c_step="alone",
-                        c_alignment_bits=40, rounding=Rounding.RN, zero_sign="positive", overflow="infinity", subnormal_reference="normalised")
-SM90_FP8_F16 = attrs.evolve(SM90_FP8_F32, accumulator=(5, 10), accumulator_rounding=Rounding.RN)
-
-#: sm_90 m8n8k4 .f16 (§9.7.14.5.14; docs/mma.rst "m8n8k4 .f16"): sm_90 has no tensor-core
-#: instruction for this shape, and ptxas (CUDA 13.0) compiles it into binary32 arithmetic -- the
-#: .f16 elements converted exactly (HADD2.F32), products exact in binary32 (FMUL), sums by FFMA
-#: and FADD, each rounded to nearest even. For an .f32 D: ``fma`` k ascending from +0, then C
-#: added (so every zero result is +0). For an .f16 D: the sum of the products of k = 0, 1 and of
-#: k = 2, 3 (FMUL, then FFMA), ``(C + s_01) + s_23`` (FADD), rounded to nearest even into .f16
-#: (F2FP). Measured on H100 (meta-mma-more.json), and read from the SASS (sass-m8n8k4.txt).
-SM90_M8N8K4_F32 = Datapath(chunk=1, c_step="alone", accumulator=BINARY32, accumulator_rounding=Rounding.RN, rounding=Rounding.RN, zero_sign="positive")
-SM90_M8N8K4_F16 = Datapath(chunk=2, c_step="tree", tree_sum="chain", accumulator=BINARY32, accumulator_rounding=Rounding.RN, rounding=Rounding.RN,
-                           via=BINARY32, via_rounding=Rounding.RN)
-
-MEASURED: dict[str, dict[tuple[str, ...], Datapath]] = {
-    "sm_90": {
-        ("f16", "f16", "f32", "f32", "m16n8k16"): SM90_FUSED,
-        ("bf16", "bf16", "f32", "f32", "m16n8k16"): SM90_FUSED,
-        ("tf32", "tf32", "f32", "f32", "m16n8k8"): SM90_FUSED,
-        ("f16", "f16", "f16", "f16", "m16n8k16"): attrs.evolve(SM90_FUSED, rounding=Rounding.RN),
-        **{(a, b, "f32", "f32", "m16n8k32"): SM90_FP8_F32 for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")},
-        **{(a, b, "f16", "f16", "m16n8k32"): SM90_FP8_F16 for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")},
-        ("f64", "f64", "f64", "f64", "rn", "m8n8k4"): SM90_F64_CHAIN,
-        ("f64", "f64", "f64", "f64", "rz", "m16n8k8"): attrs.evolve(SM90_F64_CHAIN, accumulator_rounding=Rounding.RZ, rounding=Rounding.RZ),
-        # Round 2 (conformance/data/sm_90/meta-mma-more.json; docs/mma.rst "Every dense
-        # combination"): the datapath measured on round 1's shape for the same types reproduces
-        # every recorded result of the other shapes; fp8 m16n8k16 takes two steps of 8 products
-        # (the low, then the high halves of the register words), as m16n8k32 takes two of 16;
-        # .f64 the fma chain in the form's rounding mode (.rm is left out: silicon gives -0 for an
-        # exact zero sum there, which the model's zero-sign rule does not say).
-        ("f16", "f16", "f32", "f32", "m16n8k8"): SM90_FUSED,
-        ("f16", "f16", "f16", "f16", "m16n8k8"): attrs.evolve(SM90_FUSED, rounding=Rounding.RN),
-        ("bf16", "bf16", "f32", "f32", "m16n8k8"): SM90_FUSED,
-        ("tf32", "tf32", "f32", "f32", "m16n8k4"): SM90_FUSED,
-        **{(a, b, "f32", "f32", "m16n8k16"): attrs.evolve(SM90_FP8_F32, chunk=8) for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")},
-        **{(a, b, "f16", "f16", "m16n8k16"): attrs.evolve(SM90_FP8_F16, chunk=8) for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")},
-        **{("f64", "f64", "f64", "f64", r.value, shape): attrs.evolve(SM90_F64_CHAIN, accumulator_rounding=r, rounding=r)
-           for shape in ("m16n8k4", "m16n8k8", "m16n8k16") for r in (Rounding.RN, Rounding.RZ, Rounding.RM, Rounding.RP) if (r, shape) != (Rounding.RZ, "m16n8k8")},
-        ("f16", "f16", "f32", "f32", "m8n8k4"): SM90_M8N8K4_F32,
-        ("f16", "f16", "f16", "f32", "m8n8k4"): SM90_M8N8K4_F32,
-        ("f16", "f16", "f16", "f16", "m8n8k4"): SM90_M8N8K4_F16,
-        # mma.sp (conformance/data/sm_90/meta-mma-sp.json; docs/mma.rst "Sparse mma"): each row of
-        # D is the dense datapath of K/2 products -- the stored elements of A and the rows of B
-        # the metadata selects -- with and without ::ordered_metadata, both sparsity selectors.
-        ("f16", "f16", "f32", "f32", "m16n8k32", "sp"): SM90_FUSED,
-        ("bf16", "bf16", "f32", "f32", "m16n8k32", "sp"): SM90_FUSED,
-        ("tf32", "tf32", "f32", "f32", "m16n8k16", "sp"): SM90_FUSED,
-        ("f16", "f16", "f16", "f16", "m16n8k32", "sp"): attrs.evolve(SM90_FUSED, rounding=Rounding.RN),
-        ("e4m3", "e4m3", "f32", "f32", "m16n8k64", "sp"): SM90_FP8_F32,
-        ("e5m2", "e4m3", "f32", "f32", "m16n8k64", "sp"): SM90_FP8_F32,
-        # mma.sp round 2 (meta-mma-sp-more.json; docs/mma.rst "Sparse mma, every remaining sm_90a
-        # form"): the same datapaths again, every sparsity selector, with and without
-        # ::ordered_metadata -- fit-sparse-more stops at its first start with no mismatch.
-        ("f16", "f16", "f32", "f32", "m16n8k16", "sp"): SM90_FUSED,
-        ("f16", "f16", "f16", "f16", "m16n8k16", "sp"): attrs.evolve(SM90_FUSED, rounding=Rounding.RN),
-        ("bf16", "bf16", "f32", "f32", "m16n8k16", "sp"): SM90_FUSED,
-        ("tf32", "tf32", "f32", "f32", "m16n8k8", "sp"): SM90_FUSED,
-        ("e4m3", "e5m2", "f32", "f32", "m16n8k64", "sp"): SM90_FP8_F32,
-        ("e5m2", "e5m2", "f32", "f32", "m16n8k64", "sp"): SM90_FP8_F32,
-    }
-}
-"""Keys: the A, B, C, D types, the .f64 rounding modifier, the shape the datapath was measured on,
-and ``"sp"`` for mma.sp. A combination not listed -- another shape, another rounding modifier, a
-sparse form not recorded -- is evaluated at the spec level (the allowed sets) under that profile
-too: the recordings say nothing about it."""
 
 
 def datapath_for(profile: Profile, atype: str, btype: str, ctype: str, dtype: str, rounding: Rounding | None = None, shape: str | None = None,
                  *, sparse: bool = False) -> Datapath | None:
-    """The datapath ``profile`` measured for these types, .f64 rounding modifier and shape; with
-    ``sparse`` the one measured for ``mma.sp`` of that shape (its key ends in ``"sp"``), which
-    sums the K/2 products of the stored half of each row of A (see :func:`mma_fragments`)."""
-    key = (atype, btype, ctype, dtype) + (((rounding or Rounding.RN).value,) if atype == "f64" else ()) + (shape,) + (("sp",) if sparse else ())
-    return MEASURED.get(profile.name, {}).get(key)
+    """The datapath ``profile`` measured for these types, .f64 rounding modifier and shape
+    (``profile.mma_datapaths``; sm_90: :mod:`ptxspec.profiles.sm_90.mma`), or None: then the
+    spec-level sets. With ``sparse`` the one measured for ``mma.sp`` of that shape, which sums the
+    K/2 products of the stored half of each row of A (see :func:`mma_fragments`). A combination
+    not measured -- another shape, another rounding modifier -- is evaluated at the spec level:
+    the recordings say nothing about it."""
+    key = MatrixKey(atype, btype, ctype, dtype, shape=shape, rounding=(rounding or Rounding.RN) if atype == "f64" else None, sparse=sparse)
+    return profile.mma_datapaths.get(key)
 
 
 def mma_matrix(atype: str, btype: str, ctype: str, dtype: str, A, B, C, *, profile: Profile, rounding: Rounding | None = None, satfinite: bool = False, bit_op: str | None = None):
@@ -1349,8 +1269,6 @@ def sparse_matrix(shape: str, atype: str, btype: str, ctype: str, dtype: str, st
     C[i, j] (:func:`ptxspec.semantics.sparse.sparse_mma`: the elements of B at A's pruned positions
     are never read). Integers exactly; floats through the datapath ``profile`` measured for mma.sp
     of this shape, else the spec-level sets of those K/2 products (:func:`spec_dot`)."""
-    from ptxspec.semantics.results import SPEC
-
     half = np.shape(stored)[-1]
     n = np.shape(B)[-1]
 
@@ -1394,7 +1312,7 @@ def mma(form, *registers, profile: Profile, active: int = 0xFFFFFFFF):
 
     "The mandatory .aligned qualifier indicates that all threads in the warp must execute the same
     mma instruction ... the behavior is undefined" otherwise: a warp with inactive lanes gives
-    undefined registers. Numerics: the module docstring (spec level) and :data:`MEASURED`.
+    undefined registers. Numerics: the module docstring (spec level) and :func:`datapath_for`.
     """
     from ptxspec.semantics.warp import WarpResult, undefined_warp
 
@@ -1443,7 +1361,6 @@ def _register() -> None:
 
 def evaluate_mma(form_text: str, registers: Sequence, profile: Profile | str = "spec"):
     """Parse ``form_text`` with the matrix chapter's catalogue and apply :func:`mma`."""
-    from ptxspec.semantics.results import profile_named
     from ptxspec.spec.matrix import parse
 
     form = parse(form_text)

@@ -92,7 +92,8 @@ from ptxspec.spec.types import FORMATS
 from ptxspec.semantics import mma as _mma
 from ptxspec.semantics.mma import spec_sum
 from ptxspec.semantics.numerics import Value, decode, is_subnormal
-from ptxspec.semantics.results import Profile, Result
+from ptxspec.profiles import Profile, profile_named
+from ptxspec.semantics.results import Result
 from ptxspec.semantics.sparse import row_problems
 
 BLOCK_SCALING = "9.7.14.3"
@@ -383,7 +384,6 @@ def _pack(ld, D: np.ndarray) -> np.ndarray:
 
 def evaluate_mma_block_scale(form_text: str, registers: Sequence, profile: Profile | str = "spec"):
     """Parse ``form_text`` with the matrix chapter's catalogue and apply :func:`mma_block_scale`."""
-    from ptxspec.semantics.results import profile_named
     from ptxspec.spec.matrix import parse
 
     form = parse(form_text)

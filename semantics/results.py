@@ -1,9 +1,13 @@
-"""Results that the manual leaves open, and the profiles that pin them.
+"""Results that the manual leaves open.
 
 Where the PTX manual fixes a result, a semantic function returns its bits (an ``int``). Where it
 leaves freedom -- "single-precision instructions return an unspecified NaN" (§9.7.3), the error
 bounds of the ``.approx`` instructions -- the spec-level result is an :class:`Allowed` set, and a
-:class:`Profile` says which member a particular chip produces, where that was measured.
+profile (:class:`ptxspec.profiles.Profile`, one package per chip in :mod:`ptxspec.profiles`) says
+which member a particular chip produces, where that was measured.
+
+``Profile``, ``SPEC``, ``SM_90``, ``PROFILES`` and ``profile_named`` are still importable from here;
+they live in :mod:`ptxspec.profiles`, which imports this module (so they are looked up on first use).
 """
 
 from __future__ import annotations
@@ -12,8 +16,8 @@ from fractions import Fraction
 
 import attrs
 
-from ptxspec.spec.types import FloatFormat, NanEncoding
-from ptxspec.semantics.numerics import Exact, Infinity, NaN, canonical_nan, decode, fmt_of
+from ptxspec.spec.types import FloatFormat
+from ptxspec.semantics.numerics import Exact, Infinity, NaN, decode
 
 
 class Allowed:
@@ -114,93 +118,6 @@ def contains(result: Result, bits: int) -> bool:
     return bits == result if isinstance(result, int) else bits in result
 
 
-# ---------------------------------------------------------------------------------------------
-# Profiles
-# ---------------------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class Profile:
-    """Which of the manual's open choices a given implementation makes.
-
-    ``spec`` makes none: every open result is the whole allowed set. ``sm_90`` (H100/H200) pins the
-    choices that were measured on that silicon; see ``docs/profiles.rst`` for the recordings behind
-    each one.
-    """
-
-    name: str
-    #: Whether an unspecified NaN (f32, f16, bf16 arithmetic) is the canonical NaN (else: any NaN).
-    canonical_nan: bool = False
-    #: How a format with NaN payloads (f64) picks its NaN result. "any" (spec): one of the quieted
-    #: input NaNs, or any NaN for an invalid operation. "ordered": the quieted NaN operand that
-    #: ``nan_operand_priority`` ranks first, and ``default_nan`` for an invalid operation.
-    payload_nan_rule: str = "any"
-    #: Per opcode, the operand positions (0 = a) in the order a chip prefers their NaNs when
-    #: several operands are NaN. Opcodes not listed prefer the last operand first.
-    nan_operand_priority: dict[str, tuple[int, ...]] = attrs.field(factory=dict)
-    #: Per format, the NaN an invalid operation (inf - inf, 0 * inf, sqrt(-1)) returns.
-    default_nan: dict[str, int] = attrs.field(factory=dict)
-
-    def unspecified_nan(self, fmt: FloatFormat | str) -> Result:
-        """The result where the manual says only "a NaN" (an unspecified NaN)."""
-        fmt = fmt_of(fmt)
-        if self.canonical_nan and fmt.nan is not NanEncoding.NONE:
-            return canonical_nan(fmt)
-        return AnyNaN(fmt)
-
-    def payload_nan(self, fmt: FloatFormat | str, operands: list[int | None], opcode: str | None = None) -> Result:
-        """The NaN result of a format that supports NaN payloads (f64).
-
-        ``operands`` holds, in operand order, each NaN operand made quiet and None for the others.
-        """
-        fmt = fmt_of(fmt)
-        nans = [q for q in operands if q is not None]
-        if self.payload_nan_rule == "ordered":
-            if not nans:
-                return self.default_nan.get(fmt.name, canonical_nan(fmt))
-            priority = self.nan_operand_priority.get(opcode or "", tuple(reversed(range(len(operands)))))
-            return next(operands[i] for i in priority if i < len(operands) and operands[i] is not None)
-        if not nans:
-            return AnyNaN(fmt)
-        members = frozenset(nans)
-        return next(iter(members)) if len(members) == 1 else OneOf(members, fmt.width)
-
-
-SPEC = Profile("spec")
-
-#: NVIDIA H100/H200 (sm_90). Each choice is backed by the recordings in conformance/data/sm_90/
-#: (replayed by tests/test_silicon_sm90.py); docs/profiles.rst lists the measurements. The
-#: chapter-specific ones live beside their semantics, keyed by this profile's name: ``MEASURED``
-#: in integer.py (division by zero, rem, fns, bfe/bfi, the carry flag) and data_movement.py (cvt),
-#: ``MEASURED_NEAR_BOUND`` in floating_point_approx.py, ``SM90_SCALAR_VIDEO`` in video.py, the
-#: recorded 16-bit tanh/ex2 tables (semantics/data/approx16-sm90.npz, ``MEASURED_OUTSIDE_BOUND``) in
-#: half_precision.py, and the mma datapaths (``MEASURED``) in mma.py.
-SM_90 = Profile(
-    "sm_90",
-    # f32 (and f16, bf16) arithmetic returns 0x7fffffff (0x7fff): the canonical NaN.
-    canonical_nan=True,
-    payload_nan_rule="ordered",
-    # When several f64 operands are NaN: add, sub, mul, min, max return b's; fma and mad prefer b,
-    # then c, then a; div returns a's (f64 division runs as a software sequence).
-    nan_operand_priority={"fma": (1, 2, 0), "mad": (1, 2, 0), "div": (0, 1)},
-    # inf - inf, 0 * inf, sqrt(-1) in f64 give the negative quiet NaN 0xfff8000000000000.
-    default_nan={"f64": 0xFFF8000000000000},
-)
-
-PROFILES: dict[str, Profile] = {"spec": SPEC, "sm_90": SM_90}
-
-
-def profile_named(name: str | Profile) -> Profile:
-    from ptxspec.spec.errors import PtxSpecError
-
-    if isinstance(name, Profile):
-        return name
-    try:
-        return PROFILES[name]
-    except KeyError:
-        raise PtxSpecError(f"unknown profile {name!r}; known: {', '.join(sorted(PROFILES))}") from None
-
-
 @attrs.frozen
 class Lanes(Allowed):
     """A packed register whose lanes are results of their own (lane 0 in the most significant bits,
@@ -238,3 +155,16 @@ def split_lanes(bits: int, count: int, lane_bits: int) -> list[int]:
     """The lanes of a packed register, lane 0 (the most significant) first."""
     mask = (1 << lane_bits) - 1
     return [(bits >> ((count - 1 - i) * lane_bits)) & mask for i in range(count)]
+
+
+#: The names of ptxspec.profiles that this module still answers to (the profiles import this
+#: module for the sets they build, so they are looked up on first use).
+_PROFILE_NAMES = frozenset({"Profile", "MatrixKey", "SPEC", "SM_90", "PROFILES", "profile_named"})
+
+
+def __getattr__(name: str):
+    if name in _PROFILE_NAMES:
+        import ptxspec.profiles
+
+        return getattr(ptxspec.profiles, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

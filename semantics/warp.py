@@ -33,7 +33,8 @@ import attrs
 
 from ptxspec.semantics.instructions import semantic
 from ptxspec.semantics.numerics import canonical_nan
-from ptxspec.semantics.results import Allowed, Profile, Result, _hex, contains
+from ptxspec.profiles import Profile
+from ptxspec.semantics.results import Allowed, Result, _hex, contains
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.errors import OperandError
 

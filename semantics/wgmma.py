@@ -10,7 +10,7 @@ The instruction is three pieces this package defines elsewhere, put together her
 * the arithmetic ``D = A * B + D`` (:mod:`ptxspec.semantics.mma`, :func:`multiply`): exact for
   the integer types; for floating point the spec-level set of
   :func:`~ptxspec.semantics.mma.spec_dot` per element, or, under a profile, the datapath measured
-  for the type combination (:func:`measured_datapath`). For ``.sp`` (§9.7.15.6) each row of D is
+  for the type combination (:func:`datapath_for`, ``profile.wgmma_datapaths``). For ``.sp`` (§9.7.15.6) each row of D is
   that arithmetic on the K/2 products of the row's stored elements with the rows of B they select
   (:func:`ptxspec.semantics.sparse.sparse_mma`, the mechanism mma.sp uses too): B's pruned
   positions are never read, so an infinity or NaN there does not reach D;
@@ -23,9 +23,9 @@ only). Negating a floating-point element flips its sign bit, which is exact.
 ``D = A*B`` (scale-d false) is computed as ``A*B + C0`` with the zero ``C0`` of
 :func:`zero_accumulator`. At the spec level C0 = -0.0: -0 is the identity of IEEE addition in
 every rounding direction the accumulation may use (x + -0 = x for every x, including +0 and -0),
-so it changes no sign of zero. Whether the sm_90 tensor core adds a -0, a +0 or nothing is for the
-recording to settle (:data:`SCALE_D_FALSE_C`); for the measured datapaths (a zero addend takes no
-part in the alignment, every zero result is +0) the three readings give the same bits.
+so it changes no sign of zero. Whether a chip's tensor core adds a -0, a +0 or nothing is for its
+recording to settle (``profile.wgmma_scale_d_false_c``); for the sm_90 datapaths (a zero addend
+takes no part in the alignment, every zero result is +0) the three readings give the same bits.
 
 Two entry points with one meaning:
 
@@ -51,25 +51,14 @@ import numpy as np
 from ptxspec.semantics import mma
 from ptxspec.semantics import wgmma_layout as wl
 from ptxspec.semantics.numerics import fmt_of
-from ptxspec.semantics.results import SPEC, Profile, pack_lanes, profile_named
+from ptxspec.profiles import SPEC, MatrixKey, Profile, profile_named
+from ptxspec.semantics.results import pack_lanes
 from ptxspec.semantics.sparse import SparseOperand, sparse_mma
 from ptxspec.spec import wgmma as wg
 from ptxspec.spec.catalogue import Form
-from ptxspec.spec.errors import OperandError, PtxSpecError
-
-try:  # the sm_90 datapaths of wgmma, fitted to the recording (helper module; may be absent)
-    from ptxspec.semantics import wgmma_measured
-except ModuleNotFoundError as error:  # pragma: no cover - depends on the checkout
-    if error.name != "ptxspec.semantics.wgmma_measured":
-        raise
-    wgmma_measured = None
+from ptxspec.spec.errors import OperandError
 
 SECTION = "9.7.15.5.2"
-
-#: What C is when scale-d is false ("D = A*B"), by profile: "-0" (the identity of IEEE addition,
-#: the spec-level reading) or "+0". A ``SCALE_D_FALSE_C`` string in
-#: :mod:`ptxspec.semantics.wgmma_measured` replaces the sm_90 entry once the recording settles it.
-SCALE_D_FALSE_C: dict[str, str] = {"spec": "-0", "sm_90": "-0"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -109,24 +98,25 @@ def _scale(matrix: np.ndarray | SparseOperand, scale: int, type_name: str, name:
 
 def zero_accumulator(profile: Profile, dtype: str) -> int:
     """The C that scale-d = false puts in place of D: 0 for .s32 ("D = A*B" exactly); for a
-    floating-point D the zero :data:`SCALE_D_FALSE_C` names for the profile."""
+    floating-point D the zero the profile reads "D = A*B" with (``profile.wgmma_scale_d_false_c``:
+    "-0", the identity of IEEE addition and the spec-level reading, or "+0")."""
     if _is_integer(dtype):
         return 0
-    reading = SCALE_D_FALSE_C.get(profile.name, "-0")
-    if profile.name == "sm_90" and wgmma_measured is not None:
-        reading = getattr(wgmma_measured, "SCALE_D_FALSE_C", reading)
-    if reading not in ("-0", "+0"):
-        raise PtxSpecError(f"SCALE_D_FALSE_C of profile {profile.name} is {reading!r}; it is '-0' or '+0'", section=SECTION)
-    return fmt_of(dtype).sign_mask if reading == "-0" else 0
+    return fmt_of(dtype).sign_mask if profile.wgmma_scale_d_false_c == "-0" else 0
+
+
+def datapath_for(profile: Profile, atype: str, btype: str, ctype: str, dtype: str, *, sparse: bool = False) -> mma.Datapath | None:
+    """The datapath ``profile`` measured for a ``wgmma.mma_async{.sp}`` of these types
+    (``profile.wgmma_datapaths``; sm_90: :mod:`ptxspec.profiles.sm_90.wgmma`), or None: then the
+    spec-level sets are the profile's answer too (integer types are exact anyway). The shape does
+    not enter: K is fixed by the types (§9.7.15.2), and the recording shows the same datapath for
+    every N."""
+    return profile.wgmma_datapaths.get(MatrixKey(atype, btype, ctype, dtype, sparse=sparse))
 
 
 def measured_datapath(profile: Profile, form: Form) -> mma.Datapath | None:
-    """The datapath ``profile`` measured for the form's types and shape (for sm_90:
-    :mod:`ptxspec.semantics.wgmma_measured`), or None: then the spec-level sets are the profile's
-    answer too."""
-    if profile.name != "sm_90" or wgmma_measured is None:
-        return None
-    return wgmma_measured.datapath(form["atype"], form["btype"], form["dtype"], form["dtype"], form["shape"], wg.is_sparse(form))
+    """:func:`datapath_for` the form's types (C and D are of one type in wgmma)."""
+    return datapath_for(profile, form["atype"], form["btype"], form["dtype"], form["dtype"], sparse=wg.is_sparse(form))
 
 
 def multiply(form: Form | str, A: np.ndarray | SparseOperand, B: np.ndarray, C: np.ndarray, *, profile: Profile | str = "spec",
@@ -356,5 +346,5 @@ def wgmma_batch(
     return d if matrices else result_registers(form, d)
 
 
-__all__ = ["SCALE_D_FALSE_C", "WgmmaResult", "batch_operands", "measured_datapath", "multiply", "negate", "result_registers", "wgmma_batch",
+__all__ = ["WgmmaResult", "batch_operands", "datapath_for", "measured_datapath", "multiply", "negate", "result_registers", "wgmma_batch",
            "wgmma_mma_async", "zero_accumulator"]

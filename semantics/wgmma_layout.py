@@ -93,7 +93,7 @@ DEFINED_BITS = sum(((1 << width) - 1) << low for low, width in FIELDS.values())
 
 
 def _byte_field(name: str) -> Callable[[object, attrs.Attribute, int], None]:
-    def check(instance: object, attribute: attrs.Attribute, value: int) -> None:
+    def check(instance: object, _attribute: attrs.Attribute, value: int) -> None:
         if not isinstance(value, (int, np.integer)) or not 0 <= value < (1 << ADDRESS_BITS):
             raise OperandError(
                 f"matrix descriptor: the {name} {value!r} does not fit the descriptor's 14-bit field "
@@ -110,12 +110,12 @@ def _byte_field(name: str) -> Callable[[object, attrs.Attribute, int], None]:
     return check
 
 
-def _base_offset(instance: object, attribute: attrs.Attribute, value: int) -> None:
+def _base_offset(instance: object, _attribute: attrs.Attribute, value: int) -> None:
     if not isinstance(value, (int, np.integer)) or not 0 <= value < 8:
         raise OperandError(f"matrix descriptor: the base offset {value!r} is not a 3-bit value (bits 51-49)", section=DESCRIPTOR)
 
 
-def _swizzle(instance: object, attribute: attrs.Attribute, value: str) -> None:
+def _swizzle(instance: object, _attribute: attrs.Attribute, value: str) -> None:
     if value not in SWIZZLE_CODES:
         raise OperandError(f"matrix descriptor: no swizzling mode {value!r} (the modes are {', '.join(SWIZZLE_CODES)})", section=DESCRIPTOR)
 
@@ -138,7 +138,7 @@ class MatrixDescriptor:
     def encode(self) -> int:
         """The 64-bit value: each byte field as "matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4"."""
         value = 0
-        for name, (low, width) in FIELDS.items():
+        for name, (low, _width) in FIELDS.items():
             field = getattr(self, name)
             if name == "swizzle":
                 field = SWIZZLE_CODES[field]

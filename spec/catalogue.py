@@ -614,7 +614,7 @@ def same_type_operands(*names: str, slot: str = "type") -> Callable[[Form], tupl
     return operands
 
 
-def forbid(slot: str, when: Callable[[Form], bool], message: str, section: str | None = None) -> Rule:
+def forbid(slot: str, when: Callable[[Form], bool], message: str | Callable[[Form], str], section: str | None = None) -> Rule:
     """A rule: the slot's qualifier is illegal when ``when(form)`` holds."""
     return Rule(lambda f: f.get(slot) is not None and when(f), message, section)
 

@@ -551,7 +551,7 @@ MMA_SP_ALT = Family(
 )
 
 
-def _sp_f8_target(form: Form) -> Target:
+def _sp_f8_target(form: Form) -> Target | Targets:
     """".e4m3 and .e5m2 ... introduced in PTX ISA version 8.4", "requires sm_89"; the
     ordered-metadata variant came with PTX ISA 8.5. The .f16 accumulators: "support for shape
     .m16n8k32 and .f16 dtype/ctype with .e4m3/.e5m2 ... introduced in PTX ISA 8.7", "requires

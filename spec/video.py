@@ -71,7 +71,7 @@ def destination_type(form: Form) -> str:
 def _operands(form: Form) -> tuple[Operand, ...]:
     """``d, a, b`` and, for the secondary operation or the merge, ``c`` of the destination type."""
     dtype = destination_type(form)
-    operands = (Operand("d", dtype, destination=True), Operand("a", form["atype"]), Operand("b", form["btype"]))
+    operands: tuple[Operand, ...] = (Operand("d", dtype, destination=True), Operand("a", form["atype"]), Operand("b", form["btype"]))
     if form.get("secop") is not None or form.get("dsel") is not None:
         operands += (Operand("c", dtype),)
     return operands
@@ -244,6 +244,7 @@ def simd_selectors(lanes: int) -> tuple[Slot, Slot, Slot]:
     """The mask of d and the selectors of a and b of the 2-way (``.h10``, ``.hxy``) or 4-way
     (``.b3210``, ``.bxyzw``) forms, as ``mask``, ``asel`` and ``bsel`` slots whose tokens name
     their operand (``dsel_h10``, ``asel_h32``, ``bsel_b7654``)."""
+    masks: tuple[str, ...]
     if lanes == 2:
         masks = ("h0", "h1", "h10")
         picks = tuple("h" + x + y for x in "0123" for y in "0123")

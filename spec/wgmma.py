@@ -152,7 +152,7 @@ def check_immediates(form: Form, **values: int) -> None:
     for name, value in values.items():
         if name not in names:
             raise OperandError(f"{form.text} has no operand {name.replace('_', '-')} (its operands: {form.template})", section=form.family.section)
-        allowed = {"imm_scale_a": (-1, 1), "imm_scale_b": (-1, 1), "imm_trans_a": (0, 1), "imm_trans_b": (0, 1)}.get(name)
+        allowed: tuple[int, ...] | None = {"imm_scale_a": (-1, 1), "imm_scale_b": (-1, 1), "imm_trans_a": (0, 1), "imm_trans_b": (0, 1)}.get(name)
         if name == "sp_sel":
             allowed = selectors(form)
         if allowed is not None and value not in allowed:

@@ -357,7 +357,7 @@ def test_fast_paths_match_every_sm90_recording():
     """Every vector recorded on an H100/H200 for a form with a fast path: sm_90 gives the
     observed register exactly (a narrow integer in a wider register compared on its own bits).
     (The spec profile need not allow them: sm_90 departs from the manual in places, e.g. .ftz
-    does not flush the .f32 input of cvt.ftz.f16.f32 -- data_movement.MEASURED.)"""
+    does not flush the .f32 input of cvt.ftz.f16.f32 -- SM_90.cvt_ftz_flushes_input.)"""
     from ptxspec.conformance.silicon import replay
     from ptxspec.spec.types import register_bits
 

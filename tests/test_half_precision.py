@@ -724,12 +724,10 @@ def test_fma_oob_recorded_on_sm90(text, lane):
 
 @pytest.mark.parametrize("text", [f"fma.rn{r}.oob.{t}" for r in ("", ".relu") for t in ("f16", "f16x2", "bf16", "bf16x2")])
 def test_fma_oob_recording_shows_the_measured_oob_nan(text):
-    """MEASURED_OOB_NAN from the recording alone (no semantics): in every recorded lane with a NaN
+    """SM_90.fma_oob_nan from the recording alone (no semantics): in every recorded lane with a NaN
     operand, sm_90 wrote +0.0 exactly when a or b is 0x7ff7 or 0xfff7, else the canonical NaN; and
     the recording holds +0.0 from a candidate in a and in b, and a NaN from one in c."""
-    from ptxspec.semantics.half_precision import MEASURED_OOB_NAN
-
-    encodings, positions = MEASURED_OOB_NAN["sm_90"]
+    encodings, positions = SM_90.fma_oob_nan
     fmt = HALF[text.split(".")[-1].removesuffix("x2")]
     recorded = _recorded(text + "#oob-probes")
     seen = set()

@@ -266,7 +266,7 @@ def _enumerated_states(program) -> set | None:
 def _states_of_all_candidates(search, program) -> set:
     states = set()
     for frame, option in search.frames():
-        for env, failed, last in search.candidates_of(frame, option, all_axioms=True):
+        for _env, failed, last in search.candidates_of(frame, option, all_axioms=True):
             if not failed:
                 writes = {physical: frame.events[i] for physical, i in last.items()}
                 states.add(state_of(program, final_values(program, frame.traces, writes)))

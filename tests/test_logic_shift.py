@@ -201,7 +201,6 @@ def test_ptxas_agrees_on_forms(ptxas, tmp_path):
     """Every form of these families is accepted by ptxas for sm_90, and a few illegal ones are not."""
     import subprocess
 
-    lines = []
     legal = ["and.pred p, p, p", "or.b16 h, h, h", "xor.b64 l, l, l", "not.b32 r, r", "cnot.b16 h, h", "lop3.b32 r, r, r, r, 0x1a",
              "lop3.or.b32 r|p, r, r, r, 0x3f, p", "lop3.and.b32 _|p, r, r, r, 0x3f, p", "shf.l.clamp.b32 r, r, r, r", "shf.r.wrap.b32 r, r, r, r",
              "shl.b64 l, l, r", "shr.s16 h, h, r", "shr.u64 l, l, r"]

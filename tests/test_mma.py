@@ -22,6 +22,7 @@ from ptxspec.conformance.silicon import mma_campaign as mc
 from ptxspec.conformance.silicon import mma_device as md
 from ptxspec.semantics import mma
 from ptxspec.semantics.numerics import Rounding
+from ptxspec.profiles import MatrixKey
 from ptxspec.semantics.results import SM_90, SPEC, contains
 
 REPO = Path(__file__).resolve().parent.parent
@@ -307,15 +308,14 @@ FORMS = [
 
 
 @pytest.mark.parametrize("text,shape,atype,ctype,dtype", FORMS)
-def test_mma_registers_equal_matrix_level(text, shape, atype, ctype, dtype, monkeypatch):
+def test_mma_registers_equal_matrix_level(text, shape, atype, ctype, dtype):
     from ptxspec.spec.matrix import parse
 
     form = parse(text)
     btype = form["btype"]
     m, n, k = mc.Combination(shape, dtype, atype, btype, ctype).mnk
     model = mma.Datapath(alignment_bits=26, chunk=4, accumulator=(8, 23))
-    measured = {(atype, btype, ctype, dtype, shape): model}
-    monkeypatch.setitem(mma.MEASURED, "sm_90", measured)
+    sm_90 = attrs.evolve(SM_90, mma_datapaths={MatrixKey(atype, btype, ctype, dtype, shape=shape): model})
     rng = np.random.default_rng(9)
     bits = {"a": 8 if atype in ("e4m3", "s8") else 16 if atype == "f16" else 32, "b": 8 if atype in ("e4m3", "s8") else 16 if atype == "f16" else 32,
             "c": 16 if ctype == "f16" else 32, "d": 16 if dtype == "f16" else 32}
@@ -339,8 +339,8 @@ def test_mma_registers_equal_matrix_level(text, shape, atype, ctype, dtype, monk
                 r[lane, i // per] |= mats[o][row, col] << np.uint64((i % per) * bits[o])
         regs[o] = r
     sources = [tuple(int(x) for x in regs[o][:, j]) for o in "abc" for j in range(regs[o].shape[1])]
-    out = mma.mma(form, *sources, profile=SM_90)
-    expected = mma.mma_matrix(atype, btype, ctype, dtype, mats["a"], mats["b"], mats["c"], profile=SM_90)
+    out = mma.mma(form, *sources, profile=sm_90)
+    expected = mma.mma_matrix(atype, btype, ctype, dtype, mats["a"], mats["b"], mats["c"], profile=sm_90)
     per = 32 // bits["d"]
     for lane in range(32):
         for i in range(len(out) * per):
@@ -520,15 +520,15 @@ def test_sm90_recording_lies_in_the_spec_set(name, chunk):
 def _within_guarantee(key) -> bool:
     """The measured datapaths the manual's guarantee applies to: not fp8 with an .f16 accumulator
     (sm_90 accumulates those in f16, see KNOWN_DEVIATIONS)."""
-    return not (key[0] in ("e4m3", "e5m2") and key[3] == "f16")
+    return not (key.atype in ("e4m3", "e5m2") and key.dtype == "f16")
 
 
-@pytest.mark.parametrize("key", [k for k in mma.MEASURED["sm_90"] if _within_guarantee(k)], ids=lambda k: "-".join(k))
+@pytest.mark.parametrize("key", [k for k in SM_90.mma_datapaths if _within_guarantee(k)], ids=lambda k: "-".join(k.parts()))
 def test_measured_models_lie_in_the_spec_set(key):
     """The sm_90 datapaths keep the manual's guarantee on every input class (random encodings,
     typical magnitudes, spread exponents, exact short values)."""
-    atype, btype, ctype, dtype = key[:4]
-    model = mma.MEASURED["sm_90"][key]
+    atype, btype, ctype, dtype = key.types
+    model = SM_90.mma_datapaths[key]
     k = {"f16": 16, "bf16": 16, "tf32": 8, "f64": 4, "e4m3": 32, "e5m2": 32}[atype]
     if atype == "f64":
         el = {"exponent_bits": 11, "mantissa_bits": 52, "shift": 0, "bits": 64}
@@ -547,7 +547,7 @@ def test_fp8_f16_datapath_reproduces_the_deviation():
     """65536 (one e4m3 product, 256 * 256) plus c = -65504 is exactly 32; sm_90 gives +inf (the
     products' sum is rounded into f16 first), and so does the measured datapath, while the spec
     set excludes it."""
-    model = mma.MEASURED["sm_90"][("e4m3", "e4m3", "f16", "f16", "m16n8k32")]
+    model = SM_90.mma_datapaths[MatrixKey("e4m3", "e4m3", "f16", "f16", shape="m16n8k32")]
     row, col = [0x78] + [0] * 31, [0x78] + [0] * 31  # e4m3 0x78 = 256
     c = 0xFBFF  # -65504
     assert mma.datapath_dot(model, "e4m3", "e4m3", "f16", "f16", row, col, c) == 0x7C00

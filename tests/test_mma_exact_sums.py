@@ -10,7 +10,7 @@ where every partial sum of every order is representable the set is the exact sum
 Oracles independent of the code under test: values decoded by numpy / ml_dtypes, Fraction
 arithmetic, gmpy2 (MPFR with IEEE emulation) for directed roundings and for sequential IEEE
 summations (one allowed implementation per order and rounding direction), brute-force subset sums
-for the representability predicate; the sm_90 datapath models (:data:`mma.MEASURED`, fitted to an
+for the representability predicate; the sm_90 datapath models (``SM_90.mma_datapaths``, fitted to an
 H100) must stay inside the set on random inputs.
 """
 
@@ -27,6 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ptxspec.semantics import mma
+from ptxspec.profiles.sm_90 import SM_90
 from ptxspec.semantics.results import Interval, contains
 from ptxspec.spec.matrix import parse_shape
 
@@ -327,18 +328,18 @@ def test_sequential_ieee_sums_lie_in_the_set(atype, btype, ctype, dtype, k, data
 def _within_guarantee(key) -> bool:
     """Not fp8 with an .f16 accumulator: sm_90 accumulates those in about f16 precision, a
     recorded deviation from "at least single precision" (tests/test_mma.py KNOWN_DEVIATIONS)."""
-    return not (key[0] in ("e4m3", "e5m2") and key[3] == "f16")
+    return not (key.atype in ("e4m3", "e5m2") and key.dtype == "f16")
 
 
-@pytest.mark.parametrize("key", [k for k in mma.MEASURED["sm_90"] if _within_guarantee(k)], ids=lambda k: "-".join(k))
+@pytest.mark.parametrize("key", [k for k in SM_90.mma_datapaths if _within_guarantee(k)], ids=lambda k: "-".join(k.parts()))
 @settings(max_examples=50)
 @given(data=st.data())
 def test_measured_models_lie_in_the_set(key, data):
-    atype, btype, ctype, dtype = key[:4]
-    model = mma.MEASURED["sm_90"][key]
-    # A sparse key ends in "sp": mma.sp sums the K/2 products of the stored half of A's row.
-    sparse = key[-1] == "sp"
-    k = parse_shape(key[-2] if sparse else key[-1])[2] // (2 if sparse else 1)
+    atype, btype, ctype, dtype = key.types
+    model = SM_90.mma_datapaths[key]
+    # A sparse key: mma.sp sums the K/2 products of the stored half of A's row.
+    sparse = key.sparse
+    k = parse_shape(key.shape)[2] // (2 if sparse else 1)
     a, b, c = data.draw(dot_case(atype, btype, ctype, k))
     got = mma.datapath_dot(model, atype, btype, ctype, dtype, a, b, c)
     assert contains(mma.spec_dot(atype, btype, ctype, dtype, a, b, c), got), (model.describe(), hex(got))

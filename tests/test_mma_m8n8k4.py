@@ -1,4 +1,4 @@
-"""m8n8k4 .f16 under the sm_90 profile: ptxas's binary32 code (semantics/mma.py ``SM90_M8N8K4_*``).
+"""m8n8k4 .f16 under the sm_90 profile: ptxas's binary32 code (profiles/sm_90/mma.py ``M8N8K4_*``).
 
 sm_90 has no tensor-core instruction for this shape; ptxas compiles it into binary32 arithmetic.
 Three independent checks of the model:
@@ -29,6 +29,7 @@ import test_mma_vectorised as tv
 from ptxspec.conformance.silicon import mma_campaign as mc
 from ptxspec.semantics import mma
 from ptxspec.semantics.numerics import Rounding
+from ptxspec.profiles.sm_90 import mma as sm90_mma
 from ptxspec.semantics.results import SM_90
 
 DATA = Path(__file__).resolve().parents[1] / "conformance" / "data" / "sm_90"
@@ -77,15 +78,15 @@ def test_binary32_path_equals_readable(combination, data):
     dict(nan_rule="fma-chain"),
 ])
 def test_binary32_exact_refuses_what_float32_cannot_compute(change):
-    model = attrs.evolve(mma.SM90_M8N8K4_F16, **change)
+    model = attrs.evolve(sm90_mma.M8N8K4_F16, **change)
     assert not mma.binary32_exact(model, "f16", "f16", "f16", "f16", 4)
 
 
 def test_binary32_exact_refuses_inputs_binary32_does_not_hold():
     """A bf16 product can lie below binary32's smallest subnormal (2^-266); a .f64 C has 53 bits."""
-    assert mma.binary32_exact(mma.SM90_M8N8K4_F32, "f16", "f16", "f32", "f32", 4)
-    assert not mma.binary32_exact(mma.SM90_M8N8K4_F32, "bf16", "bf16", "f32", "f32", 4)
-    assert not mma.binary32_exact(mma.SM90_M8N8K4_F32, "f16", "f16", "f64", "f32", 4)
+    assert mma.binary32_exact(sm90_mma.M8N8K4_F32, "f16", "f16", "f32", "f32", 4)
+    assert not mma.binary32_exact(sm90_mma.M8N8K4_F32, "bf16", "bf16", "f32", "f32", 4)
+    assert not mma.binary32_exact(sm90_mma.M8N8K4_F32, "f16", "f16", "f64", "f32", 4)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -132,9 +133,9 @@ def test_readable_model_reproduces_every_stored_result(recording, name):
 
 #: One-part changes of the pinned models that the recordings refute: the .f16 D with the k = 2, 3
 #: pair added to C first; the .f32 D with C at the start of the fma chain, or the chain descending.
-NEIGHBOURS = [("f16", attrs.evolve(mma.SM90_M8N8K4_F16, order=(2, 3, 0, 1))),
-              ("f32", attrs.evolve(mma.SM90_M8N8K4_F32, c_step="first")),
-              ("f32", attrs.evolve(mma.SM90_M8N8K4_F32, order="descending"))]
+NEIGHBOURS = [("f16", attrs.evolve(sm90_mma.M8N8K4_F16, order=(2, 3, 0, 1))),
+              ("f32", attrs.evolve(sm90_mma.M8N8K4_F32, c_step="first")),
+              ("f32", attrs.evolve(sm90_mma.M8N8K4_F32, order="descending"))]
 
 
 @needs_recording
@@ -143,7 +144,7 @@ def test_the_recordings_refute_each_neighbour(recording, dtype, model):
     """Each neighbour misses some recorded result (stored or digest block) of the forms with
     that D, over the four layout pairs: the order of the additions is measured, not assumed."""
     missed = 0
-    for name, rec in recording.items():
+    for rec in recording.values():
         if rec.combination.d == dtype:
             r = mc.replay_more(rec, model)
             missed += r["stored_mismatches"] + len(r["bad_blocks"])

@@ -21,22 +21,22 @@ from hypothesis import strategies as st
 
 from ptxspec.semantics import mma
 from ptxspec.semantics.numerics import Rounding, canonical_nan
+from ptxspec.profiles.sm_90 import SM_90
 from ptxspec.semantics.results import profile_named
 from ptxspec.spec.types import FORMATS, NanEncoding
 
 
-def _products(key: tuple) -> int:
-    """The products per dot product of a MEASURED key: K, or K/2 for mma.sp (key ending "sp")."""
-    shape = next(x for x in key[4:] if x.startswith("m") and "k" in x)
-    k = int(shape.split("k")[1])
-    return k // 2 if "sp" in key else k
+def _products(key) -> int:
+    """The products per dot product of a datapath key: K, or K/2 for mma.sp."""
+    k = int(key.shape.split("k")[1])
+    return k // 2 if key.sparse else k
 
 
-#: The sm_90 profile's float datapaths (mma.MEASURED), .f64 left out: its chain needs 106-bit
-#: products, so it is never vectorised (``vectorisable`` says no).
-MEASURED = [(key, model) for key, model in mma.MEASURED["sm_90"].items() if key[0] != "f64"]
+#: The sm_90 profile's float datapaths (SM_90.mma_datapaths), .f64 left out: its chain needs
+#: 106-bit products, so it is never vectorised (``vectorisable`` says no).
+MEASURED = [(key, model) for key, model in SM_90.mma_datapaths.items() if key.atype != "f64"]
 #: (A, B, C, D, products per dot) of every measured float combination.
-COMBINATIONS = sorted({key[:4] + (_products(key),) for key, _ in MEASURED})
+COMBINATIONS = sorted({key.types + (_products(key),) for key, _ in MEASURED})
 ROUNDINGS = [Rounding.RN, Rounding.RNA, Rounding.RZ, Rounding.RM, Rounding.RP]
 
 
@@ -253,17 +253,17 @@ def test_heavy_paths_equal_readable(combination, chunk, data):
 # ---------------------------------------------------------------------------------------------
 
 
-MEASURED_IDS = [".".join(key) for key, _ in MEASURED]
+MEASURED_IDS = [".".join(key.parts()) for key, _ in MEASURED]
 
 
 @pytest.mark.parametrize("entry", range(len(MEASURED)), ids=MEASURED_IDS)
 def test_measured_datapaths_take_a_vectorised_path(entry):
     """Every sm_90 datapath runs in float64, but m8n8k4 .f16's binary32 chains, in float32."""
     key, model = MEASURED[entry]
-    if key[4] == "m8n8k4":
-        assert mma.binary32_exact(model, *key[:4], _products(key)) and not mma.float64_exact(model, *key[:3], _products(key))
+    if key.shape == "m8n8k4":
+        assert mma.binary32_exact(model, *key.types, _products(key)) and not mma.float64_exact(model, *key.types[:3], _products(key))
     else:
-        assert mma.float64_exact(model, key[0], key[1], key[2], _products(key))
+        assert mma.float64_exact(model, key.atype, key.btype, key.ctype, _products(key))
 
 
 @pytest.mark.parametrize("entry", range(len(MEASURED)), ids=MEASURED_IDS)
@@ -271,7 +271,7 @@ def test_measured_datapaths_take_a_vectorised_path(entry):
 def test_measured_datapaths_on_every_class(entry, seed):
     """The sm_90 datapaths on inputs of every class: vectorised == readable element by element."""
     key, model = MEASURED[entry]
-    combination = key[:4] + (_products(key),)
+    combination = key.types + (_products(key),)
     a, b, c, d, k = combination
     rng = np.random.default_rng(seed)
     weights = [2, 2, 8, 1, 1, 1, 2]

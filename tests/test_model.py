@@ -66,7 +66,10 @@ def bar(barrier_id, count=None, op="sync"):
     return ("bar", barrier_id, count, op)
 
 
-def build(threads, *, locations, aliases=(), domain=(0, 1), quantifier="exists", formula=TrueFormula(), observed=()):
+ALWAYS = TrueFormula()
+
+
+def build(threads, *, locations, aliases=(), domain=(0, 1), quantifier="exists", formula=ALWAYS, observed=()):
     """``threads``: list of (Placement, [instruction...]); ``aliases``: (name, of, proxy)."""
     addresses = {name: Address(name, name, name) for name in locations}
     for name, of, proxy in aliases:
@@ -600,7 +603,7 @@ _MENU = ([
 def _programs(draw, chunk=0):
     threads = []
     menu = _MENU[chunk % len(_MENU):] + _MENU[: chunk % len(_MENU)]
-    for number in range(draw(st.integers(2, 3))):
+    for _ in range(draw(st.integers(2, 3))):
         code = draw(st.lists(st.sampled_from(menu), min_size=1, max_size=3))
         threads.append((Placement(cta=draw(st.integers(0, 1))), code))
     reads = sum(1 for _, code in threads for ins in code if ins[0] in ("ld", "atom"))

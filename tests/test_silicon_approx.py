@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from ptxspec.conformance.silicon import approx as A
-from ptxspec.semantics import half_precision as hp
+from ptxspec.profiles.sm_90 import SM_90
 from ptxspec.semantics.instructions import as_form, evaluate
 from ptxspec.semantics.results import contains
 from ptxspec.spec.errors import PtxSpecError
@@ -89,7 +89,7 @@ def _table_rows(key: str, chunk: int | None) -> list[int]:
         rng = random.Random(f"tables:{key}")
         rows = set(rng.sample(range(1 << 16), 160))
         rows |= {0x0000, 0x8000, 0x7C00, 0xFC00, 0x7F80, 0xFF80, 0x7E00, 0x7FC0, 0x0001, 0x8001, 0x3C00, 0x3F80}
-        for (profile, k), inputs in hp.MEASURED_OUTSIDE_BOUND.items():
+        for k, inputs in SM_90.approx16_outside_bound.items():
             rows |= set(inputs) if k == key else set()
         return sorted(rows)
     size = (1 << 16) // TABLE_CHUNKS
@@ -99,7 +99,7 @@ def _table_rows(key: str, chunk: int | None) -> list[int]:
 def _check_table(key: str, rows: list[int]) -> None:
     text, table = SCALAR[key], TABLES[key]
     outside = {a for a in rows if not _in_spec(text, (a,), int(table[a]))}
-    documented = hp.MEASURED_OUTSIDE_BOUND.get(("sm_90", key), frozenset())
+    documented = SM_90.approx16_outside_bound.get(key, frozenset())
     assert outside == documented & set(rows), f"{text}: outside the spec's set {sorted(map(hex, outside))}"
 
 
@@ -116,14 +116,14 @@ def test_table_entries_lie_in_the_spec_set(key, chunk):
 
 
 def test_documented_divergence_is_within_the_measured_bound():
-    """The two tanh.bf16 entries outside 2^-8 lie within MEASURED_TANH_ABSOLUTE of tanh(a)."""
+    """The two tanh.bf16 entries outside 2^-8 lie within SM_90.tanh_absolute of tanh(a)."""
     from ptxspec.semantics.floating_point_approx import tanh, within_distance
     from ptxspec.semantics.numerics import decode, to_fraction
     from ptxspec.spec.types import FORMATS
 
     bf16 = FORMATS["bf16"]
-    for a in hp.MEASURED_OUTSIDE_BOUND[("sm_90", "tanh.bf16")]:
-        allowed = within_distance(bf16, tanh(to_fraction(decode(bf16, a))), hp.MEASURED_TANH_ABSOLUTE[("sm_90", "bf16")], ftz=False)
+    for a in SM_90.approx16_outside_bound["tanh.bf16"]:
+        allowed = within_distance(bf16, tanh(to_fraction(decode(bf16, a))), SM_90.tanh_absolute["bf16"], ftz=False)
         assert contains(allowed, int(TABLES["tanh.bf16"][a]))
 
 

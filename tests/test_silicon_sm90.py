@@ -185,7 +185,7 @@ def test_oob_probes_are_recorded():
 
 @pytest.mark.parametrize("text", OOB_PROBES)
 def test_sm90_agrees_oob_probes(text):
-    """Every recorded probe vector: bit for bit under the sm_90 profile (its MEASURED_OOB_NAN),
+    """Every recorded probe vector: bit for bit under the sm_90 profile (its fma_oob_nan choice),
     and inside the manual's allowed set (+0.0 or the NaN result) under the spec profile."""
     recorded = RECORDING.forms[text]
     for profile in ("sm_90", "spec"):
@@ -276,7 +276,7 @@ def test_h100_and_h200_agree_on_issue3():
 
 
 # ---------------------------------------------------------------------------------------------
-# Pinned choices and documented divergences of the sm_90 profile (semantics/integer.py MEASURED)
+# Pinned choices and documented divergences of the sm_90 profile (profiles/sm_90: the integer choices)
 # ---------------------------------------------------------------------------------------------
 
 

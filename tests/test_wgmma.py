@@ -22,6 +22,8 @@ from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 from test_wgmma_layout import BITS, _form, packed_descriptor, sparse_dense
 
+from ptxspec.profiles.sm_90 import SM_90
+from ptxspec.profiles.sm_90 import mma as sm90_mma
 from ptxspec.semantics import mma
 from ptxspec.semantics import wgmma as wgmma_module
 from ptxspec.semantics import wgmma_layout as wl
@@ -302,12 +304,10 @@ F16 = DENSE + ".m64n{n}k16.f32.f16.f16"
 
 
 def test_sm90_is_the_measured_datapath_on_the_written_matrices():
-    """Under sm_90 an f16 -> f32 wgmma is the datapath wgmma_measured gives, element by element
+    """Under sm_90 an f16 -> f32 wgmma is the profile's wgmma datapath, element by element
     (the readable mma.datapath_dot on the matrices written into the image), and every such result
     lies in the spec-level set of the same element."""
-    from ptxspec.semantics import wgmma_measured
-
-    model = wgmma_measured.datapath("f16", "f16", "f32", "f32", "m64n16k16", False)
+    model = wgmma_module.datapath_for(SM_90, "f16", "f16", "f32", "f32")
     assert model is not None
     form, images, a, desc_b, c_regs, _, (A, B, C) = _batch(F16, False, 16, 2, 23)
     got = wgmma_batch(form, images, a, desc_b, c_regs, profile="sm_90", matrices=True)
@@ -321,15 +321,10 @@ def test_sm90_is_the_measured_datapath_on_the_written_matrices():
                     assert expected in spec[r, c], (r, c, spec[r, c])
 
 
-def test_sm90_without_a_measurement_is_the_spec_level_set(monkeypatch):
-    class NoMeasurement:
-        @staticmethod
-        def datapath(*args, **kw):
-            return None
-
-    monkeypatch.setattr(wgmma_module, "wgmma_measured", NoMeasurement)
+def test_sm90_without_a_measurement_is_the_spec_level_set():
+    unmeasured = attrs.evolve(SM_90, wgmma_datapaths={})
     form, images, a, desc_b, c_regs, _, _ = _batch(F16, False, 8, 1, 5)
-    sm90 = wgmma_batch(form, images, a, desc_b, c_regs, profile="sm_90")
+    sm90 = wgmma_batch(form, images, a, desc_b, c_regs, profile=unmeasured)
     spec = wgmma_batch(form, images, a, desc_b, c_regs, profile="spec")
     assert sm90.dtype == object and _same(sm90, spec)
 
@@ -353,31 +348,30 @@ def _negative_zero_products(count: int):
 
 
 @pytest.mark.parametrize("reading, expected", [("-0", 0x80000000), ("+0", 0)])
-def test_scale_d_false_reading_is_a_parameter_of_the_profile(monkeypatch, reading, expected):
-    """scale-d = false: D = A*B + C0, C0 the zero SCALE_D_FALSE_C names. With a datapath that keeps
-    IEEE zero signs, A*B = sum of -0 products gives -0 + C0: the reading decides the sign."""
-    monkeypatch.setitem(wgmma_module.SCALE_D_FALSE_C, "sm_90", reading)
-    monkeypatch.setattr(wgmma_module.wgmma_measured, "SCALE_D_FALSE_C", reading, raising=False)
+def test_scale_d_false_reading_is_a_parameter_of_the_profile(reading, expected):
+    """scale-d = false: D = A*B + C0, C0 the zero the profile's wgmma_scale_d_false_c names. With a
+    datapath that keeps IEEE zero signs, A*B = sum of -0 products gives -0 + C0: the reading decides
+    the sign."""
+    sm_90 = attrs.evolve(SM_90, wgmma_scale_d_false_c=reading)
     form, images, a, desc_b, c_regs = _negative_zero_products(2)
-    ieee = attrs.evolve(mma.SM90_FUSED, zero_sign="ieee")
-    got = wgmma_batch(form, images, a, desc_b, c_regs, scale_d=np.array([False, True]), profile="sm_90", datapath=ieee, matrices=True)
+    ieee = attrs.evolve(sm90_mma.FUSED, zero_sign="ieee")
+    got = wgmma_batch(form, images, a, desc_b, c_regs, scale_d=np.array([False, True]), profile=sm_90, datapath=ieee, matrices=True)
     assert np.all(got[0] == expected)
-    one = wgmma_mma_async(form, images[0], a[0], desc_b[0], c_regs[0], scale_d=False, profile="sm_90", datapath=ieee)
+    one = wgmma_mma_async(form, images[0], a[0], desc_b[0], c_regs[0], scale_d=False, profile=sm_90, datapath=ieee)
     assert np.all(one.d == expected)
 
 
-def test_scale_d_false_readings_agree_for_the_sm90_datapath(monkeypatch):
+def test_scale_d_false_readings_agree_for_the_sm90_datapath():
     """For the measured f16 datapath (a zero addend takes no part in the alignment; every zero
     result is +0) C0 = -0 and C0 = +0 give the same bits: the recording cannot tell them apart."""
     form, images, a, desc_b, c_regs, _, _ = _batch(F16, False, 16, 3, 12)
     results = []
     for reading in ("-0", "+0"):
-        monkeypatch.setitem(wgmma_module.SCALE_D_FALSE_C, "sm_90", reading)
-        monkeypatch.setattr(wgmma_module.wgmma_measured, "SCALE_D_FALSE_C", reading, raising=False)
-        results.append(wgmma_batch(form, images, a, desc_b, c_regs, scale_d=False, profile="sm_90"))
+        sm_90 = attrs.evolve(SM_90, wgmma_scale_d_false_c=reading)
+        results.append(wgmma_batch(form, images, a, desc_b, c_regs, scale_d=False, profile=sm_90))
     np.testing.assert_array_equal(*results)
     zero_form, zimages, za, zb, zc = _negative_zero_products(1)
-    assert np.all(wgmma_batch(zero_form, zimages, za, zb, zc, scale_d=False, profile="sm_90", matrices=True) == 0)
+    assert np.all(wgmma_batch(zero_form, zimages, za, zb, zc, scale_d=False, profile=sm_90, matrices=True) == 0)
 
 
 def test_spec_level_scale_d_false_adds_negative_zero():

@@ -6,7 +6,7 @@ descriptors of every planned instance (legal, inside the image, no two elements 
 self-check's expected values (numpy's integer A @ B + C against our layout model), the kernels
 (ptxas). With the recording, every recorded instance is replayed through our layout model and
 numerics: integers exactly, floating point through the sm_90 datapath of
-semantics/wgmma_measured.py; zero mismatches.
+profiles/sm_90/wgmma.py; zero mismatches.
 """
 
 from __future__ import annotations
@@ -19,10 +19,13 @@ import pytest
 
 from ptxspec.conformance.silicon import wgmma_campaign as wc
 from ptxspec.conformance.silicon import wgmma_device as wd
-from ptxspec.semantics import mma, wgmma_layout as wl, wgmma_measured
+from ptxspec.profiles.sm_90 import SM_90
+from ptxspec.profiles.sm_90 import wgmma as sm90_wgmma
+from ptxspec.semantics import mma, wgmma_layout as wl
 from ptxspec.semantics.matrix_layout import field_defined
 from ptxspec.semantics.mma import Datapath
 from ptxspec.semantics.results import profile_named
+from ptxspec.semantics.wgmma import datapath_for
 
 
 def _entry(combo: wc.Combination, n: int, random: int = 2) -> dict:
@@ -37,22 +40,22 @@ def _entry(combo: wc.Combination, n: int, random: int = 2) -> dict:
 
 
 def test_datapath_interface():
-    assert isinstance(wgmma_measured.datapath("f16", "f16", "f32", "f32", "m64n256k16", False), Datapath)
-    assert wgmma_measured.datapath("e4m3", "e4m3", "f32", "f32", "m64n256k64", True) is wgmma_measured.SM90_WGMMA_FP8_F32
-    assert wgmma_measured.datapath("s8", "s8", "s32", "s32", "m64n256k32", False) is None
-    assert wgmma_measured.datapath("b1", "b1", "s32", "s32", "m64n256k256", False) is None
+    assert isinstance(datapath_for(SM_90, "f16", "f16", "f32", "f32", sparse=False), Datapath)
+    assert datapath_for(SM_90, "e4m3", "e4m3", "f32", "f32", sparse=True) is sm90_wgmma.FP8_F32
+    assert datapath_for(SM_90, "s8", "s8", "s32", "s32", sparse=False) is None
+    assert datapath_for(SM_90, "b1", "b1", "s32", "s32", sparse=False) is None
     # round 2: every remaining floating-point combination
-    assert wgmma_measured.datapath("e5m2", "e5m2", "f32", "f32", "m64n256k64", True) is wgmma_measured.SM90_WGMMA_FP8_F32
-    assert wgmma_measured.datapath("e4m3", "e5m2", "f16", "f16", "m64n256k64", True) is wgmma_measured.SM90_WGMMA_FP8_F16
-    assert wgmma_measured.datapath("f16", "f16", "f16", "f16", "m64n256k32", True) is wgmma_measured.SM90_WGMMA_FUSED_F16
+    assert datapath_for(SM_90, "e5m2", "e5m2", "f32", "f32", sparse=True) is sm90_wgmma.FP8_F32
+    assert datapath_for(SM_90, "e4m3", "e5m2", "f16", "f16", sparse=True) is sm90_wgmma.FP8_F16
+    assert datapath_for(SM_90, "f16", "f16", "f16", "f16", sparse=True) is sm90_wgmma.FUSED_F16
     # not a legal combination: nothing measured
-    assert wgmma_measured.datapath("bf16", "bf16", "f16", "f16", "m64n256k16", False) is None
+    assert datapath_for(SM_90, "bf16", "bf16", "f16", "f16", sparse=False) is None
 
 
 def test_every_measured_combination_was_recorded():
     """The table holds nothing the campaign did not record."""
     recorded = {(c.atype, c.btype, c.dtype, c.dtype, c.sparse) for c in wc.COMBINATIONS + wc.MORE_COMBINATIONS}
-    assert set(wgmma_measured.MEASURED) <= recorded
+    assert {(k.atype, k.btype, k.ctype, k.dtype, k.sparse) for k in SM_90.wgmma_datapaths} <= recorded
 
 
 def test_fp8_datapath_keeps_13_mantissa_bits():
@@ -65,7 +68,7 @@ def test_fp8_datapath_keeps_13_mantissa_bits():
     a = [encode("e4m3", Fraction(1, 2**7)), encode("e4m3", Fraction(1, 2**7))] + [0] * 30
     b = [encode("e4m3", Fraction(1, 2**6)), encode("e4m3", Fraction(1, 2**7))] + [0] * 30
     one = 0x3F800000
-    d = mma.datapath_matrix(wgmma_measured.SM90_WGMMA_FP8_F32, "e4m3", "e4m3", "f32", "f32",
+    d = mma.datapath_matrix(sm90_wgmma.FP8_F32, "e4m3", "e4m3", "f32", "f32",
                             np.array([[a]], dtype=np.uint64), np.array([b], dtype=np.uint64).T[None], np.array([[[one]]], dtype=np.uint64))
     assert int(d[0, 0, 0]) == one + (1 << 10)  # 1 + 2^-13: bit 23 - 13 = 10
 
@@ -216,7 +219,7 @@ def test_integer_replay_exact_first_instance(recordings):
 def test_float_replay_first_instance(recordings):
     for rec in recordings.values():
         e = rec.entry
-        if e["dtype"] != "s32" and wgmma_measured.datapath(e["atype"], e["btype"], e["dtype"], e["dtype"], None, e["sparse"]) is not None:
+        if e["dtype"] != "s32" and datapath_for(SM_90, e["atype"], e["btype"], e["dtype"], e["dtype"], sparse=e["sparse"]) is not None:
             assert _replay(rec, [0]) == 0, rec.name
 
 
@@ -228,7 +231,7 @@ def test_replay_every_instance(recordings, chunk):
     for name in names:
         rec = recordings[name]
         e = rec.entry
-        if e["dtype"] != "s32" and wgmma_measured.datapath(e["atype"], e["btype"], e["dtype"], e["dtype"], None, e["sparse"]) is None:
+        if e["dtype"] != "s32" and datapath_for(SM_90, e["atype"], e["btype"], e["dtype"], e["dtype"], sparse=e["sparse"]) is None:
             continue
         assert _replay(rec, range(rec.count)) == 0, name
 
@@ -263,7 +266,7 @@ def test_replay_through_wgmma_semantics(recordings):
         e = rec.entry
         if e["n"] > 64:
             continue
-        if e["dtype"] != "s32" and wgmma_measured.datapath(e["atype"], e["btype"], e["dtype"], e["dtype"], None, e["sparse"]) is None:
+        if e["dtype"] != "s32" and datapath_for(SM_90, e["atype"], e["btype"], e["dtype"], e["dtype"], sparse=e["sparse"]) is None:
             continue
         i = 0
         a = rec.a[i] if e["a_registers"] else int(rec.desc[i, 0])
@@ -414,7 +417,7 @@ def test_scale_d_probe_design():
 def test_more_planned_layouts_are_legal(index):
     combo = wc.MORE_COMBINATIONS[index]
     rng = np.random.default_rng(1000 + index)
-    for combo_, n, _, _ in [k for k in wc.plan_kernels("more") if k[0] == combo]:
+    for _combo, n, _, _ in [k for k in wc.plan_kernels("more") if k[0] == combo]:
         layouts = wc.layout_plan(combo, n, 4)
         descs, region = wc.regions(combo, n, layouts)
         stored_k = combo.k // 2 if combo.sparse else combo.k
@@ -487,7 +490,7 @@ def more():
 
 def _datapath_of(rec):
     e = rec.entry
-    return wgmma_measured.datapath(e["atype"], e["btype"], e["dtype"], e["dtype"], None, e["sparse"])
+    return datapath_for(SM_90, e["atype"], e["btype"], e["dtype"], e["dtype"], sparse=e["sparse"])
 
 
 def _more_replay(rec, full=True, digests=True) -> tuple[int, list[int]]:
@@ -559,7 +562,8 @@ def test_more_replay_every_instance(more, chunk):
 def test_scale_d_probe_cannot_separate_the_readings(more):
     """Round 2's scale-d probe: D with scale-d false (C registers holding NaN, infinities and
     numbers) is bit-identical to D with C = +0 and to D with C = -0, and no result is -0 -- so
-    SCALE_D_FALSE_C stays the spec-level reading (-0), and the replay (C = that zero) is exact."""
+    the profile's wgmma_scale_d_false_c stays the spec-level reading (-0), and the replay (C = that
+    zero) is exact."""
     for combo in [c for c in wc.MORE_COMBINATIONS if c.scale_probe]:
         rec = more[f"{combo.name}-n{wc.PROBE_N}"]
         assert rec.scale.tolist() == [0, 1, 1]
@@ -568,4 +572,4 @@ def test_scale_d_probe_cannot_separate_the_readings(more):
         negative_zero = wc.FORMATS[combo.dtype].sign_mask
         assert not np.any(d[0] == negative_zero) and np.any(d[0] == 0), rec.name
         assert _replay(rec, range(3)) == 0
-    assert wgmma_measured.SCALE_D_FALSE_C == "-0"
+    assert SM_90.wgmma_scale_d_false_c == "-0"

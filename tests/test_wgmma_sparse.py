@@ -437,12 +437,13 @@ def test_pruned_recording_replays_bit_exactly(pruned):
 def _zero_expanded_d(rec, i: int) -> np.ndarray:
     """The reading issue 14 refutes: A expanded with zeros, multiplied with ALL of B (numpy
     broadcasting over the dense K here, not the sparse mechanism), through the same datapath."""
-    from ptxspec.semantics import wgmma_measured
+    from ptxspec.profiles.sm_90 import SM_90
+    from ptxspec.semantics.wgmma import datapath_for
 
     e = rec.entry
     A, B, Cm, _ = wc.matrices(rec, i)
     A, B, Cm = wc.effective(rec, i, A, B, Cm)
-    model = wgmma_measured.datapath(e["atype"], e["btype"], e["dtype"], e["dtype"], None, True)
+    model = datapath_for(SM_90, e["atype"], e["btype"], e["dtype"], e["dtype"], sparse=True)
     return mma.datapath_matrix(model, e["atype"], e["btype"], e["dtype"], e["dtype"], A.dense(), B, Cm)
 
 

@@ -348,7 +348,7 @@ def prepare(bundle: Path) -> None:
             arrays[f"s{i}_b"] = cols[1]
     (bundle / "approx.cubin").write_bytes(cubin)
     (bundle / "approx-plan.json").write_text(json.dumps(plan, indent=1))
-    np.savez_compressed(bundle / "approx-sample-inputs.npz", **arrays)
+    np.savez_compressed(bundle / "approx-sample-inputs.npz", **arrays)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
     print(f"{len(scan)} forms assembled into {bundle}")
 
 
@@ -482,13 +482,14 @@ def form_of(text: str) -> ScanForm:
 
 def kept_rows(scan: Scan, j: int, width: int) -> list[tuple[int, int, int, int]]:
     """The distinct kept inputs of form ``j``: (index, a, b, d), both lists."""
-    rows = {}
+    rows: dict[int, tuple[int, int, int, int]] = {}
     for tag in ("e", "u"):
         if f"f{j}_{tag}_index" not in scan.extremes:
             continue
         cols = [scan.extremes[f"f{j}_{tag}_{c}"] for c in ("index", "a", "b", "d")]
         for r in zip(*cols):
-            rows[int(r[0])] = tuple(int(x) for x in r)
+            index, a, b, d = (int(x) for x in r)
+            rows[index] = (index, a, b, d)
     return [rows[k] for k in sorted(rows)]
 
 
@@ -588,6 +589,7 @@ def exact_error(form: ScanForm, a: int, b: int, d: int) -> ExactError | None:
         width = 64 if fmt == "f64" else 32
         steps = abs(_ordinal(out_bits, width) - _ordinal(_round_nearest_bits(y, fmt), width))
         if form.metric == "ulps":
+            assert isinstance(near, int), f"{form.text}: an ulp bound is a whole number of ulps (bounds)"
             return ExactError("ulps", float(ulps), steps / near, float(ulps), steps, steps > near)
         if form.metric == "absolute" or (form.metric == "lg2" and mpfr(0.5) < x < 2):
             far_range = form.opcode in ("sin", "cos") and abs(x) > 2 * gmpy2.const_pi()
@@ -735,7 +737,7 @@ def tables_command(write: bool) -> None:
     tables = extract_tables()
     if write:
         TABLES.parent.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(TABLES, **tables)
+        np.savez_compressed(TABLES, **tables)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
         click.echo(f"wrote {len(tables)} tables to {TABLES}")
         return
     if not TABLES.exists():
@@ -768,10 +770,10 @@ def main() -> None:
         approx(standalone_mode=False)
     except PtxSpecError as e:
         click.echo(f"error: {e}", err=True)
-        raise SystemExit(2)
+        raise SystemExit(2) from None
     except click.ClickException as e:
         e.show()
-        raise SystemExit(e.exit_code)
+        raise SystemExit(e.exit_code) from None
 
 
 if __name__ == "__main__":

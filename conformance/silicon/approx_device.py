@@ -343,8 +343,8 @@ def run(bundle: Path, out: Path, only: str | None = None) -> None:
         "seconds": round(time.time() - started, 1),
     }
     out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out / "approx-extremes.npz", **extremes)
-    np.savez_compressed(out / "approx-sample.npz", **samples)
+    np.savez_compressed(out / "approx-extremes.npz", **extremes)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
+    np.savez_compressed(out / "approx-sample.npz", **samples)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
     (out / "meta-approx.json").write_text(json.dumps(meta, indent=1))
     print(f"scanned {len(summaries)} forms on {meta['gpu']} in {meta['seconds']} s")
 

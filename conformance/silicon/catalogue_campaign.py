@@ -528,7 +528,7 @@ def instruction_text(entry: PlanEntry, form: Form) -> str:
     """The PTX instruction: video selectors moved onto their operands (``dsel_h1`` is ``d.h1``),
     destinations joined by ``|``, the carry flag left implicit, immediates written out."""
     tokens, selectors, negated = [], {}, set()
-    for name, token in form.choices:
+    for _name, token in form.choices:
         m = _SELECTOR_TOKEN.match(token)
         if m and any(o.name == m.group(1) for o in form.operands):
             selectors[m.group(1)] = "." + m.group(2)
@@ -588,7 +588,7 @@ def kernel(entry: PlanEntry, name: str) -> str:
     body.append("  " + instruction_text(entry, form))
     for o in dests:
         if o.name.startswith("CC"):
-            body.append(f"  addc.u64 %rd32, 0, 0;" if wide else "  addc.u32 %r4, 0, 0;")
+            body.append("  addc.u64 %rd32, 0, 0;" if wide else "  addc.u32 %r4, 0, 0;")
     if entry.warp:
         body.append("SKIP:")
     for j, o in enumerate(dests):

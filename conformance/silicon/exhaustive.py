@@ -205,7 +205,8 @@ def expected_digests(entries: list[ExhaustiveForm]) -> dict[str, dict[str, str]]
     chunk). Digests are kept as decimal strings (JSON numbers lose bits beyond 2^53)."""
     from ptxspec.semantics.batch import has_fast_path
 
-    fast, seen = [], set()
+    fast: list[ExhaustiveForm] = []
+    seen = set()
     for e in entries:  # one form per opcode and result type, for variety
         key = (e.form.opcode, result_kind(e))
         room = sum(f.space == e.space for f in fast) < SELF_CHECK_FORMS // 2
@@ -580,7 +581,7 @@ class _Progress:
             click.echo(f"\r  {done}/{total} chunks evaluated, {now - self.began:.0f} s, about {rate * (total - done):.0f} s left ", nl=done == total, err=True)
 
 
-def _check_all(texts: list[str], by_text: dict, count: int | None, seed: int, recordings: dict, pool) -> dict:
+def _check_all(texts: list[str], by_text: dict, count: int | range | None, seed: int, recordings: dict, pool) -> dict:
     """Check every form, then print a line per form and the diagnosis of its first mismatching
     chunks; the totals and whether anything failed."""
     def chosen(text: str) -> list[int]:

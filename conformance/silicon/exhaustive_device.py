@@ -177,7 +177,9 @@ def run(bundle: Path, out: Path, pattern: str | None = None, batch_bits: int = B
     batch loop is outermost so that each batch's weights are computed once and shared by every
     form. Returns the meta."""
     if cp is None:
-        import cupy as cp
+        import cupy
+
+        cp = cupy
 
     plan = json.loads((bundle / PLAN_FILE).read_text())
     forms = _select(plan, pattern)
@@ -234,7 +236,7 @@ def _self_check(plan: dict, digests: dict, chunk_bits: int) -> dict:
     """Compare the few chunk digests that ``prepare`` computed from the semantics (the plan's
     ``expected``) with this run's, and print the verdict: a quick sign that kernels, operands and
     digests line up, before anyone runs the checker."""
-    verdicts = {}
+    verdicts: dict[str, bool] = {}
     if chunk_bits != CHUNK_BITS:
         return verdicts
     for text, chunks in plan.get("expected", {}).items():
@@ -250,7 +252,9 @@ def values(bundle: Path, out: Path, text: str, chunk: int, cp=None) -> None:
     """The raw results of chunk ``chunk`` of form ``text`` (2^20 values) and that chunk's digest,
     for the checker's ``--values`` option: it then names every differing index."""
     if cp is None:
-        import cupy as cp
+        import cupy
+
+        cp = cupy
 
     plan = json.loads((bundle / PLAN_FILE).read_text())
     (form,) = [f for f in plan["forms"] if f["text"] == text] or [None]

@@ -1671,7 +1671,7 @@ def fit_sparse_more(directory: Path, names: list[str] | None = None, sample: int
     ``sample`` kept random mma of each selector, starting from the measured datapath of the nearest
     measured combination (the dense one of the K/2 shape, then round 1's sparse one of the same
     types), then plain datapaths; each candidate then checked on every mma (kept D and digests)."""
-    from ptxspec.semantics.mma import MEASURED, Datapath, datapath_for
+    from ptxspec.semantics.mma import Datapath, datapath_for
     from ptxspec.semantics.results import SM_90
 
     results = {}
@@ -1680,8 +1680,8 @@ def fit_sparse_more(directory: Path, names: list[str] | None = None, sample: int
         parts = [sparse_rows_as_mma(r.recording, slice(0, r.kept if sample is None else r.recording.probes + sample)) for r in recs]
         data = tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
         begin = [datapath_for(SM_90, combo.a, combo.b, combo.c, combo.d, None, combo.half.shape)]
-        begin += [v for k, v in MEASURED["sm_90"].items() if k[:4] == (combo.a, combo.b, combo.c, combo.d) and k[-1] == "sp"]
-        begin += [v for k, v in MEASURED["sm_90"].items() if k[2:4] == (combo.c, combo.d) and len(k) == 6 and k[-1] == "sp"]
+        begin += [v for k, v in SM_90.mma_datapaths.items() if k.types == (combo.a, combo.b, combo.c, combo.d) and k.sparse]
+        begin += [v for k, v in SM_90.mma_datapaths.items() if k.types[2:] == (combo.c, combo.d) and k.rounding is None and k.sparse]
         begin += [Datapath(alignment_bits=b) for b in (25, 24, 26, 13, 8)]
         model, s, start = best_fit([b for b in begin if b is not None], data, combo.half)
         checks = [verify_sparse_more_entry(r, model) for r in recs]
@@ -1980,22 +1980,23 @@ def verify_more(directory: Path, blocks: int | None = None) -> dict:
 def nearest_measured(combo: MoreCombination):
     """The measured sm_90 datapath of the nearest round-1 combination: same types, the measured
     shape of that type family (the search for ``combo`` starts there)."""
-    from ptxspec.semantics.mma import MEASURED
+    from ptxspec.profiles import MatrixKey
     from ptxspec.semantics.numerics import Rounding
+    from ptxspec.semantics.results import SM_90
 
-    table = MEASURED["sm_90"]
+    table = SM_90.mma_datapaths
     if combo.a == "f64":
         rounding = Rounding(combo.qualifier.lstrip(".") or "rn")
-        base = table[("f64", "f64", "f64", "f64", "rn", "m8n8k4")]
+        base = table[MatrixKey("f64", "f64", "f64", "f64", shape="m8n8k4", rounding="rn")]
         return attrs.evolve(base, accumulator_rounding=rounding, rounding=rounding)
     for key, model in table.items():
-        if key[:4] == (combo.a, combo.b, combo.c, combo.d) and key[-1] != "sp":
+        if key.types == (combo.a, combo.b, combo.c, combo.d) and not key.sparse:
             return model
     for key, model in table.items():
-        if key[:2] == (combo.a, combo.b) and key[2] == combo.c and key[-1] != "sp":
+        if key.types[:3] == (combo.a, combo.b, combo.c) and not key.sparse:
             return model
     for key, model in table.items():
-        if key[2:4] == (combo.c, combo.d) and key[-1] != "sp" and (combo.a in ("e4m3", "e5m2")) == (key[0] in ("e4m3", "e5m2")):
+        if key.types[2:] == (combo.c, combo.d) and not key.sparse and (combo.a in ("e4m3", "e5m2")) == (key.atype in ("e4m3", "e5m2")):
             return model
     return None
 

@@ -258,7 +258,9 @@ def record(campaign: Campaign, bundle: Path, out: Path, cp=None) -> dict:
     """Run every entry of ``campaign``'s plan in ``bundle`` and write its recording into ``out``
     (``cp``: the array module, CuPy unless a test passes a stand-in). Returns the meta."""
     if cp is None:
-        import cupy as cp
+        import cupy
+
+        cp = cupy
 
     plan = json.loads((bundle / f"{campaign.bundle}-plan.json").read_text())
     with np.load(bundle / f"{campaign.bundle}-probes.npz") as z:
@@ -275,7 +277,7 @@ def record(campaign: Campaign, bundle: Path, out: Path, cp=None) -> dict:
         print(f"{name}: {len(d)} mma ({entry['probes']} designed, {entry['random']} random{kept})", flush=True)
     out.mkdir(parents=True, exist_ok=True)
     for index, arrays in sorted(files.items()):
-        np.savez_compressed(out / f"{campaign.out}-{index}.npz", **arrays)
+        np.savez_compressed(out / f"{campaign.out}-{index}.npz", **arrays)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
     meta = _meta(cp, plan, campaign)
     (out / f"meta-{campaign.out}.json").write_text(json.dumps(meta, indent=1))
     print(f"recorded {len(plan['combinations'])} plan entries into {campaign.out}-*.npz on {meta['gpu']} ({meta['nvidia_smi']})")

@@ -307,7 +307,8 @@ def compare(rec: Recording, executions=None, blocks=None) -> dict:
     by digest: the block, and the values whose change alone would give the recorded digest
     (:func:`one_value_changes`)."""
     entry, known = rec.entry, rec.known
-    located, wrong_executions, wrong_values, wrong_blocks = [], 0, 0, 0
+    located: list[dict[str, object]] = []
+    wrong_executions, wrong_values, wrong_blocks = 0, 0, 0
     executions = range(len(rec.whole)) if executions is None else executions
     blocks = range(len(rec.digests)) if blocks is None else blocks
     for e in executions:

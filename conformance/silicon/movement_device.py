@@ -186,7 +186,7 @@ def save(path: Path, stored: dict[str, np.ndarray], limit: int = FILE_LIMIT) -> 
     per form where some were cut, else None."""
     kept = None
     while True:
-        np.savez_compressed(path, **{k: v if k.endswith("_digests") else v[:kept] for k, v in stored.items()})
+        np.savez_compressed(path, **{k: v if k.endswith("_digests") else v[:kept] for k, v in stored.items()})  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
         full = max((len(v) for k, v in stored.items() if k.endswith("_x")), default=0)
         if path.stat().st_size <= limit or (kept or full) <= 1:
             return kept
@@ -201,7 +201,9 @@ def run(bundle: Path, out: Path, cp=None, meta_of=None) -> dict:
     import time
 
     if cp is None:
-        import cupy as cp
+        import cupy
+
+        cp = cupy
     meta_of = meta_of or exhaustive_device.device_meta
     plan = json.loads((bundle / PLAN_FILE).read_text())
     try:

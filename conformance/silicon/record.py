@@ -103,7 +103,7 @@ def run(bundle: Path, out: Path) -> None:
     kernels = json.loads((bundle / "kernels.json").read_text())
     mod = cp.RawModule(path=str(bundle / "campaign.cubin"))
     arrays: dict[str, np.ndarray] = {}
-    texts = []
+    texts: list[str] = []
     for name, text in kernels.items():
         entry: Entry = by_text[text]
         n = entry.count(SAMPLES)
@@ -135,7 +135,7 @@ def run(bundle: Path, out: Path) -> None:
     per_file = max(1, len(texts) // 4 + 1)
     for part in range(0, len(texts), per_file):
         chunk = {k: v for k, v in arrays.items() if part <= int(k[1:].split("_")[0]) < part + per_file}
-        np.savez_compressed(out / f"recording-{part // per_file}.npz", **chunk)
+        np.savez_compressed(out / f"recording-{part // per_file}.npz", **chunk)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     (out / "rejected.json").write_text((bundle / "rejected.json").read_text())
     print(f"recorded {len(texts)} forms x {SAMPLES} on {meta['gpu']} ({meta['nvidia_smi']})")
@@ -209,7 +209,7 @@ def prepare_plan(bundle: Path, only: str | None = None) -> None:
         })
     (bundle / f"{prefix}.cubin").write_bytes(cubin)
     (bundle / f"{prefix}-plan.json").write_text(json.dumps({"forms": forms}, indent=0))
-    np.savez_compressed(bundle / f"{prefix}-inputs.npz", **arrays)
+    np.savez_compressed(bundle / f"{prefix}-inputs.npz", **arrays)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
     (bundle / f"rejected-{prefix}.json").write_text(json.dumps(rejected, indent=1, sort_keys=True))
     print(f"{len(accepted)} forms assembled ({len(groups)} input groups), {len(rejected)} rejected by ptxas")
 
@@ -236,8 +236,8 @@ def run_plan(bundle: Path, out: Path, prefix: str = PLAN_PREFIX) -> None:
         d_out = [cp.zeros(n, dtype=cp.uint64) for _ in e["dst_bits"]]
         mod.get_function(e["kernel"])(((n + 127) // 128,), (128,), (*[device[k] for k in keys], *d_out, np.uint32(n)))
         cp.cuda.runtime.deviceSynchronize()
-        for k, (dev, bits) in enumerate(zip(d_out, e["dst_bits"])):
-            outputs[f"f{i}_out{k}"] = cp.asnumpy(dev).astype(_dtype_name(bits))
+        for j, (dev, bits) in enumerate(zip(d_out, e["dst_bits"])):
+            outputs[f"f{i}_out{j}"] = cp.asnumpy(dev).astype(_dtype_name(bits))
     props = cp.cuda.runtime.getDeviceProperties(0)
     meta = {
         "gpu": props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"]),
@@ -262,7 +262,7 @@ def run_plan(bundle: Path, out: Path, prefix: str = PLAN_PREFIX) -> None:
     for p in range(parts):
         chunk = {k: v for k, v in outputs.items() if p * per_file <= int(k[1:].split("_")[0]) < (p + 1) * per_file}
         name = f"{prefix}-outputs-{p}.npz" if parts > 1 else f"{prefix}-outputs.npz"
-        np.savez_compressed(out / name, **chunk)
+        np.savez_compressed(out / name, **chunk)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
         meta["files"].append(name)
     (out / f"{prefix}-inputs.npz").write_bytes((bundle / f"{prefix}-inputs.npz").read_bytes())
     (out / f"meta-{prefix}.json").write_text(json.dumps(meta, indent=0))
@@ -366,14 +366,17 @@ def sass_plan(more_plan: dict) -> dict:
 def command_line(command, *args) -> int:
     """Run a campaign command (``python -m ...``) and turn a missing or unreadable recording or
     bundle into one line naming the file, and exit status 2, instead of a traceback."""
+    refused: tuple[type[Exception], ...]
     try:  # on the GPU machine, where ptxspec is not installed, only missing files are refused
         from ptxspec.spec.errors import PtxSpecError
+
+        refused = (OSError, PtxSpecError)
     except ImportError:
-        PtxSpecError = OSError  # noqa: N806
+        refused = (OSError,)
 
     try:
         status = command(*args)
-    except (OSError, PtxSpecError) as error:
+    except refused as error:
         where = getattr(error, "filename", None) or getattr(error, "where", None) or ""
         reason = getattr(error, "strerror", None) or getattr(error, "message", None) or str(error)
         print(f"error: {where}: {reason}" if where else f"error: {reason}", file=sys.stderr)
@@ -432,6 +435,7 @@ def run_all(bundle: Path, out: Path) -> None:
         elif part.startswith("issue3"):
             run_plan(bundle / part, out / part, part)
         else:
+            assert script is not None, f"{part}: every part but issue2 and issue3* has a device script"
             name, command = script.split()
             subprocess.run([sys.executable, str(here / name), command, str(bundle / part), str(out / part)], check=True)
         print(f"{part}: {time.time() - start:.1f} s", flush=True)

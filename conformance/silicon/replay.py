@@ -199,6 +199,7 @@ def replay_warp_form(recorded: RecordedForm, profile: str = "sm_90", warps: list
     whose output is not allowed, ``observed`` that lane's outputs."""
     from ptxspec.semantics.instructions import as_form, evaluate
     from ptxspec.semantics.results import contains
+    from ptxspec.semantics.warp import WarpResult
 
     form = as_form(recorded.text.split("#")[0])
     widths = [register_bits(d.type) for d in form.destinations]
@@ -210,10 +211,17 @@ def replay_warp_form(recorded: RecordedForm, profile: str = "sm_90", warps: list
             lanes = tuple(int(x) & ((1 << register_bits(operand.type)) - 1) for x in col[rows])
             operands.append(lanes[0] if operand.name == "membermask" else lanes)
         executing = int(active[32 * w])
-        results = evaluate(form, tuple(operands), profile, active=executing)
+        results: list[WarpResult] = []
+        for r in evaluate(form, tuple(operands), profile, active=executing):
+            assert isinstance(r, WarpResult), f"{recorded.text}: a warp form's result is not a WarpResult"
+            results.append(r)
         observed = [tuple(int(x) & ((1 << wd) - 1) for x in col[rows]) for col, wd in zip(recorded.outputs, widths)]
-        if all(contains(r, o) for r, o in zip(results, observed)):
+        if all(o in r for r, o in zip(results, observed)):
             continue
         bad = next(lane for lane in range(32) if not all(contains(r.lanes[lane], o[lane]) for r, o in zip(results, observed)))
-        expected = "; ".join(r.lanes[bad] if isinstance(r.lanes[bad], str) else (f"{r.lanes[bad]:#x}" if isinstance(r.lanes[bad], int) else r.lanes[bad].describe()) for r in results)
+        lane_texts = []
+        for r in results:
+            lane = r.lanes[bad]
+            lane_texts.append(lane if isinstance(lane, str) else (f"{lane:#x}" if isinstance(lane, int) else lane.describe()))
+        expected = "; ".join(lane_texts)
         yield Mismatch(32 * w, (bad, *(op if isinstance(op, int) else op[bad] for op in operands), executing), tuple(o[bad] for o in observed), f"lane {bad}: {expected}")

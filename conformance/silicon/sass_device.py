@@ -2,7 +2,7 @@
 
 This machine's CUDA toolkit has ptxas but no ``cuobjdump``; the GPU machine has both. The listing
 is evidence for a datapath that ptxas builds in software rather than a tensor-core instruction
-(m8n8k4 .f16 on sm_90: docs/mma.rst, semantics/mma.py ``SM90_M8N8K4_F32``/``_F16``), so it is
+(m8n8k4 .f16 on sm_90: docs/mma.rst, profiles/sm_90/mma.py ``M8N8K4_F32``/``_F16``), so it is
 recorded like any other result and never edited by hand::
 
     python -m ptxspec.conformance.silicon.record prepare-sass BUNDLE     # here: cubin + sass-plan.json

@@ -233,7 +233,7 @@ MORE_COMBINATIONS: tuple[Combination, ...] = (
     C("f16", "f16", "f32", sparse=True, sp_sel=1, a_registers=True, main=False),
     C("f16", "f16", "f16", sparse=True, a_registers=True, main=False),
     C("e5m2", "e4m3", "f16", sparse=True, a_registers=True, main=False),
-    # scale-d false: how does C enter (semantics/wgmma.py SCALE_D_FALSE_C)?
+    # scale-d false: how does C enter (the profile's wgmma_scale_d_false_c)?
     C("f16", "f16", "f32", scale_probe=True, main=False),
     C("e4m3", "e4m3", "f32", scale_probe=True, main=False),
     C("f16", "f16", "f16", scale_probe=True, main=False),
@@ -933,7 +933,7 @@ def matrices(rec: Recording, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 def effective(rec: Recording, i: int, A, B, Cm):
     """A, B, C as the arithmetic sees them: imm-scale negation, scale-d false -> C = the zero of
-    :func:`ptxspec.semantics.wgmma.zero_accumulator` (sm_90: -0 unless wgmma_measured says +0; 0)."""
+    :func:`ptxspec.semantics.wgmma.zero_accumulator` (sm_90: its ``wgmma_scale_d_false_c``, -0; 0)."""
     from ptxspec.semantics.wgmma import negate
 
     e = rec.entry
@@ -951,16 +951,17 @@ def effective(rec: Recording, i: int, A, B, Cm):
 
 def model_d(rec: Recording, i: int, model=None) -> np.ndarray:
     """Our D of instance ``i``: exact for integers; the datapath ``model`` (default: the sm_90
-    datapath of :mod:`ptxspec.semantics.wgmma_measured`) for floats -- through the semantics'
+    datapath of :mod:`ptxspec.profiles.sm_90.wgmma`) for floats -- through the semantics'
     :func:`ptxspec.semantics.wgmma.multiply` (for .sp: the stored elements times the rows of B they
     select, never B's pruned positions)."""
-    from ptxspec.semantics import wgmma, wgmma_measured
+    from ptxspec.semantics import wgmma
+    from ptxspec.semantics.results import SM_90
 
     e = rec.entry
     A, B, Cm, _ = matrices(rec, i)
     A, B, Cm = effective(rec, i, A, B, Cm)
     if e["dtype"] != "s32":
-        model = model or wgmma_measured.datapath(e["atype"], e["btype"], e["dtype"], e["dtype"], f"m64n{e['n']}k{e['k']}", e["sparse"])
+        model = model or wgmma.datapath_for(SM_90, e["atype"], e["btype"], e["dtype"], e["dtype"], sparse=e["sparse"])
         if model is None:
             raise LookupError(f"no sm_90 datapath for {rec.name}")
     return wgmma.multiply(form_of(rec), A, B, Cm, profile="sm_90", datapath=model)
@@ -1113,11 +1114,12 @@ def nearest_measured(atype: str, btype: str, dtype: str, sparse: bool):
     """The measured datapath of these types, else of the nearest measured combination (the dense
     form of the same types; then the same A/B family and D type: e4m3.e4m3 for fp8, f16.f16 for
     16-bit types) -- where round 2's fit starts."""
-    from ptxspec.semantics import wgmma_measured
+    from ptxspec.semantics.results import SM_90
+    from ptxspec.semantics.wgmma import datapath_for
 
     family = {"e4m3": "e4m3", "e5m2": "e4m3", "bf16": "f16"}.get(atype, atype)
     for key in ((atype, btype, sparse), (atype, btype, False), (family, family, sparse), (family, family, False)):
-        found = wgmma_measured.datapath(key[0], key[1], dtype, dtype, None, key[2])
+        found = datapath_for(SM_90, key[0], key[1], dtype, dtype, sparse=key[2])
         if found is not None:
             return found
     return None
@@ -1221,13 +1223,14 @@ def main(argv: list[str]) -> int:
                 print(f"{rec.name}: {checked} results checked against the spec-level sets, {outside} outside")
         return 0
     if argv and argv[0] == "neighbours":
-        from ptxspec.semantics import wgmma_measured
+        from ptxspec.semantics.results import SM_90
+        from ptxspec.semantics.wgmma import datapath_for
 
         recs = load(Path(argv[1]) if len(argv) > 1 else DATA, part)
         for name in argv[2:]:
             group = [r for r in recs if r.entry["combination"] == name]
             e = group[0].entry
-            model = wgmma_measured.datapath(e["atype"], e["btype"], e["dtype"], e["dtype"], None, e["sparse"])
+            model = datapath_for(SM_90, e["atype"], e["btype"], e["dtype"], e["dtype"], sparse=e["sparse"])
             for text, bad in separating_evidence(group, model):
                 print(f"{name}: {text}: {bad} mismatches")
         return 0

@@ -105,7 +105,7 @@ def to_registers(values: np.ndarray, bits: int) -> np.ndarray:
     return out.astype(np.uint32)
 
 
-def random_instance(kern: dict, r: int) -> dict[str, np.ndarray]:
+def random_instance(kern: dict, r: int) -> dict[str, np.ndarray | np.generic]:
     """Inputs of random instance ``r`` of kernel ``kern``: image, A registers, D registers,
     metadata, scale-d."""
     seed = kern["seed"]
@@ -116,7 +116,7 @@ def random_instance(kern: dict, r: int) -> dict[str, np.ndarray]:
             el = kern["fill"][name]
             values = elements(el, size * 8 // el["bits"], seed, STREAM[f"{name}_region"], r)
             image[off : off + size] = to_bytes(values, el["bits"])
-    out = {"image": image}
+    out: dict[str, np.ndarray | np.generic] = {"image": image}
     if kern["a_registers"]:
         el = kern["elements"]["a"]
         per = 32 // el["bits"]
@@ -140,7 +140,7 @@ def random_instance(kern: dict, r: int) -> dict[str, np.ndarray]:
 def kernel_inputs(kern: dict, probes: dict) -> dict[str, np.ndarray]:
     """Every instance's inputs of ``kern``: the stored ones first, then the regenerated ones."""
     name = kern["name"]
-    parts = {k: [] for k in ("image", "a", "d", "meta", "scale")}
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("image", "a", "d", "meta", "scale")}
     if kern["probes"]:
         for k in parts:
             parts[k].append(probes[f"{name}_p{k}"])
@@ -252,7 +252,7 @@ def selfcheck(bundle: Path, out: Path) -> int:
         except Exception:
             failures += 1
             print(f"selfcheck {name}: FAILED\n{traceback.format_exc()}", flush=True)
-    np.savez_compressed(out / "selfcheck.npz", **saved)
+    np.savez_compressed(out / "selfcheck.npz", **saved)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
     print(f"selfcheck: {len(plan['selfcheck']) - failures} of {len(plan['selfcheck'])} OK")
     return failures
 
@@ -288,7 +288,7 @@ def run(bundle: Path, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     prefix = "wgmma" + (f"-{plan['part']}" if plan.get("part") else "")
     for index, arrays in sorted(files.items()):
-        np.savez_compressed(out / f"{prefix}-{index}.npz", **arrays)
+        np.savez_compressed(out / f"{prefix}-{index}.npz", **arrays)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
     meta = {**_device_meta(), "assembler": plan["assembler"], "campaign": campaign,
             "generator": "wgmma_device.random_instance (mma_device SplitMix64 streams; classes " + ", ".join(mma_device.CLASSES) + ")",
             "kernels": plan["kernels"], "rejected": plan["rejected"], "failed": failed}

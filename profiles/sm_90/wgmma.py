@@ -1,4 +1,4 @@
-"""The sm_90 datapath of ``wgmma.mma_async{.sp}`` (§9.7.15.5.2, §9.7.15.6.3) per type combination.
+"""sm_90's datapath of ``wgmma.mma_async{.sp}`` (§9.7.15.5.2, §9.7.15.6.3) per type combination.
 
 The manual leaves the floating-point accumulation of wgmma as open as mma's ("The accumulation
 order, rounding and handling of subnormal inputs are unspecified", §9.7.15.5.1 "Precision and
@@ -17,7 +17,7 @@ is numerics.
 
 * ``.f16``/``.bf16``/``.tf32`` (dense; .sp f16/bf16/tf32 -> .f32, selectors 0 and 1; imm-trans,
   imm-scale, register A): the dense mma datapath of the same types holds unchanged
-  (:data:`ptxspec.semantics.mma.SM90_FUSED`): one fused step, every product and C cut 25 bits below
+  (:data:`ptxspec.profiles.sm_90.mma.FUSED`): one fused step, every product and C cut 25 bits below
   the largest exponent (toward zero), summed exactly, truncated into .f32 or rounded to nearest
   even into .f16; every zero +0; beyond range an infinity. 0 mismatches of 1.37 * 10^6 dot
   products. (For .sp the step takes the K/2 products of the stored elements with the rows of B
@@ -39,11 +39,11 @@ dense e4m3.e5m2/e5m2.e5m2 -> .f16, .sp f16 -> .f16 (selectors 0 and 1), .sp of e
 into .f32 and .f16, A from registers for bf16/tf32/fp8/.sp, imm-scale = -1 for bf16 and tf32,
 and every integer sign pair with .satfinite (dense and .sp). The fit of every new floating-point
 combination, started from the nearest measured datapath, keeps it with 0 mismatches: .sp f16 ->
-.f16 is :data:`SM90_WGMMA_FUSED_F16`; every fp8 pair, dense or .sp, is :data:`SM90_WGMMA_FP8_F32`
-into .f32 and :data:`SM90_WGMMA_FP8_F16` into .f16 (docs/wgmma-silicon.rst, "Round 2", gives the
+.f16 is :data:`FUSED_F16`; every fp8 pair, dense or .sp, is :data:`FP8_F32`
+into .f32 and :data:`FP8_F16` into .f16 (docs/wgmma-silicon.rst, "Round 2", gives the
 counts and the separating evidence). With round 2 every floating-point wgmma/wgmma.sp combination
-legal on sm_90a has a measured datapath; :func:`datapath` returns None for integer types (exact)
-and for combinations the manual does not allow.
+legal on sm_90a has a measured datapath; none is listed for integer types (exact) or for
+combinations the manual does not allow.
 
 Round 3 (conformance/data/sm_90/{wgmma-pruned-0.npz, meta-wgmma-pruned.json}, part ``pruned`` of
 the same campaign, an NVIDIA H100 80GB HBM3; issue 14) puts infinities, NaNs and the largest
@@ -57,62 +57,50 @@ from __future__ import annotations
 
 import attrs
 
-from ptxspec.semantics.mma import SM90_FUSED, Datapath
+from ptxspec.profiles.record import MatrixKey
+from ptxspec.profiles.sm_90.mma import FUSED
+from ptxspec.semantics.mma import Datapath
 from ptxspec.semantics.numerics import Rounding
 
-#: Dense wgmma K per A type (§9.7.15.2, "Matrix shapes"); .sp doubles it.
-DENSE_K = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32}
-
 #: .f16/.bf16/.tf32: the fused datapath of the sm_90 mma, confirmed on wgmma.
-SM90_WGMMA_FUSED_F32 = SM90_FUSED
-SM90_WGMMA_FUSED_F16 = attrs.evolve(SM90_FUSED, rounding=Rounding.RN)
+FUSED_F32 = FUSED
+FUSED_F16 = attrs.evolve(FUSED, rounding=Rounding.RN)
 
 #: .e4m3/.e5m2 into .f32: one fused step of all products and C cut 13 bits below the largest
 #: exponent, the exact sum truncated to 13 mantissa bits (then exactly into .f32).
-SM90_WGMMA_FP8_F32 = Datapath(alignment_bits=13, rounding=Rounding.RZ, via=(8, 13), via_rounding=Rounding.RZ, zero_sign="positive", overflow="infinity")
+FP8_F32 = Datapath(alignment_bits=13, rounding=Rounding.RZ, via=(8, 13), via_rounding=Rounding.RZ, zero_sign="positive", overflow="infinity")
 #: .e4m3/.e5m2 into .f16: the same step, the exact sum rounded to nearest even into .f16.
-SM90_WGMMA_FP8_F16 = Datapath(alignment_bits=13, rounding=Rounding.RN, zero_sign="positive", overflow="infinity")
+FP8_F16 = Datapath(alignment_bits=13, rounding=Rounding.RN, zero_sign="positive", overflow="infinity")
 
 _FP8 = ("e4m3", "e5m2")
 
-#: Keys: A, B, C, D types and whether the form is ``.sp``; only what the recording covers.
-MEASURED: dict[tuple[str, str, str, str, bool], Datapath] = {
-    ("f16", "f16", "f16", "f16", False): SM90_WGMMA_FUSED_F16,
-    ("f16", "f16", "f32", "f32", False): SM90_WGMMA_FUSED_F32,
-    ("bf16", "bf16", "f32", "f32", False): SM90_WGMMA_FUSED_F32,
-    ("tf32", "tf32", "f32", "f32", False): SM90_WGMMA_FUSED_F32,
-    ("f16", "f16", "f32", "f32", True): SM90_WGMMA_FUSED_F32,
-    ("bf16", "bf16", "f32", "f32", True): SM90_WGMMA_FUSED_F32,
-    ("tf32", "tf32", "f32", "f32", True): SM90_WGMMA_FUSED_F32,
-    **{(a, b, "f32", "f32", False): SM90_WGMMA_FP8_F32 for a in _FP8 for b in _FP8},
-    ("e4m3", "e4m3", "f16", "f16", False): SM90_WGMMA_FP8_F16,
-    ("e5m2", "e4m3", "f16", "f16", False): SM90_WGMMA_FP8_F16,
-    ("e4m3", "e4m3", "f32", "f32", True): SM90_WGMMA_FP8_F32,
+
+def _key(atype: str, btype: str, ctype: str, dtype: str, sparse: bool) -> MatrixKey:
+    return MatrixKey(atype, btype, ctype, dtype, sparse=sparse)
+
+
+#: Every measured combination (A, B, C, D types; dense or .sp); only what the recording covers.
+DATAPATHS: dict[MatrixKey, Datapath] = {
+    _key("f16", "f16", "f16", "f16", False): FUSED_F16,
+    _key("f16", "f16", "f32", "f32", False): FUSED_F32,
+    _key("bf16", "bf16", "f32", "f32", False): FUSED_F32,
+    _key("tf32", "tf32", "f32", "f32", False): FUSED_F32,
+    _key("f16", "f16", "f32", "f32", True): FUSED_F32,
+    _key("bf16", "bf16", "f32", "f32", True): FUSED_F32,
+    _key("tf32", "tf32", "f32", "f32", True): FUSED_F32,
+    **{_key(a, b, "f32", "f32", False): FP8_F32 for a in _FP8 for b in _FP8},
+    _key("e4m3", "e4m3", "f16", "f16", False): FP8_F16,
+    _key("e5m2", "e4m3", "f16", "f16", False): FP8_F16,
+    _key("e4m3", "e4m3", "f32", "f32", True): FP8_F32,
     # round 2 (wgmma-more-0.npz, meta-wgmma-more.json): the rest of the sm_90a combinations
-    ("e4m3", "e5m2", "f16", "f16", False): SM90_WGMMA_FP8_F16,
-    ("e5m2", "e5m2", "f16", "f16", False): SM90_WGMMA_FP8_F16,
-    ("f16", "f16", "f16", "f16", True): SM90_WGMMA_FUSED_F16,
-    **{(a, b, "f32", "f32", True): SM90_WGMMA_FP8_F32 for a in _FP8 for b in _FP8},
-    **{(a, b, "f16", "f16", True): SM90_WGMMA_FP8_F16 for a in _FP8 for b in _FP8},
+    _key("e4m3", "e5m2", "f16", "f16", False): FP8_F16,
+    _key("e5m2", "e5m2", "f16", "f16", False): FP8_F16,
+    _key("f16", "f16", "f16", "f16", True): FUSED_F16,
+    **{_key(a, b, "f32", "f32", True): FP8_F32 for a in _FP8 for b in _FP8},
+    **{_key(a, b, "f16", "f16", True): FP8_F16 for a in _FP8 for b in _FP8},
 }
 
-#: How C enters when scale-d is false ("D = A*B", §9.7.15.5.2), for
-#: :func:`ptxspec.semantics.wgmma.zero_accumulator`: the spec-level reading -0 (the identity of
-#: IEEE addition), kept because the recording cannot separate it from +0 or from leaving C out.
-#: Round 2's scale-d probe (f16 -> f32, e4m3 -> f32, f16 -> f16; rows of A all -0, all +0, or one
-#: tiny element; B positive, +0 or negative) gives bit-identical D for scale-d false (C registers
-#: holding NaN, infinities, numbers), scale-d true with C = +0, and scale-d true with C = -0: every
-#: zero result is +0 on sm_90, even a negative sum that underflows to zero in .f16.
-SCALE_D_FALSE_C = "-0"
+EVIDENCE = ("sm_90/meta-wgmma.json", "sm_90/wgmma-0.npz", "sm_90/wgmma-1.npz", "sm_90/meta-wgmma-more.json", "sm_90/wgmma-more-0.npz",
+            "sm_90/meta-wgmma-pruned.json", "sm_90/wgmma-pruned-0.npz")
 
-
-def datapath(atype: str, btype: str, ctype: str, dtype: str, shape: str | None = None, sparse: bool = False) -> Datapath | None:
-    """The sm_90 datapath of a ``wgmma.mma_async{.sp}`` of these types (§9.7.15.5.2), or None where
-    none was measured (integer types: exact anyway; other combinations: the spec-level sets).
-
-    ``shape`` (``.m64nNkK``) is accepted for the interface: the recording shows the same datapath
-    for every N recorded (8 to 256), and K is fixed by the types (§9.7.15.2)."""
-    return MEASURED.get((atype, btype, ctype, dtype, bool(sparse)))
-
-
-__all__ = ["DENSE_K", "MEASURED", "SCALE_D_FALSE_C", "SM90_WGMMA_FP8_F16", "SM90_WGMMA_FP8_F32", "SM90_WGMMA_FUSED_F16", "SM90_WGMMA_FUSED_F32", "datapath"]
+__all__ = ["DATAPATHS", "EVIDENCE", "FP8_F16", "FP8_F32", "FUSED_F16", "FUSED_F32"]

@@ -1,0 +1,142 @@
+"""The ``sm_90`` profile: NVIDIA Hopper (H100, H200), every choice measured on silicon.
+
+Every open result becomes the bit pattern the chip produces, where that was measured; choices that
+were not measured stay sets. Each choice below names, in :attr:`~ptxspec.profiles.record.Profile.evidence`,
+the recordings in ``conformance/data/sm_90/`` that pin it (the test suite replays them on machines
+without a GPU; docs/profiles.rst lists the measurements). The parts with code or long tables live
+beside this file: :mod:`.cvt` (conversions), :mod:`.video` (the video instructions), :mod:`.mma`
+and :mod:`.wgmma` (the tensor-core datapaths). The recorded 16-bit tanh/ex2 tables stay in
+``semantics/data/approx16-sm90.npz`` (written by ``python -m ptxspec.conformance.silicon.approx
+tables --write``, never by hand).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ptxspec.profiles.record import Profile
+from ptxspec.profiles.sm_90 import cvt, mma, video, wgmma
+from ptxspec.semantics.floating_point_approx import exactly, power_of_two
+from ptxspec.spec.types import IntegerType
+
+#: The first campaign (issue 2): 381 forms of §9.7.3 and §9.7.9.21 on an H200, 4096 vectors each;
+#: an H100 gave byte-identical files (issue2-h100-digests.json).
+_ISSUE2 = ("sm_90/meta.json", "sm_90/recording-0.npz", "sm_90/recording-1.npz", "sm_90/recording-2.npz", "sm_90/recording-3.npz",
+           "sm_90/issue2-h100-digests.json")
+#: The second campaign (issue 3): every sm_90a form of the integer, half-precision, video, ...
+#: families on an H100; an H200 agrees bit for bit (issue3-h200-digests.json).
+_ISSUE3 = ("sm_90/meta-issue3.json", "sm_90/issue3-inputs.npz", "sm_90/issue3-outputs-0.npz", "sm_90/issue3-outputs-1.npz",
+           "sm_90/issue3-outputs-2.npz", "sm_90/issue3-h200-digests.json")
+#: The .approx scan (issue 6): every input of each one-operand .f32 form on an H100 and an H200.
+_APPROX = ("sm_90/meta-approx-h100.json", "sm_90/meta-approx-h200.json", "sm_90/approx-extremes-h100.npz", "sm_90/approx-extremes-h200.npz")
+#: fma.oob probes (issue 3, on an H200).
+_OOB = ("sm_90/meta-issue3-oob.json", "sm_90/issue3-oob-inputs.npz", "sm_90/issue3-oob-outputs.npz")
+#: Every .f32 input of the .f32 conversions and the 16-bit arithmetic (issue 6), on an H100 and an H200.
+_EXHAUSTIVE = ("sm_90/meta-exhaustive-h100.json", "sm_90/meta-exhaustive-h200.json", "sm_90/exhaustive-h100.npz", "sm_90/exhaustive-h200.npz")
+
+
+def integer_division_by_zero(t: IntegerType) -> int:
+    """x / 0 and x % 0 write all ones, whatever x and the type (H200 and H100 recordings)."""
+    return (1 << t.bits) - 1
+
+
+SM_90 = Profile(
+    "sm_90",
+    description="what an H100/H200 produces, where measured",
+    # --- NaN results (issue 2; tests/test_silicon_sm90.py) ---
+    # f32 (and f16, bf16) arithmetic returns 0x7fffffff (0x7fff): the canonical NaN.
+    canonical_nan=True,
+    payload_nan_rule="ordered",
+    # When several f64 operands are NaN: add, sub, mul, min, max return b's; fma and mad prefer b,
+    # then c, then a; div returns a's (f64 division runs as a software sequence).
+    nan_operand_priority={"fma": (1, 2, 0), "mad": (1, 2, 0), "div": (0, 1)},
+    # inf - inf, 0 * inf, sqrt(-1) in f64 give the negative quiet NaN 0xfff8000000000000.
+    default_nan={"f64": 0xFFF8000000000000},
+    # --- integer (issue 3; tests/test_silicon_sm90.py, tests/test_integer.py) ---
+    integer_division_by_zero=integer_division_by_zero,
+    # -7 % 2 is -1: the remainder of the quotient rounded toward zero.
+    integer_remainder_toward_zero=True,
+    fns_base_beyond_31=0xFFFFFFFF,
+    # fns.b32 with offset 0x80000000 writes 0 for every mask and base (the manual: the 2^31-th set
+    # bit is never found, 0xffffffff).
+    fns_most_negative_offset=0,
+    # bfe.u64/.s64 and bfi.b64 read position and length as whole .u32 values (the field runs to the
+    # msb when they exceed it); the .32 forms mask them to 8 bits as the manual says.
+    bit_field_operand_mask={32: 0xFF, 64: 0xFFFF_FFFF},
+    # sub.cc.u32 0 - 0 sets CC.CF = 1 (read back with addc 0, 0); subc.u32 0 - 0 after a carry of 0
+    # gives 0xffffffff, after a carry of 1 gives 0.
+    carry_flag_holds_not_borrow=True,
+    # --- sin.approx, cos.approx (issue 6 scan; tests/test_silicon_approx.py) ---
+    # cos.approx.f32 on [-2 pi, 2 pi] errs by up to 2^-20.427, beyond the manual's 2^-20.5, for 4698
+    # of the 2^32 inputs (4.74 <= |a| <= 5.05; every f32 input on an H200, with and without .ftz,
+    # and again on an H100 and an H200: 4698 inputs, 2^-20.427 recomputed exactly with MPFR, the same
+    # on both chips). sin.approx.f32 and the wider range keep to the manual.
+    sin_cos_near_bound={"cos": power_of_two(-204, 10)},  # 2^-20.4
+    # --- half precision (issue 3; tests/test_half_precision.py, tests/test_silicon_approx.py) ---
+    # fma.oob (an H200, ptxas 13.0; every 16-bit a, b, c alone with the others 1.0, and 16^3 triples
+    # of NaNs, zeros, infinities and numbers for .f16/.bf16 and their x2 lanes, .relu or not):
+    # 0x7ff7 and 0xfff7 -- for .f16 and .bf16 alike -- in a or b give +0.0; in c, and every other
+    # NaN anywhere, give the ordinary (canonical) NaN result. So the chip does not test c, where the
+    # manual says "any of the operands".
+    fma_oob_nan=(frozenset({0x7FF7, 0xFFF7}), (0, 1)),
+    # Every one of the 2^16 inputs of tanh.approx.f16/.bf16, ex2.approx.f16 and ex2.approx.ftz.bf16,
+    # recorded on an H100 ("#all-inputs" in meta-issue3.json) and extracted by
+    # ``python -m ptxspec.conformance.silicon.approx tables --write``. The x2 forms use the same
+    # table in each lane: every lane of their issue-3 recordings agrees with it.
+    approx16_tables="approx16-sm90.npz",
+    # tanh.approx.bf16 of +-0.74609375 (0x3f3f, 0xbf3f) gives +-0.62890625 (0x3f21, 0xbf21),
+    # 2^-7.99991 from tanh -- beyond the manual's 2^-8; every other .bf16 and .f16 input keeps to
+    # the manual. 2^-8 (1 + 2^-13) covers it.
+    tanh_absolute={"bf16": exactly(Fraction(2**13 + 1, 2**21))},
+    approx16_outside_bound={"tanh.bf16": frozenset({0x3F3F, 0xBF3F})},
+    # --- cvt (issues 2, 3 "rest" and 6; tests/test_cvt.py, tests/test_silicon_exhaustive.py) ---
+    cvt_nan=cvt.cvt_nan,
+    cvt_nan_from_f32_batch=cvt.cvt_nan_from_f32_batch,
+    cvt_integer_nan=cvt.cvt_integer_nan,
+    cvt_ftz_flushes_input=cvt.cvt_ftz_flushes_input,
+    # --- mma, wgmma (tests/test_mma*.py, tests/test_wgmma_silicon.py) ---
+    mma_datapaths=mma.DATAPATHS,
+    wgmma_datapaths=wgmma.DATAPATHS,
+    # The spec-level reading -0 (the identity of IEEE addition), kept because the recording cannot
+    # separate it from +0 or from leaving C out: round 2's scale-d probe (f16 -> f32, e4m3 -> f32,
+    # f16 -> f16; rows of A all -0, all +0, or one tiny element; B positive, +0 or negative) gives
+    # bit-identical D for scale-d false (C registers holding NaN, infinities, numbers), scale-d true
+    # with C = +0, and scale-d true with C = -0: every zero result is +0 on sm_90, even a negative
+    # sum that underflows to zero in .f16.
+    wgmma_scale_d_false_c="-0",
+    # --- video (issue 3; tests/test_video.py) ---
+    scalar_video=video.scalar_video,
+    vmad=video.vmad,
+    # tests/test_batch_exhaustive.py proves the numpy paths of semantics/batch.py under this profile.
+    batch_paths=True,
+    evidence={
+        "canonical_nan": _ISSUE2 + _ISSUE3,
+        "payload_nan_rule": _ISSUE2,
+        "nan_operand_priority": _ISSUE2,
+        "default_nan": _ISSUE2,
+        "integer_division_by_zero": _ISSUE3,
+        "integer_remainder_toward_zero": _ISSUE3,
+        "fns_base_beyond_31": _ISSUE3,
+        "fns_most_negative_offset": _ISSUE3,
+        "bit_field_operand_mask": _ISSUE3,
+        "carry_flag_holds_not_borrow": _ISSUE3,
+        "sin_cos_near_bound": _APPROX,
+        "fma_oob_nan": _OOB,
+        "approx16_tables": _ISSUE3,
+        "tanh_absolute": _ISSUE3,
+        "approx16_outside_bound": _ISSUE3,
+        "cvt_nan": cvt.EVIDENCE,
+        "cvt_nan_from_f32_batch": cvt.EVIDENCE + _EXHAUSTIVE,
+        "cvt_integer_nan": cvt.EVIDENCE + _ISSUE3,
+        "cvt_ftz_flushes_input": cvt.EVIDENCE,
+        "mma_datapaths": mma.EVIDENCE,
+        "wgmma_datapaths": wgmma.EVIDENCE,
+        "wgmma_scale_d_false_c": ("sm_90/meta-wgmma-more.json", "sm_90/wgmma-more-0.npz"),
+        "scalar_video": video.EVIDENCE,
+        "vmad": video.EVIDENCE,
+    },
+)
+
+PROFILE = SM_90
+
+__all__ = ["PROFILE", "SM_90"]
