@@ -214,7 +214,7 @@ class Profile:
             if not nans:
                 return self.default_nan.get(fmt.name, canonical_nan(fmt))
             priority = self.nan_operand_priority.get(opcode or "", tuple(reversed(range(len(operands)))))
-            return next(operands[i] for i in priority if i < len(operands) and operands[i] is not None)
+            return next(q for i in priority if i < len(operands) and (q := operands[i]) is not None)
         if not nans:
             return AnyNaN(fmt)
         members = frozenset(nans)

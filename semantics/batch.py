@@ -597,6 +597,8 @@ def _conversion_nan(form: Form, dst: FloatFormat, a: np.ndarray, profile: Profil
     ``profile.cvt_nan_from_f32_batch`` (sm_90: :func:`ptxspec.profiles.sm_90.cvt.cvt_nan_from_f32_batch`)."""
     if profile.cvt_nan is None:
         return _open_nan(dst, profile)
+    if profile.cvt_nan_from_f32_batch is None:
+        raise AssertionError("a profile that covers() the batch paths has cvt_nan's batched form")
     return profile.cvt_nan_from_f32_batch(form, dst, a), False
 
 
@@ -903,6 +905,7 @@ def _loop(form: Form, arrays: list[np.ndarray], profile: Profile, evaluate) -> B
             for lane, r in enumerate(result.lanes):
                 if isinstance(r, AnyNaN):
                     any_nan[i, lane], fmt, r = True, r.format, canonical_nan(r.format)
+                assert isinstance(r, int), "the lanes are bits or any NaN (tested above)"
                 value = (value << result.lane_bits) | r
             bits[i] = value
         else:

@@ -58,7 +58,7 @@ def compare_floats(op: str, a: Value, b: Value) -> bool:
         return not unordered
     if op == "nan":
         return unordered
-    if unordered:
+    if isinstance(a, NaN) or isinstance(b, NaN):  # unordered (spelled out: the types narrow)
         return op in UNORDERED
     return relation(UNORDERED.get(op, op), order_key(a), order_key(b))
 

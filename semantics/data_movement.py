@@ -29,7 +29,7 @@ was measured to write), with the places where the chip departs from the manual
 
 from __future__ import annotations
 
-
+from collections.abc import Sequence
 
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.data_movement import is_integer
@@ -260,7 +260,7 @@ def _lane_bits(packed_type: str) -> int:
     return PACKED_TYPES[packed_type].lane_bits
 
 
-def _convert_all(form: Form, profile: Profile, sources: list[int], src: FloatFormat, mode: Rounding, randoms: list[tuple[int, int]] | None = None) -> Result:
+def _convert_all(form: Form, profile: Profile, sources: list[int], src: FloatFormat, mode: Rounding, randoms: Sequence[tuple[int, int] | None] | None = None) -> Result:
     """Convert each source element to the destination's element format and pack them, the first
     source in the most significant lane (the manual's pseudo-code)."""
     dst = _element(form["dtype"])

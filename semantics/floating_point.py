@@ -123,9 +123,10 @@ def invalid(fmt: FloatFormat = F32) -> NaN:
 # ---------------------------------------------------------------------------------------------
 # Exact operations with IEEE 754's special cases (§7.2 invalid operation, §7.3 division by zero)
 # ---------------------------------------------------------------------------------------------
+# Their operands are never NaNs: every caller decides a NaN operand's result before (elementwise).
 
 
-def exact_add(mode: Rounding, a: Value, b: Value) -> Value:
+def exact_add(mode: Rounding, a: Exact | Infinity, b: Exact | Infinity) -> Value:
     """a + b, exactly, with IEEE 754 special cases: inf + -inf is invalid."""
     if isinstance(a, Infinity) and isinstance(b, Infinity):
         return a if a.sign == b.sign else invalid()
@@ -136,12 +137,12 @@ def exact_add(mode: Rounding, a: Value, b: Value) -> Value:
     return exact_sum(a, b, mode)
 
 
-def exact_sub(mode: Rounding, a: Value, b: Value) -> Value:
+def exact_sub(mode: Rounding, a: Exact | Infinity, b: Exact | Infinity) -> Value:
     """a - b = a + (-b) (IEEE 754 §5.4.1); an exact zero difference takes the sum's sign rule."""
     return exact_add(mode, a, b.negate())
 
 
-def exact_mul(mode: Rounding, a: Value, b: Value) -> Value:
+def exact_mul(mode: Rounding, a: Exact | Infinity, b: Exact | Infinity) -> Value:
     """a * b, exactly: 0 * inf is invalid; otherwise the sign is the exclusive or of the signs."""
     if isinstance(a, Infinity) or isinstance(b, Infinity):
         if _is_zero(a) or _is_zero(b):
@@ -150,7 +151,7 @@ def exact_mul(mode: Rounding, a: Value, b: Value) -> Value:
     return exact_product(a, b)
 
 
-def exact_fma(mode: Rounding, a: Value, b: Value, c: Value) -> Value:
+def exact_fma(mode: Rounding, a: Exact | Infinity, b: Exact | Infinity, c: Exact | Infinity) -> Value:
     """a * b + c with no rounding in between: the exact product (or its infinity, or invalid for
     0 * inf) added exactly to c, so that the zero-sign rule of the sum sees the product's sign."""
     product = exact_mul(mode, a, b)
@@ -159,11 +160,11 @@ def exact_fma(mode: Rounding, a: Value, b: Value, c: Value) -> Value:
     return exact_add(mode, product, c)
 
 
-def exact_div(fmt: FloatFormat) -> Callable[[Rounding, Value, Value], Value]:
+def exact_div(fmt: FloatFormat) -> Callable[[Rounding, Exact | Infinity, Exact | Infinity], Value]:
     """a / b to the precision rounding into ``fmt`` needs: 0/0 and inf/inf are invalid, x/0 is an
     infinity and x/inf a zero, each with the exclusive or of the signs."""
 
-    def divide(mode: Rounding, a: Value, b: Value) -> Value:
+    def divide(mode: Rounding, a: Exact | Infinity, b: Exact | Infinity) -> Value:
         sign = a.sign ^ b.sign
         if isinstance(a, Infinity):
             return invalid() if isinstance(b, Infinity) else Infinity(sign)
@@ -176,11 +177,11 @@ def exact_div(fmt: FloatFormat) -> Callable[[Rounding, Value, Value], Value]:
     return divide
 
 
-def exact_root(fmt: FloatFormat) -> Callable[[Rounding, Value], Value]:
+def exact_root(fmt: FloatFormat) -> Callable[[Rounding, Exact | Infinity], Value]:
     """sqrt(a) to the precision rounding into ``fmt`` needs: sqrt(-0) = -0, sqrt(+inf) = +inf, and
     the root of anything below zero (-inf included) is invalid (IEEE 754 §5.4.1, §7.2)."""
 
-    def root(mode: Rounding, a: Value) -> Value:
+    def root(mode: Rounding, a: Exact | Infinity) -> Value:
         if _is_zero(a):
             return a
         if a.sign == 1:
@@ -366,7 +367,7 @@ def _less(a: Exact | Infinity, b: Exact | Infinity) -> bool:
     return signed_a < signed_b
 
 
-def _min_max(form: Form, a_bits: int, b_bits: int, profile: Profile, pick_a: Callable[[Value, Value], bool]) -> Result:
+def _min_max(form: Form, a_bits: int, b_bits: int, profile: Profile, pick_a: Callable[[Exact | Infinity, Exact | Infinity], bool]) -> Result:
     """The pseudo-code shared by §9.7.3.11 and §9.7.3.12::
 
         if (.xorsign) { xorsign = getSignBit(a) ^ getSignBit(b); if (.abs) { a = |a|; b = |b|; } }
@@ -387,7 +388,12 @@ def _min_max(form: Form, a_bits: int, b_bits: int, profile: Profile, pick_a: Cal
 
 
 def min_max_element(
-    form: Form, fmt: FloatFormat, a: Value, b: Value, pick_a: Callable[[Value, Value], bool], both_nan: Callable[[], Result]
+    form: Form,
+    fmt: FloatFormat,
+    a: Value,
+    b: Value,
+    pick_a: Callable[[Exact | Infinity, Exact | Infinity], bool],
+    both_nan: Callable[[], Result],
 ) -> Result:
     """One element of min/max (the pseudo-code above) on decoded operands, for every format that
     has the instruction (§9.7.3.11-12, §9.7.4.7-8); ``both_nan`` is the chapter's NaN rule."""
@@ -399,7 +405,7 @@ def min_max_element(
         return canonical_nan(fmt)
     if a_nan and b_nan:
         return both_nan()
-    if a_nan or b_nan:
+    if isinstance(a, NaN) or isinstance(b, NaN):  # a_nan or b_nan (spelled out: the types narrow)
         d = b if a_nan else a
     else:
         d = a if pick_a(a, b) else b

@@ -712,7 +712,7 @@ SIN_COS_NEAR = power_of_two(-41, 2)  # 2^-20.5 on [-2 pi, 2 pi]
 SIN_COS_FAR = power_of_two(-147, 10)  # 2^-14.7 on [-100 pi, 100 pi]
 
 
-def _quotient(x: Value, z: Value, form: Form, profile: Profile) -> Result:
+def _quotient(x: Exact | Infinity, z: Exact | Infinity, form: Form, profile: Profile) -> Result:
     """a / b within 2 ulps; special operands give IEEE 754's exact quotients: 0/0 and inf/inf are
     invalid (NaN), x/0 and inf/z infinite, 0/z and x/inf zero, each of sign a xor b."""
     sign = x.sign ^ z.sign

@@ -241,7 +241,7 @@ def abs_(form: Form, a: int, *, profile: Profile) -> Result:
 # ---------------------------------------------------------------------------------------------
 
 
-def _min_max(form: Form, profile: Profile, a: int, b: int, pick_a: Callable[[Value, Value], bool]) -> Result:
+def _min_max(form: Form, profile: Profile, a: int, b: int, pick_a: Callable[[Exact | Infinity, Exact | Infinity], bool]) -> Result:
     """The pseudo-code of §9.7.4.7-8, per element::
 
         if (.xorsign) { xorsign = getSignBit(a) ^ getSignBit(b); if (.abs) { a = |a|; b = |b|; } }
@@ -288,12 +288,20 @@ def max_(form: Form, a: int, b: int, *, profile: Profile) -> Result:
 # §9.7.4.9 tanh.approx
 # ---------------------------------------------------------------------------------------------
 
+
+def _remembered(x: Real) -> Real:
+    """``x`` (irrational) with its enclosures remembered, for a bound asked for at the same few
+    precisions again and again."""
+    assert x.bounds is not None, "an irrational bound is known by its enclosures"
+    return Real(bounds=functools.lru_cache(maxsize=None)(x.bounds))
+
+
 #: "The maximum absolute error for .f16 type is 2^-10.987. The maximum absolute error for .bf16
 #: type is 2^-8." (§9.7.4.9)
 TANH_ABSOLUTE = {"f16": power_of_two(-10987, 1000), "bf16": power_of_two(-8, 1)}
 # 2^-10.987 is irrational: its enclosures (1000th integer roots) are costly, and the same few
 # precisions are asked for again and again, so they are remembered.
-TANH_ABSOLUTE["f16"] = Real(bounds=functools.lru_cache(maxsize=None)(TANH_ABSOLUTE["f16"].bounds))
+TANH_ABSOLUTE["f16"] = _remembered(TANH_ABSOLUTE["f16"])
 
 @functools.cache
 def _table_file(name: str) -> dict:
@@ -354,7 +362,7 @@ def tanh_approx(form: Form, a: int, *, profile: Profile) -> Result:
 #: is 2^-7." (§9.7.4.10)
 EX2_RELATIVE = {"f16": power_of_two(-99, 10), "bf16": power_of_two(-7, 1)}
 # 2^-9.9 is irrational; its enclosures (10th integer roots) are remembered as for tanh's bound.
-EX2_RELATIVE["f16"] = Real(bounds=functools.lru_cache(maxsize=None)(EX2_RELATIVE["f16"].bounds))
+EX2_RELATIVE["f16"] = _remembered(EX2_RELATIVE["f16"])
 
 
 def ex2_bounds(fmt: FloatFormat) -> tuple[int, int]:

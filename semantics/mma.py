@@ -119,7 +119,7 @@ def _reference(fmt: FloatFormat, x: Exact) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
-def _special(products: Sequence[Value], c: Value) -> Value | None:
+def _special(products: Sequence[Value], c: Value) -> NaN | Infinity | None:
     """The IEEE result of a dot product with a NaN or an infinite addend (None if all are finite):
     NaN for a NaN, 0 * inf (already a NaN product) or infinities of both signs."""
     addends = [*products, c]
@@ -131,6 +131,15 @@ def _special(products: Sequence[Value], c: Value) -> Value | None:
     if signs:
         return Infinity(signs.pop())
     return None
+
+
+def _finite(values: Sequence[Value]) -> list[Exact]:
+    """``values`` (addends, or the inputs of products) where :func:`_special` found no special
+    addend: every one of them finite."""
+    finite = [v for v in values if isinstance(v, Exact)]
+    if len(finite) != len(values):
+        raise AssertionError("an infinity or a NaN among the addends of a dot product with no special addend")
+    return finite
 
 
 def _product(a: Value, b: Value) -> Value:
@@ -165,7 +174,7 @@ def exact_dot(atype: str, btype: str, ctype: str, dtype: str, a: Sequence[int], 
     special = _special(products, cv)
     if special is not None:
         return round_value(special, dtype, mode, nan=canonical_nan(dtype) if nan is None else nan)
-    return round_value(_exact_total([*products, cv], mode), dtype, mode)
+    return round_value(_exact_total(_finite([*products, cv]), mode), dtype, mode)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -246,7 +255,7 @@ def spec_sum(products: Sequence[Value], c: Value, subnormal: Sequence[bool], c_s
     if isinstance(special, Infinity):
         return round_value(special, fd)
     acc = _accumulation_format(p)
-    values: list[Exact] = [*products, c]  # type: ignore[list-item]
+    values = _finite([*products, c])
     flags = [*subnormal, c_subnormal]
     # Everything as integers on one grid 2^E: E is low enough that the exact sum S, the magnitude
     # sum T and each part of the bound are integers there (the bound's divisor 2^(2p-2) included).
@@ -257,6 +266,7 @@ def spec_sum(products: Sequence[Value], c: Value, subnormal: Sequence[bool], c_s
     total = sum(v.significand << (v.exponent - grid) for v, _ in live)
     sub = sum(v.significand << (v.exponent - grid) for v, s in live if s)
     largest = decode(acc, _max_finite(acc))
+    assert isinstance(largest, Exact), "the largest finite value is finite"
     if total > largest.significand << (largest.exponent - grid):
         return Interval(fd, infinity(fd, 1), infinity(fd, 0), nan=True)
     # sums_need_no_rounding, on the grid: no addition can round, so D is S converted into .dtype
@@ -413,6 +423,8 @@ def order_indices(order: str | tuple[int, ...], k: int) -> list[int]:
         return list(range(k - 1, -1, -1))
     if order == "pairs":
         return [i for i in range(k) if i % 4 < 2] + [i for i in range(k) if i % 4 >= 2]
+    if isinstance(order, str):
+        raise ValueError(f"unknown product order {order!r}")
     return list(order)
 
 
@@ -466,15 +478,18 @@ def datapath_dot(model: Datapath, atype: str, btype: str, ctype: str, dtype: str
         return _fma_chain_nan(av, bv, cv, fd, nan_bits, reverse=model.order == "descending")
     if special is not None:
         return round_value(special, fd, nan=nan_bits)
+    # No addend is special, so every input is finite (a NaN or an infinite input makes one so).
+    finite_a, finite_b, finite_p = _finite(av), _finite(bv), _finite(products)
+    assert isinstance(cv, Exact), "no addend is special"
 
-    def reference(x: Exact, y: Exact, p: Exact) -> int:
+    def reference_of(x: Exact, y: Exact, p: Exact) -> int:
         if model.reference == "msb" or not p.significand:
             return _msb(p) if p.significand else 0
         if model.subnormal_reference == "normalised":
             return _msb(x) + _msb(y)
         return _reference(fa, x) + _reference(fb, y)
 
-    terms = [(p, reference(x, y, p)) for x, y, p in zip(av, bv, products)]
+    terms = [(p, reference_of(x, y, p)) for x, y, p in zip(finite_a, finite_b, finite_p)]
     terms = [terms[i] for i in order_indices(model.order, len(terms))]
     c_term = (cv, _reference(fc, cv) if model.reference == "exponent" and cv.significand else (_msb(cv) if cv.significand else 0))
     size = model.chunk or len(terms)
@@ -562,9 +577,11 @@ def _fma_chain_nan(av: list, bv: list, cv: Value, fd: FloatFormat, invalid: int,
 def _final(total: Exact, fd: FloatFormat, model: Datapath) -> int:
     if model.via is not None:
         vf = _format(model.via, "via")
-        total = decode(vf, round_value(total, vf, model.via_rounding))
-        if isinstance(total, Infinity):
-            return round_value(total, fd)
+        rounded = decode(vf, round_value(total, vf, model.via_rounding))
+        if isinstance(rounded, Infinity):
+            return round_value(rounded, fd)
+        assert isinstance(rounded, Exact), "a finite sum rounds to no NaN"
+        total = rounded
     if model.overflow == "infinity" and total.significand and _msb(total) > fd.max_exponent:
         return round_value(Infinity(total.sign), fd)
     bits = round_value(total, fd, model.rounding, ftz=model.flush_output)
@@ -620,8 +637,8 @@ def datapath_matrix(model: Datapath, atype: str, btype: str, ctype: str, dtype: 
     cols = np.broadcast_to(np.swapaxes(B, -1, -2)[..., None, :, :], batch + (m, n, k)).reshape(-1, k)
     cs = np.broadcast_to(C, batch + (m, n)).reshape(-1)
     if not vectorisable(model, atype, btype, k):
-        out = [datapath_dot(model, atype, btype, ctype, dtype, [int(x) for x in r], [int(y) for y in s], int(c)) for r, s, c in zip(rows, cols, cs)]
-        return np.array(out, dtype=np.uint64).reshape(batch + (m, n))
+        elements = [datapath_dot(model, atype, btype, ctype, dtype, [int(x) for x in r], [int(y) for y in s], int(c)) for r, s, c in zip(rows, cols, cs)]
+        return np.array(elements, dtype=np.uint64).reshape(batch + (m, n))
     out = np.empty(cs.shape, dtype=np.uint64)
     for start in range(0, cs.size, INT64_BLOCK):
         sl = slice(start, start + INT64_BLOCK)
@@ -659,7 +676,7 @@ def float64_exact(model: Datapath, atype: str, btype: str, ctype: str, k: int) -
        when that is at most 2^53 every partial sum is an integer float64 represents, and the sum
        is exact in any order.
     """
-    if not vectorisable(model, atype, btype, k):
+    if model.alignment_bits is None or not vectorisable(model, atype, btype, k):
         return False
     kinds = []  # (precision, low, high) of each kind of addend
     fa, fb, fc = _fmt(atype), _fmt(btype), _fmt(ctype)
@@ -783,10 +800,12 @@ def _float_steps(model: Datapath, fd: FloatFormat, products: np.ndarray, refs: n
     raise AssertionError("unreachable")
 
 
-def _float_step(products: np.ndarray, refs: np.ndarray, extras: list, alignment_bits: int, model: Datapath):
+def _float_step(products: np.ndarray, refs: np.ndarray, extras: list, alignment_bits: int | None, model: Datapath) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_step` in float64 for one step: the step's products (``[j, dots]``, cut in place:
     each product belongs to one step) and ``extras`` (C, the accumulator: (value, reference)
     pairs). Returns (sum, grid, sign): the sum of the cut addends in units of ``2^grid``."""
+    if alignment_bits is None:
+        raise AssertionError("the float64 path runs models that align (float64_exact)")
     dots = products.shape[1]
     if len(refs):
         reference = refs.max(axis=0).astype(np.int64)  # the largest exponent: one max-reduce
@@ -823,11 +842,13 @@ def _float_split(total: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return finite, np.abs(np.where(finite, total, 0.0)).astype(np.int64)
 
 
-def _float_accumulate(total, grid, sign, af: FloatFormat, model: Datapath, overflow):
+def _float_accumulate(total: np.ndarray, grid: np.ndarray, sign: np.ndarray, af: FloatFormat | None, model: Datapath, overflow: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """The step's sum rounded into the accumulator (the core's batched rounding) and read back as
     an addend. A NaN or infinite sum is carried on as it is; the first accumulator that overflows
     makes the result that infinity (datapath_dot returns there), unless an input is a NaN or an
     infinity (datapath_dot's special case comes first, and such sums reach the final step)."""
+    if af is None:
+        raise AssertionError("a step before the last rounds into the accumulator (vectorisable)")
     finite, sig = _float_split(total)
     bits = batch_rounding.round_bits(sign, sig, grid, af, model.accumulator_rounding)
     # Its reference: its exponent field's in either mode (datapath_dot's _reference(af, ...)).
@@ -839,7 +860,7 @@ def _float_accumulate(total, grid, sign, af: FloatFormat, model: Datapath, overf
     return value, ref, overflow
 
 
-def _float_final(total, grid, sign, fd: FloatFormat, model: Datapath, overflow) -> np.ndarray:
+def _float_final(total: np.ndarray, grid: np.ndarray, sign: np.ndarray, fd: FloatFormat, model: Datapath, overflow: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """The last step's sum into D: :func:`_final_arrays` (the core's batched rounding)."""
     finite, sig = _float_split(total)
     overflowed, negative = overflow
@@ -918,7 +939,9 @@ def _binary32_dots(model: Datapath, atype: str, btype: str, ctype: str, dtype: s
         total = x if y is None else x + y
         return total + np.float32(0) if model.zero_sign == "positive" else total  # -0 + +0 is +0
 
+    acc: np.ndarray | None
     if model.c_step == "tree":  # groups of one or two products, then C + s_0, + s_1, ...
+        assert model.chunk is not None, "binary32_exact: a tree of groups of one or two products"
         acc = c
         for g in range(0, k, model.chunk):
             acc = step(acc, step(*products[g:g + model.chunk]))
@@ -926,6 +949,8 @@ def _binary32_dots(model: Datapath, atype: str, btype: str, ctype: str, dtype: s
         acc = c if model.c_step == "first" else None
         for j in range(k):
             acc = step(products[j]) if acc is None else step(acc, products[j])
+        if acc is None:
+            raise AssertionError("mma has at least one product")
         if model.c_step == "alone":
             acc = step(acc, c)
     sign, sig, exp, nan, infinite = batch_rounding.decode(FORMATS["f32"], acc.view(np.uint32))
@@ -1032,6 +1057,8 @@ def _zero_signs(members, total_sign, total_sig, model: Datapath):
 def _tree_arrays(model: Datapath, fd: FloatFormat, products, c, k: int, size: int, infinite, nan, pos_inf, neg_inf):
     """:func:`_tree` on arrays."""
     sp, mp, ep, rp = products
+    if model.accumulator is None:
+        raise AssertionError("a tree's partial sums are rounded into the accumulator (vectorisable)")
     af = _format(model.accumulator)
     partials = []
     for start in range(0, k, size):
@@ -1330,14 +1357,14 @@ def mma(form, *registers, profile: Profile, active: int = 0xFFFFFFFF):
         regs = [_lanes(registers[at + r], f"{o}.{r}", L[o].register_bits) for r in range(count)]
         arrays.append(np.array(regs, dtype=np.uint64).T.reshape(32, count))
         at += count
-    kw = {}
+    metadata, selector = None, 0  # mma_fragments' defaults: a dense mma
     if sparse:
-        kw["metadata"] = _lanes(registers[at], "e", 32)  # "operand e is a 32-bit integer"
+        metadata = _lanes(registers[at], "e", 32)  # "operand e is a 32-bit integer"
         selectors = set(_lanes(registers[at + 1], "f"))
         if len(selectors) != 1:
             raise OperandError("the sparsity selector f is a constant: one value for the warp", section="9.7.14.6.3")
-        kw["selector"] = selectors.pop()
-    D = mma_fragments(form, *arrays, profile=profile, **kw)
+        selector = selectors.pop()
+    D = mma_fragments(form, *arrays, profile=profile, metadata=metadata, selector=selector)
     return tuple(WarpResult(tuple(int(x) if isinstance(x, (int, np.integer)) else x for x in D[:, r]), width) for r in range(D.shape[1]))
 
 

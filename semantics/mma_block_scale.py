@@ -84,6 +84,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
 
@@ -205,6 +206,10 @@ def scale_matrices(scale_a_data: Sequence[int], scale_b_data: Sequence[int], vec
     return sa, sb
 
 
+@overload
+def block_of(k: int, depth: int, vec: int) -> int: ...
+@overload
+def block_of(k: np.ndarray, depth: int, vec: int) -> np.ndarray: ...
 def block_of(k: int | np.ndarray, depth: int, vec: int) -> int | np.ndarray:
     """The block of column ``k`` of a row of A (row ``k`` of B), or of each of an array of K
     positions: "each row of matrix A is divided into SFA_N number of blocks" of the logical K."""
@@ -340,7 +345,9 @@ def mma_block_scale(form, *registers, profile: Profile, active: int = FULL):
     if scaled:
         from ptxspec.spec.matrix import scale_vec_size
 
-        stype, vec = form["stype"], SCALE_VEC[scale_vec_size(form)]
+        size = scale_vec_size(form)
+        assert size is not None, "a valid form has a .scale_vec_size (given, or the kind's default)"
+        stype, vec = form["stype"], SCALE_VEC[size]
         sa_data = _mma._lanes(registers[at], "scale-a-data")
         sb_data = _mma._lanes(registers[at + 3], "scale-b-data")
         selectors = (_uniform(registers[at + 1], "byte-id-a", BLOCK_SCALING), _uniform(registers[at + 2], "thread-id-a", BLOCK_SCALING),

@@ -460,6 +460,7 @@ def rounding_flags(value: Value, fmt: FloatFormat | str, mode: Rounding = Roundi
     msb = value.exponent + value.significand.bit_length() - 1
     q, lsb = _round_at(value, msb - fmt.mantissa_bits, mode)
     largest = decode(fmt, max_finite(fmt))
+    assert isinstance(largest, Exact), "the largest finite value is finite"
     overflow = compare(q, lsb, largest.significand, largest.exponent) > 0
     tiny = q.bit_length() - 1 + lsb < fmt.min_normal_exponent
     delivered = decode(fmt, round_exact(value, fmt, mode))

@@ -143,9 +143,10 @@ def pack_lanes(results: list[Result] | tuple[Result, ...], lane_bits: int) -> Re
     """Pack per-lane results into one register: bits when every lane is fixed, else :class:`Lanes`."""
     if len(results) == 1:
         return results[0]
-    if all(isinstance(r, int) for r in results):
+    fixed = [r for r in results if isinstance(r, int)]
+    if len(fixed) == len(results):
         out = 0
-        for r in results:
+        for r in fixed:
             out = (out << lane_bits) | r
         return out
     return Lanes(tuple(results), lane_bits)

@@ -45,6 +45,8 @@ functions directly.
 
 from __future__ import annotations
 
+from typing import overload
+
 import attrs
 import numpy as np
 
@@ -76,6 +78,10 @@ def _is_integer(type_name: str) -> bool:
     return type_name in mma.INTEGER_TYPES  # .s8, .u8 and .b1 (no sign to flip)
 
 
+@overload
+def negate(matrix: np.ndarray, type_name: str) -> np.ndarray: ...
+@overload
+def negate(matrix: SparseOperand, type_name: str) -> SparseOperand: ...
 def negate(matrix: np.ndarray | SparseOperand, type_name: str) -> np.ndarray | SparseOperand:
     """§9.7.15.5.2 imm-scale = -1: every element of a floating-point matrix with its sign bit
     flipped (exact negation); of a sparse A its stored elements."""
@@ -84,6 +90,10 @@ def negate(matrix: np.ndarray | SparseOperand, type_name: str) -> np.ndarray | S
     return np.asarray(matrix, dtype=np.uint64) ^ np.uint64(1 << (fmt_of(type_name).width - 1))
 
 
+@overload
+def _scale(matrix: np.ndarray, scale: int, type_name: str, name: str, form: Form) -> np.ndarray: ...
+@overload
+def _scale(matrix: SparseOperand, scale: int, type_name: str, name: str, form: Form) -> SparseOperand: ...
 def _scale(matrix: np.ndarray | SparseOperand, scale: int, type_name: str, name: str, form: Form) -> np.ndarray | SparseOperand:
     """imm-scale-a / imm-scale-b: "specify whether to negate matrix A and B" -- 1 keeps the
     matrix, -1 flips the sign bit of every element (exact negation)."""
@@ -280,6 +290,7 @@ def batch_operands(
     atype, btype = form["atype"], form["btype"]
     stored_k = k // 2 if sparse else k
     data = _images(images, n)  # B is always in shared memory
+    A: np.ndarray | SparseOperand
     if wg.a_in_registers(form):
         registers = np.asarray(a)
         layout = wl.fragment_layout(form["shape"], "a", atype, sparse=sparse)

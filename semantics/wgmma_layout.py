@@ -181,7 +181,7 @@ def base_offset_for(pattern_start: int, swizzle: str) -> int:
     return (pattern_start >> 7) & 7
 
 
-def as_descriptor(descriptor: MatrixDescriptor | int) -> MatrixDescriptor:
+def as_descriptor(descriptor: MatrixDescriptor | int | np.integer) -> MatrixDescriptor:
     return descriptor if isinstance(descriptor, MatrixDescriptor) else MatrixDescriptor.decode(int(descriptor))
 
 
@@ -366,8 +366,8 @@ def read_matrix(image, descriptor: MatrixDescriptor | int | np.ndarray, rows: in
     bits = element_bits(element_type)
     nbytes = max(1, bits // 8)
     data = _image(image, batch=True)
-    one = isinstance(descriptor, (MatrixDescriptor, int, np.integer))
-    values = np.zeros((), dtype=np.uint64) if one else descriptor_array(descriptor)
+    one = descriptor if isinstance(descriptor, (MatrixDescriptor, int, np.integer)) else None  # one value for all
+    values = np.zeros((), dtype=np.uint64) if one is not None else descriptor_array(descriptor)
     try:
         batch = np.broadcast_shapes(data.shape[:-1], values.shape)
     except ValueError:
@@ -379,7 +379,7 @@ def read_matrix(image, descriptor: MatrixDescriptor | int | np.ndarray, rows: in
     out = np.zeros((image_of.size, rows, cols), dtype=np.uint64)
     for group in np.argsort(first, kind="stable"):
         try:
-            d = as_descriptor(descriptor if one else int(codes[group]))
+            d = as_descriptor(one if one is not None else int(codes[group]))
             byte, bit = _addresses(d, element_type, rows, cols, major, operand)
             _check_image(byte, nbytes, size)
         except PtxSpecError as error:
@@ -679,6 +679,7 @@ def wgmma_operands(
     m, n, k = wg.parse_shape(form["shape"])
     atype, btype = form["atype"], form["btype"]
     stored_k = k // 2 if sparse else k
+    a_matrix: np.ndarray | SparseOperand
     if wg.a_in_registers(form):
         if _is_descriptor(a):
             raise OperandError(f"{form.text} takes A in registers ({form.template}), got a descriptor", section=form.family.section)
