@@ -104,8 +104,15 @@ def _run_row(args: tuple[str, str, str, float]) -> dict:
     result = run(program, model, timeout_s=cap)
     seconds = time.perf_counter() - start
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"test": test, "engine": engine, "seconds": seconds, "ok": result.ok, "peak_mb": peak_mb,
-            "states": None if result.states is None else len(result.states), "candidates": result.candidates}
+    return {
+        "test": test,
+        "engine": engine,
+        "seconds": seconds,
+        "ok": result.ok,
+        "peak_mb": peak_mb,
+        "states": None if result.states is None else len(result.states),
+        "candidates": result.candidates,
+    }
 
 
 def _fresh(args: tuple[str, str, str, float]) -> dict:
@@ -130,13 +137,18 @@ def corpus(folder: Path, cap: float) -> list[str]:
         unknown = sum(1 for r in results if r["ok"] is None)
         slowest = max(results, key=lambda r: r["seconds"])
         peak = max(r["peak_mb"] for r in results)
-        print(f"  {engine:8} sum {sum(times):7.2f} s  median {statistics.median(times):6.3f} s  "
-              f"max {slowest['seconds']:6.2f} s ({Path(slowest['test']).name})  peak {peak:6.0f} MB  "
-              f"as expected {agree}/{len(expected)}  unknown {unknown}")
+        print(
+            f"  {engine:8} sum {sum(times):7.2f} s  median {statistics.median(times):6.3f} s  "
+            f"max {slowest['seconds']:6.2f} s ({Path(slowest['test']).name})  peak {peak:6.0f} MB  "
+            f"as expected {agree}/{len(expected)}  unknown {unknown}"
+        )
         if peak > 1024:
             failures.append(f"corpus {engine}: peak memory {peak:.0f} MB > 1 GB")
-    slow = [(path, rows["z3"][path]["seconds"], rows["explicit"][path]["seconds"]) for path in expected
-            if rows["z3"][path]["seconds"] <= 1.0 and rows["explicit"][path]["seconds"] > 1.0]
+    slow = [
+        (path, rows["z3"][path]["seconds"], rows["explicit"][path]["seconds"])
+        for path in expected
+        if rows["z3"][path]["seconds"] <= 1.0 and rows["explicit"][path]["seconds"] > 1.0
+    ]
     ratios = [rows["explicit"][p]["seconds"] / max(rows["z3"][p]["seconds"], 1e-9) for p in expected]
     print(f"  explicit / z3 per test: median {statistics.median(ratios):.2f}, max {max(ratios):.2f}")
     for path, z3_s, explicit_s in slow:
@@ -164,8 +176,7 @@ def families(sizes: range, cap: float) -> list[str]:
                     cells.append(f"{engine} stopped (> {cap:g} s, {row['peak_mb']:.0f} MB)")
                     continue
                 seconds[engine] = row["seconds"]
-                cells.append(f"{engine} {row['seconds']:8.3f} s ({row['peak_mb']:4.0f} MB, {'Ok' if row['ok'] else 'No'}, "
-                             f"{row['states']} states)")
+                cells.append(f"{engine} {row['seconds']:8.3f} s ({row['peak_mb']:4.0f} MB, {'Ok' if row['ok'] else 'No'}, {row['states']} states)")
                 if row["peak_mb"] > 1024:
                     failures.append(f"{family.__name__} N={n} {engine}: peak memory {row['peak_mb']:.0f} MB > 1 GB")
             ratio = f"ratio {seconds['explicit'] / seconds['z3']:6.2f}" if len(seconds) == 2 else "ratio   -"

@@ -3,8 +3,9 @@ on the same seeded inputs (issue 7's speed target: a ratio of 100 or more for m1
 
     python bench/mma.py [--batch 1000] [--loop 10] [--seed 0] [--repeat 3] [--clock wall|cpu] [--table-batch 200]
 
-The vectorised path is :func:`ptxspec.semantics.mma.datapath_matrix` (float64 numpy where that is
-exact, float32 numpy for the binary32 chains of m8n8k4 .f16, else int64 numpy); the baseline is :func:`ptxspec.semantics.mma.datapath_dot` called once
+The vectorised path is :func:`ptxspec.semantics.mma.datapath_matrix`, which runs
+:mod:`ptxspec.semantics.mma_vectorised` (float64 numpy where that is exact, float32 numpy for the
+binary32 chains of m8n8k4 .f16, else int64 numpy); the baseline is :func:`ptxspec.semantics.mma.datapath_dot` called once
 per element of D, on the first ``--loop`` mma of the batch only, its time for the whole batch
 extrapolated linearly (and labelled so). Both use the datapath the sm_90 profile pins for the
 combination. Each time is the best of ``--repeat`` runs (the machine may be shared); ``--clock

@@ -32,8 +32,24 @@ from ptxspec.semantics.instructions import as_form, evaluate
 #: Every input class, mixed into the random inputs: zeros, infinities, NaNs with payloads (quiet
 #: and signalling), subnormals, 1 and its neighbours, the largest finite value, e4m3's 448.
 SPECIALS = np.array(
-    [0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC12345, 0x7F800001, 0x00000001, 0x807FFFFF,
-     0x00800000, 0x3F800000, 0xBF800001, 0x3F7FFFFF, 0x7F7FFFFF, 0x43E00000, 0x43E80000],
+    [
+        0,
+        0x80000000,
+        0x7F800000,
+        0xFF800000,
+        0x7FC00000,
+        0xFFC12345,
+        0x7F800001,
+        0x00000001,
+        0x807FFFFF,
+        0x00800000,
+        0x3F800000,
+        0xBF800001,
+        0x3F7FFFFF,
+        0x7F7FFFFF,
+        0x43E00000,
+        0x43E80000,
+    ],
     dtype=np.uint32,
 )
 
@@ -57,12 +73,33 @@ SPECIALS_F16 = np.array([0, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFD55, 0x0001, 0x83
 #: one code path; a few stand for them), and one of each family of the exhaustive spaces (issue 6),
 #: which share batch_rounding's routine.
 FORMS = [
-    "fma.rn.f32", "cvt.rn.f16.f32", "cvt.rn.satfinite.e4m3x2.f32",
-    "add.rn.f16x2", "sub.rn.f16x2", "mul.rn.f16x2", "add.rn.f16", "mul.rn.ftz.f16", "add.rn.ftz.sat.f16x2",
-    "mad.wide.s32", "mad.wide.u32", "mul.wide.s32", "mul.wide.u32",
-    "add.rn.bf16", "sub.rn.bf16", "mul.rn.bf16", "min.f16", "max.NaN.xorsign.abs.bf16", "min.ftz.NaN.xorsign.abs.f16",
-    "cvt.rz.f16.f32", "cvt.rm.ftz.sat.f16.f32", "cvt.rn.relu.satfinite.bf16.f32", "cvt.rna.satfinite.tf32.f32",
-    "cvt.rni.s8.f32", "cvt.rmi.ftz.sat.u16.f32", "cvt.rn.f16x2.f32", "cvt.rz.relu.satfinite.bf16x2.f32",
+    "fma.rn.f32",
+    "cvt.rn.f16.f32",
+    "cvt.rn.satfinite.e4m3x2.f32",
+    "add.rn.f16x2",
+    "sub.rn.f16x2",
+    "mul.rn.f16x2",
+    "add.rn.f16",
+    "mul.rn.ftz.f16",
+    "add.rn.ftz.sat.f16x2",
+    "mad.wide.s32",
+    "mad.wide.u32",
+    "mul.wide.s32",
+    "mul.wide.u32",
+    "add.rn.bf16",
+    "sub.rn.bf16",
+    "mul.rn.bf16",
+    "min.f16",
+    "max.NaN.xorsign.abs.bf16",
+    "min.ftz.NaN.xorsign.abs.f16",
+    "cvt.rz.f16.f32",
+    "cvt.rm.ftz.sat.f16.f32",
+    "cvt.rn.relu.satfinite.bf16.f32",
+    "cvt.rna.satfinite.tf32.f32",
+    "cvt.rni.s8.f32",
+    "cvt.rmi.ftz.sat.u16.f32",
+    "cvt.rn.f16x2.f32",
+    "cvt.rz.relu.satfinite.bf16x2.f32",
     "cvt.rn.satfinite.relu.e5m2x2.f32",
 ]
 
@@ -120,10 +157,14 @@ def measure(text: str, n: int, loop_n: int, profile: str, repeat: int, rng: np.r
     identical = all(result.result(i) == want for i, want in enumerate(scalar))
     print(f"{text}  (profile {profile})")
     print(f"  batched:           {batched_rate:14,.0f} results/s   ({n:,} vectors in {best * 1e3:.1f} ms, best of {repeat})")
-    print(f"  batched, CPU time: {n / max(best_cpu, 1e-9):14,.0f} results/s   (per second of this process's CPU time: one core,"
-          " not slowed by other jobs on a shared machine)")
-    print(f"  one at a time:     {loop_rate:14,.0f} results/s   (evaluate() in a Python loop, measured on {loop_n:,} vectors:"
-          f" {loop_seconds:.2f} s; extrapolated to {n:,}: {n / loop_rate:.0f} s)")
+    print(
+        f"  batched, CPU time: {n / max(best_cpu, 1e-9):14,.0f} results/s   (per second of this process's CPU time: one core,"
+        " not slowed by other jobs on a shared machine)"
+    )
+    print(
+        f"  one at a time:     {loop_rate:14,.0f} results/s   (evaluate() in a Python loop, measured on {loop_n:,} vectors:"
+        f" {loop_seconds:.2f} s; extrapolated to {n:,}: {n / loop_rate:.0f} s)"
+    )
     print(f"  ratio:             {batched_rate / loop_rate:14,.0f} x")
     print(f"  identical: {'yes' if identical else 'no'}   (batched vs one at a time on the {loop_n:,} looped vectors)")
     return identical

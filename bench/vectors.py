@@ -142,14 +142,18 @@ def main(argv: list[str]) -> int:
         for text in BENCH_FORMS:
             r = rates(text, args.n, args.loop_n, args.seed, args.profile, folder, max(1, args.repeat))
             failed |= r["bad"] > 0
-            print(f"{text:30} {r['generate']:12,.0f} {r['generate_loop']:9,.0f} {r['generate'] / r['generate_loop']:6.0f}x {r['generate_mb']:9,.0f}   "
-                  f"{r['check']:12,.0f} {r['check_loop']:9,.0f} {r['check'] / r['check_loop']:6.0f}x {r['check_mb']:9,.0f}"
-                  + (f"   {r['bad']} MISMATCHED" if r["bad"] else ""))
+            print(
+                f"{text:30} {r['generate']:12,.0f} {r['generate_loop']:9,.0f} {r['generate'] / r['generate_loop']:6.0f}x {r['generate_mb']:9,.0f}   "
+                f"{r['check']:12,.0f} {r['check_loop']:9,.0f} {r['check'] / r['check_loop']:6.0f}x {r['check_mb']:9,.0f}"
+                + (f"   {r['bad']} MISMATCHED" if r["bad"] else "")
+            )
         for what, seconds, peak, status, err in large_rows(args.big, args.recording, args.seed, args.profile, folder):
             failed |= status != 0
             print(f"{what:60} {seconds:8.1f} s wall {peak:9,.0f} MiB peak" + ("" if status == 0 else f"   EXIT {status}: {err.strip()[:200]}"))
-    print(f"(--n {args.n:,}, per-vector loops on {args.loop_n:,}, profile {args.profile}; vectors per CPU second, one process; peak MiB: "
-          f"maximum resident set of the command in a fresh process; {time.perf_counter() - wall:.1f} s wall clock)")
+    print(
+        f"(--n {args.n:,}, per-vector loops on {args.loop_n:,}, profile {args.profile}; vectors per CPU second, one process; peak MiB: "
+        f"maximum resident set of the command in a fresh process; {time.perf_counter() - wall:.1f} s wall clock)"
+    )
     return 1 if failed else 0
 
 

@@ -29,7 +29,7 @@ from ptxspec.semantics import mma
 from ptxspec.semantics import wgmma
 from ptxspec.semantics import wgmma_layout as wl
 from ptxspec.semantics.results import profile_named
-from ptxspec.spec.wgmma import parse
+from ptxspec.spec.catalogue import parse
 
 FORM = "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"
 TYPES = ("f16", "f16", "f32", "f32")

@@ -231,12 +231,10 @@ class Summary:
 # ---------------------------------------------------------------------------------------------
 
 
-
-
 def _form_info(instr: str) -> _FormInfo | str:
     """The form of ``instr`` and its operand widths, or why ptxspec cannot check it."""
     from ptxspec.conformance.cli import is_warp_form
-    from ptxspec.semantics.instructions import semantic_function
+    from ptxspec.semantics.instructions import semantic_of
     from ptxspec.spec.catalogue import parse
     from ptxspec.spec.types import register_bits
     from ptxspec.conformance import matrix_vectors
@@ -246,10 +244,11 @@ def _form_info(instr: str) -> _FormInfo | str:
         return matrix
     try:
         form = parse(instr)
-        fn = semantic_function(form)
+        kind = semantic_of(form).operands
     except PtxSpecError as error:
         return error.message
-    del fn
+    if kind.state:
+        return f"{form.text}: no vectors yet for an instruction that reads memory"
     sources, destinations = tuple(form.sources), tuple(form.destinations)
     return _FormInfo(
         form,
@@ -361,10 +360,16 @@ def _vector(raw: str, obj: dict, info: _FormInfo, source: str, number: int) -> V
         raise OperandError(f"{form.text} takes {expected} source operand(s) ({names}), got {len(inputs)}", where=at("inputs")(), section=form.family.section)
     if len(outputs) != len(info.destination_widths):
         names = ", ".join(o.name for o in info.destinations)
-        raise OperandError(f"{form.text} has {len(info.destination_widths)} destination operand(s) ({names}), got {len(outputs)} output(s)", where=at("outputs")(), section=form.family.section)
+        raise OperandError(
+            f"{form.text} has {len(info.destination_widths)} destination operand(s) ({names}), got {len(outputs)} output(s)",
+            where=at("outputs")(),
+            section=form.family.section,
+        )
     parse_source = _lanes if info.warp else _bits
-    sources = [parse_source(v, w, f"input {k + 1} ({o.name}, .{o.type})", lambda lane=None, k=k: at("inputs", k)(lane))
-               for k, (v, w, o) in enumerate(zip(inputs, info.source_widths, info.sources))]
+    sources = [
+        parse_source(v, w, f"input {k + 1} ({o.name}, .{o.type})", lambda lane=None, k=k: at("inputs", k)(lane))
+        for k, (v, w, o) in enumerate(zip(inputs, info.source_widths, info.sources))
+    ]
     if omitted_mask:
         sources.append(FULL_MASK)
     observed = []
@@ -381,7 +386,9 @@ def _vector(raw: str, obj: dict, info: _FormInfo, source: str, number: int) -> V
     if allowed is not None:
         if isinstance(allowed, dict):
             if len(outputs) != 1:
-                raise OperandError(f"field 'allowed': {form.text} has {len(outputs)} destinations; give a list with one entry (or null) per destination", where=at("allowed")())
+                raise OperandError(
+                    f"field 'allowed': {form.text} has {len(outputs)} destinations; give a list with one entry (or null) per destination", where=at("allowed")()
+                )
             allowed = [allowed]
         if not isinstance(allowed, list) or len(allowed) != len(outputs) or not all(a is None or isinstance(a, dict) for a in allowed):
             raise OperandError(f"field 'allowed': expected an object (one destination) or a list of {len(outputs)} objects or nulls", where=at("allowed")())
@@ -437,8 +444,9 @@ def load_json_line(raw: str, where) -> object:
         limit = sys.get_int_max_str_digits()
         found = next((m for m in re.finditer(r'"(?:[^"\\]|\\.)*"|(-?\d{%d,})' % (limit + 1), raw) if m.group(1)), None)
         digits = len(found.group(1).lstrip("-")) if found else limit + 1
-        raise PtxSpecError(f"a number of {digits} digits (at most {limit}); operands are hex strings, {_SCHEMA}",
-                           where=where(found.start(1) + 1 if found else 1)) from None
+        raise PtxSpecError(
+            f"a number of {digits} digits (at most {limit}); operands are hex strings, {_SCHEMA}", where=where(found.start(1) + 1 if found else 1)
+        ) from None
 
 
 def _parse_line(data: bytes, number: int, source: str, forms: dict) -> Vector | Unsupported | None:
@@ -458,7 +466,10 @@ def _parse_line(data: bytes, number: int, source: str, forms: dict) -> Vector | 
             raise PtxSpecError(f"missing field {key!r}; expected {_SCHEMA}", where=Location(source, number, 1))
     instr = obj["instr"]
     if not isinstance(instr, str):
-        raise PtxSpecError(f"field 'instr': expected an instruction text such as \"fma.rn.f32\", got {show_value(instr)}", where=Location(source, number, _column(raw, "instr")))
+        raise PtxSpecError(
+            f"field 'instr': expected an instruction text such as \"fma.rn.f32\", got {show_value(instr)}",
+            where=Location(source, number, _column(raw, "instr")),
+        )
     info = forms.get(instr)
     if info is None:
         info = forms[instr] = _form_info(instr)
@@ -530,8 +541,7 @@ def read_lines(path: str, expect: str = LINE_EXPECTED) -> Iterator[Lines]:
             pending = data[cut:]
             if len(pending) > MAX_LINE:
                 line = first + data.count(b"\n", 0, cut)
-                raise PtxSpecError(f"no line break in the first {MAX_LINE} bytes of the line; expected {expect}",
-                                   where=Location(source, line, MAX_LINE + 1))
+                raise PtxSpecError(f"no line break in the first {MAX_LINE} bytes of the line; expected {expect}", where=Location(source, line, MAX_LINE + 1))
             if cut:
                 yield Lines(source, first, data[:cut] if pending else data, done, size)
                 first += data.count(b"\n", 0, cut)
@@ -606,8 +616,10 @@ def _testfloat_info(instr: str) -> _FormInfo:
     if isinstance(info, str):
         raise PtxSpecError(f"--testfloat {instr}: {info}", where=Location("<command line>, --testfloat"))
     if testfloat.testfloat_function(info.form) is None:
-        raise PtxSpecError(f"--testfloat {instr}: {info.form.text} has no TestFloat counterpart (the testfloat layout holds IEEE 754 operations)",
-                           where=Location("<command line>, --testfloat"))
+        raise PtxSpecError(
+            f"--testfloat {instr}: {info.form.text} has no TestFloat counterpart (the testfloat layout holds IEEE 754 operations)",
+            where=Location("<command line>, --testfloat"),
+        )
     return info
 
 
@@ -636,8 +648,18 @@ def testfloat_batches(path: str, instr: str, progress=None) -> Iterator[list[Blo
         yield [Block(info, lines.source, numbers, columns, observed, None, "spec", np.asarray(flags, dtype=np.uint8))]
     if empty:  # an empty file: a block of no vectors, counted under its form
         nothing = np.zeros(0, np.uint64)
-        yield [Block(info, "<stdin>" if path == "-" else path, nothing.astype(np.int64), tuple(nothing for _ in info.sources), (nothing,), None, "spec",
-                     np.zeros(0, np.uint8))]
+        yield [
+            Block(
+                info,
+                "<stdin>" if path == "-" else path,
+                nothing.astype(np.int64),
+                tuple(nothing for _ in info.sources),
+                (nothing,),
+                None,
+                "spec",
+                np.zeros(0, np.uint8),
+            )
+        ]
 
 
 def read_testfloat(path: str, instr: str) -> list[Block]:
@@ -665,8 +687,7 @@ def judge_testfloat_flags(block: Block, summary: Summary, mismatched_lines: set[
             counts.matched -= 1
             counts.mismatched += 1
             names = "|".join(f.name.lower() for f in testfloat.Flags if f & expected) or "none"
-            found.append(Mismatch(vector, vector.outputs, f"result matches, but flags {int(flags[i]):02x}"
-                                                          f" where IEEE 754 raises {expected:02x} ({names})"))
+            found.append(Mismatch(vector, vector.outputs, f"result matches, but flags {int(flags[i]):02x} where IEEE 754 raises {expected:02x} ({names})"))
     summary.add_mismatches(found, (1, order))
 
 
@@ -699,8 +720,9 @@ class Block:
         allowed = None
         if self.allowed is not None:
             allowed = (self.vector_profile, tuple(json.loads(self.allowed[i].tobytes())))
-        return Vector(self.info, tuple(int(c[i]) for c in self.sources), tuple(int(c[i]) for c in self.outputs), allowed, None,
-                      Location(self.source, int(self.lines[i])))
+        return Vector(
+            self.info, tuple(int(c[i]) for c in self.sources), tuple(int(c[i]) for c in self.outputs), allowed, None, Location(self.source, int(self.lines[i]))
+        )
 
     def vectors(self) -> list[Vector]:
         return [self.vector(i) for i in range(len(self))]
@@ -710,8 +732,12 @@ class Block:
 _NIBBLE = np.full(256, 255, dtype=np.uint8)
 _NIBBLE[np.frombuffer(b"0123456789abcdef", np.uint8)] = np.arange(16, dtype=np.uint8)
 _HEX_STRING = re.compile(rb'"0x([0-9a-f]+)"')
-_KEYS = (["instr", "inputs", "outputs"], ["instr", "inputs", "outputs", "profile"], ["instr", "inputs", "outputs", "allowed", "profile"],
-         ["instr", "inputs", "outputs", "allowed"])
+_KEYS = (
+    ["instr", "inputs", "outputs"],
+    ["instr", "inputs", "outputs", "profile"],
+    ["instr", "inputs", "outputs", "allowed", "profile"],
+    ["instr", "inputs", "outputs", "allowed"],
+)
 
 #: Lines per length that may fail to give a layout before the rest of them is read by ``json``.
 _MAX_MISSES = 8
@@ -904,7 +930,9 @@ def _block(layout: _Layout, rows: np.ndarray, numbers: np.ndarray, source: str, 
         return None, taken
     k = len(info.source_widths)
     allowed = rows[taken, layout.allowed[0] : layout.allowed[1]] if layout.allowed is not None else None
-    block = Block(info, source, numbers[taken] + first, tuple(v[taken] for v in values[:k]), tuple(v[taken] for v in values[k:]), allowed, layout.vector_profile)
+    block = Block(
+        info, source, numbers[taken] + first, tuple(v[taken] for v in values[:k]), tuple(v[taken] for v in values[k:]), allowed, layout.vector_profile
+    )
     return block, taken
 
 
@@ -1068,8 +1096,17 @@ def check_form(info: _FormInfo, blocks: Sequence[Block], vectors: Sequence[Vecto
     owners: list[list[Vector] | None] = [None] * len(parts)
     if single:
         owners.append(single)
-        parts.append(Block(info, "", np.arange(len(single)), tuple(np.fromiter((v.sources[k] for v in single), np.uint64, len(single)) for k in range(len(info.sources))),
-                           (np.fromiter((v.outputs[0] for v in single), np.uint64, len(single)),), None, "spec"))
+        parts.append(
+            Block(
+                info,
+                "",
+                np.arange(len(single)),
+                tuple(np.fromiter((v.sources[k] for v in single), np.uint64, len(single)) for k in range(len(info.sources))),
+                (np.fromiter((v.outputs[0] for v in single), np.uint64, len(single)),),
+                None,
+                "spec",
+            )
+        )
     mismatches: list[Mismatch] = []
     if parts:
         sources = [np.concatenate([p.sources[k] for p in parts]) for k in range(len(info.sources))]
@@ -1098,8 +1135,9 @@ def _allowed_texts_agree(result, part: slice, texts: np.ndarray) -> np.ndarray:
     in other words, a wrong claim: :func:`check_one` then decides)."""
     from ptxspec.conformance.vectors import Destination, allowed_pieces, render
 
-    dest = Destination(result.bits[part].astype(np.uint64), None if result.any_nan is None else result.any_nan[part],
-                       result.format, result.lanes, result.lane_bits, {})
+    dest = Destination(
+        result.bits[part].astype(np.uint64), None if result.any_nan is None else result.any_nan[part], result.format, result.lanes, result.lane_bits, {}
+    )
     pattern = dest.open_pattern()
     ok = np.zeros(len(pattern), bool)
     for p in np.unique(pattern).tolist():
@@ -1164,6 +1202,7 @@ def check_batches(batches: Iterable[Sequence[Vector | Unsupported | Block]], pro
 def check_vectors(items: Iterable[Vector | Unsupported | Block], profile: str = "spec", *, keep: int | None = None) -> Summary:
     """Check parsed vectors and summarise (:func:`check_batches`, :data:`SLOW_BATCH` of them, or
     a block, at a time)."""
+
     def batches():
         batch: list = []
         for item in items:
@@ -1250,8 +1289,10 @@ def describe_mismatch(m: Mismatch) -> list[str]:
 
 
 def report(summary: Summary, max_mismatches: int) -> list[str]:
-    lines = [f"checked {summary.checked} vector(s) under profile {summary.profile}: {summary.matched} matched, {summary.mismatched} mismatched, "
-             f"{summary.unsupported_count} unsupported"]
+    lines = [
+        f"checked {summary.checked} vector(s) under profile {summary.profile}: {summary.matched} matched, {summary.mismatched} mismatched, "
+        f"{summary.unsupported_count} unsupported"
+    ]
     if summary.by_instr:
         width = max(len(k) for k in summary.by_instr)
         for k, c in sorted(summary.by_instr.items()):
@@ -1387,8 +1428,7 @@ def recording_batches(directory: str | Path | None = None, select=None, progress
         else:
             for start in range(0, n, RECORDED_BATCH):
                 rows = range(start, min(start + RECORDED_BATCH, n))
-                yield [_vector(json.dumps(obj), obj, info, source, number)
-                       for number, obj in enumerate(recorded_vectors(recorded, rows), start + 1)]
+                yield [_vector(json.dumps(obj), obj, info, source, number) for number, obj in enumerate(recorded_vectors(recorded, rows), start + 1)]
         done += n
         if progress is not None:
             progress(root, done, total, unit="vectors")
@@ -1415,14 +1455,30 @@ def recording_items(directory: str | Path | None = None, select=None) -> list[Ve
 
 @click.command("check-vectors")
 @click.argument("paths", metavar="FILE...", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--recording", "recording", metavar="DIR", default=None, type=click.Path(file_okay=False, exists=True),
-              help="Also check every vector of the silicon recording in DIR (e.g. conformance/data/sm_90).")
-@click.option("--profile", type=click.Choice(PROFILE_NAMES), default="spec", show_default=True,
-              help="spec: accept every result the manual allows; sm_90: only what an H100/H200 produces, where measured.")
+@click.option(
+    "--recording",
+    "recording",
+    metavar="DIR",
+    default=None,
+    type=click.Path(file_okay=False, exists=True),
+    help="Also check every vector of the silicon recording in DIR (e.g. conformance/data/sm_90).",
+)
+@click.option(
+    "--profile",
+    type=click.Choice(PROFILE_NAMES),
+    default="spec",
+    show_default=True,
+    help="spec: accept every result the manual allows; sm_90: only what an H100/H200 produces, where measured.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one summary object instead of text.")
 @click.option("--max-mismatches", type=click.IntRange(min=0), default=10, show_default=True, help="How many mismatches to print in full.")
-@click.option("--testfloat", "testfloat_form", metavar="FORM", default=None,
-              help="Every FILE is in TestFloat's testfloat_gen layout, vectors of FORM (e.g. 'add.rn.f32'); results and IEEE 754 flags are checked.")
+@click.option(
+    "--testfloat",
+    "testfloat_form",
+    metavar="FORM",
+    default=None,
+    help="Every FILE is in TestFloat's testfloat_gen layout, vectors of FORM (e.g. 'add.rn.f32'); results and IEEE 754 flags are checked.",
+)
 def check_vectors_command(paths: tuple[str, ...], recording: str | None, profile: str, as_json: bool, max_mismatches: int, testfloat_form: str | None) -> None:
     """Check golden vectors (JSON Lines, one vector per line, from any source) against the
     specification and summarise.
@@ -1481,6 +1537,26 @@ def check_vectors_command(paths: tuple[str, ...], recording: str | None, profile
     sys.exit(summary.exit_code)
 
 
-__all__ = ["Block", "Lines", "Summary", "Vector", "canonical_blocks", "check_batch", "check_batches", "check_file", "check_form", "check_vectors",
-           "check_vectors_command", "file_batches", "load_json_line", "read_items", "read_lines", "read_testfloat", "read_vectors", "recorded_vectors",
-           "recording_batches", "recording_items", "testfloat_batches"]
+__all__ = [
+    "Block",
+    "Lines",
+    "Summary",
+    "Vector",
+    "canonical_blocks",
+    "check_batch",
+    "check_batches",
+    "check_file",
+    "check_form",
+    "check_vectors",
+    "check_vectors_command",
+    "file_batches",
+    "load_json_line",
+    "read_items",
+    "read_lines",
+    "read_testfloat",
+    "read_vectors",
+    "recorded_vectors",
+    "recording_batches",
+    "recording_items",
+    "testfloat_batches",
+]

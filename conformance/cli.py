@@ -118,6 +118,7 @@ def write_output(path: str, write) -> None:
 
 def write_chunks(path: str, chunks) -> None:
     """:func:`write_output` of the byte strings ``chunks``, each written as it comes."""
+
     def write(stream) -> None:
         for chunk in chunks:
             stream.write(chunk)
@@ -172,61 +173,64 @@ def has_template(instruction: str) -> bool:
 
 
 def is_warp_form(form) -> bool:
-    """Whether ``form`` is a warp-level collective (its operands are per-lane, see
-    :mod:`ptxspec.semantics.warp`)."""
-    from ptxspec.semantics.instructions import semantic_function
+    """Whether ``form``'s operands are the lanes of a warp (the warp-level collectives of
+    :mod:`ptxspec.semantics.warp`, mma, movmatrix: :data:`~ptxspec.semantics.instructions.WARP_LANES`)."""
+    from ptxspec.semantics.instructions import WARP_LANES, operands_of
 
-    try:
-        return getattr(semantic_function(form), "warp", False)
-    except PtxSpecError:
-        return False
+    return operands_of(form) == WARP_LANES
 
 
-def parse_warp_operand(text: str, where: Location | str) -> int | tuple[int, ...]:
+def parse_warp_operand(text: str, where: Location | str, threads: int = 32) -> int | tuple[int, ...]:
     """A warp operand: 32 comma-separated lane values (lane 0 first), or one value for every lane."""
     if "," not in text:
         return parse_operand(text, where)
     lanes = text.split(",")
-    if len(lanes) != 32:
-        raise OperandError(f"a warp operand is 32 comma-separated lane values (or one value for all lanes), got {len(lanes)}", where=where)
+    if len(lanes) != threads:
+        raise OperandError(f"a warp operand is {threads} comma-separated lane values (or one value for all lanes), got {len(lanes)}", where=where)
     return tuple(parse_operand(lane, where) for lane in lanes)
 
 
 def prepare(request: Request, mask: int | None = None):
-    """Parse the instruction and operands of ``request`` and check the operands against the form's
-    source operands (count and register width), with the location of whatever is wrong.
+    """Parse the instruction and operands of ``request`` and check them with
+    :func:`~ptxspec.semantics.instructions.check_sources` (the check ``evaluate`` makes), locating
+    whatever is wrong at the operand's text.
 
     For a warp-level form, an operand may be 32 comma-separated lane values, and a missing last
     operand ``membermask`` is ``mask`` (default 0xffffffff)."""
+    from ptxspec.semantics.instructions import REGISTERS, SourceError, check_sources, semantic_of
     from ptxspec.spec.catalogue import parse
-    from ptxspec.spec.types import register_bits
 
     form = parse(request.instruction, where=request.instruction_at)
-    warp = is_warp_form(form)
+    kind = semantic_of(form).operands
+    if kind.state:
+        raise OperandError(
+            f"{form.text} reads {kind.name.split(' and ')[-1]}: `ptxspec eval` takes register operands only; use the Python API "
+            "ptxspec.semantics.instructions.execute(form, sources, state=State(...))",
+            where=request.instruction_at,
+            section=form.family.section,
+        )
+    warp = kind != REGISTERS
     if warp:
-        sources = tuple(parse_warp_operand(text, where) for text, where in request.operands)
+        sources = tuple(parse_warp_operand(text, where, kind.threads) for text, where in request.operands)
     else:
         if mask is not None:
             raise OperandError(f"{form.text} has no membermask operand; --mask is for warp-level instructions", where="<command line>, --mask")
         sources = tuple(parse_operand(text, where) for text, where in request.operands)
-    expected = form.sources
+    expected = form.inputs
     if warp and expected and expected[-1].name == "membermask" and len(sources) == len(expected) - 1:
         sources = (*sources, 0xFFFFFFFF if mask is None else mask)
     elif warp and mask is not None:
-        raise OperandError(f"{form.text}: give membermask either as the last operand or as --mask, not both (or the form has none)", where="<command line>, --mask")
-    if len(sources) != len(expected):
-        names = ", ".join(o.name for o in expected) or "none"
-        where = request.operands[len(expected)][1] if len(sources) > len(expected) else request.end
         raise OperandError(
-            f"{form.text} takes {len(expected)} source operand(s) ({names}), got {len(sources)}",
-            where=where,
-            section=form.family.section,
+            f"{form.text}: give membermask either as the last operand or as --mask, not both (or the form has none)", where="<command line>, --mask"
         )
-    for value, operand, (text, where) in zip(sources, expected, request.operands):
-        width = register_bits(operand.type)
-        if any(lane >= 1 << width for lane in (value if isinstance(value, tuple) else (value,))):
-            raise OperandError(f"operand {operand.name} of {form.text} is a .{operand.type} register ({width} bits); {shorten(text)} does not fit", where=where)
-    return form, sources
+    try:
+        return form, check_sources(form, sources, kind)
+    except SourceError as error:
+        if error.operand is None:  # the count: located at the first operand too many, or past the last
+            error.where = request.operands[len(expected)][1] if len(sources) > len(expected) else request.end
+        else:
+            error.where = request.operands[error.operand][1]
+        raise
 
 
 def run(request: Request, profile: str, mask: int | None = None, active: int | None = None) -> Evaluation:
@@ -259,7 +263,10 @@ def to_json(evaluation: Evaluation, profile: str, *, where: bool = False) -> dic
     JSON form), ``profile``; ``where`` (``file:line``) in ``--file`` mode."""
     from ptxspec.spec.types import register_bits
 
-    inputs = [_operand_text(v, register_bits(o.type)) if isinstance(v, tuple) else _hex(v, register_bits(o.type)) for v, o in zip(evaluation.sources, evaluation.form.sources)]
+    inputs = [
+        _operand_text(v, register_bits(o.type)) if isinstance(v, tuple) else _hex(v, register_bits(o.type))
+        for v, o in zip(evaluation.sources, evaluation.form.sources)
+    ]
     outputs = [o if isinstance(o, str) else o.to_json() for o in _outputs(evaluation)]
     obj = {"instr": evaluation.instruction or evaluation.form.text, "inputs": inputs, "outputs": outputs, "profile": profile}
     if where:
@@ -399,7 +406,9 @@ PROFILE_OPTION = click.option(
 @click.option("--mask", "mask_text", default=None, help="Warp-level forms: the membermask operand when it is not given last [default: 0xffffffff].")
 @click.option("--active", "active_text", default=None, help="Warp-level forms: the lanes that execute the instruction, a 32-bit mask [default: 0xffffffff].")
 @PROFILE_OPTION
-def eval_command(instruction: str | None, operands: tuple[str, ...], path: str | None, as_json: bool, mask_text: str | None, active_text: str | None, profile: str) -> None:
+def eval_command(
+    instruction: str | None, operands: tuple[str, ...], path: str | None, as_json: bool, mask_text: str | None, active_text: str | None, profile: str
+) -> None:
     """Evaluate INSTRUCTION (e.g. 'fma.rn.ftz.f32') on OPERANDS given as bit patterns.
 
     Prints one line per destination operand: its bits in hex, or, where the manual allows more than

@@ -125,14 +125,51 @@ def _checked(path: Path, unroll: int | None, **options) -> Verdict:
 @click.option("--why", is_flag=True, help="For a forbidden outcome: the axioms of the model that rule it out.")
 @click.option("--dot", "dot_path", default=None, metavar="FILE", help="Write a Graphviz picture of the execution (several tests: FILE must contain {name}).")
 @click.option("--svg", "svg_path", default=None, metavar="FILE", help="Write an SVG picture of the execution (several tests: FILE must contain {name}).")
-@click.option("--model", "model_name", type=click.Choice(list(MODELS)), default="ptx-8.7", show_default=True, help="ptx-8.7: the model of §8; ptx-6.0: the earlier model, without proxies.")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), callback=_timeout, default=None, metavar="S", help="Seconds per engine and test (a number > 0; 'inf': no limit, as without the option); an undecided test prints Unknown.")
+@click.option(
+    "--model",
+    "model_name",
+    type=click.Choice(list(MODELS)),
+    default="ptx-8.7",
+    show_default=True,
+    help="ptx-8.7: the model of §8; ptx-6.0: the earlier model, without proxies.",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=0, min_open=True),
+    callback=_timeout,
+    default=None,
+    metavar="S",
+    help="Seconds per engine and test (a number > 0; 'inf': no limit, as without the option); an undecided test prints Unknown.",
+)
 @click.option("--engine", type=click.Choice(list(ENGINE_CHOICES)), default="both", show_default=True, help="z3, explicit, or both (which must agree).")
-@click.option("--expect", "expect_path", default=None, metavar="CSV", help="A CSV 'test,expected' (paths relative to the CSV's folder; 1 = Ok); exit 1 when a verdict differs.")
-@click.option("--unroll", type=click.IntRange(min=1), default=None, metavar="N", help="Loop unrolling bound: backward jumps per thread (default 2); an answer that rests on cut paths prints as bounded.")
-def litmus_command(paths: tuple[str, ...], as_json: bool, witness: bool, why: bool, dot_path: str | None,
-                   svg_path: str | None, model_name: str, timeout_s: float | None, engine: str, expect_path: str | None,
-                   unroll: int | None) -> None:
+@click.option(
+    "--expect",
+    "expect_path",
+    default=None,
+    metavar="CSV",
+    help="A CSV 'test,expected' (paths relative to the CSV's folder; 1 = Ok); exit 1 when a verdict differs.",
+)
+@click.option(
+    "--unroll",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Loop unrolling bound: backward jumps per thread (default 2); an answer that rests on cut paths prints as bounded.",
+)
+def litmus_command(
+    paths: tuple[str, ...],
+    as_json: bool,
+    witness: bool,
+    why: bool,
+    dot_path: str | None,
+    svg_path: str | None,
+    model_name: str,
+    timeout_s: float | None,
+    engine: str,
+    expect_path: str | None,
+    unroll: int | None,
+) -> None:
     """Check litmus tests (FILE, or every *.litmus under DIR) against the PTX memory model.
 
     For each test it prints herd7's verdict: 'Test NAME Allowed|Required', the final states of the

@@ -147,38 +147,85 @@ def _shape(name: str, threads, outcome, comment: str) -> Shape:
 SHAPES: dict[str, Shape] = {
     s.name: s
     for s in (
-        _shape("MP", [[W("x", 1), W("y", 1)], [R("y", "r0"), R("x", "r1")]], [("P1:r0", 1), ("P1:r1", 0)],
-               "Message passing: the reader sees the flag y but not the data x."),
-        _shape("SB", [[W("x", 1), R("y", "r0")], [W("y", 1), R("x", "r0")]], [("P0:r0", 0), ("P1:r0", 0)],
-               "Store buffering: both reads miss the other thread's write."),
-        _shape("LB", [[R("x", "r0"), W("y", 1)], [R("y", "r0"), W("x", 1)]], [("P0:r0", 1), ("P1:r0", 1)],
-               "Load buffering: each read sees the write program-ordered after the other read."),
-        _shape("S", [[W("x", 2), W("y", 1)], [R("y", "r0"), W("x", 1)]], [("P1:r0", 1), ("x", 2)],
-               "S: the reader sees y but its write of x is coherence-before P0's earlier write."),
-        _shape("R", [[W("x", 1), W("y", 1)], [W("y", 2), R("x", "r0")]], [("y", 2), ("P1:r0", 0)],
-               "R: P1's write of y is coherence-after P0's, yet P1 misses P0's earlier write of x."),
-        _shape("2+2W", [[W("x", 1), W("y", 2)], [W("y", 1), W("x", 2)]], [("x", 1), ("y", 1)],
-               "2+2W: both second writes are coherence-before the other thread's first write."),
-        _shape("WRC", [[W("x", 1)], [R("x", "r0"), W("y", 1)], [R("y", "r0"), R("x", "r1")]],
-               [("P1:r0", 1), ("P2:r0", 1), ("P2:r1", 0)],
-               "Write-to-read causality: P2 sees y (written after P1 saw x) but not x."),
-        _shape("RWC", [[W("x", 1)], [R("x", "r0"), R("y", "r1")], [W("y", 1), R("x", "r0")]],
-               [("P1:r0", 1), ("P1:r1", 0), ("P2:r0", 0)],
-               "Read-to-write causality: P1 sees x then misses y; P2 writes y then misses x."),
-        _shape("IRIW", [[W("x", 1)], [R("x", "r0"), R("y", "r1")], [R("y", "r0"), R("x", "r1")], [W("y", 1)]],
-               [("P1:r0", 1), ("P1:r1", 0), ("P2:r0", 1), ("P2:r1", 0)],
-               "Independent reads of independent writes: the two readers see the writes in opposite orders."),
-        _shape("ISA2", [[W("x", 1), W("y", 1)], [R("y", "r0"), W("z", 1)], [R("z", "r0"), R("x", "r1")]],
-               [("P1:r0", 1), ("P2:r0", 1), ("P2:r1", 0)],
-               "ISA2: message passing through a chain of two flags y and z."),
-        _shape("CoRR", [[W("x", 1)], [R("x", "r0"), R("x", "r1")]], [("P1:r0", 1), ("P1:r1", 0)],
-               "Coherence of read-read: the second read sees an older value than the first."),
-        _shape("CoRW", [[R("x", "r0"), W("x", 1)], [W("x", 2)]], [("P0:r0", 2), ("x", 2)],
-               "Coherence of read-write: the read sees a write coherence-after the thread's later write."),
-        _shape("CoWR", [[W("x", 1), R("x", "r0")], [W("x", 2)]], [("P0:r0", 2), ("x", 1)],
-               "Coherence of write-read: the read sees a write coherence-before the thread's earlier write."),
-        _shape("CoWW", [[W("x", 1), W("x", 2)]], [("x", 1)],
-               "Coherence of write-write: the later write of the thread is coherence-before the earlier one."),
+        _shape(
+            "MP",
+            [[W("x", 1), W("y", 1)], [R("y", "r0"), R("x", "r1")]],
+            [("P1:r0", 1), ("P1:r1", 0)],
+            "Message passing: the reader sees the flag y but not the data x.",
+        ),
+        _shape(
+            "SB",
+            [[W("x", 1), R("y", "r0")], [W("y", 1), R("x", "r0")]],
+            [("P0:r0", 0), ("P1:r0", 0)],
+            "Store buffering: both reads miss the other thread's write.",
+        ),
+        _shape(
+            "LB",
+            [[R("x", "r0"), W("y", 1)], [R("y", "r0"), W("x", 1)]],
+            [("P0:r0", 1), ("P1:r0", 1)],
+            "Load buffering: each read sees the write program-ordered after the other read.",
+        ),
+        _shape(
+            "S",
+            [[W("x", 2), W("y", 1)], [R("y", "r0"), W("x", 1)]],
+            [("P1:r0", 1), ("x", 2)],
+            "S: the reader sees y but its write of x is coherence-before P0's earlier write.",
+        ),
+        _shape(
+            "R",
+            [[W("x", 1), W("y", 1)], [W("y", 2), R("x", "r0")]],
+            [("y", 2), ("P1:r0", 0)],
+            "R: P1's write of y is coherence-after P0's, yet P1 misses P0's earlier write of x.",
+        ),
+        _shape(
+            "2+2W",
+            [[W("x", 1), W("y", 2)], [W("y", 1), W("x", 2)]],
+            [("x", 1), ("y", 1)],
+            "2+2W: both second writes are coherence-before the other thread's first write.",
+        ),
+        _shape(
+            "WRC",
+            [[W("x", 1)], [R("x", "r0"), W("y", 1)], [R("y", "r0"), R("x", "r1")]],
+            [("P1:r0", 1), ("P2:r0", 1), ("P2:r1", 0)],
+            "Write-to-read causality: P2 sees y (written after P1 saw x) but not x.",
+        ),
+        _shape(
+            "RWC",
+            [[W("x", 1)], [R("x", "r0"), R("y", "r1")], [W("y", 1), R("x", "r0")]],
+            [("P1:r0", 1), ("P1:r1", 0), ("P2:r0", 0)],
+            "Read-to-write causality: P1 sees x then misses y; P2 writes y then misses x.",
+        ),
+        _shape(
+            "IRIW",
+            [[W("x", 1)], [R("x", "r0"), R("y", "r1")], [R("y", "r0"), R("x", "r1")], [W("y", 1)]],
+            [("P1:r0", 1), ("P1:r1", 0), ("P2:r0", 1), ("P2:r1", 0)],
+            "Independent reads of independent writes: the two readers see the writes in opposite orders.",
+        ),
+        _shape(
+            "ISA2",
+            [[W("x", 1), W("y", 1)], [R("y", "r0"), W("z", 1)], [R("z", "r0"), R("x", "r1")]],
+            [("P1:r0", 1), ("P2:r0", 1), ("P2:r1", 0)],
+            "ISA2: message passing through a chain of two flags y and z.",
+        ),
+        _shape(
+            "CoRR",
+            [[W("x", 1)], [R("x", "r0"), R("x", "r1")]],
+            [("P1:r0", 1), ("P1:r1", 0)],
+            "Coherence of read-read: the second read sees an older value than the first.",
+        ),
+        _shape(
+            "CoRW",
+            [[R("x", "r0"), W("x", 1)], [W("x", 2)]],
+            [("P0:r0", 2), ("x", 2)],
+            "Coherence of read-write: the read sees a write coherence-after the thread's later write.",
+        ),
+        _shape(
+            "CoWR",
+            [[W("x", 1), R("x", "r0")], [W("x", 2)]],
+            [("P0:r0", 2), ("x", 1)],
+            "Coherence of write-read: the read sees a write coherence-before the thread's earlier write.",
+        ),
+        _shape("CoWW", [[W("x", 1), W("x", 2)]], [("x", 1)], "Coherence of write-write: the later write of the thread is coherence-before the earlier one."),
     )
 }
 """The classic shapes, in the order they are generated."""
@@ -191,20 +238,36 @@ LOAD_OPCODE = {"generic": "ld", "surface": "suld", "texture": "tld", "constant":
 ALIAS_SHAPES: dict[str, Shape] = {
     s.name: s
     for s in (
-        _shape("CoWR-alias", [[W("x", 1), R("x", "r0", via="xa")]], [("P0:r0", 0)],
-               "A write of x, then a read of the same memory through the generic alias xa (§8.2.2)."),
-        _shape("MP-alias", [[W("x", 1), W("y", 1)], [R("y", "r0"), R("x", "r1", via="xa")]],
-               [("P1:r0", 1), ("P1:r1", 0)],
-               "MP whose reader reads the data through the generic alias xa of x (§8.2.2)."),
-        *(_shape(f"CoWR-{proxy}", [[W("x", 1), R("x", "r0", via=alias, proxy=proxy)]], [("P0:r0", 0)],
-                 f"A write of x, then a read of the same memory through the {proxy} alias {alias} "
-                 f"({LOAD_OPCODE[proxy]}, §8.6).")
-          for proxy, alias in PROXY_ALIASES.items()),
-        *(_shape(f"MP-{proxy}", [[W("x", 1), W("y", 1)], [R("y", "r0"), R("x", "r1", via=alias, proxy=proxy)]],
-                 [("P1:r0", 1), ("P1:r1", 0)],
-                 f"MP whose reader reads the data through the {proxy} alias {alias} of x "
-                 f"({LOAD_OPCODE[proxy]}, §8.6).")
-          for proxy, alias in PROXY_ALIASES.items()),
+        _shape(
+            "CoWR-alias",
+            [[W("x", 1), R("x", "r0", via="xa")]],
+            [("P0:r0", 0)],
+            "A write of x, then a read of the same memory through the generic alias xa (§8.2.2).",
+        ),
+        _shape(
+            "MP-alias",
+            [[W("x", 1), W("y", 1)], [R("y", "r0"), R("x", "r1", via="xa")]],
+            [("P1:r0", 1), ("P1:r1", 0)],
+            "MP whose reader reads the data through the generic alias xa of x (§8.2.2).",
+        ),
+        *(
+            _shape(
+                f"CoWR-{proxy}",
+                [[W("x", 1), R("x", "r0", via=alias, proxy=proxy)]],
+                [("P0:r0", 0)],
+                f"A write of x, then a read of the same memory through the {proxy} alias {alias} ({LOAD_OPCODE[proxy]}, §8.6).",
+            )
+            for proxy, alias in PROXY_ALIASES.items()
+        ),
+        *(
+            _shape(
+                f"MP-{proxy}",
+                [[W("x", 1), W("y", 1)], [R("y", "r0"), R("x", "r1", via=alias, proxy=proxy)]],
+                [("P1:r0", 1), ("P1:r1", 0)],
+                f"MP whose reader reads the data through the {proxy} alias {alias} of x ({LOAD_OPCODE[proxy]}, §8.6).",
+            )
+            for proxy, alias in PROXY_ALIASES.items()
+        ),
     )
 }
 """Shapes with a read through a virtual alias (§8.2.2) or another proxy (§8.6)."""
@@ -325,8 +388,7 @@ def build(shape: Shape, v: Variant) -> LitmusTest:
     """The litmus test of ``shape`` under variant ``v`` (as an AST)."""
     locations = sorted({a.loc for t in shape.threads for a in t})
     init: list = [LocationInit(loc, 0) for loc in locations]
-    init += sorted({AliasDecl(a.via, a.proxy, a.loc) for t in shape.threads for a in t
-                    if isinstance(a, R) and a.via}, key=lambda d: d.name)
+    init += sorted({AliasDecl(a.via, a.proxy, a.loc) for t in shape.threads for a in t if isinstance(a, R) and a.via}, key=lambda d: d.name)
     code = []
     for index, accesses in enumerate(shape.threads):
         regs = sorted({a.reg for a in accesses if isinstance(a, R)}, key=lambda r: int(r[1:]))
@@ -361,8 +423,7 @@ def mixed_orders(shape: Shape) -> Iterator[str]:
     """The mixed per-thread orders of ``shape`` (``_``-joined tokens), in a fixed order: every
     combination of the threads' distinct tokens except the three uniform orders."""
     per_thread = [_thread_tokens(t) for t in shape.threads]
-    uniform = {tuple("weak" for _ in per_thread), tuple("rlx" for _ in per_thread),
-               tuple("rel-acq" if "rel-acq" in tokens else "rlx" for tokens in per_thread)}
+    uniform = {tuple("weak" for _ in per_thread), tuple("rlx" for _ in per_thread), tuple("rel-acq" if "rel-acq" in tokens else "rlx" for tokens in per_thread)}
     for combination in itertools.product(*per_thread):
         if combination not in uniform:
             yield "_".join(combination)
@@ -397,7 +458,7 @@ def variants(shape: Shape) -> Iterator[Variant]:
                 if separator == "bar.cta" and not barriers:
                     continue
                 scoped = order != "weak" or separator.startswith("fence.")
-                for scope in (SCOPES if scoped else (None,)):
+                for scope in SCOPES if scoped else (None,):
                     for placement in placements:
                         if separator == "bar.cta" and placement != "same-cta":
                             continue
@@ -417,11 +478,11 @@ def variants(shape: Shape) -> Iterator[Variant]:
             yield Variant(shape.name, order, "gpu", "po", placement)
     # Cluster barriers (§9.7.13.3), for threads of one cluster.
     if barriers:
-        for rmw in ((False, True) if has_write else (False,)):
+        for rmw in (False, True) if has_write else (False,):
             for order in ORDERS:
                 if rmw and order == "weak":
                     continue
-                for scope in (SCOPES if order != "weak" else (None,)):
+                for scope in SCOPES if order != "weak" else (None,):
                     for placement in ("same-cta", "same-cluster"):
                         yield Variant(shape.name, order, scope, "bar.cluster", placement, rmw)
 
@@ -437,8 +498,7 @@ def _shape_named(name: str) -> Shape:
     raise PtxSpecError(f"unknown shape {name!r} (choose among {', '.join(ALL_SHAPES)})", where="<command line>, --shapes")
 
 
-def generate(shapes: Iterable[str] = ALL_SHAPES, *, limit: int | None = None, sample: int | None = None,
-             seed: int = 0) -> Iterator[tuple[str, str]]:
+def generate(shapes: Iterable[str] = ALL_SHAPES, *, limit: int | None = None, sample: int | None = None, seed: int = 0) -> Iterator[tuple[str, str]]:
     """``(name, text)`` of every generated test of ``shapes``, in a fixed order.
 
     ``limit``: stop after that many tests. ``sample``: a seeded random choice of that many tests
@@ -448,8 +508,9 @@ def generate(shapes: Iterable[str] = ALL_SHAPES, *, limit: int | None = None, sa
         yield v.name, text
 
 
-def generate_variants(shapes: Iterable[str] = ALL_SHAPES, *, limit: int | None = None, sample: int | None = None,
-                      seed: int = 0) -> Iterator[tuple[Variant, str]]:
+def generate_variants(
+    shapes: Iterable[str] = ALL_SHAPES, *, limit: int | None = None, sample: int | None = None, seed: int = 0
+) -> Iterator[tuple[Variant, str]]:
     """As :func:`generate`, with each test's :class:`Variant` in place of its name."""
     chosen = [_shape_named(s) for s in shapes]
     pairs = ((shape, v) for shape in chosen for v in variants(shape))
@@ -524,19 +585,20 @@ def summary_text(rows: list[Row], fmt: str) -> str:
 
 @click.command("litmus-gen")
 @click.argument("directory", metavar="DIR")
-@click.option("--shapes", default=",".join(ALL_SHAPES), show_default=True, metavar="MP,SB,...",
-              help="Comma-separated shapes to generate.")
+@click.option("--shapes", default=",".join(ALL_SHAPES), show_default=True, metavar="MP,SB,...", help="Comma-separated shapes to generate.")
 @click.option("--limit", type=click.IntRange(min=0), default=None, metavar="N", help="At most N tests.")
-@click.option("--sample", type=click.IntRange(min=0), default=None, metavar="N",
-              help="A seeded random sample of N tests of the crossing (see --seed).")
+@click.option("--sample", type=click.IntRange(min=0), default=None, metavar="N", help="A seeded random sample of N tests of the crossing (see --seed).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
 @click.option("--check", "do_check", is_flag=True, help="Check every test with both engines (they must agree).")
-@click.option("--summary", "summary_path", default=None, metavar="FILE.csv|FILE.md",
-              help="With --check: write the table family x variant -> allowed/forbidden, time.")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S",
-              help="Seconds per engine and test (with --check).")
-def litmus_gen_command(directory: str, shapes: str, limit: int | None, sample: int | None, seed: int, do_check: bool,
-                       summary_path: str | None, timeout_s: float | None) -> None:
+@click.option(
+    "--summary", "summary_path", default=None, metavar="FILE.csv|FILE.md", help="With --check: write the table family x variant -> allowed/forbidden, time."
+)
+@click.option(
+    "--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S", help="Seconds per engine and test (with --check)."
+)
+def litmus_gen_command(
+    directory: str, shapes: str, limit: int | None, sample: int | None, seed: int, do_check: bool, summary_path: str | None, timeout_s: float | None
+) -> None:
     """Generate litmus test families into DIR (one NAME.litmus per test).
 
     Shapes MP, SB, LB, S, R, 2+2W, WRC, RWC, IRIW, ISA2, CoRR, CoRW, CoWR, CoWW (and the proxy
@@ -589,9 +651,12 @@ def litmus_gen_command(directory: str, shapes: str, limit: int | None, sample: i
             disagreements += 1
     elapsed = time.perf_counter() - start
     counts = {w: sum(r.verdict == w for r in rows) for w in ("allowed", "forbidden", "unknown")}
-    click.echo(f"ptxspec: checked {len(rows)} test(s) with both engines in {elapsed:.1f} s: "
-               f"{counts['allowed']} allowed, {counts['forbidden']} forbidden, {counts['unknown']} unknown, "
-               f"{disagreements} disagreement(s)", err=True)
+    click.echo(
+        f"ptxspec: checked {len(rows)} test(s) with both engines in {elapsed:.1f} s: "
+        f"{counts['allowed']} allowed, {counts['forbidden']} forbidden, {counts['unknown']} unknown, "
+        f"{disagreements} disagreement(s)",
+        err=True,
+    )
     if summary_path is not None:
         assert fmt is not None, "fmt is set whenever --summary is given"
         try:

@@ -122,8 +122,11 @@ def matrix_form(instr: str, where=None):
         from ptxspec.semantics.mma import MMA_FAMILIES
 
         if form.family.key not in MMA_FAMILIES:  # the sm_120a .kind:: forms take scale operands
-            raise PtxSpecError(f"{form.text}: no vectors for the sm_120a .kind:: mma forms yet (spec-level semantics: ptxspec.semantics.mma_block_scale)",
-                               where=where or instr, section=form.family.section)
+            raise PtxSpecError(
+                f"{form.text}: no vectors for the sm_120a .kind:: mma forms yet (spec-level semantics: ptxspec.semantics.mma_block_scale)",
+                where=where or instr,
+                section=form.family.section,
+            )
         try:
             semantic_function(form)
         except PtxSpecError as error:
@@ -456,9 +459,22 @@ def mma_outputs(form, batch: MmaBatch, profile="spec") -> np.ndarray:
             undefined = np.zeros(n, bool)
             for selector in np.unique(batch.f).tolist():
                 rows = np.flatnonzero(batch.f == selector)
-                stored, cols, bad = semantics.sparse_rows(L["a"], batch.a[rows], batch.e[rows], int(selector), ordered=form["spvariant"] == "sp::ordered_metadata")
-                D[rows] = semantics.sparse_matrix(form["shape"], form["atype"], form["btype"], form["ctype"], form["dtype"], stored, cols, B[rows], C[rows],
-                                                  profile=profile, satfinite=satfinite)
+                stored, cols, bad = semantics.sparse_rows(
+                    L["a"], batch.a[rows], batch.e[rows], int(selector), ordered=form["spvariant"] == "sp::ordered_metadata"
+                )
+                D[rows] = semantics.sparse_matrix(
+                    form["shape"],
+                    form["atype"],
+                    form["btype"],
+                    form["ctype"],
+                    form["dtype"],
+                    stored,
+                    cols,
+                    B[rows],
+                    C[rows],
+                    profile=profile,
+                    satfinite=satfinite,
+                )
                 undefined[rows] = bad.any(axis=-1)
             if undefined.any():
                 out = L["d"].from_matrix(D).astype(object)
@@ -470,8 +486,19 @@ def mma_outputs(form, batch: MmaBatch, profile="spec") -> np.ndarray:
         if stacked:
             A, B, C = A.reshape(n, 4, 8, 4), B.reshape(n, 4, 4, 8), C.reshape(n, 4, 8, 8)
         rounding = Rounding(form.get("rnd") or "rn") if form["atype"] == "f64" else None
-        D = semantics.mma_matrix(form["atype"], form["btype"], form["ctype"], form["dtype"], A, B, C, profile=profile, rounding=rounding,
-                                 satfinite=satfinite, bit_op=form.get("bitOp"))
+        D = semantics.mma_matrix(
+            form["atype"],
+            form["btype"],
+            form["ctype"],
+            form["dtype"],
+            A,
+            B,
+            C,
+            profile=profile,
+            rounding=rounding,
+            satfinite=satfinite,
+            bit_op=form.get("bitOp"),
+        )
     if stacked:
         D = D.reshape(n, 32, 8)
     return L["d"].from_matrix(D)
@@ -526,8 +553,11 @@ def _line(instr: str, inputs, d: np.ndarray, bits: int, profile: str) -> dict:
 
 def mma_inputs_json(form, batch: MmaBatch, i: int) -> list:
     L = layouts(form)
-    out: list[list[str] | str] = [_registers_json(batch.a[i], L["a"].register_bits), _registers_json(batch.b[i], L["b"].register_bits),
-                                  _registers_json(batch.c[i], L["c"].register_bits)]
+    out: list[list[str] | str] = [
+        _registers_json(batch.a[i], L["a"].register_bits),
+        _registers_json(batch.b[i], L["b"].register_bits),
+        _registers_json(batch.c[i], L["c"].register_bits),
+    ]
     if batch.e is not None:
         assert batch.f is not None, "an mma.sp batch has selectors with its metadata"
         out += [[_hex(x, 32) for x in batch.e[i].tolist()], _hex(batch.f[i], 32)]
@@ -591,8 +621,7 @@ def mma_jsonl_chunks(form, count: int, seed: int, profile: str = "spec", progres
         if D.dtype != object:
             yield _fast_lines(form, part, D, profile)
         else:
-            yield "".join(json.dumps(_line(form.text, mma_inputs_json(form, part, i), D[i], bits, profile)) + "\n"
-                          for i in range(len(part))).encode("utf-8")
+            yield "".join(json.dumps(_line(form.text, mma_inputs_json(form, part, i), D[i], bits, profile)) + "\n" for i in range(len(part))).encode("utf-8")
         done += len(part)
         if progress is not None:
             progress(form.text, done, count)
@@ -775,8 +804,12 @@ def _wgmma_metadata(rng: np.random.Generator, form, selector: int) -> np.ndarray
 
 def _wgmma_keywords(v: WgmmaVector) -> dict:
     imm = v.immediates
-    kw = {"imm_scale_a": imm.get("imm_scale_a", 1), "imm_scale_b": imm.get("imm_scale_b", 1),
-          "imm_trans_a": imm.get("imm_trans_a", 0), "imm_trans_b": imm.get("imm_trans_b", 0)}
+    kw = {
+        "imm_scale_a": imm.get("imm_scale_a", 1),
+        "imm_scale_b": imm.get("imm_scale_b", 1),
+        "imm_trans_a": imm.get("imm_trans_a", 0),
+        "imm_trans_b": imm.get("imm_trans_b", 0),
+    }
     if v.sp_meta is not None:
         kw["sp_sel"] = v.sp_sel
     return kw
@@ -786,8 +819,9 @@ def _registers_of(registers: np.ndarray) -> np.ndarray:
     """uint64 registers, or an object array (ints and sets) where some register is a set."""
     if registers.dtype != object:
         return np.asarray(registers, dtype=np.uint64)
-    return np.array([[int(x) if isinstance(x, (int, np.integer)) else x for x in row] for row in registers.reshape(-1, registers.shape[-1])],
-                    dtype=object).reshape(registers.shape)
+    return np.array(
+        [[int(x) if isinstance(x, (int, np.integer)) else x for x in row] for row in registers.reshape(-1, registers.shape[-1])], dtype=object
+    ).reshape(registers.shape)
 
 
 def wgmma_output(form, v: WgmmaVector, profile="spec") -> np.ndarray:
@@ -826,8 +860,16 @@ def wgmma_outputs(pairs: Sequence[tuple[Form, WgmmaVector]], profile="spec") -> 
             kw["sp_meta"] = np.stack([v.sp_meta for v in vs])
         images = np.stack([np.frombuffer(v.image, np.uint8) for v in vs])
         a = np.stack([np.asarray(v.a, dtype=np.uint64) for v in vs])
-        registers = batch(f, images, a, np.array([v.desc_b for v in vs], np.uint64), np.stack([v.d for v in vs]),
-                          scale_d=np.array([v.scale_d for v in vs], bool), profile=profile, **kw)
+        registers = batch(
+            f,
+            images,
+            a,
+            np.array([v.desc_b for v in vs], np.uint64),
+            np.stack([v.d for v in vs]),
+            scale_d=np.array([v.scale_d for v in vs], bool),
+            profile=profile,
+            **kw,
+        )
         registers = np.asarray(registers)
         for i, regs in zip(rows, registers):
             out[i] = _registers_of(regs)
@@ -999,7 +1041,11 @@ class _Reader:
         d = allowed[0]
         if d is None:
             return [[None] * count for _ in range(lanes)]
-        if not isinstance(d, list) or len(d) != lanes or not all(isinstance(x, list) and len(x) == count and all(y is None or isinstance(y, dict) for y in x) for x in d):
+        if (
+            not isinstance(d, list)
+            or len(d) != lanes
+            or not all(isinstance(x, list) and len(x) == count and all(y is None or isinstance(y, dict) for y in x) for x in d)
+        ):
             raise self.fail("allowed", f"field 'allowed': expected D's {lanes} lanes of {count} entries, each null or a set")
         return d
 
@@ -1044,10 +1090,12 @@ class MatrixMismatch:
         observed = text(v.observed[self.lane, self.register]) if observed is None else json.dumps(observed)
         expected = self.expected
         expected_text = text(expected) if isinstance(expected, (int, np.integer)) else f"{expected.describe()} ({json.dumps(expected.to_json())})"
-        return [f"{v.where}: {v.form.text}: {self.why}",
-                f"    first difference: D {unit} {self.lane}, register {self.register} (d.{self.register})",
-                f"    expected = {expected_text}",
-                f"    observed = {observed}"]
+        return [
+            f"{v.where}: {v.form.text}: {self.why}",
+            f"    first difference: D {unit} {self.lane}, register {self.register} (d.{self.register})",
+            f"    expected = {expected_text}",
+            f"    observed = {observed}",
+        ]
 
 
 @attrs.define(eq=False)
@@ -1153,7 +1201,9 @@ def _parse_wgmma_inputs(r: _Reader, info: MatrixInfo, inputs):
     a_value = inputs.get("desc_a")
     form = register_a_form(base) if isinstance(a_value, list) else descriptor_form(base)
     names = {o.name for o in form.operands}
-    keys = ["image", "desc_a", "desc_b", "d", "scale_d"] + [n for n in ("sp_meta", "sp_sel", "imm_scale_a", "imm_scale_b", "imm_trans_a", "imm_trans_b") if n in names]
+    keys = ["image", "desc_a", "desc_b", "d", "scale_d"] + [
+        n for n in ("sp_meta", "sp_sel", "imm_scale_a", "imm_scale_b", "imm_trans_a", "imm_trans_b") if n in names
+    ]
     for key in keys:
         if key not in inputs:
             raise r.fail("inputs", f"field 'inputs': missing {key!r} (this form's inputs: {', '.join(keys)})", WGMMA_SECTION)
@@ -1229,7 +1279,9 @@ def judge(vector: MatrixVector, expected: np.ndarray, profile: str) -> MatrixMis
                 fixed = isinstance(e, (int, np.integer))
                 if (a is None) != fixed or (a is not None and not _claim_matches(a, e)):
                     said = "fixed" if a is None else json.dumps(a)
-                    return MatrixMismatch(vector, f"D: 'allowed' claims {said}; the {profile} profile gives {'a fixed result' if fixed else 'a set'}", lane, r, e)
+                    return MatrixMismatch(
+                        vector, f"D: 'allowed' claims {said}; the {profile} profile gives {'a fixed result' if fixed else 'a set'}", lane, r, e
+                    )
     return None
 
 
@@ -1250,9 +1302,13 @@ def _sparse_part(part: np.ndarray | None) -> np.ndarray:
 
 def _expected_mma(info: MatrixInfo, vectors: Sequence[MatrixVector], profile: str) -> np.ndarray:
     ops = [_mma_operands(v) for v in vectors]
-    stack = MmaBatch(np.concatenate([o.a for o in ops]), np.concatenate([o.b for o in ops]), np.concatenate([o.c for o in ops]),
-                     None if ops[0].e is None else np.concatenate([_sparse_part(o.e) for o in ops]),
-                     None if ops[0].f is None else np.concatenate([_sparse_part(o.f) for o in ops]))
+    stack = MmaBatch(
+        np.concatenate([o.a for o in ops]),
+        np.concatenate([o.b for o in ops]),
+        np.concatenate([o.c for o in ops]),
+        None if ops[0].e is None else np.concatenate([_sparse_part(o.e) for o in ops]),
+        None if ops[0].f is None else np.concatenate([_sparse_part(o.f) for o in ops]),
+    )
     return mma_outputs(info.form, stack, profile)
 
 
@@ -1310,6 +1366,23 @@ def check(info: MatrixInfo, vectors: Sequence[MatrixVector], profile: str) -> li
     return out
 
 
-__all__ = ["MmaBatch", "WgmmaVector", "MatrixInfo", "MatrixVector", "MatrixMismatch", "check", "form_info", "generate", "jsonl_bytes",
-           "kind_of", "matrix_form", "mma_inputs", "mma_outputs", "mma_reference", "parse_vector", "wgmma_inputs", "wgmma_output",
-           "wgmma_outputs"]
+__all__ = [
+    "MmaBatch",
+    "WgmmaVector",
+    "MatrixInfo",
+    "MatrixVector",
+    "MatrixMismatch",
+    "check",
+    "form_info",
+    "generate",
+    "jsonl_bytes",
+    "kind_of",
+    "matrix_form",
+    "mma_inputs",
+    "mma_outputs",
+    "mma_reference",
+    "parse_vector",
+    "wgmma_inputs",
+    "wgmma_output",
+    "wgmma_outputs",
+]

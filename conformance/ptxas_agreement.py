@@ -343,9 +343,10 @@ def mov_shape_cases() -> list[Case]:
     return [Case("mov", "shape", text, _operands_from(spec)) for text, spec in MOV_SHAPES]
 
 
-#: §9.7.14/§9.7.15 opcodes, whose operands (fragment vectors, descriptors, [p] selectors,
-#: immediates) this module's operand writer does not make; their own tests compare them with ptxas.
-MATRIX_OPCODES = ("mma", "ldmatrix", "stmatrix", "movmatrix", "wgmma")
+#: §9.7.14/§9.7.15/§9.7.16 opcodes, whose operands (fragment vectors, descriptors, [p] selectors,
+#: Tensor Memory addresses, immediates) this module's operand writer does not make; their own tests
+#: compare them with ptxas.
+MATRIX_OPCODES = ("mma", "ldmatrix", "stmatrix", "movmatrix", "wgmma", "tcgen05")
 
 
 def generate(limit: int = 200, seed: int = 0, families: Sequence[Family] | None = None) -> list[Case]:
@@ -353,7 +354,7 @@ def generate(limit: int = 200, seed: int = 0, families: Sequence[Family] | None 
     out = []
     for family in families if families is not None else cat.CATALOGUE.families():
         if family.opcode in MATRIX_OPCODES:
-            continue  # tests/test_matrix_catalogue.py and test_wgmma_catalogue.py write their kernels
+            continue  # tests/test_{matrix,wgmma,tcgen05}_catalogue.py write their kernels
         rng = random.Random(f"{seed}:{family.key}")
         out.extend(cases_for(family, limit, rng))
     return out
@@ -377,8 +378,6 @@ _SELECTOR = re.compile(r"^([a-z])sel_(b[0-7]+|h[0-3]+)$")
 #: vmad's operand negations ``{-}a``, ``{-}b``, ``{-}c`` (§9.7.18.1.3), modelled as the qualifier
 #: tokens ``neg_a``, ``neg_b``, ``neg_c`` (see :mod:`ptxspec.spec.video`); PTX writes ``-%a``.
 _NEGATION = re.compile(r"^neg_([a-z])$")
-
-
 
 
 def _reg(operand: Operand) -> str:
@@ -558,8 +557,7 @@ KNOWN: tuple[Known, ...] = (
         "ptxas",
         r"rcp\.(rn|rz|rm|rp)\.ftz\.f64",
         "illegal",
-        '§9.7.3.12 syntax: "rcp.rnd{.ftz}.f32 d, a; rcp.rnd.f64 d, a;" and Table 28: .ftz on .f64 '
-        '"not applicable"; ptxas 13.0 accepts rcp.rnd.ftz.f64.',
+        '§9.7.3.12 syntax: "rcp.rnd{.ftz}.f32 d, a; rcp.rnd.f64 d, a;" and Table 28: .ftz on .f64 "not applicable"; ptxas 13.0 accepts rcp.rnd.ftz.f64.',
         example=("rcp.rn.ftz.f64", "sm_90@7.8", "d:f64,a:f64"),
     ),
     Known(
@@ -705,7 +703,9 @@ class Outcome:
         return self.ours == self.theirs
 
 
-def compare(cases: Sequence[Case], targets: Sequence[str] = DEFAULT_TARGETS, ptxas: str | None = None, workers: int = 2) -> tuple[list[Outcome], dict[str, str]]:
+def compare(
+    cases: Sequence[Case], targets: Sequence[str] = DEFAULT_TARGETS, ptxas: str | None = None, workers: int = 2
+) -> tuple[list[Outcome], dict[str, str]]:
     """Run every case at its requests; return the outcomes and the skipped targets with why.
 
     Legal-category cases are tried at every request; the others at :data:`ILLEGAL_PROBE` (their
@@ -799,7 +799,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, n in result["disagree_known"].items():
         print(f"  {name:30} {n:5}")
     for d in result["disagreements"]:
-        print(f"[{d['known'] or 'UNEXPLAINED'}] {d['text']} @ {d['request']}: catalogue {d['catalogue']} ({d['catalogue_reason']}); ptxas {d['ptxas']} ({d['ptxas_message']})")
+        print(
+            f"[{d['known'] or 'UNEXPLAINED'}] {d['text']} @ {d['request']}: catalogue {d['catalogue']} ({d['catalogue_reason']}); ptxas {d['ptxas']} ({d['ptxas_message']})"
+        )
     return 0
 
 

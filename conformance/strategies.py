@@ -109,9 +109,7 @@ def _integers(bits: int) -> st.SearchStrategy[int]:
     sign = 1 << (bits - 1)
     edges = sorted({0, 1, 2, mask, mask - 1, sign, sign - 1, sign + 1, sign - 2})
     # Powers of two and their neighbours: carries, shifts and overflow of narrower types.
-    near_powers = st.integers(0, bits - 1).flatmap(
-        lambda k: st.sampled_from(sorted({(1 << k) - 1, 1 << k, ((1 << k) + 1) & mask, (-(1 << k)) & mask}))
-    )
+    near_powers = st.integers(0, bits - 1).flatmap(lambda k: st.sampled_from(sorted({(1 << k) - 1, 1 << k, ((1 << k) + 1) & mask, (-(1 << k)) & mask})))
     return st.one_of(st.sampled_from(edges), near_powers, st.integers(0, mask))
 
 
@@ -150,8 +148,13 @@ def _exponent_fields(fmt: FloatFormat) -> tuple[int, ...]:
     """Exponent fields at the ends of this format's range and of every other format's range."""
     fields = {0, 1, 2, fmt.bias - 1, fmt.bias, fmt.bias + 1, fmt.exponent_field_max - 1, fmt.exponent_field_max}
     for other in FORMATS.values():
-        for e in (other.max_exponent, other.max_exponent + 1, other.min_normal_exponent,
-                  other.min_normal_exponent - 1, other.min_normal_exponent - other.mantissa_bits):
+        for e in (
+            other.max_exponent,
+            other.max_exponent + 1,
+            other.min_normal_exponent,
+            other.min_normal_exponent - 1,
+            other.min_normal_exponent - other.mantissa_bits,
+        ):
             field = e + fmt.bias
             if 0 <= field <= fmt.exponent_field_max:
                 fields.add(field)
@@ -339,10 +342,12 @@ def _value_type(form: Form, type_name: str) -> str:
 
 
 def operands(form: Form | str, *, lanes: int = 32) -> st.SearchStrategy[tuple]:
-    """Source bit patterns for ``form``, in its operand order (:attr:`Form.sources`), each of its
+    """Source bit patterns for ``form``, in its operand order (:attr:`Form.inputs`), each of its
     register width: what :func:`~ptxspec.semantics.instructions.evaluate` takes. A warp-level form
-    (shfl.sync, vote.sync, ...) gets a tuple of ``lanes`` values for each per-lane operand and one
-    value for ``membermask`` (§9.7.13.9: every participating thread gives the same mask).
+    (shfl.sync, vote.sync, mma, ...) gets a tuple of ``lanes`` values for each per-lane operand and
+    one value for ``membermask`` (§9.7.13.9: every participating thread gives the same mask); a
+    warpgroup form (wgmma) a tuple of 128. (An instruction of memory takes a state as well, which
+    this strategy does not draw.)
 
     >>> from hypothesis import given, settings
     >>> @settings(max_examples=20, derandomize=True)
@@ -352,17 +357,25 @@ def operands(form: Form | str, *, lanes: int = 32) -> st.SearchStrategy[tuple]:
     >>> three()
     """
     form = parse(form) if isinstance(form, str) else form
-    from ptxspec.semantics.instructions import semantic_function
+    from ptxspec.semantics.instructions import operands_of
 
-    try:
-        warp = getattr(semantic_function(form), "warp", False)
-    except PtxSpecError:
-        warp = False
+    kind = operands_of(form)
+    threads = 1 if kind is None else lanes if kind.threads == 32 else kind.threads
     parts: list[st.SearchStrategy[int] | st.SearchStrategy[tuple[int, ...]]] = []
-    for operand in form.sources:
+    for operand in form.inputs:
+        if form.opcode == "mma" and operand.name == "f":
+            # The sparsity selector: "a 32-bit integer constant", one of the values §9.7.14.6.1 lists.
+            parts.append(st.sampled_from(_mma_sp_selectors(form)))
+            continue
         strategy = values(_value_type(form, operand.type))
-        parts.append(st.tuples(*[strategy] * lanes) if warp and operand.name != "membermask" else strategy)
+        parts.append(st.tuples(*[strategy] * threads) if threads > 1 and operand.name != "membermask" else strategy)
     return st.tuples(*parts)
+
+
+def _mma_sp_selectors(form: Form) -> tuple[int, ...]:
+    from ptxspec.semantics.matrix_layout import metadata_layout
+
+    return metadata_layout(form["shape"], form["atype"]).selectors
 
 
 # ---------------------------------------------------------------------------------------------
@@ -389,8 +402,7 @@ def _qualified(order: str, scope: str) -> str:
 
 
 @st.composite
-def _instruction(draw, register: str, locations: Sequence[str], kinds: Sequence[str], scopes: Sequence[str],
-                 aliases: dict[str, str]) -> tuple[str, str | None]:
+def _instruction(draw, register: str, locations: Sequence[str], kinds: Sequence[str], scopes: Sequence[str], aliases: dict[str, str]) -> tuple[str, str | None]:
     """One instruction's text and the register it writes (or None). ``aliases``: alias name ->
     proxy; loads may read through any alias, stores write through generic or surface ones (texture
     and constant memory are read-only, §8.6), and a fence may be a proxy fence."""
@@ -534,14 +546,35 @@ _STRONG_STORES = ("relaxed", "release")
 _RED_ORDERS = ("relaxed", "release", "acq_rel")
 _RMW_OPS = ("add", "sub", "and", "or", "xor", "inc", "dec", "min", "max", "exch", "cas")
 """§9.7.13.5 ``.op`` (integer) plus the dialect's ``sub``."""
-_LOOP_BLOCKS = ("ld", "st", "atom", "red", "fence", "spin", "lock", "goto_lock", "cas_lock", "cas_add", "branch",
-                "store_reg")
+_LOOP_BLOCKS = ("ld", "st", "atom", "red", "fence", "spin", "lock", "goto_lock", "cas_lock", "cas_add", "branch", "store_reg")
 _RMW_TYPES = {
     # §9.7.13.5 .type per operation: bit-size operations take .b, the others .u/.s.
-    32: {"and": ("b32",), "or": ("b32",), "xor": ("b32",), "exch": ("b32",), "cas": ("b32",), "add": ("u32", "s32"),
-         "sub": ("u32", "s32"), "inc": ("u32",), "dec": ("u32",), "min": ("u32", "s32"), "max": ("u32", "s32")},
-    64: {"and": ("b64",), "or": ("b64",), "xor": ("b64",), "exch": ("b64",), "cas": ("b64",), "add": ("u64",),
-         "sub": ("u64",), "inc": (), "dec": (), "min": ("u64", "s64"), "max": ("u64", "s64")},
+    32: {
+        "and": ("b32",),
+        "or": ("b32",),
+        "xor": ("b32",),
+        "exch": ("b32",),
+        "cas": ("b32",),
+        "add": ("u32", "s32"),
+        "sub": ("u32", "s32"),
+        "inc": ("u32",),
+        "dec": ("u32",),
+        "min": ("u32", "s32"),
+        "max": ("u32", "s32"),
+    },
+    64: {
+        "and": ("b64",),
+        "or": ("b64",),
+        "xor": ("b64",),
+        "exch": ("b64",),
+        "cas": ("b64",),
+        "add": ("u64",),
+        "sub": ("u64",),
+        "inc": (),
+        "dec": (),
+        "min": ("u64", "s64"),
+        "max": ("u64", "s64"),
+    },
 }
 
 
@@ -663,16 +696,14 @@ def looping_litmus_tests(
                     loaded.append(r)
                 elif kind == "red":
                     op = draw(st.sampled_from(tuple(o for o in _RMW_OPS if o not in ("exch", "cas"))))
-                    lines.append(f"red.{draw(st.sampled_from(_RED_ORDERS))}.{scope()}.{op}{typed(op)} {loc()}, "
-                                 f"{draw(st.integers(1, 2))}")
+                    lines.append(f"red.{draw(st.sampled_from(_RED_ORDERS))}.{scope()}.{op}{typed(op)} {loc()}, {draw(st.integers(1, 2))}")
                 elif kind == "fence":
                     lines.append(f"fence.{draw(st.sampled_from(_FENCES))}.{scope()}")
                 elif kind == "spin":
                     r = fresh()
                     x = loc()
                     branch = draw(st.sampled_from(("beq {r}, 0", "bne {r}, 1")))
-                    lines += [f"{label}:", f"{ld()} {r}, {x}",
-                              branch.format(r=r) + f", {label}"]
+                    lines += [f"{label}:", f"{ld()} {r}, {x}", branch.format(r=r) + f", {label}"]
                     constants.add(1)
                     loaded.append(r)
                 elif kind in ("lock", "goto_lock", "cas_lock"):
@@ -680,15 +711,12 @@ def looping_litmus_tests(
                     lock = loc()
                     s = scope()
                     if kind == "cas_lock":
-                        lines += [f"{label}:", f"atom.acquire.{s}.cas{typed('cas')} {r}, {lock}, 0, 1",
-                                  f"bne {r}, 0, {label}"]
+                        lines += [f"{label}:", f"atom.acquire.{s}.cas{typed('cas')} {r}, {lock}, 0, 1", f"bne {r}, 0, {label}"]
                     elif kind == "lock":
-                        lines += [f"{label}:", f"atom.acquire.{s}.exch{typed('exch')} {r}, {lock}, 1",
-                                  f"bne {r}, 0, {label}"]
+                        lines += [f"{label}:", f"atom.acquire.{s}.exch{typed('exch')} {r}, {lock}, 1", f"bne {r}, 0, {label}"]
                     else:
                         order = draw(st.sampled_from(("relaxed", "acquire")))
-                        lines += [f"{label}:", f"atom.{order}.{s}.exch{typed('exch')} {r}, {lock}, 1",
-                                  f"beq {r}, 0, E{label}", f"goto {label}", f"E{label}:"]
+                        lines += [f"{label}:", f"atom.{order}.{s}.exch{typed('exch')} {r}, {lock}, 1", f"beq {r}, 0, E{label}", f"goto {label}", f"E{label}:"]
                     others = [x for x in used if x != lock]
                     if others and draw(st.booleans()):
                         c = fresh()
@@ -703,18 +731,24 @@ def looping_litmus_tests(
                 elif kind == "cas_add":
                     a, c, d = fresh(), fresh(), fresh()
                     x = loc()
-                    lines += [f"{label}:", f"ld.relaxed.{scope()} {a}, {x}", f"add {c}, {a}, 1",
-                              f"atom.{draw(st.sampled_from(_ATOM_ORDERS))}.{scope()}.cas{typed('cas')} {d}, {x}, {a}, {c}",
-                              f"bne {d}, {a}, {label}"]
+                    lines += [
+                        f"{label}:",
+                        f"ld.relaxed.{scope()} {a}, {x}",
+                        f"add {c}, {a}, 1",
+                        f"atom.{draw(st.sampled_from(_ATOM_ORDERS))}.{scope()}.cas{typed('cas')} {d}, {x}, {a}, {c}",
+                        f"bne {d}, {a}, {label}",
+                    ]
                     constants.update((1, 2))
                     loaded.append(a)
                 else:  # branch: skip a store when a loaded value is (or is not) v
                     r = fresh()
                     v = draw(st.integers(0, 2))
-                    lines += [f"{ld()} {r}, {loc()}",
-                              f"{draw(st.sampled_from(('beq', 'bne')))} {r}, {v}, S{label}",
-                              f"{st_()} {loc()}, {draw(st.integers(1, 3))}",
-                              f"S{label}:"]
+                    lines += [
+                        f"{ld()} {r}, {loc()}",
+                        f"{draw(st.sampled_from(('beq', 'bne')))} {r}, {v}, S{label}",
+                        f"{st_()} {loc()}, {draw(st.integers(1, 3))}",
+                        f"S{label}:",
+                    ]
                     loaded.append(r)
                 ends.append(len(lines))
             if one_cta and barrier:

@@ -411,8 +411,7 @@ def read(path_or_bytes: str | os.PathLike | bytes, form: Form | str, *, first_li
         fields = text.split(" ")
         if len(fields) != len(widths):
             raise PtxSpecError(
-                f"expected {len(widths)} space-separated fields for {testfloat_function(form)} "
-                f"({', '.join(names)}), found {len(fields)}",
+                f"expected {len(widths)} space-separated fields for {testfloat_function(form)} ({', '.join(names)}), found {len(fields)}",
                 where=Location(name, number, 1),
             )
         column = 1

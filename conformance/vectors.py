@@ -212,8 +212,15 @@ def _rounding_boundaries(target: FloatFormat, source: FloatFormat) -> list[Fract
     ulp1 = Fraction(1, 1 << (p - 1))
     max_value = to_fraction(decode(target, max_finite(target)))
     tiny = Fraction(2) ** (target.min_normal_exponent - p + 1)
-    centres = [1 + ulp1 / 2, 1 + 3 * ulp1 / 2, tiny / 2, 3 * tiny / 2, Fraction(2) ** target.min_normal_exponent, max_value,
-               max_value + Fraction(2) ** (target.max_exponent - p)]
+    centres = [
+        1 + ulp1 / 2,
+        1 + 3 * ulp1 / 2,
+        tiny / 2,
+        3 * tiny / 2,
+        Fraction(2) ** target.min_normal_exponent,
+        max_value,
+        max_value + Fraction(2) ** (target.max_exponent - p),
+    ]
     out = []
     for c in centres:
         step = Fraction(2) ** (_floor_log2(c) - q + 1)
@@ -232,8 +239,23 @@ def integer_edges(kind) -> list[int]:
     n = kind.bits
     mask = (1 << n) - 1
     half = n // 2
-    values = [0, 1, 2, -1, -2, kind.max, kind.max - 1, kind.min, kind.min + 1, 1 << (n - 1), (1 << (n - 1)) - 1,
-              (1 << half) - 1, 1 << half, 0x55555555_55555555_55555555_55555555, 0xAAAAAAAA_AAAAAAAA_AAAAAAAA_AAAAAAAA]
+    values = [
+        0,
+        1,
+        2,
+        -1,
+        -2,
+        kind.max,
+        kind.max - 1,
+        kind.min,
+        kind.min + 1,
+        1 << (n - 1),
+        (1 << (n - 1)) - 1,
+        (1 << half) - 1,
+        1 << half,
+        0x55555555_55555555_55555555_55555555,
+        0xAAAAAAAA_AAAAAAAA_AAAAAAAA_AAAAAAAA,
+    ]
     out: list[int] = []
     for v in values:
         bits = v & mask
@@ -487,7 +509,7 @@ def chunked_draws(rng: np.random.Generator, draw, total: int, chunk: int, *, lin
 
 def _form(instr: str, where: str | None = None):
     from ptxspec.conformance import matrix_vectors
-    from ptxspec.semantics.instructions import semantic_function
+    from ptxspec.semantics.instructions import semantic_of
     from ptxspec.spec.catalogue import parse
 
     matrix = matrix_vectors.matrix_form(instr, where)  # mma, mma.sp, wgmma: conformance/matrix_vectors.py
@@ -495,13 +517,22 @@ def _form(instr: str, where: str | None = None):
         return matrix
     form = parse(instr, where=where or instr)
     try:
-        semantic_function(form)  # a form without semantics is reported here, located
+        kind = semantic_of(form).operands  # a form without semantics is reported here, located
     except PtxSpecError as error:
         error.where = error.where or where or instr
         raise
+    if kind.state:
+        raise PtxSpecError(
+            f"{form.text}: no vectors yet for an instruction that reads memory (its inputs include a shared-memory image); "
+            "use ptxspec.semantics.instructions.execute",
+            where=where or instr,
+            section=form.family.section,
+        )
     for o in (*form.sources, *form.destinations):
         if register_bits(o.type) > 64:
-            raise PtxSpecError(f"{form.text}: operand {o.name} is .{o.type} ({register_bits(o.type)} bits); vectors handle registers of at most 64 bits", where=where or instr)
+            raise PtxSpecError(
+                f"{form.text}: operand {o.name} is .{o.type} ({register_bits(o.type)} bits); vectors handle registers of at most 64 bits", where=where or instr
+            )
     return form
 
 
@@ -513,8 +544,10 @@ def check_count_seed(count: int, seed: int) -> None:
     if count > MAX_COUNT:
         from ptxspec.conformance.check_vectors import shorten
 
-        raise OperandError(f"--count must be at most {MAX_COUNT} (2^32) vectors per form, got {shorten(str(count))}; split a larger run by --seed",
-                           where="<command line>, --count")
+        raise OperandError(
+            f"--count must be at most {MAX_COUNT} (2^32) vectors per form, got {shorten(str(count))}; split a larger run by --seed",
+            where="<command line>, --count",
+        )
     if seed < 0:
         raise OperandError(f"--seed must be >= 0, got {seed}", where="<command line>, --seed")
 
@@ -610,6 +643,7 @@ def generate(instr: str, count: int, seed: int, profile: str = "spec", *, mask: 
 # ---------------------------------------------------------------------------------------------
 # Warp-level forms (§9.7.8): per-lane operands as lists of 32 lane values
 # ---------------------------------------------------------------------------------------------
+
 
 def warp_input_chunks(form, count: int, seed: int, mask: int = FULL_MASK, chunk: int | None = None) -> Iterator[list[list]]:
     """Per source operand, ``count`` values, at most ``chunk`` (default :data:`WARP_CHUNK`) vectors
@@ -727,8 +761,10 @@ class Destination:
         if self.lanes == 1:
             return AnyNaN(self.format)
         mask, bits = (1 << self.lane_bits) - 1, int(self.bits[i])
-        return Lanes(tuple(AnyNaN(self.format) if self.any_nan[i, lane] else (bits >> ((self.lanes - 1 - lane) * self.lane_bits)) & mask
-                           for lane in range(self.lanes)), self.lane_bits)
+        return Lanes(
+            tuple(AnyNaN(self.format) if self.any_nan[i, lane] else (bits >> ((self.lanes - 1 - lane) * self.lane_bits)) & mask for lane in range(self.lanes)),
+            self.lane_bits,
+        )
 
     def open_pattern(self) -> np.ndarray:
         """Per vector, which lanes are "any NaN" as an integer (lane 0 the most significant bit);
@@ -864,8 +900,7 @@ def allowed_pieces(dest: Destination, pattern: int, bits: np.ndarray) -> list:
     return pieces
 
 
-def jsonl_chunks(instr: str, count: int, seed: int, profile: str = "spec", *, mask: int = FULL_MASK, active: int = FULL_MASK,
-                 progress=None) -> Iterator[bytes]:
+def jsonl_chunks(instr: str, count: int, seed: int, profile: str = "spec", *, mask: int = FULL_MASK, active: int = FULL_MASK, progress=None) -> Iterator[bytes]:
     """The JSON Lines text of ``instr``'s vectors, UTF-8, a chunk of lines at a time (at most
     :data:`CHUNK` vectors; memory does not grow with ``count``): the batched semantics, formatted
     in bulk; identical, byte for byte, to ``json.dumps`` of each vector of :func:`generate` plus a
@@ -992,7 +1027,9 @@ def write_npz(out, instrs: Sequence[str], count: int, seed: int, profile: str = 
     for k, instr in enumerate(instrs):
         form = _form(instr)
         if is_warp_form(form) or matrix_vectors.kind_of(form):
-            raise PtxSpecError(f"{form.text}: --format npz holds scalar forms only; write warp-level and matrix forms as jsonl", where=f"<command line>, INSTR {k + 1}")
+            raise PtxSpecError(
+                f"{form.text}: --format npz holds scalar forms only; write warp-level and matrix forms as jsonl", where=f"<command line>, INSTR {k + 1}"
+            )
         forms.append(form)
     with tempfile.TemporaryDirectory(prefix="ptxspec-npz-") as folder, zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
         for k, form in enumerate(forms):
@@ -1040,8 +1077,11 @@ def testfloat_chunks(instr: str, count: int, seed: int, profile: str = "spec") -
 
     form = _form(instr)
     if testfloat.testfloat_function(form) is None:
-        raise PtxSpecError(f"{form.text} has no TestFloat counterpart: --format testfloat holds IEEE 754 operations (an explicit .rn/.rz/.rm/.rp, "
-                           "no .ftz/.sat/.relu/.satfinite/.approx) on f16, f32, f64 and 32/64-bit integers", where="<command line>, INSTR 1")
+        raise PtxSpecError(
+            f"{form.text} has no TestFloat counterpart: --format testfloat holds IEEE 754 operations (an explicit .rn/.rz/.rm/.rp, "
+            "no .ftz/.sat/.relu/.satfinite/.approx) on f16, f32, f64 and 32/64-bit integers",
+            where="<command line>, INSTR 1",
+        )
     for columns in input_chunks(form, count, seed):
         yield testfloat.encode(form, columns, profile)
 
@@ -1060,13 +1100,29 @@ def encode_testfloat(instr: str, count: int, seed: int, profile: str = "spec") -
 @click.argument("instrs", nargs=-1, required=True, metavar="INSTR...")
 @click.option("--count", type=int, default=1000, show_default=True, help="Vectors per instruction form: its edge values first, then seeded random ones.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random vectors (same arguments, same bytes).")
-@click.option("--profile", type=click.Choice(PROFILE_NAMES), default="spec", show_default=True, help="spec: open results as allowed sets; sm_90: what an H100/H200 produces, where measured.")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "npz", "testfloat"]), default="jsonl", show_default=True,
-              help="JSON Lines (one vector per line), a numpy .npz of uint64 arrays, or Berkeley TestFloat's testfloat_gen lines (one IEEE 754 form per file).")
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=False, allow_dash=True), default="-", help="Output file ('-': standard output; npz needs a file).")
+@click.option(
+    "--profile",
+    type=click.Choice(PROFILE_NAMES),
+    default="spec",
+    show_default=True,
+    help="spec: open results as allowed sets; sm_90: what an H100/H200 produces, where measured.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "npz", "testfloat"]),
+    default="jsonl",
+    show_default=True,
+    help="JSON Lines (one vector per line), a numpy .npz of uint64 arrays, or Berkeley TestFloat's testfloat_gen lines (one IEEE 754 form per file).",
+)
+@click.option(
+    "-o", "--output", "output", type=click.Path(dir_okay=False, allow_dash=True), default="-", help="Output file ('-': standard output; npz needs a file)."
+)
 @click.option("--mask", "mask_text", default=None, help="Warp-level forms: the membermask operand [default: 0xffffffff].")
 @click.option("--active", "active_text", default=None, help="Warp-level forms: the lanes that execute the instruction [default: 0xffffffff].")
-def vectors_command(instrs: tuple[str, ...], count: int, seed: int, profile: str, fmt: str, output: str, mask_text: str | None, active_text: str | None) -> None:
+def vectors_command(
+    instrs: tuple[str, ...], count: int, seed: int, profile: str, fmt: str, output: str, mask_text: str | None, active_text: str | None
+) -> None:
     """Write golden vectors of each INSTR (e.g. 'fma.rn.f32'): the manual's edge values crossed,
     then seeded random inputs, with the results the semantics gives them.
 
@@ -1089,8 +1145,10 @@ def vectors_command(instrs: tuple[str, ...], count: int, seed: int, profile: str
     check_count_seed(count, seed)
     if fmt == "testfloat":
         if len(forms) > 1:
-            raise OperandError(f"--format testfloat holds one form per file, got {len(forms)} INSTRs: run the command once per INSTR (one -o FILE each)",
-                               where="<command line>, INSTR 2")
+            raise OperandError(
+                f"--format testfloat holds one form per file, got {len(forms)} INSTRs: run the command once per INSTR (one -o FILE each)",
+                where="<command line>, INSTR 2",
+            )
         write_chunks(output, testfloat_chunks(forms[0].text, count, seed, profile))
         return
     if fmt == "npz":

@@ -21,10 +21,32 @@ from typing import Hashable, Iterable, Iterator, Sequence
 from .program import Event, Placement, Program, Trace
 
 SET_NAMES = (
-    "R", "W", "M", "A", "I", "F", "F_SC", "F_ACQ_REL", "PF",
-    "PF_ALIAS", "PF_TEXTURE", "PF_SURFACE", "PF_CONSTANT", "PF_ASYNC", "B",
-    "WEAK", "RELAXED", "ACQUIRE", "RELEASE", "ACQ_REL", "VOLATILE", "MMIO",
-    "GEN", "TEX", "SUR", "CON",
+    "R",
+    "W",
+    "M",
+    "A",
+    "I",
+    "F",
+    "F_SC",
+    "F_ACQ_REL",
+    "PF",
+    "PF_ALIAS",
+    "PF_TEXTURE",
+    "PF_SURFACE",
+    "PF_CONSTANT",
+    "PF_ASYNC",
+    "B",
+    "WEAK",
+    "RELAXED",
+    "ACQUIRE",
+    "RELEASE",
+    "ACQ_REL",
+    "VOLATILE",
+    "MMIO",
+    "GEN",
+    "TEX",
+    "SUR",
+    "CON",
 )
 """Every base set name of ``relations.py``."""
 
@@ -154,19 +176,11 @@ def static_pair(name: str, a: Event, b: Event, program: Program) -> bool:
     ``same_proxy``: §8.7 condition 2: both performed through the same proxy (:func:`proxy_of`).
     """
     if name == "po":
-        return (
-            a.thread is not None and a.thread == b.thread and a.index < b.index
-        )
+        return a.thread is not None and a.thread == b.thread and a.index < b.index
     if name == "loc":
-        return (
-            is_memory(a) and is_memory(b) and a.address is not None and b.address is not None
-            and a.address.physical == b.address.physical
-        )
+        return is_memory(a) and is_memory(b) and a.address is not None and b.address is not None and a.address.physical == b.address.physical
     if name == "vloc":
-        return (
-            is_memory(a) and is_memory(b) and a.address is not None and b.address is not None
-            and a.address.generic == b.address.generic
-        )
+        return is_memory(a) and is_memory(b) and a.address is not None and b.address is not None and a.address.generic == b.address.generic
     if name == "same_thread":
         return a.thread is not None and a.thread == b.thread
     if name == "same_cta":
@@ -282,9 +296,7 @@ def _synchronizes(source: Event, target: Event) -> bool:
     return target.barrier.op in ("sync", "red")
 
 
-def _arrival_orders(
-    program: Program, traces: Sequence[Trace], groups: list[list[Event]]
-) -> Iterator[dict[int, tuple[int, ...]]]:
+def _arrival_orders(program: Program, traces: Sequence[Trace], groups: list[list[Event]]) -> Iterator[dict[int, tuple[int, ...]]]:
     """Every way the threads can arrive at their barriers (rule 4): per group, the eids in order.
 
     A thread reaches a barrier operation only once each earlier waiting operation of its trace has
@@ -329,7 +341,7 @@ def _arrival_orders(
             event = sequence[position]
             moved = True
             arrivals[group_of[event.eid]].append(event.eid)
-            yield from explore(positions[:thread] + (position + 1,) + positions[thread + 1:], arrivals)
+            yield from explore(positions[:thread] + (position + 1,) + positions[thread + 1 :], arrivals)
             arrivals[group_of[event.eid]].pop()
         if moved:
             return

@@ -147,8 +147,22 @@ def check_file(
         program = lowering.lower(test, unroll_bound=bound, deadline=deadline)
     except lowering.OutOfTime:
         program = lowering.unlowered(test, unroll_bound=bound)
-        return Verdict(program.source, program.name, model, program.condition, None, None, None, None, None, None,
-                       (), program, time.monotonic() - start, notes=("the traces were not all built within the time limit",))
+        return Verdict(
+            program.source,
+            program.name,
+            model,
+            program.condition,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            (),
+            program,
+            time.monotonic() - start,
+            notes=("the traces were not all built within the time limit",),
+        )
     left = None if deadline is None else max(deadline - time.monotonic(), 1e-3)
     verdict = check(program, model=model, engine=engine, timeout_s=left, want_witness=want_witness, want_why=want_why)
     return attrs.evolve(verdict, time_s=time.monotonic() - start)
@@ -210,8 +224,9 @@ def check(
             second = run("explicit", share)
         results = (first,) if second is None else (first, second)
         if first.ok is not None and (second is None or second.ok is None):
-            notes.append(f"not cross-checked: the explicit engine did not finish within its share of the time "
-                         f"({0.0 if share is None or share < 0 else share:.2f} s)")
+            notes.append(
+                f"not cross-checked: the explicit engine did not finish within its share of the time ({0.0 if share is None or share < 0 else share:.2f} s)"
+            )
         elif first.ok is None and second is not None and second.ok is not None:
             notes.append("not cross-checked: Z3 did not finish in time; the explicit engine decided")
     decided = [result for result in results if result.ok is not None and result.states is not None]
@@ -219,8 +234,9 @@ def check(
         compare(program, the_model, decided[0], decided[1], timeout_s=timeout_s)
     elapsed = time.perf_counter() - start
     if not decided:
-        return Verdict(program.source, program.name, model, program.condition, None, None, None, None, None, None,
-                       results, program, elapsed, notes=tuple(notes))
+        return Verdict(
+            program.source, program.name, model, program.condition, None, None, None, None, None, None, results, program, elapsed, notes=tuple(notes)
+        )
     first = decided[0]
     assert first.ok is not None and first.states is not None, "a decided result has an answer and its states"
     return Verdict(
@@ -328,8 +344,10 @@ def forbidden_example(verdict: Verdict, *, budget_s: float = 5.0):
     extra = [rel.Definition(f"why:{axiom.name}", axiom.relation, axiom.section)]
     split = axiom.kind == "irreflexive" and isinstance(axiom.relation, rel.Seq)
     if split:
-        extra += [rel.Definition(f"why:{axiom.name}:left", axiom.relation.left, axiom.section),
-                  rel.Definition(f"why:{axiom.name}:right", axiom.relation.right, axiom.section)]
+        extra += [
+            rel.Definition(f"why:{axiom.name}:left", axiom.relation.left, axiom.section),
+            rel.Definition(f"why:{axiom.name}:right", axiom.relation.right, axiom.section),
+        ]
     the_model = attrs.evolve(base_model, definitions=tuple(base_model.definitions) + tuple(extra))
     program = verdict.program
     condition = program.condition

@@ -204,9 +204,7 @@ class _Compiled:
         cost = {axiom.name: len(self._uses(axiom.relation)) for axiom in model.axioms}
         for checks in self.checks:
             checks.sort(key=lambda check: cost[check[0]])
-        self.tables: list[dict[str, tuple[int, Fn]]] = [
-            {key: (stage, fn) for key, fn in steps} for stage, steps in enumerate(self.steps)
-        ]
+        self.tables: list[dict[str, tuple[int, Fn]]] = [{key: (stage, fn) for key, fn in steps} for stage, steps in enumerate(self.steps)]
         """Per stage, its steps by environment key (what an :class:`_Env` of that stage computes)."""
 
     def _uses(self, expr: rel.RelExpr | rel.SetExpr) -> set[str]:
@@ -453,8 +451,11 @@ class _Frame:
         self.statics = statics
         # The base relations are computed when the model first reads one: a choice of traces that
         # an axiom on rf and the dependencies alone rules out never builds the rest.
-        table: dict[str, tuple[int, Fn]] = {"sets": (0, lambda env: self._sets()), "po": (0, lambda env: self._po()),
-                                            "scope_incl": (0, lambda env: self._scope_incl())}
+        table: dict[str, tuple[int, Fn]] = {
+            "sets": (0, lambda env: self._sets()),
+            "po": (0, lambda env: self._po()),
+            "scope_incl": (0, lambda env: self._scope_incl()),
+        }
         for position, name in enumerate(EQUIVALENCE_RELATIONS):
             table[name] = (0, self._equivalence_step(position))
         for name in ("data", "ctrl", "addr"):
@@ -497,8 +498,7 @@ class _Frame:
     def _po(self) -> Rows:
         # The events of one trace are contiguous here, in program order.
         same_thread = self.base_env["same_thread"]
-        return [same_thread[i] & ~((2 << i) - 1) if event.thread is not None else 0
-                for i, event in enumerate(self.events)]
+        return [same_thread[i] & ~((2 << i) - 1) if event.thread is not None else 0 for i, event in enumerate(self.events)]
 
     def _scope_incl(self) -> Rows:
         statics = self.statics
@@ -533,11 +533,7 @@ class _Frame:
         for r in self.takers:
             event = self.events[r]
             physical = event.physical
-            sources = [
-                w
-                for w in self.locations.get(physical, [])
-                if w != r and (event.read_value is None or self.events[w].write_value == event.read_value)
-            ]
+            sources = [w for w in self.locations.get(physical, []) if w != r and (event.read_value is None or self.events[w].write_value == event.read_value)]
             if not sources:
                 return None
             choices.append(sources)
@@ -545,8 +541,11 @@ class _Frame:
 
     def slots(self) -> list[_Slot]:
         """The orders a candidate must choose: co per physical location (initial write first), sc."""
-        slots = [_Slot("co", physical, tuple(writes), writes[0] if self.events[writes[0]].is_initial else None)
-                 for physical, writes in self.locations.items() if len(writes) > 1]
+        slots = [
+            _Slot("co", physical, tuple(writes), writes[0] if self.events[writes[0]].is_initial else None)
+            for physical, writes in self.locations.items()
+            if len(writes) > 1
+        ]
         if len(self.fences_sc) > 1:
             slots.append(_Slot("sc", None, tuple(self.fences_sc), None))
         return slots
@@ -720,8 +719,7 @@ class _Env(dict):
 
     __slots__ = ("table", "parent", "total")
 
-    def __init__(self, table: dict[str, tuple[int, Fn]], values: dict, parent: _Env | None = None,
-                 total: bool = True) -> None:
+    def __init__(self, table: dict[str, tuple[int, Fn]], values: dict, parent: _Env | None = None, total: bool = True) -> None:
         super().__init__(values)
         self.table = table
         self.parent = parent
@@ -832,16 +830,14 @@ class _Search:
             for env, failed, partial in self._complete(env0, choices, choices.start(chosen), prune, all_axioms):
                 yield env, failed0 + failed, choices.co_last(partial)
 
-    def _complete(self, env0: _Env, choices: _Choices, start: Partial, prune: bool,
-                  all_axioms: bool) -> Iterator[tuple[_Env, list[str], Partial]]:
+    def _complete(self, env0: _Env, choices: _Choices, start: Partial, prune: bool, all_axioms: bool) -> Iterator[tuple[_Env, list[str], Partial]]:
         """Total choices extending ``start``, depth first, each with its environment and failing
         axioms. With ``prune``: the first consistent one only, and a node whose bounds already
         violate an axiom cuts its subtree; without: every total choice."""
 
         def evaluate(partial: Partial) -> tuple[_Env, list[str]]:
             self.tick()
-            env = _Env(self.compiled.tables[1], choices.bounds(partial), parent=env0,
-                       total=choices.open(partial) is None)
+            env = _Env(self.compiled.tables[1], choices.bounds(partial), parent=env0, total=choices.open(partial) is None)
             return env, self.stage(env, 1, all_axioms)
 
         if not prune:
@@ -910,9 +906,7 @@ def observed_locations(program: Program) -> frozenset[str]:
     return frozenset(out)
 
 
-def _values_available(
-    traces: Sequence[Trace], initial: set[tuple[str, int | None]], written: dict[int, set[tuple[str, int | None]]]
-) -> bool:
+def _values_available(traces: Sequence[Trace], initial: set[tuple[str, int | None]], written: dict[int, set[tuple[str, int | None]]]) -> bool:
     """A quick necessary condition: every value a trace reads is written by someone (or initial)."""
     available = set(initial)
     for trace in traces:
@@ -958,6 +952,7 @@ def run(
     target = wanted(condition)
     states: set[State] = set()
     witness: Execution | None = None
+
     def known(frame: _Frame) -> Callable[[dict[str, int]], bool]:
         # A final state already shown consistent need not be shown again (unless it is the
         # first one the witness wants).

@@ -27,8 +27,7 @@ local arithmetic of the Dat3M dialect (labels ``LC00:``, ``goto``, ``beq``/``bne
 ``bgt``/``ble``/``bge``, ``add``/``sub``/``mul``/``div``/``and``/``or``/``xor``/``mov`` on
 registers and constants, and ``ld r0, 1`` which moves a constant).
 
-Barrier operands (decided from the corpus; evidence in ``/tmp/brief/barrier_operands.md`` and
-in the report of issue 4). PTX writes ``bar{.cta}.sync a{, b}`` with ``a`` the barrier and ``b``
+Barrier operands (decided from the Dat3M corpus of PTX litmus tests). PTX writes ``bar{.cta}.sync a{, b}`` with ``a`` the barrier and ``b``
 the thread count (§9.7.13.1). The litmus dialect reads the operand list as Dat3M does:
 
 ========================  ==========================================================
@@ -366,8 +365,41 @@ class Token(NamedTuple):
     end: int
 
 
-_PUNCT = ("/\\", "\\/", "==", "!=", "::", "{", "}", ";", "|", ",", ":", "=", "@", "&", "(", ")", "[", "]",
-          ".", "~", "-", "+", "!", "<", ">", "*", "/", "\\", "#", "'", "?", "^", "$")
+_PUNCT = (
+    "/\\",
+    "\\/",
+    "==",
+    "!=",
+    "::",
+    "{",
+    "}",
+    ";",
+    "|",
+    ",",
+    ":",
+    "=",
+    "@",
+    "&",
+    "(",
+    ")",
+    "[",
+    "]",
+    ".",
+    "~",
+    "-",
+    "+",
+    "!",
+    "<",
+    ">",
+    "*",
+    "/",
+    "\\",
+    "#",
+    "'",
+    "?",
+    "^",
+    "$",
+)
 _TOKEN = re.compile(
     r"[ \t\r\n\f\v]*(?:"  # blanks before a token are part of its match
     r"(?P<comment>\(\*(?:.*?\*\)|.*))"  # to the first '*)'; without one, to the end (an error)
@@ -509,9 +541,7 @@ class Parser:
                 parts = line.split(None, 1)
                 where = _where(self.text, self.source, offset + raw.index(parts[0]))
                 if parts[0].upper() != "PTX":
-                    raise PtxSpecError(
-                        f"expected the architecture 'PTX' at the start of the test, found {_quoted(parts[0])}", where=where
-                    )
+                    raise PtxSpecError(f"expected the architecture 'PTX' at the start of the test, found {_quoted(parts[0])}", where=where)
                 if len(parts) < 2:
                     raise PtxSpecError("expected a test name after 'PTX'", where=where)
                 return parts[0], parts[1].strip(), offset + len(raw)
@@ -576,8 +606,7 @@ class Parser:
         value = _numeral(text, WIDTH)
         if value is None or sign * value < -(1 << (WIDTH - 1)):
             numeral = "-" + text if sign < 0 else text
-            raise self.error(f"integer {_quoted(numeral)} does not fit in {WIDTH} bits "
-                             "(a litmus value is from -2**63 to 2**64 - 1)", first)
+            raise self.error(f"integer {_quoted(numeral)} does not fit in {WIDTH} bits (a litmus value is from -2**63 to 2**64 - 1)", first)
         return sign * value
 
     def source_text(self, first: Token, last: Token) -> str:
@@ -677,9 +706,7 @@ class Parser:
             self.advance()
             proxy = self.expect_name("a proxy: generic, surface, texture or constant")
             if proxy.text not in ALIAS_PROXIES:
-                raise self.error(
-                    f"expected a proxy: generic, surface, texture or constant, found {_quoted(proxy.text)}", proxy
-                )
+                raise self.error(f"expected a proxy: generic, surface, texture or constant, found {_quoted(proxy.text)}", proxy)
             if not self.at("aliases", "name"):
                 raise self.fail("'aliases'")
             self.advance()
@@ -726,10 +753,7 @@ class Parser:
                     self.advance()
                 if "cta" not in coords:
                     raise self.error(f"thread {tok.text} needs a CTA: 'cta N'", tok)
-            threads.append(
-                ThreadDecl(len(threads), tok.text, coords.get("cta", 0), coords.get("gpu", 0), coords.get("cluster"),
-                           tok.line, tok.column)
-            )
+            threads.append(ThreadDecl(len(threads), tok.text, coords.get("cta", 0), coords.get("gpu", 0), coords.get("cluster"), tok.line, tok.column))
             if self.at("|", "punct"):
                 self.advance()
                 continue
@@ -764,9 +788,7 @@ class Parser:
                     break
                 raise self.fail("';' or '|' after instruction")
             if column != len(threads):
-                raise self.error(
-                    f"row has {column} column(s), expected {len(threads)} (one per thread)", row_start
-                )
+                raise self.error(f"row has {column} column(s), expected {len(threads)} (one per thread)", row_start)
             self.advance()
         return tuple(tuple(c) for c in code)
 
@@ -959,8 +981,7 @@ _ORDERS_RED = ("relaxed", "release", "acq_rel")
 _IGNORED_QUALIFIERS = ("ca", "cg", "cs", "lu", "cv", "wb", "wt", "nc", "aligned", "noftz", "v2", "v4")
 
 
-def _build(p: Parser, parts: list[tuple[str, Token]], operands: list[tuple[Operand, Token]], text: str,
-           first: Token) -> Instruction:
+def _build(p: Parser, parts: list[tuple[str, Token]], operands: list[tuple[Operand, Token]], text: str, first: Token) -> Instruction:
     base = parts[0][0]
     quals = parts[1:]
     pos = (first.line, first.column)
@@ -1028,8 +1049,7 @@ def _address(p: Parser, base: str, op: tuple[Operand, Token]) -> str:
 
 def _label_operand(p: Parser, base: str, operands: list, index: int, count: int) -> str:
     if len(operands) != count:
-        raise p.error(f"{base} takes {count} operand(s), found {len(operands)}",
-                      operands[-1][1] if operands else None, p.tok.line, p.tok.column)
+        raise p.error(f"{base} takes {count} operand(s), found {len(operands)}", operands[-1][1] if operands else None, p.tok.line, p.tok.column)
     op, tok = operands[index]
     if not isinstance(op, Symbol) or not _LABEL.match(op.name) or tok.text in ("[", "&"):
         raise p.error(f"expected a label for {base}, found {_quoted(tok.text)}", tok)
@@ -1042,11 +1062,9 @@ def _local(p, base, quals, operands, text, first) -> Local:
             raise p.error(f"unknown qualifier .{q} for {base}", tok)
     if base == "mov":
         _count(p, base, operands, 2, first)
-        return Local("mov", _register(p, base, operands[0]), (_value(p, base, operands[1]),), text, first.line,
-                     first.column)
+        return Local("mov", _register(p, base, operands[0]), (_value(p, base, operands[1]),), text, first.line, first.column)
     _count(p, base, operands, 3, first)
-    return Local(base, _register(p, base, operands[0]),
-                 (_value(p, base, operands[1]), _value(p, base, operands[2])), text, first.line, first.column)
+    return Local(base, _register(p, base, operands[0]), (_value(p, base, operands[1]), _value(p, base, operands[2])), text, first.line, first.column)
 
 
 def _memory_quals(p: Parser, base: str, quals, orders: tuple[str, ...], extra: tuple[str, ...] = ()):
@@ -1106,8 +1124,9 @@ def _load(p, base, quals, operands, text, first) -> Load:
     order = order or "weak"
     scope = _check_order_scope(p, base, order, scope, first)
     _count(p, base, operands, 2, first)
-    return Load(base, _LOAD_PROXY[base], order, scope, _register(p, base, operands[0]),
-                _address(p, base, operands[1]), tuple(rest), text, first.line, first.column)
+    return Load(
+        base, _LOAD_PROXY[base], order, scope, _register(p, base, operands[0]), _address(p, base, operands[1]), tuple(rest), text, first.line, first.column
+    )
 
 
 def _store(p, base, quals, operands, text, first) -> Store:
@@ -1119,8 +1138,18 @@ def _store(p, base, quals, operands, text, first) -> Store:
     order = order or "weak"
     scope = _check_order_scope(p, base, order, scope, first)
     _count(p, base, operands, 2, first)
-    return Store(base, "surface" if base == "sust" else "generic", order, scope, _address(p, base, operands[0]),
-                 _value(p, base, operands[1]), tuple(rest), text, first.line, first.column)
+    return Store(
+        base,
+        "surface" if base == "sust" else "generic",
+        order,
+        scope,
+        _address(p, base, operands[0]),
+        _value(p, base, operands[1]),
+        tuple(rest),
+        text,
+        first.line,
+        first.column,
+    )
 
 
 def _atomic(p, base, quals, operands, text, first) -> Atomic:
@@ -1144,13 +1173,35 @@ def _atomic(p, base, quals, operands, text, first) -> Atomic:
     scope = scope or "gpu"
     if is_red:
         _count(p, base, operands, 2, first)
-        return Atomic(base, "surface" if base == "sured" else "generic", order, scope, op, None,
-                      _address(p, base, operands[0]), (_value(p, base, operands[1]),), tuple(rest), text,
-                      first.line, first.column)
+        return Atomic(
+            base,
+            "surface" if base == "sured" else "generic",
+            order,
+            scope,
+            op,
+            None,
+            _address(p, base, operands[0]),
+            (_value(p, base, operands[1]),),
+            tuple(rest),
+            text,
+            first.line,
+            first.column,
+        )
     _count(p, base, operands, 4 if op == "cas" else 3, first)
-    return Atomic(base, "surface" if base == "suatom" else "generic", order, scope, op,
-                  _register(p, base, operands[0]), _address(p, base, operands[1]),
-                  tuple(_value(p, base, o) for o in operands[2:]), tuple(rest), text, first.line, first.column)
+    return Atomic(
+        base,
+        "surface" if base == "suatom" else "generic",
+        order,
+        scope,
+        op,
+        _register(p, base, operands[0]),
+        _address(p, base, operands[1]),
+        tuple(_value(p, base, o) for o in operands[2:]),
+        tuple(rest),
+        text,
+        first.line,
+        first.column,
+    )
 
 
 _PROXY_KINDS = ("alias", "texture", "surface", "constant", "async")
@@ -1212,8 +1263,7 @@ def _barrier(p, base, quals, operands, text, first) -> BarrierOp:
     op, optok = quals[i]
     allowed_ops = ("sync", "arrive", "red") if level == "cta" else ("arrive", "wait")
     if op not in allowed_ops:
-        raise p.error(f"unknown {level} barrier operation .{op} (expected " +
-                      ", ".join("." + a for a in allowed_ops) + ")", optok)
+        raise p.error(f"unknown {level} barrier operation .{op} (expected " + ", ".join("." + a for a in allowed_ops) + ")", optok)
     rest = quals[i + 1 :]
     if level == "cluster":
         for q, tok in rest:
@@ -1222,8 +1272,7 @@ def _barrier(p, base, quals, operands, text, first) -> BarrierOp:
                 raise p.error(f"unknown qualifier .{q} for barrier.cluster.{op}", tok)
         if operands:
             raise p.error(f"barrier.cluster.{op} takes no operands", operands[0][1])
-        return BarrierOp("cluster", op, (), qualifiers=tuple(q for q, _ in rest), text=text, line=first.line,
-                         column=first.column)
+        return BarrierOp("cluster", op, (), qualifiers=tuple(q for q, _ in rest), text=text, line=first.line, column=first.column)
     if op == "red":
         red = [q for q, _ in rest if q in ("popc", "and", "or")]
         for q, tok in rest:
@@ -1232,20 +1281,33 @@ def _barrier(p, base, quals, operands, text, first) -> BarrierOp:
         if len(red) != 1:
             raise p.error(f"{base}.red needs one reduction: .popc, .and or .or", optok)
         if not 3 <= len(operands) <= 5:
-            raise p.error(f"{base}.red takes a destination, 1 to 3 barrier operands and a source, "
-                          f"found {len(operands)} operand(s)", operands[-1][1] if operands else first)
-        return BarrierOp("cta", "red", tuple(_value(p, base, o) for o in operands[1:-1]),
-                         dest=_register(p, base, operands[0]), predicate=_value(p, base, operands[-1]),
-                         reduction=red[0], qualifiers=tuple(q for q, _ in rest), text=text, line=first.line,
-                         column=first.column)
+            raise p.error(
+                f"{base}.red takes a destination, 1 to 3 barrier operands and a source, found {len(operands)} operand(s)",
+                operands[-1][1] if operands else first,
+            )
+        return BarrierOp(
+            "cta",
+            "red",
+            tuple(_value(p, base, o) for o in operands[1:-1]),
+            dest=_register(p, base, operands[0]),
+            predicate=_value(p, base, operands[-1]),
+            reduction=red[0],
+            qualifiers=tuple(q for q, _ in rest),
+            text=text,
+            line=first.line,
+            column=first.column,
+        )
     for q, tok in rest:
         if q != "aligned":
             raise p.error(f"unknown qualifier .{q} for {base}.{op}", tok)
     if not 1 <= len(operands) <= 3:
-        raise p.error(f"{text.split()[0]} takes 1 to 3 operands (barrier; instance, barrier; instance, barrier, "
-                      f"quorum), found {len(operands)}", operands[-1][1] if operands else first)
-    return BarrierOp("cta", op, tuple(_value(p, base, o) for o in operands), qualifiers=tuple(q for q, _ in rest),
-                     text=text, line=first.line, column=first.column)
+        raise p.error(
+            f"{text.split()[0]} takes 1 to 3 operands (barrier; instance, barrier; instance, barrier, quorum), found {len(operands)}",
+            operands[-1][1] if operands else first,
+        )
+    return BarrierOp(
+        "cta", op, tuple(_value(p, base, o) for o in operands), qualifiers=tuple(q for q, _ in rest), text=text, line=first.line, column=first.column
+    )
 
 
 # ---- checks that need the whole test ----------------------------------------------------------------
@@ -1257,18 +1319,19 @@ def _check(test: LitmusTest, p: Parser) -> None:
     for entry in test.init:
         if isinstance(entry, RegisterInit):
             if entry.thread >= nthreads:
-                raise p.error(f"unknown thread P{entry.thread} in the initial state (the test has {nthreads})",
-                              line=entry.line, column=entry.column)
+                raise p.error(f"unknown thread P{entry.thread} in the initial state (the test has {nthreads})", line=entry.line, column=entry.column)
             continue
         if isinstance(entry, AliasDecl):
             if entry.target not in declared:
-                raise p.error(f"alias {_quoted(entry.name)} names undeclared location {_quoted(entry.target)} "
-                              "(declare it before the alias)", line=entry.line, column=entry.column)
+                raise p.error(
+                    f"alias {_quoted(entry.name)} names undeclared location {_quoted(entry.target)} (declare it before the alias)",
+                    line=entry.line,
+                    column=entry.column,
+                )
             if entry.name == entry.target:
                 raise p.error(f"location {_quoted(entry.name)} cannot alias itself", line=entry.line, column=entry.column)
         if entry.name in declared:
-            raise p.error(f"location {_quoted(entry.name)} declared twice in the initial state",
-                          line=entry.line, column=entry.column)
+            raise p.error(f"location {_quoted(entry.name)} declared twice in the initial state", line=entry.line, column=entry.column)
         declared[entry.name] = entry
     for code in test.code:
         labels: dict[str, Label] = {}
@@ -1279,13 +1342,11 @@ def _check(test: LitmusTest, p: Parser) -> None:
                 labels[ins.name] = ins
         for ins in code:
             if isinstance(ins, (Jump, Branch)) and ins.target not in labels:
-                raise p.error(f"unknown label {_quoted(ins.target)} (not defined in this thread)", line=ins.line,
-                              column=ins.column)
+                raise p.error(f"unknown label {_quoted(ins.target)} (not defined in this thread)", line=ins.line, column=ins.column)
     known = set(test.locations_used())
     for tok in p.condition_locations:
         if tok.text not in known:
-            raise p.error(f"unknown location {_quoted(tok.text)} in the condition: no initial value and no "
-                          "instruction names it", tok)
+            raise p.error(f"unknown location {_quoted(tok.text)} in the condition: no initial value and no instruction names it", tok)
 
 
 def _terms(formula: Formula) -> tuple[Term, ...]:

@@ -159,8 +159,10 @@ def atomic_op(op: str, old: int, operands: tuple[int, ...], qualifiers: Iterable
     elif op == "dec":
         out = s if (r == 0 or r > s) else r - 1
     elif op in ("min", "max"):
+
         def key(v: int) -> int:
             return v - (1 << width) if signed and v >> (width - 1) else v
+
         pick = min if op == "min" else max
         out = pick(r, s, key=key)
     else:
@@ -206,9 +208,20 @@ class _State:
     """(physical, value, derivation) of each write, for the domain rounds."""
 
     def copy(self) -> _State:
-        return _State(self.pc, dict(self.regs), dict(self.taint), dict(self.prov), self.ctrl, list(self.events),
-                      set(self.data), set(self.ctrl_deps), self.jumps, dict(self.occurrences), dict(self.barriers),
-                      list(self.writes))
+        return _State(
+            self.pc,
+            dict(self.regs),
+            dict(self.taint),
+            dict(self.prov),
+            self.ctrl,
+            list(self.events),
+            set(self.data),
+            set(self.ctrl_deps),
+            self.jumps,
+            dict(self.occurrences),
+            dict(self.barriers),
+            list(self.writes),
+        )
 
 
 @attrs.frozen
@@ -293,13 +306,14 @@ class _Runner:
         self.paths += 1
         if self.paths > MAX_PATHS:
             decl = self.low.test.threads[self.thread]
-            raise PtxSpecError(f"thread {decl.name} has more than {MAX_PATHS} paths; lower the unrolling "
-                               "bound or simplify the test", where=self.low.thread_location(self.thread))
+            raise PtxSpecError(
+                f"thread {decl.name} has more than {MAX_PATHS} paths; lower the unrolling bound or simplify the test",
+                where=self.low.thread_location(self.thread),
+            )
         if self.paths % 256 == 0:
             self.low.check_deadline()
         regs = tuple((r, state.regs.get(r, 0)) for r in self.low.registers[self.thread])
-        return _Path(tuple(state.events), regs, frozenset(state.data), frozenset(state.ctrl_deps),
-                     tuple(state.writes), complete)
+        return _Path(tuple(state.events), regs, frozenset(state.data), frozenset(state.ctrl_deps), tuple(state.writes), complete)
 
     def step(self, state: _State, stack: list[_State]) -> _Path | None:
         """Run ``state`` straight on: return the path when it ends or is cut at the unrolling bound,
@@ -342,8 +356,7 @@ class _Runner:
                 self.record(state, ins.address, value, self.prov(state, ins.value), key)
                 state.pc += 1
             elif isinstance(ins, Fence):
-                self.emit(state, {"instruction": ins.text, "line": ins.line, "fence": ins.sem, "order": ins.sem,
-                                  "scope": ins.scope}, frozenset())
+                self.emit(state, {"instruction": ins.text, "line": ins.line, "fence": ins.sem, "order": ins.sem, "scope": ins.scope}, frozenset())
                 state.pc += 1
             elif isinstance(ins, ProxyFence):
                 self.emit(state, {"instruction": ins.text, "line": ins.line, "proxy_fence": ins.kind}, frozenset())
@@ -402,8 +415,7 @@ class _Runner:
                 operands = tuple(self.value(branch, o) for o in ins.operands)
                 failed = ins.op == "cas" and (value & _mask_of(ins)) != (operands[0] & _mask_of(ins))
                 written = None if failed else atomic_op(ins.op, value, operands, ins.qualifiers)
-                fields = self.memory_fields(ins, reads=ins.returns, writes=not failed, atomic=True,
-                                            read_value=value, write_value=written)
+                fields = self.memory_fields(ins, reads=ins.returns, writes=not failed, atomic=True, read_value=value, write_value=written)
                 self.emit(branch, fields, self.taint(branch, *ins.operands))
                 if written is not None:
                     self.record(branch, ins.address, written, _join(family, self.prov(branch, *ins.operands)), key)
@@ -417,15 +429,15 @@ class _Runner:
 
     def barrier(self, state: _State, ins: BarrierOp) -> None:
         if ins.op == "red":
-            raise PtxSpecError("bar.red is not supported by the lowering: its result depends on the other threads",
-                               where=Location(self.low.test.source, ins.line, ins.column))
+            raise PtxSpecError(
+                "bar.red is not supported by the lowering: its result depends on the other threads", where=Location(self.low.test.source, ins.line, ins.column)
+            )
         barrier_id = self.value(state, ins.barrier_id)
         count = None if ins.quorum is None else self.value(state, ins.quorum)
         slot = (ins.level, barrier_id)
         phase = state.barriers.get(slot, 0)
         state.barriers[slot] = phase + 1
-        fields = {"instruction": ins.text, "line": ins.line,
-                  "barrier": Barrier(ins.level, ins.op, barrier_id, count, phase)}
+        fields = {"instruction": ins.text, "line": ins.line, "barrier": Barrier(ins.level, ins.op, barrier_id, count, phase)}
         self.emit(state, fields, self.taint(state, *ins.operands))
 
 
@@ -494,18 +506,20 @@ class _Lowering:
         for entry in self.test.init:
             if isinstance(entry, LocationInit):
                 if entry.pointer is not None:
-                    raise PtxSpecError(f"location {entry.name!r} holds the address of {entry.pointer!r}: pointer "
-                                       "values are not supported", where=Location(self.test.source, entry.line,
-                                                                                   entry.column))
+                    raise PtxSpecError(
+                        f"location {entry.name!r} holds the address of {entry.pointer!r}: pointer values are not supported",
+                        where=Location(self.test.source, entry.line, entry.column),
+                    )
                 out[entry.name] = Address(entry.name, entry.name, entry.name)
             elif isinstance(entry, AliasDecl):
                 target = out[entry.target]
                 generic = entry.name if entry.proxy == "generic" else target.generic
                 out[entry.name] = Address(entry.name, target.physical, generic, entry.proxy)
             elif entry.pointer is not None:
-                raise PtxSpecError(f"register P{entry.thread}:{entry.register} holds the address of "
-                                   f"{entry.pointer!r}: pointer values are not supported",
-                                   where=Location(self.test.source, entry.line, entry.column))
+                raise PtxSpecError(
+                    f"register P{entry.thread}:{entry.register} holds the address of {entry.pointer!r}: pointer values are not supported",
+                    where=Location(self.test.source, entry.line, entry.column),
+                )
         for name in self.test.locations_used():
             out.setdefault(name, Address(name, name, name))
         return out
@@ -551,15 +565,19 @@ class _Lowering:
                         changed |= _add_derivation(grown[loc], value, frozenset(derivation))
             for loc, values in grown.items():
                 if len(values) > MAX_DOMAIN:
-                    raise PtxSpecError(f"location {loc!r} can hold more than {MAX_DOMAIN} values: the value domain "
-                                       "is unbounded (a loop keeps producing new values)", where=self.where)
+                    raise PtxSpecError(
+                        f"location {loc!r} can hold more than {MAX_DOMAIN} values: the value domain is unbounded (a loop keeps producing new values)",
+                        where=self.where,
+                    )
             if not changed:
                 self.domain = grown
                 return
             domain = grown
         big = max(domain, key=lambda loc: len(domain[loc]))
-        raise PtxSpecError(f"the values of location {big!r} do not settle within {MAX_ROUNDS} rounds: the value "
-                           "domain is unbounded (a loop keeps producing new values)", where=self.where)
+        raise PtxSpecError(
+            f"the values of location {big!r} do not settle within {MAX_ROUNDS} rounds: the value domain is unbounded (a loop keeps producing new values)",
+            where=self.where,
+        )
 
     def lower(self) -> Program:
         self.compute_domain()
@@ -571,8 +589,9 @@ class _Lowering:
                 names_by_physical.setdefault(name, name)
         for physical, value in self.initial_values.items():
             address = self.addresses[names_by_physical.get(physical, physical)]
-            initial.append(Event(next_eid, None, -1, f"init {physical}={_signed(value)}", writes=True,
-                                 address=address, proxy="generic", order="weak", write_value=value))
+            initial.append(
+                Event(next_eid, None, -1, f"init {physical}={_signed(value)}", writes=True, address=address, proxy="generic", order="weak", write_value=value)
+            )
             next_eid += 1
         threads: list[Thread] = []
         truncated = False
@@ -588,9 +607,9 @@ class _Lowering:
                 base = next_eid
                 built = tuple(Event(base + i, t, i, **dict(fields)) for i, fields in enumerate(events))
                 next_eid += len(built)
-                traces.append(Trace(t, built, dict(registers),
-                                    frozenset((base + a, base + b) for a, b in data),
-                                    frozenset((base + a, base + b) for a, b in ctrl)))
+                traces.append(
+                    Trace(t, built, dict(registers), frozenset((base + a, base + b) for a, b in data), frozenset((base + a, base + b) for a, b in ctrl))
+                )
             threads.append(Thread(t, decl.name, Placement(decl.cta, decl.gpu, decl.cluster), tuple(traces)))
         return Program(
             name=self.test.name,
@@ -657,9 +676,17 @@ def lower(test: LitmusTest, *, unroll_bound: int = DEFAULT_UNROLL, deadline: flo
 def unlowered(test: LitmusTest, *, unroll_bound: int = DEFAULT_UNROLL) -> Program:
     """A program with the test's name, condition and observed terms but no threads: what a verdict
     that was not reached (Unknown) refers to."""
-    return Program(name=test.name, source=test.source, addresses={}, initial=(), threads=(),
-                   condition=test.condition, observed=_observed(test), unroll_bound=unroll_bound,
-                   comments=test.comments)
+    return Program(
+        name=test.name,
+        source=test.source,
+        addresses={},
+        initial=(),
+        threads=(),
+        condition=test.condition,
+        observed=_observed(test),
+        unroll_bound=unroll_bound,
+        comments=test.comments,
+    )
 
 
 def load(path_or_text: str | Path, *, unroll_bound: int = DEFAULT_UNROLL) -> Program:

@@ -18,7 +18,7 @@ evaluated (``render.model_text`` prints the same thing in ``.cat`` syntax).
     the proxy-less model of PTX ISA 6.0, stated as its differences from ``PTX_8_7``.
 
 Readings that are not literally in the manual are said so in the docstring of the definition
-concerned (and listed in the report of issue 4).
+concerned.
 """
 
 from __future__ import annotations
@@ -35,9 +35,7 @@ from .relations import Axiom, Definition, Model, RelExpr, SetExpr, operands, rel
 )
 (WEAK, ACQUIRE, RELEASE, ACQ_REL) = sets("WEAK", "ACQUIRE", "RELEASE", "ACQ_REL")
 (GEN, TEX, SUR, CON) = sets("GEN", "TEX", "SUR", "CON")
-(po, loc, vloc, same_thread, same_cta, scope_incl, same_proxy) = relations(
-    "po", "loc", "vloc", "same_thread", "same_cta", "scope_incl", "same_proxy"
-)
+(po, loc, vloc, same_thread, same_cta, scope_incl, same_proxy) = relations("po", "loc", "vloc", "same_thread", "same_cta", "scope_incl", "same_proxy")
 (data, ctrl, addr, bar_sync, rf, co, sc) = relations("data", "ctrl", "addr", "bar_sync", "rf", "co", "sc")
 
 # ---- §8.4 operation types (sets) ----------------------------------------------------------------
@@ -77,9 +75,7 @@ morally_strong = Definition(
 
 release_pattern = Definition(
     "release_pattern",
-    (W & RELEASE_OPERATION).id()
-    | (RELEASE_OPERATION.id() >> (po & vloc) >> (W & STRONG).id())
-    | (F.id() >> po >> (W & STRONG).id()),
+    (W & RELEASE_OPERATION).id() | (RELEASE_OPERATION.id() >> (po & vloc) >> (W & STRONG).id()) | (F.id() >> po >> (W & STRONG).id()),
     "8.8",
     "Pairs (first operation, write) of a release pattern on a location M: 'a release operation on M; or a "
     "release operation on M followed by a strong write on M in program order; or a memory fence followed by "
@@ -88,9 +84,7 @@ release_pattern = Definition(
 )
 acquire_pattern = Definition(
     "acquire_pattern",
-    (R & ACQUIRE_OPERATION).id()
-    | ((R & STRONG).id() >> (po & vloc) >> ACQUIRE_OPERATION.id())
-    | ((R & STRONG).id() >> po >> F.id()),
+    (R & ACQUIRE_OPERATION).id() | ((R & STRONG).id() >> (po & vloc) >> ACQUIRE_OPERATION.id()) | ((R & STRONG).id() >> po >> F.id()),
     "8.8",
     "Pairs (read, last operation) of an acquire pattern on a location M: 'an acquire operation on M; or a "
     "strong read on M followed by an acquire operation on M in program order; or a strong read on M followed "
@@ -136,8 +130,7 @@ synchronizes_with = Definition(
     "synchronizes_with",
     fence_sc_order | barrier_synchronization | release_acquire_synchronization,
     "8.9.4",
-    "Item 1: 'A fence.sc operation X synchronizes with a fence.sc operation Y if X precedes Y in Fence-SC "
-    "order', with items 2-4 above.",
+    "Item 1: 'A fence.sc operation X synchronizes with a fence.sc operation Y if X precedes Y in Fence-SC order', with items 2-4 above.",
 )
 
 # ---- §8.9.5 causality order ---------------------------------------------------------------------
@@ -154,9 +147,7 @@ base_causality_order = Definition(
 )
 proxy_fence_for = Definition(
     "proxy_fence_for",
-    (SUR.id() >> same_cta >> PF_SURFACE.id())
-    | (TEX.id() >> same_cta >> PF_TEXTURE.id())
-    | (CON.id() >> same_cta >> PF_CONSTANT.id()),
+    (SUR.id() >> same_cta >> PF_SURFACE.id()) | (TEX.id() >> same_cta >> PF_TEXTURE.id()) | (CON.id() >> same_cta >> PF_CONSTANT.id()),
     "9.7.13.4",
     "Pairs (memory operation X through a non-generic proxy P, proxy fence fence.proxy.P in X's CTA). 'The "
     ".proxykind qualifier indicates a bi-directional proxy ordering established between the memory accesses "
@@ -199,9 +190,7 @@ proxy_preserved_base_causality_order = Definition(
 )
 causality_order = Definition(
     "causality_order",
-    proxy_preserved_base_causality_order
-    | (observation_order >> proxy_preserved_base_causality_order)
-    | (F_SC.id() >> base_causality_order >> F_SC.id()),
+    proxy_preserved_base_causality_order | (observation_order >> proxy_preserved_base_causality_order) | (F_SC.id() >> base_causality_order >> F_SC.id()),
     "8.9.5",
     "'An operation X precedes an operation Y in causality order if: 1. X precedes Y in proxy-preserved base "
     "causality order, or 2. For some operation Z, X precedes Z in observation order, and Z precedes Y in "
@@ -250,8 +239,7 @@ Coherence = Axiom(
     "empty",
     ((W.id() >> causality_order >> W.id()) & loc) - coherence_order,
     "8.10.1",
-    "'If a write W precedes an overlapping write W' in causality order, then W must precede W' in coherence "
-    "order.'",
+    "'If a write W precedes an overlapping write W' in causality order, then W must precede W' in coherence order.'",
 )
 Fence_SC = Axiom(
     "Fence-SC",
@@ -316,10 +304,23 @@ Causality = Axiom(
 PTX_8_7 = Model(
     name="ptx-8.7",
     definitions=(
-        morally_strong, release_pattern, acquire_pattern, observation_order, fence_sc_order,
-        barrier_synchronization, release_acquire_synchronization, synchronizes_with, base_causality_order,
-        proxy_fence_for, generic_from, generic_to, proxy_preserved_base_causality_order, causality_order,
-        coherence_order, fr, communication_order,
+        morally_strong,
+        release_pattern,
+        acquire_pattern,
+        observation_order,
+        fence_sc_order,
+        barrier_synchronization,
+        release_acquire_synchronization,
+        synchronizes_with,
+        base_causality_order,
+        proxy_fence_for,
+        generic_from,
+        generic_to,
+        proxy_preserved_base_causality_order,
+        causality_order,
+        coherence_order,
+        fr,
+        communication_order,
     ),
     axioms=(Coherence, Fence_SC, Atomicity_single_copy, Atomicity_RMW, No_Thin_Air, SC_per_location, Causality),
 )
@@ -376,8 +377,7 @@ PTX_6_0 = _differing(
     replace=(
         Definition(
             "morally_strong",
-            ((same_thread | scope_incl) & (loc | (NOT_MEMORY * EVENTS) | (EVENTS * NOT_MEMORY)))
-            - EVENTS.id(),
+            ((same_thread | scope_incl) & (loc | (NOT_MEMORY * EVENTS) | (EVENTS * NOT_MEMORY))) - EVENTS.id(),
             "8.7",
             "'Two operations are said to be morally strong relative to each other if they satisfy all of the "
             "following conditions: 1. The operations are related in program order (i.e, they are both executed "
@@ -385,9 +385,7 @@ PTX_6_0 = _differing(
             "executing the other operation. 3. If both are memory operations, then they overlap completely.' "
             "PTX 6.0 has no proxies (no condition 2): overlap is on the physical location.",
         ),
-        _before_proxies(
-            release_pattern, "virtual address (aliases behave as different proxies, §8.6)", "physical location"
-        ),
+        _before_proxies(release_pattern, "virtual address (aliases behave as different proxies, §8.6)", "physical location"),
         _before_proxies(acquire_pattern, "virtual address", "physical location"),
         _before_proxies(causality_order, "proxy-preserved base", "base"),
     ),

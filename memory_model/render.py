@@ -108,8 +108,10 @@ def _outcome_shown(verdict: Verdict) -> bool:
 
 def bound_line(verdict: Verdict) -> str:
     bound = verdict.program.unroll_bound
-    return (f"Bound {verdict.name} unroll {bound}: paths that take a loop more than {bound} time(s) were cut; "
-            f"the answer holds for the executions within the bound (a larger --unroll may find more states)")
+    return (
+        f"Bound {verdict.name} unroll {bound}: paths that take a loop more than {bound} time(s) were cut; "
+        f"the answer holds for the executions within the bound (a larger --unroll may find more states)"
+    )
 
 
 def why_lines(verdict: Verdict) -> list[str]:
@@ -366,7 +368,12 @@ def _dot_id(text: str) -> str:
 def dot(program: Program, execution: Execution, cycle: Cycle | None = None) -> str:
     """A Graphviz DOT picture of ``execution``: a cluster per thread, po/rf/co/fr edges, the cycle bold."""
     events = ordered_events(execution)
-    lines = [f"digraph {_dot_id(program.name)} {{", "  rankdir=TB;", '  node [shape=box, fontname="monospace", fontsize=10];', '  edge [fontname="monospace", fontsize=9];']
+    lines = [
+        f"digraph {_dot_id(program.name)} {{",
+        "  rankdir=TB;",
+        '  node [shape=box, fontname="monospace", fontsize=10];',
+        '  edge [fontname="monospace", fontsize=9];',
+    ]
     initial = [e for e in events if e.is_initial]
     if initial:
         lines.append('  subgraph cluster_init { label="initial writes"; style=dashed;')
@@ -388,7 +395,9 @@ def dot(program: Program, execution: Execution, cycle: Cycle | None = None) -> s
         drawn = {pair for pairs in shown.values() for pair in pairs}
         for a, b in cycle.edges:
             if (a, b) not in drawn:
-                lines.append(f"  e{a} -> e{b} [label={_dot_id(cycle.label((a, b)))}, color={CYCLE_COLOUR}, fontcolor={CYCLE_COLOUR}, penwidth=3, constraint=false];")
+                lines.append(
+                    f"  e{a} -> e{b} [label={_dot_id(cycle.label((a, b)))}, color={CYCLE_COLOUR}, fontcolor={CYCLE_COLOUR}, penwidth=3, constraint=false];"
+                )
         lines.append(f"  label={_dot_id('highlighted: a cycle forbidden by ' + cycle.axiom)}; fontcolor={CYCLE_COLOUR};")
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -457,7 +466,9 @@ def svg(program: Program, execution: Execution, cycle: Cycle | None = None) -> s
         "<defs>",
     ]
     for name, colour in colours.items():
-        out.append(f'<marker id="arrow-{name}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>')
+        out.append(
+            f'<marker id="arrow-{name}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>'
+        )
     out.append("</defs>")
     out.append(f'<text x="{_num(MARGIN)}" y="{_num(MARGIN)}" font-size="14" font-weight="bold">{escape(program.name)}</text>')
     events = {e.eid: e for e in execution.events}
@@ -468,7 +479,9 @@ def svg(program: Program, execution: Execution, cycle: Cycle | None = None) -> s
         out.append(f'<text x="{_num(x)}" y="{_num(first - 8)}" font-weight="bold">{escape(thread_title(program, thread))}</text>')
     for eid, box in sorted(boxes.items()):
         event = events[eid]
-        out.append(f'<g id="e{eid}"><rect x="{_num(box.x)}" y="{_num(box.y)}" width="{_num(box.w)}" height="{_num(box.h)}" rx="4" fill="white" stroke="black"/>')
+        out.append(
+            f'<g id="e{eid}"><rect x="{_num(box.x)}" y="{_num(box.y)}" width="{_num(box.w)}" height="{_num(box.h)}" rx="4" fill="white" stroke="black"/>'
+        )
         label = "initial write" if event.is_initial else f"e{eid}: {event.instruction}"
         out.append(f'<text x="{_num(box.x + 6)}" y="{_num(box.y + 16)}">{escape(label[:34])}</text>')
         out.append(f'<text x="{_num(box.x + 6)}" y="{_num(box.y + 31)}" fill="dimgray">{escape(event_label(event)[:34])}</text></g>')
@@ -498,13 +511,17 @@ def _arrow(source: _Box, target: _Box, colour: str, marker: str, label: str, *, 
         # A self-loop (an irreflexive axiom broken): a small arc on the right of the box.
         x, y = source.x + source.w, source.y + source.h / 2
         path = f"M{_num(x)},{_num(y - 8)} C{_num(x + 40)},{_num(y - 30)} {_num(x + 40)},{_num(y + 30)} {_num(x)},{_num(y + 8)}"
-        return (f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="{width}" marker-end="url(#arrow-{marker})"/>'
-                f'<text x="{_num(x + 36)}" y="{_num(y + 4)}" fill="{colour}">{escape(label)}</text>')
+        return (
+            f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="{width}" marker-end="url(#arrow-{marker})"/>'
+            f'<text x="{_num(x + 36)}" y="{_num(y + 4)}" fill="{colour}">{escape(label)}</text>'
+        )
     if bend == 0:
         (x1, y1), (x2, y2) = _anchor(source, target.centre), _anchor(target, source.centre)
         mx, my = (x1 + x2) / 2, (y1 + y2) / 2
-        return (f'<line x1="{_num(x1)}" y1="{_num(y1)}" x2="{_num(x2)}" y2="{_num(y2)}" stroke="{colour}" stroke-width="{width}" marker-end="url(#arrow-{marker})"/>'
-                f'<text x="{_num(mx + 4)}" y="{_num(my + 4)}" fill="{colour}">{escape(label)}</text>')
+        return (
+            f'<line x1="{_num(x1)}" y1="{_num(y1)}" x2="{_num(x2)}" y2="{_num(y2)}" stroke="{colour}" stroke-width="{width}" marker-end="url(#arrow-{marker})"/>'
+            f'<text x="{_num(mx + 4)}" y="{_num(my + 4)}" fill="{colour}">{escape(label)}</text>'
+        )
     # The control point sits to one side of the straight line, further for each parallel edge, so
     # that edges between the same two events do not hide each other.
     dx, dy = tx - sx, ty - sy
@@ -515,8 +532,10 @@ def _arrow(source: _Box, target: _Box, colour: str, marker: str, label: str, *, 
     x1, y1 = _anchor(source, (cx, cy))
     x2, y2 = _anchor(target, (cx, cy))
     lx, ly = (x1 + 2 * cx + x2) / 4, (y1 + 2 * cy + y2) / 4
-    return (f'<path d="M{_num(x1)},{_num(y1)} Q{_num(cx)},{_num(cy)} {_num(x2)},{_num(y2)}" fill="none" stroke="{colour}" stroke-width="{width}" marker-end="url(#arrow-{marker})"/>'
-            f'<text x="{_num(lx + 3)}" y="{_num(ly)}" fill="{colour}">{escape(label)}</text>')
+    return (
+        f'<path d="M{_num(x1)},{_num(y1)} Q{_num(cx)},{_num(cy)} {_num(x2)},{_num(y2)}" fill="none" stroke="{colour}" stroke-width="{width}" marker-end="url(#arrow-{marker})"/>'
+        f'<text x="{_num(lx + 3)}" y="{_num(ly)}" fill="{colour}">{escape(label)}</text>'
+    )
 
 
 def find_cycle(edges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...] | None:
@@ -532,7 +551,7 @@ def find_cycle(edges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...] 
         stack_path.append(node)
         for nxt in succ.get(node, ()):
             if colour.get(nxt) == 1:
-                loop = stack_path[stack_path.index(nxt):] + [nxt]
+                loop = stack_path[stack_path.index(nxt) :] + [nxt]
                 return tuple(zip(loop, loop[1:]))
             if nxt not in colour:
                 found = visit(nxt)
@@ -548,7 +567,6 @@ def find_cycle(edges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...] 
             if found:
                 return found
     return None
-
 
 
 def picture(verdict: Verdict) -> tuple[Execution | None, Cycle | None]:
@@ -586,8 +604,14 @@ def expression_text(expr) -> str:
     from . import relations as rel
 
     binary = {
-        rel.Union: "|", rel.SetUnion: "|", rel.Inter: "&", rel.SetInter: "&",
-        rel.Diff: "\\", rel.SetDiff: "\\", rel.Seq: ";", rel.Product: "*",
+        rel.Union: "|",
+        rel.SetUnion: "|",
+        rel.Inter: "&",
+        rel.SetInter: "&",
+        rel.Diff: "\\",
+        rel.SetDiff: "\\",
+        rel.Seq: ";",
+        rel.Product: "*",
     }
     if isinstance(expr, (rel.Base, rel.SetBase, rel.Ref)):
         return expr.name

@@ -367,11 +367,7 @@ class _Encoding:
         # A group that holds whenever its guard does absorbs every group with a larger guard.
         sure = [guard for guard, term in folded.items() if term is True]
         if sure:
-            folded = {
-                guard: term
-                for guard, term in folded.items()
-                if not any(small <= guard and small != guard for small in sure)
-            }
+            folded = {guard: term for guard, term in folded.items() if not any(small <= guard and small != guard for small in sure)}
         if len(folded) == 1:
             return next(iter(folded.items()))
         common = frozenset.intersection(*folded)
@@ -485,9 +481,7 @@ class _Encoding:
                                 self._when(guard, self.time(b) > self.time(m))
                     else:
                         earlier = [
-                            (z3.And(self.exists_z3(m), self.time(m) < self.time(b)), 1)
-                            for m in members
-                            if self.merge(self.guard[b], self.guard[m]) is not None
+                            (z3.And(self.exists_z3(m), self.time(m) < self.time(b)), 1) for m in members if self.merge(self.guard[b], self.guard[m]) is not None
                         ]
                         self._when(self.guard[b], z3.PbGe(earlier, quorum))
 
@@ -515,9 +509,7 @@ class _Encoding:
                 before.append((z3.And(self.exists_z3(z), self.time(z) < self.time(x)), 1))
             early[x] = z3.PbLe(before, quorum - 1) if before else z3.BoolVal(quorum >= 1)
         for y in receivers:
-            present = [
-                (self.exists_z3(m), 1) for m in members if self.merge(self.guard[y], self.guard[m]) is not None
-            ]
+            present = [(self.exists_z3(m), 1) for m in members if self.merge(self.guard[y], self.guard[m]) is not None]
             self._when(self.guard[y], z3.PbGe(present, quorum))
             for x in senders:
                 guard = self.merge(self.guard[x], self.guard[y])
@@ -932,8 +924,20 @@ def _shape(event: Event) -> tuple:
     """Everything about an event but its identity and its values: two traces of a thread with the
     same shapes up to a position are on one path there, and share that node."""
     return (
-        event.thread, event.index, event.instruction, event.line, event.reads, event.writes, event.atomic,
-        event.address, event.proxy, event.order, event.scope, event.fence, event.proxy_fence, event.barrier,
+        event.thread,
+        event.index,
+        event.instruction,
+        event.line,
+        event.reads,
+        event.writes,
+        event.atomic,
+        event.address,
+        event.proxy,
+        event.order,
+        event.scope,
+        event.fence,
+        event.proxy_fence,
+        event.barrier,
     )
 
 

@@ -13,7 +13,7 @@ Fast paths exist for ``fma.rn.f32`` (§9.7.3.6), ``{add,sub,mul}{.rn}{.ftz}{.sat
 (§9.7.4.1-3, on binary64 arithmetic) and ``{mul,mad}.wide.{s32,u32}`` (§9.7.1.3, §9.7.1.4), each
 written for its forms; and, on the one batched rounding routine of
 :mod:`ptxspec.semantics.batch_rounding` (the twin of numerics.round_value), for every form of the
-exhaustive silicon spaces of issue 6 and their packed relatives:
+exhaustive silicon spaces (docs/silicon-exhaustive.rst) and their packed relatives:
 
 * ``{add,sub,mul}{.rn}{.ftz}{.sat}.{bf16,bf16x2}`` (§9.7.4.1-3);
 * ``{min,max}{.ftz}{.NaN}{.xorsign.abs}.{f16,bf16,f16x2,bf16x2}`` (§9.7.4.7-8);
@@ -376,7 +376,7 @@ def integer_wide(*, signed: bool, add: bool) -> FastPath:
 # The exhaustive spaces: every form through the one batched rounding routine
 # ---------------------------------------------------------------------------------------------
 #
-# The paths below cover every form of the two exhaustive silicon spaces (issue 6): the scalar
+# The paths below cover every form of the two exhaustive silicon spaces (docs/silicon-exhaustive.rst): the scalar
 # 16-bit add/sub/mul/min/max forms and the conversions of one or two .f32 sources to .f16, .bf16,
 # .tf32, .e4m3x2, .e5m2x2, .f16x2, .bf16x2 and the integer types. Each one follows the scalar
 # function step by step (decode, NaN rule, exact operation, round once) with the batched decode
@@ -492,9 +492,7 @@ def _half_arith_element(opcode: str, fmt: FloatFormat, a: np.ndarray, b: np.ndar
         sign, significand, exponent = _exact_sum(sa, ma, ea, sb, mb, eb)
         sign = np.where(ia, sa, np.where(ib, sb, sign))
     nan_bits, open_ = _open_nan(fmt, profile)
-    bits = batch_rounding.round_bits(
-        sign, significand, exponent, fmt, Rounding.RN, ftz=ftz, sat=sat, infinite=infinite, nan=invalid, nan_bits=nan_bits
-    )
+    bits = batch_rounding.round_bits(sign, significand, exponent, fmt, Rounding.RN, ftz=ftz, sat=sat, infinite=infinite, nan=invalid, nan_bits=nan_bits)
     return bits, (invalid if open_ and not sat else None)
 
 

@@ -260,14 +260,15 @@ def _lane_bits(packed_type: str) -> int:
     return PACKED_TYPES[packed_type].lane_bits
 
 
-def _convert_all(form: Form, profile: Profile, sources: list[int], src: FloatFormat, mode: Rounding, randoms: Sequence[tuple[int, int] | None] | None = None) -> Result:
+def _convert_all(
+    form: Form, profile: Profile, sources: list[int], src: FloatFormat, mode: Rounding, randoms: Sequence[tuple[int, int] | None] | None = None
+) -> Result:
     """Convert each source element to the destination's element format and pack them, the first
     source in the most significant lane (the manual's pseudo-code)."""
     dst = _element(form["dtype"])
     randoms = randoms or [None] * len(sources)
     lanes = [
-        convert(x, src, dst, mode, form=form, profile=profile, satfinite="satfinite" in form, relu="relu" in form, random=r)
-        for x, r in zip(sources, randoms)
+        convert(x, src, dst, mode, form=form, profile=profile, satfinite="satfinite" in form, relu="relu" in form, random=r) for x, r in zip(sources, randoms)
     ]
     return pack_lanes(lanes, _lane_bits(form["dtype"]))
 
@@ -474,7 +475,7 @@ def mov(form: Form, a: int, *, profile: Profile) -> int:
 
 
 def _element_bits(form: Form, count: int) -> int:
-    """"The overall size of the vector and the size of the scalar must match the size of the
+    """ "The overall size of the vector and the size of the scalar must match the size of the
     instruction type" (§9.7.9.4): each of ``count`` elements is 1/count of the type."""
     return INTEGER_TYPES[form["type"]].bits // count
 

@@ -41,7 +41,7 @@ sm_90: these sets were checked against an H200 on every f32 input of every one-o
 every upper word of the two 1.11.20 forms, 2^32 random operand pairs of each division and 2^30
 inputs of rsqrt.approx.f64. The chip keeps every bound except cos.approx.f32 on 4698 inputs
 (the sm_90 profile's ``sin_cos_near_bound``), which that profile allows and the spec does not.
-The issue-6 scan (``conformance/silicon/approx.py``, docs/silicon-approx.rst) repeated this on an
+The .approx scan (``conformance/silicon/approx.py``, docs/silicon-approx.rst) repeated this on an
 H100 and an H200 with the same result -- every input of each one-operand .f32 form and of the
 upper words, 2^28 hashed pairs of each division, its largest errors recomputed exactly with MPFR --
 and keeps the evidence in conformance/data/sm_90/ (``meta-approx-<chip>.json``).

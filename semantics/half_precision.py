@@ -52,7 +52,21 @@ from ptxspec.semantics.floating_point_approx import (
     within_distance,
 )
 from ptxspec.semantics.instructions import semantic
-from ptxspec.semantics.numerics import Exact, Infinity, NaN, Rounding, Value, canonical_nan, decode, infinity, max_finite, min_subnormal, round_value, to_fraction, zero
+from ptxspec.semantics.numerics import (
+    Exact,
+    Infinity,
+    NaN,
+    Rounding,
+    Value,
+    canonical_nan,
+    decode,
+    infinity,
+    max_finite,
+    min_subnormal,
+    round_value,
+    to_fraction,
+    zero,
+)
 from ptxspec.profiles import Profile
 from ptxspec.semantics.results import Allowed, OneOf, Result, pack_lanes, split_lanes
 
@@ -303,6 +317,7 @@ TANH_ABSOLUTE = {"f16": power_of_two(-10987, 1000), "bf16": power_of_two(-8, 1)}
 # precisions are asked for again and again, so they are remembered.
 TANH_ABSOLUTE["f16"] = _remembered(TANH_ABSOLUTE["f16"])
 
+
 @functools.cache
 def _table_file(name: str) -> dict:
     import importlib.resources
@@ -464,7 +479,7 @@ F32 = FORMATS["f32"]
 
 
 def convert(fmt: FloatFormat, bits: int) -> Value:
-    """"convert(a)": the .f16/.bf16 input "converted to .f32 type" (§9.7.5.1). Every f16 and bf16
+    """ "convert(a)": the .f16/.bf16 input "converted to .f32 type" (§9.7.5.1). Every f16 and bf16
     value is an f32 value, so the conversion is exact: the decoded value is the converted one."""
     return decode(fmt, bits)
 

@@ -1,34 +1,98 @@
-"""The table from catalogue families to semantic functions, and the two front doors
-:func:`evaluate` and :func:`check`.
+"""The one table from catalogue families to semantic functions, and the front doors
+:func:`execute`, :func:`evaluate` and :func:`check`.
 
-A semantic function is registered with :func:`semantic` under its family's key and called as
-``fn(form, *sources, profile=profile)``; it returns one :data:`~ptxspec.semantics.results.Result`
-per destination operand (a bare result when there is one destination).
+Every instruction registers the same way: :func:`semantic` puts the decorated function in
+:data:`SEMANTICS` under its families' keys, tagged with its :class:`Operands` -- what the function
+takes besides the form. There are three kinds of operands, and so three calling conventions:
+
+* :data:`REGISTERS`, one thread's registers (the scalar chapters)::
+
+      fn(form, *sources, profile=...) -> result | (result, ...)
+
+  each source one bit pattern (an ``int``), one result per destination;
+* :data:`WARP_LANES`, the registers of every lane of a warp (the warp-level collectives of
+  :mod:`ptxspec.semantics.warp`, ``mma``, ``movmatrix``)::
+
+      fn(form, *sources, profile=..., active=...) -> (WarpResult, ...)
+
+  each source a tuple of 32 lane values (an ``int``: the same in every lane), ``active`` the set of
+  executing lanes (bit i = lane i);
+* a *state* besides the threads' registers: :data:`WARP_MEMORY` (``ldmatrix``, ``stmatrix``) and
+  :data:`WARPGROUP_MEMORY` (``wgmma.mma_async``: 128 threads)::
+
+      fn(form, state, *sources, profile=..., active=...) -> ((result, ...), new state)
+
+  where the state is a :class:`~ptxspec.semantics.state.State` (the shared-memory image, and what
+  the stateful instructions to come add to it): the pure function ``(form, state, operands) ->
+  (new state, results)`` of DESIGN.md "State"; nothing is changed in place.
+
+The sources are the form's :attr:`~ptxspec.spec.catalogue.Form.inputs` in the manual's order (its
+source operands, and a destination it also reads, such as wgmma's accumulator ``d``).
+:func:`check_sources` checks their count and widths -- the one check, used by :func:`execute` and
+by the command line, which locates its complaint with :attr:`SourceError.operand`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from numbers import Integral
+from typing import cast
 
-from ptxspec.spec.catalogue import CATALOGUE, Form
-from ptxspec.spec.errors import OperandError, PtxSpecError
-from ptxspec.spec.types import register_bits
+import attrs
+
 from ptxspec.profiles import Profile, profile_named
 from ptxspec.semantics.results import Result, contains
+from ptxspec.semantics.state import State
+from ptxspec.spec.catalogue import CATALOGUE, Form, Operand
+from ptxspec.spec.errors import OperandError, PtxSpecError
+from ptxspec.spec.types import register_bits
 
-SemanticFunction = Callable[..., "Result | tuple[Result, ...]"]
-
-SEMANTICS: dict[str, SemanticFunction] = {}
+SemanticFunction = Callable[..., object]
 
 
-def semantic(family_key: str) -> Callable[[SemanticFunction], SemanticFunction]:
-    """Register the decorated function as the meaning of the catalogue family ``family_key``."""
+@attrs.frozen
+class Operands:
+    """What a semantic function takes besides the form: the registers of ``threads`` threads (1:
+    one thread; 32: the lanes of a warp; 128: the threads of a warpgroup), and, when ``state``, a
+    :class:`~ptxspec.semantics.state.State` it reads and returns anew."""
+
+    name: str
+    threads: int
+    state: bool
+
+    @property
+    def all_threads(self) -> int:
+        """The set of every thread (bit i = thread i): the default execution context."""
+        return (1 << self.threads) - 1
+
+
+REGISTERS = Operands("registers", 1, False)
+WARP_LANES = Operands("warp lanes", 32, False)
+WARP_MEMORY = Operands("warp lanes and memory", 32, True)
+WARPGROUP_MEMORY = Operands("warpgroup threads and memory", 128, True)
+
+
+@attrs.frozen
+class Semantic:
+    """One entry of :data:`SEMANTICS`: the function that is a family's meaning, and its operands."""
+
+    function: SemanticFunction
+    operands: Operands
+
+
+SEMANTICS: dict[str, Semantic] = {}
+
+
+def semantic(*family_keys: str, operands: Operands = REGISTERS) -> Callable[[SemanticFunction], SemanticFunction]:
+    """Register the decorated function as the meaning of the catalogue families ``family_keys``,
+    taking ``operands``."""
 
     def register(fn: SemanticFunction) -> SemanticFunction:
-        if family_key in SEMANTICS:
-            raise ValueError(f"two semantic functions for {family_key}")
-        CATALOGUE.family(family_key)  # the family must exist
-        SEMANTICS[family_key] = fn
+        for key in family_keys:
+            if key in SEMANTICS:
+                raise ValueError(f"two semantic functions for {key}")
+            CATALOGUE.family(key)  # the family must exist
+            SEMANTICS[key] = Semantic(fn, operands)
         return fn
 
     return register
@@ -40,7 +104,8 @@ def as_form(form: Form | str) -> Form:
     return parse(form) if isinstance(form, str) else form
 
 
-def semantic_function(form: Form) -> SemanticFunction:
+def semantic_of(form: Form) -> Semantic:
+    """The registered meaning of ``form``'s family (a located error where there is none yet)."""
     _load_chapters()
     try:
         return SEMANTICS[form.family.key]
@@ -48,46 +113,164 @@ def semantic_function(form: Form) -> SemanticFunction:
         raise PtxSpecError(f"{form.text}: no semantics implemented for this form yet", section=form.family.section) from None
 
 
-def check_source_count(form: Form, count: int) -> tuple:
-    """The form's source operands, after checking that ``count`` of them were given."""
-    operands = form.sources
+def semantic_function(form: Form) -> SemanticFunction:
+    return semantic_of(form).function
+
+
+def operands_of(form: Form) -> Operands | None:
+    """What ``form``'s semantic function takes, or None where the form has no semantics yet."""
+    try:
+        return semantic_of(form).operands
+    except PtxSpecError:
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The one check of the source operands
+# ---------------------------------------------------------------------------------------------
+
+
+class SourceError(OperandError):
+    """A source operand that does not fit its form; ``operand`` is its index among the form's
+    inputs (None when the count is wrong), for a caller that knows where each operand was written."""
+
+    def __init__(self, message: str, *, operand: int | None, where=None, section: str | None = None):
+        super().__init__(message, where=where, section=section)
+        self.operand = operand
+
+
+def check_source_count(form: Form, count: int) -> tuple[Operand, ...]:
+    """The form's inputs, after checking that ``count`` of them were given."""
+    operands = form.inputs
     if count != len(operands):
-        names = ", ".join(o.name for o in operands)
-        raise OperandError(f"{form.text} takes {len(operands)} source operand(s) ({names}), got {count}", where=form.text)
+        names = ", ".join(o.name for o in operands) or "none"
+        raise SourceError(
+            f"{form.text} takes {len(operands)} source operand(s) ({names}), got {count}", operand=None, where=form.text, section=form.family.section
+        )
     return operands
 
 
-def evaluate(form: Form | str, sources: Sequence, profile: Profile | str = "spec", *, active: int | None = None) -> tuple[Result, ...]:
-    """The results of ``form`` applied to the source operands' bit patterns, one per destination.
-
-    A warp-level form (:mod:`ptxspec.semantics.warp`) takes a per-lane operand as a tuple of lane
-    values (each lane is checked like a scalar) and ``active``, the set of executing lanes
-    (default: all 32)."""
-    form = as_form(form)
-    fn = semantic_function(form)
-    warp = getattr(fn, "warp", False)
-    operands = check_source_count(form, len(sources))
-    for value, operand in zip(sources, operands):
+def check_sources(form: Form, sources: Sequence, operands: Operands) -> tuple:
+    """``sources`` checked against ``form``'s inputs: their count, and that each value fits its
+    register (for several threads, each operand one ``int`` for every thread or a sequence of
+    ``operands.threads`` values). Returns them, thread values as tuples."""
+    checked = []
+    for index, (value, operand) in enumerate(zip(sources, check_source_count(form, len(sources)))):
         width = register_bits(operand.type)
-        for lane in value if warp and isinstance(value, tuple) else (value,):
-            if not 0 <= lane < (1 << width):
-                raise OperandError(f"operand {operand.name} of {form.text} is .{operand.type} ({width} bits); {lane:#x} does not fit", where=form.text)
-    if warp:
-        if active is not None and not 0 <= active <= 0xFFFFFFFF:
-            raise OperandError(f"the active lanes of {form.text} are a 32-bit mask; {active:#x} does not fit", where=form.text)
-        out = fn(form, *sources, profile=profile_named(profile), active=0xFFFFFFFF if active is None else active)
-    elif active is not None:
-        raise OperandError(f"{form.text} is not a warp-level instruction; it takes no set of active lanes", where=form.text)
+        if operands.threads > 1 and not isinstance(value, Integral):
+            try:
+                value = tuple(value)
+            except TypeError:
+                raise SourceError(
+                    f"operand {operand.name} is one integer or {operands.threads} lane values, got {value!r} ({form.text})", operand=index, where=form.text
+                ) from None
+            if len(value) != operands.threads:
+                raise SourceError(
+                    f"operand {operand.name} needs {operands.threads} lane values, got {len(value)} ({form.text})", operand=index, where=form.text
+                )
+        if operands.threads > 1:
+            for lane, bits in enumerate((value,) if isinstance(value, Integral) else value):
+                if not isinstance(bits, Integral):
+                    raise SourceError(
+                        f"operand {operand.name}, lane {lane}: a register holds an integer bit pattern, got {bits!r} ({form.text})",
+                        operand=index,
+                        where=form.text,
+                    )
+                if not _fits(bits, width):
+                    raise SourceError(
+                        f"operand {operand.name}, lane {lane}: {_shown(bits)} does not fit its {width}-bit register (.{operand.type}) of {form.text}",
+                        operand=index,
+                        where=form.text,
+                    )
+        elif not _fits(value, width):
+            raise SourceError(
+                f"operand {operand.name} of {form.text} is a .{operand.type} register ({width} bits); {_shown(value)} does not fit",
+                operand=index,
+                where=form.text,
+            )
+        checked.append(value)
+    return tuple(checked)
+
+
+def _fits(bits: object, width: int) -> bool:
+    return isinstance(bits, Integral) and 0 <= int(bits) < (1 << width)
+
+
+def _shown(bits: object) -> str:
+    return f"{int(bits):#x}" if isinstance(bits, Integral) else repr(bits)
+
+
+# ---------------------------------------------------------------------------------------------
+# The front doors
+# ---------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Outcome:
+    """What one instruction did: one result per destination, and the new state (None for an
+    instruction that takes no state)."""
+
+    results: tuple[Result, ...]
+    state: State | None = None
+
+
+def execute(form: Form | str, sources: Sequence, profile: Profile | str = "spec", *, active: int | None = None, state: State | None = None) -> Outcome:
+    """``form`` applied to its source operands (and, for an instruction of memory, to ``state``).
+
+    ``sources``: the bit patterns of the form's inputs (for a warp or warpgroup form, each a tuple
+    of the threads' values, or one ``int`` for all); ``active``: the executing threads of a warp or
+    warpgroup form (default: all)."""
+    form = as_form(form)
+    meaning = semantic_of(form)
+    kind = meaning.operands
+    sources = check_sources(form, sources, kind)
+    if kind.threads == 1:
+        if active is not None:
+            raise OperandError(f"{form.text} is not a warp-level instruction; it takes no set of active lanes", where=form.text)
+        context = {}
     else:
-        out = fn(form, *sources, profile=profile_named(profile))
-    return out if isinstance(out, tuple) else (out,)
+        if active is not None and not 0 <= active <= kind.all_threads:
+            raise OperandError(f"the active lanes of {form.text} are a {kind.threads}-bit mask; {active:#x} does not fit", where=form.text)
+        context = {"active": kind.all_threads if active is None else active}
+    if kind.state:
+        if not isinstance(state, State):
+            raise OperandError(
+                f"{form.text} reads memory: give its state (a ptxspec.semantics.state.State), got {type(state).__name__}",
+                where=form.text,
+                section=form.family.section,
+            )
+        results, new_state = cast("tuple[Sequence[Result], State]", meaning.function(form, state, *sources, profile=profile_named(profile), **context))
+        return Outcome(tuple(results), new_state)
+    if state is not None:
+        raise OperandError(f"{form.text} reads no memory; it takes no state", where=form.text)
+    out = cast("Result | tuple[Result, ...]", meaning.function(form, *sources, profile=profile_named(profile), **context))
+    return Outcome(out if isinstance(out, tuple) else (out,))
 
 
-def check(form: Form | str, sources: Sequence, observed: Sequence, profile: Profile | str = "spec", *, active: int | None = None) -> bool:
-    """Whether the observed destination bits are allowed results of ``form`` on ``sources``
-    (for a warp-level form, each observed destination is a tuple of 32 lane values)."""
-    expected = evaluate(form, sources, profile, active=active)
-    return len(expected) == len(observed) and all(contains(e, o) for e, o in zip(expected, observed))
+def evaluate(
+    form: Form | str, sources: Sequence, profile: Profile | str = "spec", *, active: int | None = None, state: State | None = None
+) -> tuple[Result, ...]:
+    """The results of ``form`` on ``sources``, one per destination (see :func:`execute`)."""
+    return execute(form, sources, profile, active=active, state=state).results
+
+
+def check(
+    form: Form | str,
+    sources: Sequence,
+    observed: Sequence,
+    profile: Profile | str = "spec",
+    *,
+    active: int | None = None,
+    state: State | None = None,
+    observed_state: State | None = None,
+) -> bool:
+    """Whether the observed destination bits are allowed results of ``form`` on ``sources`` (for a
+    warp-level form, each observed destination is a tuple of the lanes' values), and, where
+    ``observed_state`` is given, whether it is the state the instruction leaves."""
+    outcome = execute(form, sources, profile, active=active, state=state)
+    if observed_state is not None and observed_state != outcome.state:
+        return False
+    return len(outcome.results) == len(observed) and all(contains(e, o) for e, o in zip(outcome.results, observed))
 
 
 _loaded = False

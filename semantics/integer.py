@@ -40,7 +40,7 @@ def wrap(width: int, x: int) -> int:
 
 
 def saturate(t: IntegerType, x: int) -> int:
-    """".sat limits result to MININT..MAXINT (no overflow) for the size of the operation"."""
+    """ ".sat limits result to MININT..MAXINT (no overflow) for the size of the operation"."""
     return wrap(t.bits, min(max(x, t.min), t.max))
 
 
@@ -125,13 +125,13 @@ def mad(form: Form, a: int, b: int, c: int, *, profile: Profile) -> Result:
 
 
 def low24(t: IntegerType, x: int) -> int:
-    """"the 24-bit integer values held in 32-bit source registers": the low 24 bits, read in the
+    """ "the 24-bit integer values held in 32-bit source registers": the low 24 bits, read in the
     type's sign (mul24.s32 is a signed 24x24-bit multiply)."""
     return value(IntegerType(t.name, 24, t.signed), x)
 
 
 def product48(form: Form, a: int, b: int) -> int:
-    """"t<47..16> (.hi)" or "t<31..0> (.lo)" of the 48-bit product t = a * b (§9.7.1.5)."""
+    """ "t<47..16> (.hi)" or "t<31..0> (.lo)" of the 48-bit product t = a * b (§9.7.1.5)."""
     t = integer_type(form["type"])
     product = low24(t, a) * low24(t, b)
     return wrap(32, product >> 16) if form["mode"] == "hi" else wrap(32, product)
@@ -238,7 +238,7 @@ def neg(form: Form, a: int, *, profile: Profile) -> Result:
 
 
 def relu(form: Form, x: int) -> int:
-    """"min.relu.{s16x2, s32} clamps the result to 0 if negative" (§9.7.1.12)."""
+    """ "min.relu.{s16x2, s32} clamps the result to 0 if negative" (§9.7.1.12)."""
     return max(x, 0) if "relu" in form else x
 
 
@@ -412,7 +412,7 @@ def bmsk(form: Form, a: int, b: int, *, profile: Profile) -> Result:
 
 
 def extract(bits: int, count: int, width: int, type_name: str) -> list[int]:
-    """"extractAndSignOrZeroExt": the ``count`` ``width``-bit fields of ``bits``, least
+    """ "extractAndSignOrZeroExt": the ``count`` ``width``-bit fields of ``bits``, least
     significant first, sign- or zero-extended by ``type_name``."""
     t = IntegerType(type_name, width, type_name.startswith("s"))
     return [value(t, bits >> (width * i)) for i in range(count)]
@@ -494,7 +494,7 @@ def subc(form: Form, a: int, b: int, cf: int, *, profile: Profile) -> Result | t
 
 
 def product_half(form: Form, a: int, b: int) -> int:
-    """"t = a * b; d = t<63..32> + c (.hi); d = t<31..0> + c (.lo)" (§9.7.2.5, written for 32
+    """ "t = a * b; d = t<63..32> + c (.hi); d = t<31..0> + c (.lo)" (§9.7.2.5, written for 32
     bits): the bits of the n-bit half, as an unsigned addend."""
     t = integer_type(form["type"])
     product = value(t, a) * value(t, b)

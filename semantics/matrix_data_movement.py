@@ -1,11 +1,12 @@
 """ldmatrix, stmatrix and movmatrix (§9.7.14.5.15-17) as pure functions on a shared-memory byte
 image and the 32 lanes' registers.
 
-These are not registered with :func:`~ptxspec.semantics.instructions.semantic`: the registry calls
-``fn(form, *sources)`` with one bit pattern (or 32 lane values) per register operand, and these
-instructions read and write *memory* through per-lane addresses -- their inputs are a byte image
-and addresses, their output (for stmatrix) a new image. They take the parsed form (or its text)
-like the registered functions do, so a caller can go from instruction text to result.
+ldmatrix and stmatrix read and write *memory* through per-lane addresses: their inputs are a byte
+image and addresses, their output (for stmatrix) a new image. They take the parsed form (or its
+text), so a caller can go from instruction text to result. The registry
+(:mod:`ptxspec.semantics.instructions`) reaches them through :func:`ldmatrix_warp`,
+:func:`stmatrix_warp` and :func:`movmatrix_warp`: the same functions in its calling convention
+(the state's shared memory, each operand the 32 lanes' values, one result per lane).
 
 Every form the catalogue (:mod:`ptxspec.spec.matrix`) accepts is modelled:
 
@@ -50,7 +51,12 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
+from ptxspec.profiles import Profile
+from ptxspec.semantics.instructions import WARP_LANES, WARP_MEMORY, semantic
 from ptxspec.semantics.matrix_layout import WARP, FragmentLayout, group_id, thread_id_in_group
+from ptxspec.semantics.results import Result
+from ptxspec.semantics.state import State
+from ptxspec.semantics.warp import FULL_MASK, WarpResult, lanes_of, undefined_warp
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.errors import OperandError, PtxSpecError
 
@@ -104,7 +110,9 @@ def m8n16_fragment() -> FragmentLayout:
     destination register r0 of type .b32 must be specified where four 8-bit elements are loaded in
     the register"; "each thread in a warp loads 4 consecutive columns": lane ``t`` holds row
     ``groupID``, columns ``4 * threadID_in_group + j`` in its byte ``j``."""
-    return FragmentLayout("x", 8, 16, 8, 32, 1, "m8n16", "b8", formula=lambda lane, j: (group_id(lane), 4 * thread_id_in_group(lane) + j), section="9.7.14.5.15")
+    return FragmentLayout(
+        "x", 8, 16, 8, 32, 1, "m8n16", "b8", formula=lambda lane, j: (group_id(lane), 4 * thread_id_in_group(lane) + j), section="9.7.14.5.15"
+    )
 
 
 def m16n8_fragment() -> FragmentLayout:
@@ -166,17 +174,17 @@ _FRAGMENT = m8n8_fragment()
 
 
 def _as_form(form: Form | str) -> Form:
-    from ptxspec.spec.matrix import CATALOGUE
+    from ptxspec.spec.catalogue import parse
 
     if isinstance(form, str):
-        return CATALOGUE.parse(form)
+        return parse(form)
     if not isinstance(form, Form):
         raise PtxSpecError(f"an instruction form is its text or a parsed Form, got {type(form).__name__}")
     return form
 
 
 def _count(form: Form) -> int:
-    """".num: the values .x1, .x2 and .x4 indicate one, two or four matrices"."""
+    """ ".num: the values .x1, .x2 and .x4 indicate one, two or four matrices"."""
     return {"x1": 1, "x2": 2, "x4": 4}[form["num"]]
 
 
@@ -213,7 +221,7 @@ def row_addresses(form: Form, addresses: Sequence[int]) -> list[int]:
             raise OperandError(f"lane {lane}: negative address {address}", section=form.family.section)
         if address % ROW_BYTES:
             raise OperandError(
-                f"lane {lane}: row address {address:#x} is not 16-byte aligned (\"a group of four consecutive threads loads 16 "
+                f'lane {lane}: row address {address:#x} is not 16-byte aligned ("a group of four consecutive threads loads 16 '
                 'bytes. The matrix addresses must be naturally aligned accordingly")',
                 section=form.family.section,
             )
@@ -396,3 +404,50 @@ def movmatrix(form: Form | str, a) -> np.ndarray:
     lanes = _registers(form, lanes[:, None], 1)[:, 0]
     matrix = _FRAGMENT.to_matrix(lanes[:, None])
     return _FRAGMENT.from_matrix(matrix.T)[:, 0].astype(np.uint32)
+
+
+# ---------------------------------------------------------------------------------------------
+# The same instructions in the registry's calling convention
+# ---------------------------------------------------------------------------------------------
+
+#: "The mandatory .aligned qualifier indicates that all threads in the warp must execute the same
+#: <instruction> ... otherwise the behavior is undefined" (§9.7.14.5.15-17).
+ALIGNED = "all threads in the warp must execute the same instruction (.aligned); otherwise the behavior is undefined"
+
+
+def _per_lane(registers: np.ndarray) -> tuple[WarpResult, ...]:
+    """One :class:`~ptxspec.semantics.warp.WarpResult` per register of ``registers`` ``[32, R]``."""
+    return tuple(WarpResult(tuple(int(v) for v in registers[:, r]), 32) for r in range(registers.shape[1]))
+
+
+@semantic("ldmatrix", "ldmatrix.fmt", operands=WARP_MEMORY)
+def ldmatrix_warp(form: Form, state: State, p, *, profile: Profile, active: int) -> tuple[tuple[Result, ...], State]:
+    """§9.7.14.5.15 :func:`ldmatrix` from ``state``'s shared memory at the lanes' row addresses
+    ``p``: the registers ``r`` of every lane, and the state unchanged. A warp with inactive lanes
+    gives undefined registers (:data:`ALIGNED`)."""
+    del profile  # no choice of the chip: the manual fixes every bit
+    if active != FULL_MASK:
+        return tuple(undefined_warp(32) for _ in form.destinations), state
+    return _per_lane(ldmatrix(form, state.shared_image(), lanes_of(p, "p"))), state
+
+
+@semantic("stmatrix", operands=WARP_MEMORY)
+def stmatrix_warp(form: Form, state: State, p, *r, profile: Profile, active: int) -> tuple[tuple[Result, ...], State]:
+    """§9.7.14.5.16 :func:`stmatrix` of the lanes' registers ``r`` to ``state``'s shared memory at
+    their row addresses ``p``: no register result, and the new state. With inactive lanes the
+    stores are undefined (:data:`ALIGNED`), which a byte image cannot hold: refused."""
+    del profile
+    if active != FULL_MASK:
+        raise OperandError(f"{form.text}: {ALIGNED}, and a memory image cannot hold undefined bytes; active lanes {active:#010x}", section=form.family.section)
+    registers = np.array([lanes_of(v, f"r.{i}") for i, v in enumerate(r)], dtype=np.uint64).T
+    return (), state.with_shared(stmatrix(form, state.shared_image(), lanes_of(p, "p"), registers))
+
+
+@semantic("movmatrix", operands=WARP_LANES)
+def movmatrix_warp(form: Form, a, *, profile: Profile, active: int) -> WarpResult:
+    """§9.7.14.5.17 :func:`movmatrix` of the lanes' registers ``a``. A warp with inactive lanes
+    gives an undefined ``d`` (:data:`ALIGNED`)."""
+    del profile
+    if active != FULL_MASK:
+        return undefined_warp(32)
+    return _per_lane(movmatrix(form, lanes_of(a, "a"))[:, None])[0]

@@ -41,6 +41,7 @@ import attrs
 import numpy as np
 
 from ptxspec.spec.errors import OperandError, PtxSpecError
+
 # ACCUMULATORS, DENSE_AB, SPARSE_AB: which layouts exist (re-exported for the mma semantics).
 from ptxspec.spec.matrix import ACCUMULATORS, DENSE_AB, ELEMENT_BITS, SPARSE_AB, element_bits_of, fragment_registers, parse_shape  # noqa: F401
 
@@ -111,7 +112,7 @@ class FragmentLayout:
             for r in range(self.registers):
                 for k in range(self.per_register):
                     rows[lane, r, k], cols[lane, r, k] = self.element(lane, r, k)
-        shifts = (np.arange(self.per_register, dtype=np.uint64) * np.uint64(self.element_bits))
+        shifts = np.arange(self.per_register, dtype=np.uint64) * np.uint64(self.element_bits)
         return rows, cols, shifts
 
     def to_matrix(self, lanes) -> np.ndarray:
@@ -119,7 +120,9 @@ class FragmentLayout:
         lanes' registers (``[..., threads, registers]``, each a ``register_bits``-bit pattern)."""
         lanes = register_values(lanes, self.register_bits, self.describe())
         if lanes.shape[-2:] != (self.threads, self.registers):
-            raise OperandError(f"a {self.describe()} takes [..., {self.threads}, {self.registers}] registers, got shape {lanes.shape}", section=self.section or None)
+            raise OperandError(
+                f"a {self.describe()} takes [..., {self.threads}, {self.registers}] registers, got shape {lanes.shape}", section=self.section or None
+            )
         rows, cols, shifts = self._index
         mask = np.uint64((1 << self.element_bits) - 1) if self.element_bits < 64 else np.uint64(0xFFFFFFFFFFFFFFFF)
         fields = (lanes[..., None] >> shifts) & mask  # [..., threads, R, P]
@@ -268,6 +271,7 @@ def m8n8k4_f16_formula(operand: str, layout: str, element_type: str) -> Formula:
     (Column-major A is 8 x 4 with "row = i % 4 (+4)": the four elements of a lane run down a
     column of its half.)
     """
+
     def high(lane: int) -> int:
         return 4 if lane >= 16 else 0
 

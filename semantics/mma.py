@@ -51,22 +51,23 @@ does); one exact integer sum; the accumulator rounded between steps; one final r
 the mode the hardware uses. :mod:`ptxspec.profiles.sm_90.mma` holds the parameters fitted to the
 sm_90 recordings (docs/mma.rst gives the evidence), looked up by :func:`datapath_for`.
 
-Every rounding here is the numerics core's: :func:`~ptxspec.semantics.numerics.round_value` in the
-readable functions, its batched twin :func:`~ptxspec.semantics.batch_rounding.round_bits` in
-:func:`datapath_matrix`.
+Every rounding here is the numerics core's :func:`~ptxspec.semantics.numerics.round_value`. This
+module is the meaning; :mod:`ptxspec.semantics.mma_vectorised` computes :func:`datapath_dot` on
+whole batches of matrices (for :func:`datapath_matrix`) with the core's batched twin
+:func:`~ptxspec.semantics.batch_rounding.round_bits`, an optimisation proven equal to it by the
+tests that module names.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 import attrs
 import numpy as np
 
-from ptxspec.spec.errors import OperandError, PtxSpecError
+from ptxspec.spec.errors import OperandError
 from ptxspec.spec.types import FORMATS, FloatFormat
-from ptxspec.semantics import batch_rounding
 from ptxspec.semantics.numerics import (
     Exact,
     Infinity,
@@ -79,7 +80,8 @@ from ptxspec.semantics.numerics import (
     infinity,
     round_value,
 )
-from ptxspec.profiles import SPEC, MatrixKey, Profile, profile_named
+from ptxspec.profiles import SPEC, MatrixKey, Profile
+from ptxspec.semantics.instructions import WARP_LANES, semantic
 from ptxspec.semantics.results import AnyNaN, Interval, Result
 from ptxspec.semantics.sparse import sparse_mma, sparse_operand
 
@@ -165,7 +167,9 @@ def _exact_total(values: Sequence[Exact], mode: Rounding = Rounding.RN) -> Exact
     return Exact(int(total < 0), abs(total), e)
 
 
-def exact_dot(atype: str, btype: str, ctype: str, dtype: str, a: Sequence[int], b: Sequence[int], c: int, mode: Rounding = Rounding.RN, nan: int | None = None) -> int:
+def exact_dot(
+    atype: str, btype: str, ctype: str, dtype: str, a: Sequence[int], b: Sequence[int], c: int, mode: Rounding = Rounding.RN, nan: int | None = None
+) -> int:
     """The readable reference: ``sum_k a_k * b_k + c`` computed exactly and rounded ONCE into
     ``dtype`` with ``mode`` (a NaN result gives ``nan``, by default the canonical NaN)."""
     fa, fb, fc = _fmt(atype), _fmt(btype), _fmt(ctype)
@@ -393,8 +397,15 @@ class Datapath:
         return attrs.evolve(self, alignment_bits=self.c_alignment_bits)
 
     def describe(self) -> str:
-        parts = [f"E={self.alignment_bits}", self.reference, f"trunc={self.truncation}", f"chunk={self.chunk}", f"C {self.c_step}",
-                 f"acc={self.accumulator}/{self.accumulator_rounding.value}", f"final={self.rounding.value}"]
+        parts = [
+            f"E={self.alignment_bits}",
+            self.reference,
+            f"trunc={self.truncation}",
+            f"chunk={self.chunk}",
+            f"C {self.c_step}",
+            f"acc={self.accumulator}/{self.accumulator_rounding.value}",
+            f"final={self.rounding.value}",
+        ]
         if self.via:
             parts.append(f"via={self.via}/{self.via_rounding.value}")
         for flag in ("flush_inputs", "flush_c", "flush_output"):
@@ -411,6 +422,11 @@ class Datapath:
         if self.tree_sum != "one step":
             parts.append(f"tree sum={self.tree_sum}")
         return ", ".join(parts)
+
+
+#: binary32's (exponent bits, mantissa bits), as an ``accumulator`` or ``via`` of a
+#: :class:`Datapath` (ptxas's binary32 code for m8n8k4 .f16: :mod:`ptxspec.profiles.sm_90.mma`).
+BINARY32 = (8, 23)
 
 
 def order_indices(order: str | tuple[int, ...], k: int) -> list[int]:
@@ -466,7 +482,10 @@ def _step(addends: list[tuple[Exact, int]], model: Datapath, mode: Rounding = Ro
 
 
 def datapath_dot(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, a: Sequence[int], b: Sequence[int], c: int) -> int:
-    """The readable model: one element of D from a row of A, a column of B and c (element bits)."""
+    """§9.7.14.5.14 "The accumulation order, rounding and handling of subnormal inputs are
+    unspecified": the readable model of a datapath that pins them (:class:`Datapath`), and its
+    meaning -- one element of D from a row of A, a column of B and c (element bits).
+    :mod:`ptxspec.semantics.mma_vectorised` computes it on arrays, tested equal to this."""
     fa, fb, fc, fd = _fmt(atype), _fmt(btype), _fmt(ctype), _fmt(dtype)
     av = [decode(fa, x, ftz=model.flush_inputs) for x in a]
     bv = [decode(fb, y, ftz=model.flush_inputs) for y in b]
@@ -493,7 +512,7 @@ def datapath_dot(model: Datapath, atype: str, btype: str, ctype: str, dtype: str
     terms = [terms[i] for i in order_indices(model.order, len(terms))]
     c_term = (cv, _reference(fc, cv) if model.reference == "exponent" and cv.significand else (_msb(cv) if cv.significand else 0))
     size = model.chunk or len(terms)
-    groups = [terms[i:i + size] for i in range(0, len(terms), size)]
+    groups = [terms[i : i + size] for i in range(0, len(terms), size)]
     if model.c_step == "tree":
         return _tree(groups, c_term, fd, model, nan_bits)
     if model.c_step == "alone":  # C is added to the products' sum in a step of its own
@@ -591,537 +610,40 @@ def _final(total: Exact, fd: FloatFormat, model: Datapath) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-# The datapath model, vectorised
+# The datapath on matrices
 # ---------------------------------------------------------------------------------------------
-
-#: Dot products per block of the float64 path: a block's [K, block] temporaries (1 MiB of float64
-#: at K = 16) stay in the caches and are reused by the allocator rather than mapped afresh.
-BLOCK = 1 << 13
-
-
-def vectorisable(model: Datapath, atype: str, btype: str, k: int) -> bool:
-    """Whether :func:`datapath_matrix` can run ``model`` in int64 arithmetic: every cut addend is
-    below ``2^(alignment_bits + 2)`` and the sum of ``k + 1`` of them below 2^60."""
-    if model.alignment_bits is None or atype == "f64" or model.nan_rule != "fixed":
-        return False
-    if model.zero_sign == "ieee" and Rounding.RM in (model.last_step_rounding(), model.accumulator_rounding):
-        return False  # the RM sign of an exact zero sum is the readable model's alone
-    # The batched decoder reads a format's bits as int64: a 64-bit accumulator's sign bit is lost.
-    if any(fields is not None and 1 + sum(fields) >= 64 for fields in (model.accumulator, model.via)):
-        return False
-    if model.c_alignment_bits is not None and model.c_alignment_bits + 4 > 60:
-        return False
-    if model.c_step == "tree" and model.tree_sum != "one step":
-        return False  # the array paths sum a tree's partial sums and C in one step
-    if ((model.chunk is not None and model.chunk < k) or model.c_step in ("alone", "tree")) and model.accumulator is None:
-        return False
-    return model.alignment_bits + 2 + (k + 1).bit_length() <= 60
 
 
 def datapath_matrix(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, A: np.ndarray, B: np.ndarray, C: np.ndarray) -> np.ndarray:
-    """D (element bits, uint64 ``[..., M, N]``) of A ``[..., M, K]``, B ``[..., K, N]``, C
-    ``[..., M, N]`` under ``model``: float64 numpy where :func:`float64_exact` proves every
-    operation exact (the measured datapaths), float32 numpy where :func:`binary32_exact` does (the
-    IEEE binary32 chains), else int64 numpy where :func:`vectorisable`, else the readable
-    :func:`datapath_dot` element by element. All give the same bits."""
+    """§9.7.14.5.14 D of ``D = A*B + C`` (element bits, uint64 ``[..., M, N]``) for A ``[..., M,
+    K]``, B ``[..., K, N]`` and C ``[..., M, N]`` under ``model`` (batch dimensions broadcast):
+    ``D[..., i, j]`` is :func:`datapath_dot` of row i of A, column j of B and ``C[..., i, j]``.
+
+    Computed on arrays by :func:`ptxspec.semantics.mma_vectorised.datapath_arrays` wherever one of
+    its paths is proven exact for ``model`` (every measured datapath but .f64's): the same bits,
+    as the tests that module names check; else element by element."""
+    from ptxspec.semantics.mma_vectorised import datapath_arrays
+
+    fast = datapath_arrays(model, atype, btype, ctype, dtype, A, B, C)
+    if fast is not None:
+        return fast
+    return _each_element(lambda a, b, c: datapath_dot(model, atype, btype, ctype, dtype, a, b, c), A, B, C, np.uint64)
+
+
+def _each_element(dot: Callable[[list[int], list[int], int], object], A, B, C, dtype) -> np.ndarray:
+    """``D[..., i, j] = dot(row i of A, column j of B, C[..., i, j])``, the elements as Python
+    integers, for A ``[..., M, K]``, B ``[..., K, N]`` and C ``[..., M, N]`` (batch dimensions
+    broadcast); D of numpy ``dtype``."""
     A, B, C = (np.asarray(x, dtype=np.uint64) for x in (A, B, C))
     m, k = A.shape[-2:]
     n = B.shape[-1]
-    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-2])
-    for exact, dots in ((float64_exact(model, atype, btype, ctype, k), _float_dots), (binary32_exact(model, atype, btype, ctype, dtype, k), _binary32_dots)):
-        if exact:
-            A, B, C = (np.broadcast_to(x, batch + x.shape[-2:]).reshape((-1,) + x.shape[-2:]) for x in (A, B, C))
-            with np.errstate(invalid="ignore"):  # 0 * inf and inf - inf are NaNs on purpose
-                return dots(model, atype, btype, ctype, dtype, A, B, C).reshape(batch + (m, n))
-    rows = np.broadcast_to(A[..., :, None, :], batch + (m, n, k)).reshape(-1, k)
-    cols = np.broadcast_to(np.swapaxes(B, -1, -2)[..., None, :, :], batch + (m, n, k)).reshape(-1, k)
-    cs = np.broadcast_to(C, batch + (m, n)).reshape(-1)
-    if not vectorisable(model, atype, btype, k):
-        elements = [datapath_dot(model, atype, btype, ctype, dtype, [int(x) for x in r], [int(y) for y in s], int(c)) for r, s, c in zip(rows, cols, cs)]
-        return np.array(elements, dtype=np.uint64).reshape(batch + (m, n))
-    out = np.empty(cs.shape, dtype=np.uint64)
-    for start in range(0, cs.size, INT64_BLOCK):
-        sl = slice(start, start + INT64_BLOCK)
-        out[sl] = _dots(model, atype, btype, ctype, dtype, rows[sl], cols[sl], cs[sl])
-    return out.reshape(batch + (m, n))
-
-
-# ---------------------------------------------------------------------------------------------
-# The datapath model in float64, where that is exact (the fast path)
-# ---------------------------------------------------------------------------------------------
-
-#: The reference exponent of an addend that is not live (a zero, an infinity or a NaN): far below
-#: every real one (float64_exact keeps those within +-1100), and twice it still fits int16.
-NOT_LIVE = -8000
-
-
-def float64_exact(model: Datapath, atype: str, btype: str, ctype: str, k: int) -> bool:
-    """Whether :func:`_float_dots` computes ``model`` exactly: float64 arithmetic is exact whenever
-    its result is representable, and the conditions below make every result representable.
-
-    The addends of a step are products ``a * b``, C and the accumulator. For each kind let its
-    values lie in ``[2^low, 2^high)`` (``low`` the last place of its smallest subnormal) with at
-    most ``precision`` significant bits; a product has ``precision_a + precision_b`` bits and
-    ``low_a + low_b``, ``high_a + high_b``. Then:
-
-    1. inputs, C and the accumulator are float64 numbers (precision <= 53, ``low >= -1022``,
-       ``high <= 1024``), and so is every product (the same test on the product's bounds);
-    2. a step cuts ``x * 2^-grid`` with ``grid = R - E`` (R the step's largest reference, E its
-       alignment bits, ``low - 1 <= R < high``): ``2^-grid`` is a float64 and multiplying by it only moves
-       the exponent, exact while the result stays normal: ``x * 2^-grid >= 2^(low - grid)``, so
-       ``low - (high - 1 - E) >= -1022`` suffices; trunc and floor are exact;
-    3. a live addend is below ``2^(R + 2)`` (a product of two significands below 2 each, its
-       reference the sum of theirs), so a cut addend is an integer of magnitude below ``2^(E + 2)``
-       and the sum of a step's at most ``k + 1`` of them is below ``2^(E + 2 + bitlen(k + 1))``:
-       when that is at most 2^53 every partial sum is an integer float64 represents, and the sum
-       is exact in any order.
-    """
-    if model.alignment_bits is None or not vectorisable(model, atype, btype, k):
-        return False
-    kinds = []  # (precision, low, high) of each kind of addend
-    fa, fb, fc = _fmt(atype), _fmt(btype), _fmt(ctype)
-    for f in (fa, fb, fc) + ((_format(model.accumulator),) if model.accumulator is not None else ()):
-        if not (f.signed and f.has_subnormals):
-            return False  # the batched decoder does not cover it (nor does the int64 path)
-    bounds = {f.name: (f.precision, f.min_normal_exponent - f.mantissa_bits, f.max_exponent + 1) for f in (fa, fb, fc)}
-    (pa, la, ha), (pb, lb, hb) = bounds[fa.name], bounds[fb.name]
-    kinds += [bounds[fa.name], bounds[fb.name], (pa + pb, la + lb, ha + hb), bounds[fc.name]]
-    if model.accumulator is not None:
-        af = _format(model.accumulator)
-        kinds.append((af.precision, af.min_normal_exponent - af.mantissa_bits, af.max_exponent + 1))
-    if any(p > 53 or low < -1022 or high > 1024 for p, low, high in kinds):
-        return False
-    low, high = min(x[1] for x in kinds), max(x[2] for x in kinds)
-    widths = [model.alignment_bits] + ([model.c_alignment_bits] if model.c_step == "alone" and model.c_alignment_bits is not None else [])
-    for e in widths:
-        if e + 2 + (k + 1).bit_length() > 53 or low - (high - 1 - e) < -1022 or not -1022 <= low - 1 - e <= high - 1 - e <= 1022:
-            return False
-    return True
-
-
-def _float_addends(fmt: FloatFormat, bits: np.ndarray, ftz: bool, reference: str) -> tuple[np.ndarray, np.ndarray]:
-    """Elements as float64 values (exact: float64_exact 1) and their reference exponents (int16;
-    NOT_LIVE for zeros, infinities and NaNs)."""
-    sign, sig, exp, nan, inf = batch_rounding.decode(fmt, bits, ftz=ftz)
-    finite = ~(nan | inf)
-    # A NaN's or an infinity's (sig, exp) are its fields read as a finite value: in range too.
-    value = np.ldexp(sig.astype(np.float64), exp.astype(np.int32))
-    np.putmask(value, inf, np.inf)
-    np.putmask(value, nan, np.nan)
-    np.negative(value, out=value, where=sign)
-    # "exponent": the exponent field's (a subnormal's is the smallest normal exponent); "msb".
-    ref = exp + fmt.mantissa_bits if reference == "exponent" else exp + batch_rounding.bit_length(sig) - 1
-    return value, np.where(finite & (sig != 0), ref, NOT_LIVE).astype(np.int16)
-
-
-#: :func:`_float_addends` of every bit pattern of a format up to 16 bits wide, built on first use:
-#: reading an element is then one table look-up instead of a dozen array operations.
-_ADDEND_TABLES: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
-
-
-def _input_addends(fmt: FloatFormat, bits: np.ndarray, ftz: bool, reference: str = "exponent") -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_float_addends` of A's or B's elements (exponent-field references), through a
-    table of the whole format where it has at most 2^16 bit patterns."""
-    if fmt.width > 16 or (bits.size and int(bits.max()) >> fmt.width):
-        return _float_addends(fmt, bits, ftz, reference)
-    key = (fmt, ftz, reference)
-    if key not in _ADDEND_TABLES:
-        table = _float_addends(fmt, np.arange(1 << fmt.width, dtype=np.uint64), ftz, reference)
-        for t in table:
-            t.flags.writeable = False
-        _ADDEND_TABLES[key] = table
-    values, refs = _ADDEND_TABLES[key]
-    index = bits.astype(np.intp)
-    return values[index], refs[index]
-
-
-def _float_dots(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, A: np.ndarray, B: np.ndarray, C: np.ndarray) -> np.ndarray:
-    """:func:`datapath_dot` for a batch of mma (A ``[b, M, K]``, B ``[b, K, N]``, C ``[b, M, N]``)
-    in float64, exact by :func:`float64_exact`; D's bits ``[b, M, N]``.
-
-    The same steps as datapath_dot; NaN and infinite inputs are float64 NaNs and infinities, so a
-    step's sum is a NaN or an infinity exactly when IEEE 754 says so (a NaN addend, infinities of
-    both signs) and one of the sign otherwise, finite addends never overflowing float64 (3.).
-    Products are laid out ``[K, dots]``: the max-reduce and the sum over k are then row-wise
-    operations on contiguous rows, which numpy runs as fast vector loops."""
-    fa, fb, fc, fd = _fmt(atype), _fmt(btype), _fmt(ctype), _fmt(dtype)
-    m, k = A.shape[-2:]
-    n = B.shape[-1]
-    order = order_indices(model.order, k)
-    # Each element decoded once (not once per dot product it enters), k first, in the model's order.
-    # "msb" of an input is its exponent field's for a normal and its leading bit's for a subnormal.
-    input_reference = "msb" if model.subnormal_reference == "normalised" else "exponent"
-    va, ra = _input_addends(fa, np.moveaxis(A, -1, 0)[order], model.flush_inputs, input_reference)  # [K, b, M]
-    vb, rb = _input_addends(fb, np.moveaxis(B, -2, 0)[order], model.flush_inputs, input_reference)  # [K, b, N]
-    vc, rc = _float_addends(fc, C, model.flush_c, model.reference)
-    out = np.empty(C.shape, dtype=np.uint64)
-    per = max(1, BLOCK // (m * n))  # whole mma per block
-    for start in range(0, len(C), per):
-        sl = slice(start, start + per)
-        # Every product once, by broadcasting: [K, b, M, 1] * [K, b, 1, N] -> [K, dots].
-        products = (va[:, sl, :, None] * vb[:, sl, None, :]).reshape(k, -1)
-        if model.reference == "exponent":  # the sum of the inputs' exponent fields
-            refs = (ra[:, sl, :, None] + rb[:, sl, None, :]).reshape(k, -1)
-        else:  # the product's leading bit: its float64 exponent (products are normal float64s)
-            field = ((products.view(np.int64) >> 52) & 0x7FF).astype(np.int16)
-            refs = np.where((field == 0) | (field == 0x7FF), np.int16(NOT_LIVE), field - np.int16(1023))
-        c = vc[sl].reshape(-1), rc[sl].reshape(-1)
-        out[sl] = _float_steps(model, fd, products, refs, c).reshape(-1, m, n)
-    return out
-
-
-def _float_steps(model: Datapath, fd: FloatFormat, products: np.ndarray, refs: np.ndarray, c: tuple) -> np.ndarray:
-    """The steps of datapath_dot on a block of dot products: ``products`` and their reference
-    exponents ``[K, dots]`` (in the model's order), ``c`` C's (values, references) ``[dots]``."""
-    k = products.shape[0]
-    af = _format(model.accumulator) if model.accumulator is not None else None
-    size = model.chunk or k
-    groups = [slice(s, min(k, s + size)) for s in range(0, k, size)]
-    overflow = np.zeros(products.shape[1], dtype=bool), np.zeros(products.shape[1], dtype=bool)  # (overflowed, negative)
-    if model.c_step == "tree":  # each group on its own, then the partial sums and C
-        partials = []
-        for g in groups:
-            step = _float_step(products[g], refs[g], [], model.alignment_bits, model)
-            value, ref, overflow = _float_accumulate(*step, af, model, overflow)
-            partials.append((value, ref))
-        return _float_final(*_float_step(products[:0], refs[:0], partials + [c], model.alignment_bits, model), fd, model, overflow)
-    if model.c_step == "alone":  # C is added to the products' sum in a step of its own
-        groups.append(slice(k, k))
-    acc = c if model.c_step == "first" else None
-    for s, g in enumerate(groups):
-        last = s == len(groups) - 1
-        extras = ([acc] if acc is not None else []) + ([c] if last and model.c_step in ("last", "alone") else [])
-        width = model.c_step_model().alignment_bits if last and model.c_step == "alone" else model.alignment_bits
-        step = _float_step(products[g], refs[g], extras, width, model)
-        if last:
-            return _float_final(*step, fd, model, overflow)
-        value, ref, overflow = _float_accumulate(*step, af, model, overflow)
-        acc = (value, ref)
-    raise AssertionError("unreachable")
-
-
-def _float_step(products: np.ndarray, refs: np.ndarray, extras: list, alignment_bits: int | None, model: Datapath) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_step` in float64 for one step: the step's products (``[j, dots]``, cut in place:
-    each product belongs to one step) and ``extras`` (C, the accumulator: (value, reference)
-    pairs). Returns (sum, grid, sign): the sum of the cut addends in units of ``2^grid``."""
-    if alignment_bits is None:
-        raise AssertionError("the float64 path runs models that align (float64_exact)")
-    dots = products.shape[1]
-    if len(refs):
-        reference = refs.max(axis=0).astype(np.int64)  # the largest exponent: one max-reduce
-    else:
-        reference = np.full(dots, NOT_LIVE, dtype=np.int64)
-    for _, r in extras:
-        reference = np.maximum(reference, r)
-    live = reference > NOT_LIVE // 2
-    grid = np.where(live, reference - alignment_bits, 0)
-    scale = np.ldexp(1.0, (-grid).astype(np.int32))
-    cut = np.trunc if model.truncation == "zero" else np.floor  # "floor": two's-complement truncation
-    total = np.zeros(dots)
-    if len(products):
-        np.multiply(products, scale, out=products)
-        cut(products, out=products)
-        total = products.sum(axis=0)
-    for value, _ in extras:
-        total = total + cut(value * scale)
-    # The sign of a zero sum: +0 after cancellation; with no live addend -0 only when every addend
-    # is -0 (zero_sign "ieee"). Dead dot products are rare: look at their addends' signs only.
-    sign = total < 0
-    dead = np.flatnonzero(~live)
-    if model.zero_sign == "ieee" and dead.size:
-        negative = np.signbit(products[:, dead]).all(axis=0)
-        for value, _ in extras:
-            negative &= np.signbit(value[dead])
-        sign[dead] = negative
-    return total, grid, sign
-
-
-def _float_split(total: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(finite mask, integer magnitude): exact, the sum being an integer below 2^53."""
-    finite = np.isfinite(total)
-    return finite, np.abs(np.where(finite, total, 0.0)).astype(np.int64)
-
-
-def _float_accumulate(total: np.ndarray, grid: np.ndarray, sign: np.ndarray, af: FloatFormat | None, model: Datapath, overflow: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
-    """The step's sum rounded into the accumulator (the core's batched rounding) and read back as
-    an addend. A NaN or infinite sum is carried on as it is; the first accumulator that overflows
-    makes the result that infinity (datapath_dot returns there), unless an input is a NaN or an
-    infinity (datapath_dot's special case comes first, and such sums reach the final step)."""
-    if af is None:
-        raise AssertionError("a step before the last rounds into the accumulator (vectorisable)")
-    finite, sig = _float_split(total)
-    bits = batch_rounding.round_bits(sign, sig, grid, af, model.accumulator_rounding)
-    # Its reference: its exponent field's in either mode (datapath_dot's _reference(af, ...)).
-    value, ref = _float_addends(af, bits.astype(np.uint64), False, "exponent")
-    overflowed, negative = overflow
-    new = np.isinf(value) & finite & ~overflowed
-    overflow = (overflowed | new, negative | (new & sign))
-    value = np.where(finite, np.where(np.isinf(value), 0.0, value), total)
-    return value, ref, overflow
-
-
-def _float_final(total: np.ndarray, grid: np.ndarray, sign: np.ndarray, fd: FloatFormat, model: Datapath, overflow: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """The last step's sum into D: :func:`_final_arrays` (the core's batched rounding)."""
-    finite, sig = _float_split(total)
-    overflowed, negative = overflow
-    overflowed = overflowed & finite
-    infinite = np.isinf(total) | overflowed
-    pos_inf = (total == np.inf) | (overflowed & ~negative)
-    return _final_arrays(sign, sig, grid, fd, model, infinite, np.isnan(total), pos_inf)
-
-
-# ---------------------------------------------------------------------------------------------
-# The datapath model in binary32, where every step is one IEEE binary32 addition
-# ---------------------------------------------------------------------------------------------
-
-#: binary32's (exponent bits, mantissa bits): the accumulator of the models this path runs.
-BINARY32 = (8, 23)
-
-
-def _binary32_holds(fmt: FloatFormat, precision: int | None = None, low: int | None = None, high: int | None = None) -> bool:
-    """Whether binary32 holds every value of ``fmt`` (or of the bounds given: significant bits,
-    the exponent of the lowest place, and ``2^high`` above the magnitude) exactly."""
-    f32 = FORMATS["f32"]
-    precision = fmt.precision if precision is None else precision
-    low = fmt.min_normal_exponent - fmt.mantissa_bits if low is None else low
-    high = fmt.max_exponent + 1 if high is None else high
-    return precision <= f32.precision and low >= f32.min_normal_exponent - f32.mantissa_bits and high <= f32.max_exponent + 1
-
-
-def _host_binary32_is_ieee() -> bool:
-    """numpy's float32 addition keeps subnormals (no flush-to-zero mode set in this process)."""
-    tiny = np.float32(2.0**-149)
-    with np.errstate(all="ignore"):
-        return bool(tiny + np.float32(0) == tiny) and bool(np.float32(2.0**-126) - np.float32(2.0**-126 - 2.0**-149) == tiny)
-
-
-def binary32_exact(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, k: int) -> bool:
-    """Whether :func:`_binary32_dots` computes ``model`` exactly: every step keeps every bit of at
-    most two addends that binary32 holds (``alignment_bits`` None; the products of A and B exact in
-    binary32) and rounds to nearest into binary32 -- such a step is IEEE 754 binary32 addition
-    (§6.3's zero signs included), which numpy's float32 addition is -- and the last step rounds
-    to nearest into binary32 too (D is .f32, or ``via`` is binary32), the conversion into D then
-    being the core's batched rounding. The models of ptxas's binary32 code for m8n8k4 .f16 on
-    sm_90 are of this kind."""
-    if model.alignment_bits is not None or model.accumulator != BINARY32 or model.accumulator_rounding is not Rounding.RN:
-        return False
-    if model.nan_rule != "fixed" or model.flush_inputs or model.flush_c or model.flush_output or model.zero_sign not in ("ieee", "positive"):
-        return False
-    last_rounding = (BINARY32, model.rounding) if model.via is None and dtype == "f32" else (model.via, model.via_rounding)
-    if last_rounding != (BINARY32, Rounding.RN):
-        return False
-    chain = model.c_step in ("first", "alone") and model.chunk == 1  # one product per step
-    pairs = model.c_step == "tree" and model.tree_sum == "chain" and model.chunk in (1, 2)
-    if not (chain or pairs):
-        return False
-    fa, fb, fc = _fmt(atype), _fmt(btype), _fmt(ctype)
-    for f in (fa, fb, fc):
-        if not (f.signed and f.has_subnormals and _binary32_holds(f)):
-            return False
-    low = lambda f: f.min_normal_exponent - f.mantissa_bits  # noqa: E731
-    product = (fa.precision + fb.precision, low(fa) + low(fb), fa.max_exponent + fb.max_exponent + 2)
-    return _binary32_holds(fc, *product) and _host_binary32_is_ieee()
-
-
-def _binary32_dots(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, A: np.ndarray, B: np.ndarray, C: np.ndarray) -> np.ndarray:
-    """:func:`datapath_dot` for a batch of mma (A ``[b, M, K]``, B ``[b, K, N]``, C ``[b, M, N]``)
-    in numpy float32 arithmetic, exact by :func:`binary32_exact`; D's bits ``[b, M, N]``. The
-    specials are datapath_dot's (a NaN or infinite input decides the result before any step)."""
-    fa, fb, fc, fd = _fmt(atype), _fmt(btype), _fmt(ctype), _fmt(dtype)
-    k = A.shape[-1]
-    order = order_indices(model.order, k)
-    va = _input_addends(fa, np.moveaxis(A, -1, 0)[order], False)[0].astype(np.float32)  # [K, b, M]
-    vb = _input_addends(fb, np.moveaxis(B, -2, 0)[order], False)[0].astype(np.float32)  # [K, b, N]
-    products = (va[:, :, :, None] * vb[:, :, None, :]).reshape(k, -1)  # exact: binary32 holds them
-    c = _float_addends(fc, C, False, "exponent")[0].astype(np.float32).reshape(-1)
-
-    def step(x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
-        total = x if y is None else x + y
-        return total + np.float32(0) if model.zero_sign == "positive" else total  # -0 + +0 is +0
-
-    acc: np.ndarray | None
-    if model.c_step == "tree":  # groups of one or two products, then C + s_0, + s_1, ...
-        assert model.chunk is not None, "binary32_exact: a tree of groups of one or two products"
-        acc = c
-        for g in range(0, k, model.chunk):
-            acc = step(acc, step(*products[g:g + model.chunk]))
-    else:
-        acc = c if model.c_step == "first" else None
-        for j in range(k):
-            acc = step(products[j]) if acc is None else step(acc, products[j])
-        if acc is None:
-            raise AssertionError("mma has at least one product")
-        if model.c_step == "alone":
-            acc = step(acc, c)
-    sign, sig, exp, nan, infinite = batch_rounding.decode(FORMATS["f32"], acc.view(np.uint32))
-    pos_inf = infinite & ~sign
-    # datapath_dot's specials: a NaN addend, or infinities of both signs, give NaN; else the infinity.
-    special_pos = np.isposinf(products).any(axis=0) | np.isposinf(c)
-    special_neg = np.isneginf(products).any(axis=0) | np.isneginf(c)
-    special_nan = np.isnan(products).any(axis=0) | np.isnan(c) | (special_pos & special_neg)
-    special = special_nan | special_pos | special_neg
-    nan = np.where(special, special_nan, nan)
-    infinite = np.where(special, ~special_nan, infinite)
-    pos_inf = np.where(special, special_pos & ~special_nan, pos_inf)
-    return _final_arrays(sign, sig, exp, fd, model, infinite, nan, pos_inf).reshape(C.shape)
-
-
-# ---------------------------------------------------------------------------------------------
-# The datapath model in int64 (any alignment width up to 2^60)
-# ---------------------------------------------------------------------------------------------
-
-#: Dot products per block of the int64 path (bounds the size of the temporaries).
-INT64_BLOCK = 1 << 15
-
-
-def _decoded(fmt: FloatFormat, bits: np.ndarray, ftz: bool):
-    sign, sig, exp, nan, inf = batch_rounding.decode(fmt, bits, ftz=ftz)
-    return sign, sig, exp, nan, inf
-
-
-def _dots(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """:func:`datapath_dot` for a block of dot products (``a``, ``b``: [n, k]; ``c``: [n])."""
-    fa, fb, fc, fd = _fmt(atype), _fmt(btype), _fmt(ctype), _fmt(dtype)
-    sa, ma, ea, na, ia = _decoded(fa, a, model.flush_inputs)
-    sb, mb, eb, nb, ib = _decoded(fb, b, model.flush_inputs)
-    sc, mc, ec, nc, ic = _decoded(fc, c, model.flush_c)
-    # Products, exact: significands below 2^22 for every input format here.
-    sp = sa ^ sb
-    mp = np.where(ia | ib | na | nb, 0, ma * mb)
-    ep = ea + eb
-    zero_a, zero_b = (ma == 0) & ~ia & ~na, (mb == 0) & ~ib & ~nb
-    nan_p = na | nb | (ia & zero_b) | (ib & zero_a)
-    inf_p = (ia | ib) & ~nan_p
-    # Specials: a NaN addend, or infinities of both signs, give NaN; else an infinity wins.
-    pos_inf = (inf_p & ~sp).any(axis=1) | (ic & ~sc)
-    neg_inf = (inf_p & sp).any(axis=1) | (ic & sc)
-    nan = nan_p.any(axis=1) | nc | (pos_inf & neg_inf)
-    infinite = (pos_inf | neg_inf) & ~nan
-    if model.reference == "msb":
-        rp = ep + batch_rounding.bit_length(mp) - 1
-        rc = ec + batch_rounding.bit_length(mc) - 1
-    elif model.subnormal_reference == "normalised":  # a subnormal input's leading bit
-        rp = ea + batch_rounding.bit_length(ma) + eb + batch_rounding.bit_length(mb) - 2
-        rc = ec + fc.mantissa_bits
-    else:
-        rp = ea + eb + fa.mantissa_bits + fb.mantissa_bits
-        rc = ec + fc.mantissa_bits
-    k = a.shape[1]
-    order = order_indices(model.order, k)
-    sp, mp, ep, rp = sp[:, order], mp[:, order], ep[:, order], rp[:, order]
-    size = model.chunk or k
-    if model.c_step == "tree":
-        return _tree_arrays(model, fd, (sp, mp, ep, rp), (sc, mc, ec, rc), k, size, infinite, nan, pos_inf, neg_inf)
-    steps = [range(start, min(k, start + size)) for start in range(0, k, size)]
-    if model.c_step == "alone":
-        steps.append(range(0))
-    acc = (sc, mc, ec, rc) if model.c_step == "first" else None
-    for s, step in enumerate(steps):
-        last = s == len(steps) - 1
-        members = [(sp[:, j], mp[:, j], ep[:, j], rp[:, j]) for j in step]
-        if acc is not None:
-            members.append(acc)
-        if last and model.c_step in ("last", "alone"):
-            members.append((sc, mc, ec, rc))
-        total_sign, total_sig, grid = _step_arrays(members, model.c_step_model() if last and model.c_step == "alone" else model)
-        # The sign of a zero sum: -0 only when every addend is -0 (and zero_sign is "ieee").
-        every_negative_zero = np.logical_and.reduce([x[0] & (x[1] == 0) for x in members])
-        if model.zero_sign != "ieee":
-            every_negative_zero = np.zeros_like(every_negative_zero)
-        total_sign = np.where(total_sig == 0, every_negative_zero, total_sign)
-        if last:
-            return _final_arrays(total_sign, total_sig, grid, fd, model, infinite, nan, pos_inf)
-        if model.accumulator is None:
-            raise PtxSpecError("the vectorised datapath needs a rounded accumulator between steps")
-        af = _format(model.accumulator)
-        bits = batch_rounding.round_bits(total_sign, total_sig, grid, af, model.accumulator_rounding)
-        s2, m2, e2, _, inf2 = batch_rounding.decode(af, bits.astype(np.uint64))
-        # An accumulator that overflowed is an infinity from here on.
-        pos_inf = pos_inf | (inf2 & ~s2 & ~nan & ~infinite)
-        neg_inf = neg_inf | (inf2 & s2 & ~nan & ~infinite)
-        nan = nan | (pos_inf & neg_inf)
-        infinite = (pos_inf | neg_inf) & ~nan
-        m2 = np.where(inf2, 0, m2)
-        r2 = e2 + af.mantissa_bits  # the accumulator's own exponent in either mode, as datapath_dot
-        acc = (s2, m2, e2, r2)
-    raise AssertionError("unreachable")
-
-
-def _zero_signs(members, total_sign, total_sig, model: Datapath):
-    every_negative_zero = np.logical_and.reduce([x[0] & (x[1] == 0) for x in members])
-    if model.zero_sign != "ieee":
-        every_negative_zero = np.zeros_like(every_negative_zero)
-    return np.where(total_sig == 0, every_negative_zero, total_sign)
-
-
-def _tree_arrays(model: Datapath, fd: FloatFormat, products, c, k: int, size: int, infinite, nan, pos_inf, neg_inf):
-    """:func:`_tree` on arrays."""
-    sp, mp, ep, rp = products
-    if model.accumulator is None:
-        raise AssertionError("a tree's partial sums are rounded into the accumulator (vectorisable)")
-    af = _format(model.accumulator)
-    partials = []
-    for start in range(0, k, size):
-        members = [(sp[:, j], mp[:, j], ep[:, j], rp[:, j]) for j in range(start, min(k, start + size))]
-        sign, sig, grid = _step_arrays(members, model)
-        sign = _zero_signs(members, sign, sig, model)
-        bits = batch_rounding.round_bits(sign, sig, grid, af, model.accumulator_rounding)
-        s2, m2, e2, _, inf2 = batch_rounding.decode(af, bits.astype(np.uint64))
-        pos_inf = pos_inf | (inf2 & ~s2 & ~nan & ~infinite)
-        neg_inf = neg_inf | (inf2 & s2 & ~nan & ~infinite)
-        infinite = (pos_inf | neg_inf) & ~nan  # the first partial sum to overflow decides (_tree)
-        m2 = np.where(inf2, 0, m2)
-        r2 = e2 + af.mantissa_bits  # the accumulator's own exponent in either mode, as datapath_dot
-        partials.append((s2, m2, e2, r2))
-    nan = nan | (pos_inf & neg_inf)
-    infinite = (pos_inf | neg_inf) & ~nan
-    members = partials + [c]
-    sign, sig, grid = _step_arrays(members, model)
-    sign = _zero_signs(members, sign, sig, model)
-    return _final_arrays(sign, sig, grid, fd, model, infinite, nan, pos_inf)
-
-
-def _step_arrays(members, model: Datapath):
-    """:func:`_step` on arrays: returns (sign, magnitude, grid exponent) of the exact sum."""
-    sign = np.stack([x[0] for x in members], axis=1)
-    sig = np.stack([x[1] for x in members], axis=1)
-    exp = np.stack([x[2] for x in members], axis=1)
-    ref = np.stack([x[3] for x in members], axis=1)
-    live = sig != 0
-    big = np.where(live, ref, np.iinfo(np.int64).min // 4).max(axis=1)
-    grid = big - model.alignment_bits
-    shift = grid[:, None] - exp
-    left = np.minimum(np.maximum(-shift, 0), 62)
-    right = np.minimum(np.maximum(shift, 0), 62)
-    q = np.where(shift <= 0, sig << left, sig >> right)
-    if model.truncation == "floor":
-        rem = sig - ((sig >> right) << right)
-        q = q + ((shift > 0) & sign & (rem != 0))
-    q = np.where(live, q, 0)
-    total = np.where(sign, -q, q).sum(axis=1)
-    return total < 0, np.abs(total), np.where(live.any(axis=1), grid, 0)
-
-
-def _final_arrays(sign, sig, grid, fd: FloatFormat, model: Datapath, infinite, nan, pos_inf) -> np.ndarray:
-    if model.via is not None:
-        vf = _format(model.via, "via")
-        bits = batch_rounding.round_bits(sign, sig, grid, vf, model.via_rounding)
-        sign, sig, grid, _, vinf = batch_rounding.decode(vf, bits.astype(np.uint64))
-        vinf &= ~infinite & ~nan  # a NaN or infinite input decides those results (datapath_dot)
-        if vinf.any():
-            infinite = infinite | vinf
-            pos_inf = pos_inf | (vinf & ~sign)
-            sig = np.where(vinf, 0, sig)
-    if model.overflow == "infinity":
-        beyond = (sig != 0) & (grid + batch_rounding.bit_length(sig) - 1 > fd.max_exponent) & ~infinite & ~nan
-        pos_inf = pos_inf | (beyond & ~sign)
-        infinite = infinite | beyond
-    sign = np.where(infinite, ~pos_inf, sign)
-    nan_bits = canonical_nan(fd) if model.nan is None else model.nan
-    bits = batch_rounding.round_bits(sign, sig, grid, fd, model.rounding, ftz=model.flush_output, infinite=infinite, nan=nan, nan_bits=nan_bits)
-    if model.zero_sign == "positive":
-        bits = np.where(bits == fd.sign_mask, 0, bits)
-    return bits.astype(np.uint64)
+    shape = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-2]) + (m, n)
+    rows = np.broadcast_to(A[..., :, None, :], shape + (k,)).reshape(-1, k).tolist()
+    cols = np.broadcast_to(np.swapaxes(B, -1, -2)[..., None, :, :], shape + (k,)).reshape(-1, k).tolist()
+    cs = np.broadcast_to(C, shape).reshape(-1).tolist()
+    out = np.empty(len(cs), dtype=dtype)
+    out[:] = [dot(a, b, c) for a, b, c in zip(rows, cols, cs)]
+    return out.reshape(shape)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1159,8 +681,9 @@ def integer_matrix(atype: str, btype: str, A: np.ndarray, B: np.ndarray, C: np.n
 # ---------------------------------------------------------------------------------------------
 
 
-def datapath_for(profile: Profile, atype: str, btype: str, ctype: str, dtype: str, rounding: Rounding | None = None, shape: str | None = None,
-                 *, sparse: bool = False) -> Datapath | None:
+def datapath_for(
+    profile: Profile, atype: str, btype: str, ctype: str, dtype: str, rounding: Rounding | None = None, shape: str | None = None, *, sparse: bool = False
+) -> Datapath | None:
     """The datapath ``profile`` measured for these types, .f64 rounding modifier and shape
     (``profile.mma_datapaths``; sm_90: :mod:`ptxspec.profiles.sm_90.mma`), or None: then the
     spec-level sets. With ``sparse`` the one measured for ``mma.sp`` of that shape, which sums the
@@ -1171,7 +694,20 @@ def datapath_for(profile: Profile, atype: str, btype: str, ctype: str, dtype: st
     return profile.mma_datapaths.get(key)
 
 
-def mma_matrix(atype: str, btype: str, ctype: str, dtype: str, A, B, C, *, profile: Profile, rounding: Rounding | None = None, satfinite: bool = False, bit_op: str | None = None):
+def mma_matrix(
+    atype: str,
+    btype: str,
+    ctype: str,
+    dtype: str,
+    A,
+    B,
+    C,
+    *,
+    profile: Profile,
+    rounding: Rounding | None = None,
+    satfinite: bool = False,
+    bit_op: str | None = None,
+):
     """See :func:`mma_matrix_shape`; the shape is read from the matrices (M x K, K x N)."""
     A = np.asarray(A, dtype=np.uint64)
     m, k = A.shape[-2:]
@@ -1179,7 +715,21 @@ def mma_matrix(atype: str, btype: str, ctype: str, dtype: str, A, B, C, *, profi
     return mma_matrix_shape(f"m{m}n{n}k{k}", atype, btype, ctype, dtype, A, B, C, profile=profile, rounding=rounding, satfinite=satfinite, bit_op=bit_op)
 
 
-def mma_matrix_shape(shape: str, atype: str, btype: str, ctype: str, dtype: str, A, B, C, *, profile: Profile, rounding: Rounding | None = None, satfinite: bool = False, bit_op: str | None = None):
+def mma_matrix_shape(
+    shape: str,
+    atype: str,
+    btype: str,
+    ctype: str,
+    dtype: str,
+    A,
+    B,
+    C,
+    *,
+    profile: Profile,
+    rounding: Rounding | None = None,
+    satfinite: bool = False,
+    bit_op: str | None = None,
+):
     """D of ``D = A*B + C`` for matrices of element bits (``[..., M, K]``, ``[..., K, N]``,
     ``[..., M, N]``): uint64 bits where the result is determined (integers; a measured datapath of
     ``profile``), else an object array of spec-level results (:func:`spec_dot`)."""
@@ -1189,15 +739,7 @@ def mma_matrix_shape(shape: str, atype: str, btype: str, ctype: str, dtype: str,
     model = datapath_for(profile, atype, btype, ctype, dtype, rounding or Rounding.RN, shape)
     if model is not None:
         return datapath_matrix(model, atype, btype, ctype, dtype, A, B, C)
-    m, n = C.shape[-2:]
-    out = np.empty(C.shape, dtype=object)
-    for idx in np.ndindex(*C.shape[:-2]):
-        for i in range(m):
-            for j in range(n):
-                a = [int(x) for x in A[idx + (i,)]]
-                b = [int(y) for y in B[idx + (slice(None), j)]]
-                out[idx + (i, j)] = spec_dot(atype, btype, ctype, dtype, a, b, int(C[idx + (i, j)]))
-    return out
+    return _each_element(lambda a, b, c: spec_dot(atype, btype, ctype, dtype, a, b, c), A, B, C, object)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1255,8 +797,19 @@ def mma_fragments(form, a, b, c, *, profile: Profile, metadata=None, selector: i
     undefined_rows = None
     if form.get("spvariant") is not None:
         stored, cols, undefined_rows = sparse_rows(L["a"], a, metadata, selector, ordered=form["spvariant"] == "sp::ordered_metadata")
-        D = sparse_matrix(form["shape"], form["atype"], form["btype"], form["ctype"], form["dtype"], stored, cols, L["b"].to_matrix(b), L["c"].to_matrix(c),
-                          profile=profile, satfinite=form.get("satfinite") is not None)
+        D = sparse_matrix(
+            form["shape"],
+            form["atype"],
+            form["btype"],
+            form["ctype"],
+            form["dtype"],
+            stored,
+            cols,
+            L["b"].to_matrix(b),
+            L["c"].to_matrix(c),
+            profile=profile,
+            satfinite=form.get("satfinite") is not None,
+        )
         return _d_registers(L["d"], D, undefined_rows)
     A = L["a"].to_matrix(a)
     B, C = L["b"].to_matrix(b), L["c"].to_matrix(c)
@@ -1265,8 +818,19 @@ def mma_fragments(form, a, b, c, *, profile: Profile, metadata=None, selector: i
         B = B.reshape(4, 4, 8)
         C = C.reshape(4, 8, 8)
     rounding = Rounding(form.get("rnd") or "rn") if form["atype"] == "f64" else None
-    D = mma_matrix(form["atype"], form["btype"], form["ctype"], form["dtype"], A, B, C, profile=profile,
-                   rounding=rounding, satfinite=form.get("satfinite") is not None, bit_op=form.get("bitOp"))
+    D = mma_matrix(
+        form["atype"],
+        form["btype"],
+        form["ctype"],
+        form["dtype"],
+        A,
+        B,
+        C,
+        profile=profile,
+        rounding=rounding,
+        satfinite=form.get("satfinite") is not None,
+        bit_op=form.get("bitOp"),
+    )
     if L["a"].computations == 4:
         D = D.reshape(32, 8)
     return _d_registers(L["d"], D, undefined_rows)
@@ -1331,6 +895,11 @@ def _d_registers(ld, D, undefined_rows):
     return out
 
 
+#: The families :func:`mma` is the meaning of (mma_block_scale.py has the .kind:: and .block_scale ones).
+MMA_FAMILIES = ("mma.f16", "mma.alt", "mma.f8", "mma.f64", "mma.i8", "mma.i4", "mma.b1", "mma.sp.f16", "mma.sp.alt", "mma.sp.f8", "mma.sp.i8", "mma.sp.i4")
+
+
+@semantic(*MMA_FAMILIES, operands=WARP_LANES)
 def mma(form, *registers, profile: Profile, active: int = 0xFFFFFFFF):
     """§9.7.14.5.14 ``mma.sync.aligned``: "Perform a MxNxK matrix multiply and accumulate operation,
     D = A*B+C". ``registers`` are the source operands in the form's order (``a.0, a.1, ...,
@@ -1366,32 +935,3 @@ def mma(form, *registers, profile: Profile, active: int = 0xFFFFFFFF):
         selector = selectors.pop()
     D = mma_fragments(form, *arrays, profile=profile, metadata=metadata, selector=selector)
     return tuple(WarpResult(tuple(int(x) if isinstance(x, (int, np.integer)) else x for x in D[:, r]), width) for r in range(D.shape[1]))
-
-
-MMA_FAMILIES = ("mma.f16", "mma.alt", "mma.f8", "mma.f64", "mma.i8", "mma.i4", "mma.b1", "mma.sp.f16", "mma.sp.alt", "mma.sp.f8", "mma.sp.i8", "mma.sp.i4")
-
-
-def _register() -> None:
-    """Register :func:`mma` for the mma families where the global catalogue has them (spec/matrix.py
-    is not one of the catalogue's CHAPTERS yet: then :func:`evaluate_mma` is the front door)."""
-    from ptxspec.semantics.instructions import SEMANTICS, semantic
-
-    mma.warp = True  # type: ignore[attr-defined]
-    for key in MMA_FAMILIES:
-        if key in SEMANTICS:
-            continue
-        try:
-            semantic(key)(mma)
-        except KeyError:
-            pass
-
-
-def evaluate_mma(form_text: str, registers: Sequence, profile: Profile | str = "spec"):
-    """Parse ``form_text`` with the matrix chapter's catalogue and apply :func:`mma`."""
-    from ptxspec.spec.matrix import parse
-
-    form = parse(form_text)
-    return mma(form, *registers, profile=profile_named(profile))
-
-
-_register()

@@ -93,7 +93,8 @@ from ptxspec.spec.types import FORMATS
 from ptxspec.semantics import mma as _mma
 from ptxspec.semantics.mma import spec_sum
 from ptxspec.semantics.numerics import Value, decode, is_subnormal
-from ptxspec.profiles import Profile, profile_named
+from ptxspec.profiles import Profile
+from ptxspec.semantics.instructions import WARP_LANES, semantic
 from ptxspec.semantics.results import Result
 from ptxspec.semantics.sparse import row_problems
 
@@ -170,11 +171,17 @@ VALID_SELECTORS = {
 def check_selectors(vec: int, byte_id_a: int, thread_id_a: int, byte_id_b: int, thread_id_b: int) -> None:
     """Table 36: "Any other value results in undefined behavior" -- refused here."""
     bytes_ok, thread_a_ok, thread_b_ok = VALID_SELECTORS[vec]
-    for name, value, valid in (("byte-id-a", byte_id_a, bytes_ok), ("thread-id-a", thread_id_a, thread_a_ok),
-                               ("byte-id-b", byte_id_b, bytes_ok), ("thread-id-b", thread_id_b, thread_b_ok)):
+    for name, value, valid in (
+        ("byte-id-a", byte_id_a, bytes_ok),
+        ("thread-id-a", thread_id_a, thread_a_ok),
+        ("byte-id-b", byte_id_b, bytes_ok),
+        ("thread-id-b", thread_id_b, thread_b_ok),
+    ):
         if value not in valid:
-            raise OperandError(f"{name} = {value} is not valid with .scale_vec::{vec}X (Table 36: {list(valid)}; "
-                               '"any other value results in undefined behavior")', section=BLOCK_SCALING)
+            raise OperandError(
+                f'{name} = {value} is not valid with .scale_vec::{vec}X (Table 36: {list(valid)}; "any other value results in undefined behavior")',
+                section=BLOCK_SCALING,
+            )
 
 
 def scale_a_source(row: int, block: int, byte_id_a: int, thread_id_a: int) -> tuple[int, int]:
@@ -190,8 +197,9 @@ def scale_b_source(col: int, block: int, byte_id_b: int, thread_id_b: int) -> tu
     return 4 * col + thread_id_b, byte_id_b + block
 
 
-def scale_matrices(scale_a_data: Sequence[int], scale_b_data: Sequence[int], vec: int, selectors: tuple[int, int, int, int],
-                   m: int = 16, n: int = 8) -> tuple[list[list[int]], list[list[int]]]:
+def scale_matrices(
+    scale_a_data: Sequence[int], scale_b_data: Sequence[int], vec: int, selectors: tuple[int, int, int, int], m: int = 16, n: int = 8
+) -> tuple[list[list[int]], list[list[int]]]:
     """The bytes of scale_A (M x vec) and scale_B (vec x N) from the lanes' scale-a-data and
     scale-b-data registers (32 values each) and the selectors (byte-id-a, thread-id-a, byte-id-b,
     thread-id-b)."""
@@ -236,9 +244,20 @@ def _subnormal(t: str | None, bits: int | None) -> bool:
     return is_subnormal(FORMATS[t], bits & 0x7F if t == "ue4m3" else bits)
 
 
-def block_scaled_dot(atype: str, btype: str, ctype: str, dtype: str, a: Sequence[int], b: Sequence[int], c: int, *,
-                     stype: str | None = None, sa: Sequence[int] | None = None, sb: Sequence[int] | None = None,
-                     element_bits: int = 8) -> Result:
+def block_scaled_dot(
+    atype: str,
+    btype: str,
+    ctype: str,
+    dtype: str,
+    a: Sequence[int],
+    b: Sequence[int],
+    c: int,
+    *,
+    stype: str | None = None,
+    sa: Sequence[int] | None = None,
+    sb: Sequence[int] | None = None,
+    element_bits: int = 8,
+) -> Result:
     """The spec-level result of one element of D: ``sum_k (a_k * sa_k) * (b_k * sb_k) + c``.
 
     ``a``, ``b``: the row of A and column of B as fragment fields (8-bit containers, or 4-bit
@@ -254,8 +273,10 @@ def block_scaled_dot(atype: str, btype: str, ctype: str, dtype: str, a: Sequence
     # "handling of subnormal inputs [is] unspecified": a product with a subnormal element or
     # ue4m3 scale may be read as zero.
     no_scale = [None] * len(a)
-    subnormal = [_subnormal(atype, x) or _subnormal(btype, y) or _subnormal(stype, s) or _subnormal(stype, t)
-                 for x, y, s, t in zip(fa_bits, fb_bits, sa or no_scale, sb or no_scale)]
+    subnormal = [
+        _subnormal(atype, x) or _subnormal(btype, y) or _subnormal(stype, s) or _subnormal(stype, t)
+        for x, y, s, t in zip(fa_bits, fb_bits, sa or no_scale, sb or no_scale)
+    ]
     cv = decode(FORMATS[ctype], c)
     p = _mma.accumulation_precision(atype, ctype, dtype)
     return spec_sum(products, cv, subnormal, is_subnormal(FORMATS[ctype], c), p, FORMATS[dtype])
@@ -273,8 +294,10 @@ def _layouts(form) -> dict:
     from ptxspec.semantics.matrix_layout import fragment_layout
 
     sparse = form.get("spvariant") is not None
-    return {operand: fragment_layout(form["shape"], operand, form[slot], sparse=sparse and operand in "ab")
-            for operand, slot in (("a", "atype"), ("b", "btype"), ("c", "ctype"), ("d", "dtype"))}
+    return {
+        operand: fragment_layout(form["shape"], operand, form[slot], sparse=sparse and operand in "ab")
+        for operand, slot in (("a", "atype"), ("b", "btype"), ("c", "ctype"), ("d", "dtype"))
+    }
 
 
 def _uniform(value, name: str, section: str) -> int:
@@ -285,6 +308,11 @@ def _uniform(value, name: str, section: str) -> int:
     return values.pop()
 
 
+#: The families :func:`mma_block_scale` is the meaning of.
+FAMILIES = ("mma.f8f6f4", "mma.block_scale", "mma.sp.f8f6f4", "mma.sp.block_scale")
+
+
+@semantic(*FAMILIES, operands=WARP_LANES)
 def mma_block_scale(form, *registers, profile: Profile, active: int = FULL):
     """§9.7.14.5.14 ``mma.sync.aligned ... .kind::f8f6f4`` and ``.kind::{mxf8f6f4,mxf4,mxf4nvf4}
     .block_scale`` (and their ``mma.sp::ordered_metadata`` forms, §9.7.14.6.3):
@@ -322,8 +350,9 @@ def mma_block_scale(form, *registers, profile: Profile, active: int = FULL):
         at += count
     if sparse:
         selector = _uniform(registers[at + 1], "f", MMA_SP_SECTION)
-        stored, k_index, undefined_rows = _mma.sparse_rows(L["a"], arrays[0], _mma._lanes(registers[at], "e"), selector,
-                                                          ordered=form["spvariant"] == "sp::ordered_metadata")
+        stored, k_index, undefined_rows = _mma.sparse_rows(
+            L["a"], arrays[0], _mma._lanes(registers[at], "e"), selector, ordered=form["spvariant"] == "sp::ordered_metadata"
+        )
         at += 2
     else:  # a dense A stores every K position
         stored = L["a"].to_matrix(arrays[0])
@@ -350,8 +379,12 @@ def mma_block_scale(form, *registers, profile: Profile, active: int = FULL):
         stype, vec = form["stype"], SCALE_VEC[size]
         sa_data = _mma._lanes(registers[at], "scale-a-data")
         sb_data = _mma._lanes(registers[at + 3], "scale-b-data")
-        selectors = (_uniform(registers[at + 1], "byte-id-a", BLOCK_SCALING), _uniform(registers[at + 2], "thread-id-a", BLOCK_SCALING),
-                     _uniform(registers[at + 4], "byte-id-b", BLOCK_SCALING), _uniform(registers[at + 5], "thread-id-b", BLOCK_SCALING))
+        selectors = (
+            _uniform(registers[at + 1], "byte-id-a", BLOCK_SCALING),
+            _uniform(registers[at + 2], "thread-id-a", BLOCK_SCALING),
+            _uniform(registers[at + 4], "byte-id-b", BLOCK_SCALING),
+            _uniform(registers[at + 5], "thread-id-b", BLOCK_SCALING),
+        )
         scale_a, scale_b = (np.asarray(x, dtype=np.intp) for x in scale_matrices(sa_data, sb_data, vec, selectors, m, n))
         # The scale factors of each product: those of the block of its K position.
         blocks = block_of(np.asarray(k_index, dtype=np.intp), k, vec)  # [M, K'] (K' = K/2 for mma.sp)
@@ -370,8 +403,9 @@ def mma_block_scale(form, *registers, profile: Profile, active: int = FULL):
                 D[i, j] = Undefined(ld.element_bits)
                 continue
             sb = None if SB is None else [int(s) for s in SB[i, :, j]]
-            D[i, j] = block_scaled_dot(atype, btype, form["ctype"], form["dtype"], row, [int(y) for y in G[i, :, j]], int(C1[i, 0, j]),
-                                       stype=stype, sa=sa, sb=sb, element_bits=bits)
+            D[i, j] = block_scaled_dot(
+                atype, btype, form["ctype"], form["dtype"], row, [int(y) for y in G[i, :, j]], int(C1[i, 0, j]), stype=stype, sa=sa, sb=sb, element_bits=bits
+            )
     return tuple(WarpResult(tuple(x for x in column), ld.register_bits) for column in _pack(ld, D).T)
 
 
@@ -387,29 +421,3 @@ def _pack(ld, D: np.ndarray) -> np.ndarray:
             elements = [D[rows[lane, r, i], cols[lane, r, i]] for i in range(ld.per_register)]
             out[lane, r] = pack_lanes(list(reversed(elements)), ld.element_bits)
     return out
-
-
-def evaluate_mma_block_scale(form_text: str, registers: Sequence, profile: Profile | str = "spec"):
-    """Parse ``form_text`` with the matrix chapter's catalogue and apply :func:`mma_block_scale`."""
-    from ptxspec.spec.matrix import parse
-
-    form = parse(form_text)
-    if form.family.key not in FAMILIES:
-        raise OperandError(f"{form_text} is not a .kind::f8f6f4 or .block_scale mma form (see semantics.mma)", section=MMA_SECTION)
-    return mma_block_scale(form, *registers, profile=profile_named(profile))
-
-
-FAMILIES = ("mma.f8f6f4", "mma.block_scale", "mma.sp.f8f6f4", "mma.sp.block_scale")
-
-
-def _register() -> None:
-    """Register :func:`mma_block_scale` for its families (those keys are not mma.py's)."""
-    from ptxspec.semantics.instructions import SEMANTICS, semantic
-
-    mma_block_scale.warp = True  # type: ignore[attr-defined]
-    for key in FAMILIES:
-        if key not in SEMANTICS:
-            semantic(key)(mma_block_scale)
-
-
-_register()

@@ -2,8 +2,8 @@
 match.sync (§9.7.13.10), activemask (§9.7.13.11), redux.sync (§9.7.13.12), elect.sync
 (§9.7.13.14).
 
-The API. A warp function is registered like every other semantic function, and marked
-``warp = True`` (by :func:`warp_semantic`), so that :func:`~ptxspec.semantics.instructions.evaluate`
+The API. A warp function is registered like every other semantic function, taking
+:data:`~ptxspec.semantics.instructions.WARP_LANES`, so that :func:`~ptxspec.semantics.instructions.evaluate`
 passes it the *execution context* ``active``: the 32-bit set of lanes that execute the
 instruction (bit i = lane i). It is called as ``fn(form, *sources, profile=..., active=...)``:
 
@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from ptxspec.semantics.instructions import semantic
+from ptxspec.semantics.instructions import WARP_LANES, semantic
 from ptxspec.semantics.numerics import canonical_nan
 from ptxspec.profiles import Profile
 from ptxspec.semantics.results import Allowed, Result, _hex, contains
@@ -85,17 +85,6 @@ class WarpResult(Allowed):
 
     def to_json(self) -> dict:
         return {"kind": "warp", "lanes": [_hex(r, self.width) if isinstance(r, int) else r.to_json() for r in self.lanes]}
-
-
-def warp_semantic(family_key: str) -> Callable:
-    """:func:`~ptxspec.semantics.instructions.semantic`, for a function that takes the ``active``
-    execution context and per-lane (tuple) operands."""
-
-    def register(fn: Callable) -> Callable:
-        fn.warp = True  # type: ignore[attr-defined]
-        return semantic(family_key)(fn)
-
-    return register
 
 
 # ---------------------------------------------------------------------------------------------
@@ -184,7 +173,7 @@ def shfl_source_lane(mode: str, lane: int, b: int, c: int) -> tuple[int, bool]:
     return (j if pval else lane), pval
 
 
-@warp_semantic("shfl.sync")
+@semantic("shfl.sync", operands=WARP_LANES)
 def shfl_sync(form: Form, a, b, c, membermask: int, *, profile: Profile, active: int = FULL_MASK) -> tuple[WarpResult, WarpResult]:
     """§9.7.9.6 shfl.sync: "Each thread in the currently executing warp will compute a source lane
     index j based on input operands b and c and the mode. If the computed source lane index j is in
@@ -215,7 +204,7 @@ def shfl_sync(form: Form, a, b, c, membermask: int, *, profile: Profile, active:
 # ---------------------------------------------------------------------------------------------
 
 
-@warp_semantic("vote.sync")
+@semantic("vote.sync", operands=WARP_LANES)
 def vote_sync(form: Form, a, membermask: int, *, profile: Profile, active: int = FULL_MASK) -> WarpResult:
     """§9.7.13.9 vote.sync (mode form): "vote.sync performs a reduction of the source predicate
     across all non-exited threads in membermask. The destination operand d is a predicate register
@@ -239,7 +228,7 @@ def vote_sync(form: Form, a, membermask: int, *, profile: Profile, active: int =
     return per_active_lane(1, active, lambda lane: int(d))
 
 
-@warp_semantic("vote.sync.ballot")
+@semantic("vote.sync.ballot", operands=WARP_LANES)
 def vote_sync_ballot(form: Form, a, membermask: int, *, profile: Profile, active: int = FULL_MASK) -> WarpResult:
     """§9.7.13.9 vote.sync.ballot.b32: "vote.sync.ballot.b32 simply copies the predicate from each
     thread in membermask into the corresponding bit position of destination register d, where the
@@ -261,7 +250,7 @@ def vote_sync_ballot(form: Form, a, membermask: int, *, profile: Profile, active
 # ---------------------------------------------------------------------------------------------
 
 
-@warp_semantic("match.sync")
+@semantic("match.sync", operands=WARP_LANES)
 def match_sync(form: Form, a, membermask: int, *, profile: Profile, active: int = FULL_MASK) -> WarpResult | tuple[WarpResult, WarpResult]:
     """§9.7.13.10 match.sync: ".all: d is set to mask corresponding to non-exited threads in
     membermask if all non-exited threads in membermask have same value of operand a; otherwise d is
@@ -288,7 +277,7 @@ def match_sync(form: Form, a, membermask: int, *, profile: Profile, active: int 
 # ---------------------------------------------------------------------------------------------
 
 
-@warp_semantic("activemask")
+@semantic("activemask", operands=WARP_LANES)
 def activemask(form: Form, *, profile: Profile, active: int = FULL_MASK) -> WarpResult:
     """§9.7.13.11 activemask: "activemask queries predicated-on active threads from the executing
     warp and sets the destination d with 32-bit integer mask where bit position in the mask
@@ -334,7 +323,7 @@ def redux_f32(op: str, values: list[int], absolute: bool, nan_propagates: bool) 
 
 
 def redux_integer(op: str, type_name: str, values: list[int]) -> int:
-    """"For .add operation result is truncated to 32 bits."; min and max compare as the type."""
+    """ "For .add operation result is truncated to 32 bits."; min and max compare as the type."""
     if op == "add":
         return sum(values) & FULL_MASK
     if op in ("min", "max"):
@@ -346,7 +335,7 @@ def redux_integer(op: str, type_name: str, values: list[int]) -> int:
     return out
 
 
-@warp_semantic("redux.sync")
+@semantic("redux.sync", operands=WARP_LANES)
 def redux_sync(form: Form, src, membermask: int, *, profile: Profile, active: int = FULL_MASK) -> WarpResult:
     """§9.7.13.12 redux.sync: "redux.sync performs a reduction operation .op of the 32 bit source
     register src across all non-exited threads in the membermask. The result of the reduction
@@ -369,7 +358,7 @@ def redux_sync(form: Form, src, membermask: int, *, profile: Profile, active: in
 # ---------------------------------------------------------------------------------------------
 
 
-@warp_semantic("elect.sync")
+@semantic("elect.sync", operands=WARP_LANES)
 def elect_sync(form: Form, membermask: int, *, profile: Profile, active: int = FULL_MASK) -> tuple[WarpResult, WarpResult]:
     """§9.7.13.14 elect.sync: "elect.sync elects one predicated active leader thread from among a
     set of threads specified by membermask. laneid of the elected thread is returned in the 32-bit

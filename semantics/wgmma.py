@@ -38,9 +38,10 @@ Two entry points with one meaning:
   batch. ``tests/test_wgmma.py`` checks that it equals
   :func:`wgmma_mma_async` instance by instance.
 
-Shared memory makes this a function of a memory image as well as registers, so it is not in the
-register-operand registry of :mod:`ptxspec.semantics.instructions` (like ``ldmatrix``); call these
-functions directly.
+Shared memory makes this a function of a memory image as well as registers: the registry of
+:mod:`ptxspec.semantics.instructions` reaches it through :func:`wgmma_threads` (operands
+:data:`~ptxspec.semantics.instructions.WARPGROUP_MEMORY`: the state's shared memory, each operand
+the 128 threads' values), so ``evaluate``/``check`` take wgmma like every other instruction.
 """
 
 from __future__ import annotations
@@ -54,10 +55,12 @@ from ptxspec.semantics import mma
 from ptxspec.semantics import wgmma_layout as wl
 from ptxspec.semantics.numerics import fmt_of
 from ptxspec.profiles import SPEC, MatrixKey, Profile, profile_named
-from ptxspec.semantics.results import pack_lanes
+from ptxspec.semantics.instructions import WARPGROUP_MEMORY, semantic
+from ptxspec.semantics.results import Result, pack_lanes
+from ptxspec.semantics.state import State
 from ptxspec.semantics.sparse import SparseOperand, sparse_mma
 from ptxspec.spec import wgmma as wg
-from ptxspec.spec.catalogue import Form
+from ptxspec.spec.catalogue import Form, parse
 from ptxspec.spec.errors import OperandError
 
 SECTION = "9.7.15.5.2"
@@ -70,7 +73,7 @@ SECTION = "9.7.15.5.2"
 
 def _as_form(form: Form | str) -> Form:
     if isinstance(form, str):
-        return wg.parse(form)
+        return parse(form)
     return form
 
 
@@ -129,8 +132,9 @@ def measured_datapath(profile: Profile, form: Form) -> mma.Datapath | None:
     return datapath_for(profile, form["atype"], form["btype"], form["dtype"], form["dtype"], sparse=wg.is_sparse(form))
 
 
-def multiply(form: Form | str, A: np.ndarray | SparseOperand, B: np.ndarray, C: np.ndarray, *, profile: Profile | str = "spec",
-             datapath: mma.Datapath | None = None) -> np.ndarray:
+def multiply(
+    form: Form | str, A: np.ndarray | SparseOperand, B: np.ndarray, C: np.ndarray, *, profile: Profile | str = "spec", datapath: mma.Datapath | None = None
+) -> np.ndarray:
     """§9.7.15.5.2 (§9.7.15.6.3 for ``.sp``) ``D = A*B + C`` over matrices of element bits (A
     ``[..., 64, K]`` or a sparse A, B ``[..., K, N]``, C ``[..., 64, N]``): uint64 where every
     element is determined (integers; the datapath ``datapath`` or the one ``profile`` measured),
@@ -148,8 +152,9 @@ def multiply(form: Form | str, A: np.ndarray | SparseOperand, B: np.ndarray, C: 
         if model is not None:
             return mma.datapath_matrix(model, atype, btype, dtype, dtype, A, B, C)
         # Integers exact (.satfinite clamps, else wraps; .b1: AND then popc); floats: the spec sets.
-        return mma.mma_matrix(atype, btype, dtype, dtype, A, B, C, profile=SPEC, satfinite=form.get("satfinite") is not None,
-                              bit_op="and" if atype == "b1" else None)
+        return mma.mma_matrix(
+            atype, btype, dtype, dtype, A, B, C, profile=SPEC, satfinite=form.get("satfinite") is not None, bit_op="and" if atype == "b1" else None
+        )
 
     if isinstance(A, SparseOperand):
         return sparse_mma(A.stored, A.k_index, B, C, dense)
@@ -215,8 +220,7 @@ def wgmma_mma_async(
     profile = profile_named(profile)
     if not isinstance(scale_d, (bool, np.bool_)) and scale_d not in (0, 1):
         raise OperandError(f"scale-d is a predicate (True/False or 1/0), got {scale_d!r}", where=form.text, section=SECTION)
-    A, B, C = wl.wgmma_operands(form, image, a, desc_b, d_registers, trans_a=imm_trans_a, trans_b=imm_trans_b,
-                                sp_meta=sp_meta, sp_sel=sp_sel)
+    A, B, C = wl.wgmma_operands(form, image, a, desc_b, d_registers, trans_a=imm_trans_a, trans_b=imm_trans_b, sp_meta=sp_meta, sp_sel=sp_sel)
     A = _scale(A, imm_scale_a, form["atype"], "imm-scale-a", form)
     B = _scale(B, imm_scale_b, form["btype"], "imm-scale-b", form)
     if not scale_d:  # "D = A*B otherwise"
@@ -239,8 +243,11 @@ def _descriptor_values(value, n: int, name: str) -> np.ndarray:
     if array.shape == (n, wl.THREADS):
         differs = np.flatnonzero(np.any(array != array[:, :1], axis=1))
         if differs.size:
-            raise OperandError(f"instance {differs[0]}: the matrix descriptor {name} differs between threads of the warpgroup "
-                               "(\"the contents of a matrix descriptor must be same across all the warps\")", section=SECTION)
+            raise OperandError(
+                f"instance {differs[0]}: the matrix descriptor {name} differs between threads of the warpgroup "
+                '("the contents of a matrix descriptor must be same across all the warps")',
+                section=SECTION,
+            )
         array = array[:, 0]
     if array.shape != (n,):
         raise OperandError(f"{name}: a batch of {n} takes [{n}] descriptors (or [{n}, 128]), got shape {array.shape}", section=SECTION)
@@ -251,8 +258,9 @@ def _images(images, n: int) -> np.ndarray:
     """``[n, bytes]`` uint8 (one image per instance) or ``[bytes]`` (one image for all)."""
     array = np.asarray(images)
     if array.dtype != np.uint8 or array.ndim not in (1, 2) or (array.ndim == 2 and array.shape[0] != n):
-        raise OperandError(f"a batch of {n} takes shared-memory images as uint8 [{n}, bytes] (or one [bytes]), got {array.dtype} of shape {array.shape}",
-                           section=wl.LAYOUTS)
+        raise OperandError(
+            f"a batch of {n} takes shared-memory images as uint8 [{n}, bytes] (or one [bytes]), got {array.dtype} of shape {array.shape}", section=wl.LAYOUTS
+        )
     return array
 
 
@@ -295,8 +303,9 @@ def batch_operands(
         registers = np.asarray(a)
         layout = wl.fragment_layout(form["shape"], "a", atype, sparse=sparse)
         if registers.shape != (n, wl.THREADS, layout.registers):
-            raise OperandError(f"{form.text} takes A in registers ({form.template}): [{n}, 128, {layout.registers}], got shape {registers.shape}",
-                               section=form.family.section)
+            raise OperandError(
+                f"{form.text} takes A in registers ({form.template}): [{n}, 128, {layout.registers}], got shape {registers.shape}", section=form.family.section
+            )
         A = layout.to_matrix(registers.astype(np.uint64))
     else:
         if np.asarray(a).ndim == 3:
@@ -348,8 +357,9 @@ def wgmma_batch(
     B = _scale(B, imm_scale_b, form["btype"], "imm-scale-b", form)
     keep = np.asarray(scale_d)
     if keep.shape not in ((), (n,)) or not (keep.dtype == np.bool_ or (keep.dtype.kind in "iu" and np.isin(keep, (0, 1)).all())):
-        raise OperandError(f"scale-d: one predicate or [{n}] predicates (bool, or 0/1) for a batch of {n}, got {keep.dtype} of shape {keep.shape}",
-                           section=SECTION)
+        raise OperandError(
+            f"scale-d: one predicate or [{n}] predicates (bool, or 0/1) for a batch of {n}, got {keep.dtype} of shape {keep.shape}", section=SECTION
+        )
     keep = np.broadcast_to(keep.astype(bool), (n,))
     if not keep.all():  # "D = A*B otherwise"
         C = np.where(keep[:, None, None], C, np.uint64(zero_accumulator(profile, form["dtype"])))
@@ -357,5 +367,83 @@ def wgmma_batch(
     return d if matrices else result_registers(form, d)
 
 
-__all__ = ["WgmmaResult", "batch_operands", "datapath_for", "measured_datapath", "multiply", "negate", "result_registers", "wgmma_batch",
-           "wgmma_mma_async", "zero_accumulator"]
+__all__ = [
+    "WgmmaResult",
+    "batch_operands",
+    "datapath_for",
+    "measured_datapath",
+    "multiply",
+    "negate",
+    "result_registers",
+    "wgmma_batch",
+    "wgmma_mma_async",
+    "zero_accumulator",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# In the registry's calling convention
+# ---------------------------------------------------------------------------------------------
+
+
+def _uniform(form: Form, name: str, value) -> int:
+    """An immediate operand (imm-scale-*, imm-trans-*, sp-sel) or the predicate scale-d: one value
+    for the warpgroup."""
+    values = {int(v) for v in value} if isinstance(value, tuple) else {int(value)}
+    if len(values) != 1:
+        raise OperandError(f"{form.text}: {name} is one value for the warpgroup, got {len(values)} different ones", where=form.text, section=SECTION)
+    return values.pop()
+
+
+def _signed(bits: int) -> int:
+    """A .s32 immediate from its bits (imm-scale 0xffffffff is -1)."""
+    return bits - (1 << 32) if bits >> 31 else bits
+
+
+@semantic(*(f.key for f in (*wg.MMA_ASYNC_FAMILIES, *wg.MMA_ASYNC_SP_FAMILIES)), operands=WARPGROUP_MEMORY)
+def wgmma_threads(form: Form, state: State, *inputs, profile: Profile, active: int) -> tuple[tuple[Result, ...], State]:
+    """§9.7.15.5.2 :func:`wgmma_mma_async` (§9.7.15.6.3 ``.sp``) in the registry's convention:
+    ``inputs`` are the form's inputs in its syntax's order (``d``, the accumulator it reads and
+    writes, then ``a-desc`` or ``a``, ``b-desc``, ``sp-meta, sp-sel``, ``scale-d``, the
+    immediates), each the 128 threads' values or one for all; A and B are read from ``state``'s
+    shared memory, which the instruction leaves as it was. Returns one per-thread result for each
+    register of ``d``. "The mandatory .aligned qualifier indicates that all threads in the
+    warpgroup must execute the same wgmma.mma_async instruction": with inactive threads every
+    register of ``d`` is undefined."""
+    from ptxspec.semantics.warp import Undefined, WarpResult
+
+    named = dict(zip((o.name for o in form.inputs), inputs))
+    d_names = [o.name for o in form.destinations]
+    width = 32  # every register of d is 32 bits: .f16x2 for .f16, .f32, .s32 (§9.7.15.5.1.1)
+    if active != WARPGROUP_MEMORY.all_threads:
+        return tuple(WarpResult((Undefined(width),) * wl.THREADS, width) for _ in d_names), state
+
+    def threads(name: str) -> np.ndarray:
+        value = named[name]
+        return np.array(value if isinstance(value, tuple) else (value,) * wl.THREADS, dtype=np.uint64)
+
+    d_in = np.stack([threads(n) for n in d_names], axis=1)
+    a = threads("a_desc") if "a_desc" in named else np.stack([threads(f"a.{i}") for i in range(wg.A_REGISTERS)], axis=1)
+
+    def immediate(name: str, default: int) -> int:
+        return _signed(_uniform(form, name.replace("_", "-"), named[name])) if name in named else default
+
+    sparse = "sp_meta" in named
+    result = wgmma_mma_async(
+        form,
+        state.shared_image(),
+        a,
+        threads("b_desc"),
+        d_in,
+        scale_d=bool(_uniform(form, "scale-d", named["scale_d"])),
+        imm_scale_a=immediate("imm_scale_a", 1),
+        imm_scale_b=immediate("imm_scale_b", 1),
+        imm_trans_a=immediate("imm_trans_a", 0),
+        imm_trans_b=immediate("imm_trans_b", 0),
+        sp_meta=threads("sp_meta") if sparse else None,
+        sp_sel=immediate("sp_sel", 0),
+        profile=profile,
+    )
+    registers = result.registers
+    out = tuple(WarpResult(tuple(int(v) if isinstance(v, (int, np.integer)) else v for v in registers[:, r]), width) for r in range(registers.shape[1]))
+    return out, state

@@ -290,8 +290,7 @@ def _check_extent(d: MatrixDescriptor, bits: int, k_extent: int, major: str) -> 
     wgmma's K is always 32 bytes: k16 .f16, k8 .tf32, k32 8-bit, k256 .b1)."""
     if major == "K" and d.swizzle != "none" and k_extent * bits > SWIZZLE_BYTES[d.swizzle] * 8:
         raise OperandError(
-            f"a K-major {d.swizzle}-swizzled matrix holds at most {SWIZZLE_BYTES[d.swizzle]} bytes of K per row; "
-            f"{k_extent} elements of {bits} bits do not fit",
+            f"a K-major {d.swizzle}-swizzled matrix holds at most {SWIZZLE_BYTES[d.swizzle]} bytes of K per row; {k_extent} elements of {bits} bits do not fit",
             section=LAYOUTS,
         )
 
@@ -349,7 +348,9 @@ def _in_instance(index: int, batch: tuple[int, ...], error: PtxSpecError) -> Ope
     return OperandError(f"instance {where}: {error.message}", where=error.where, section=error.section)
 
 
-def read_matrix(image, descriptor: MatrixDescriptor | int | np.ndarray, rows: int, cols: int, element_type: str, major: str, *, operand: str = "a") -> np.ndarray:
+def read_matrix(
+    image, descriptor: MatrixDescriptor | int | np.ndarray, rows: int, cols: int, element_type: str, major: str, *, operand: str = "a"
+) -> np.ndarray:
     """The [rows, cols] matrix of element bit patterns (uint64) that ``descriptor`` describes in
     the shared-memory byte image ``image`` (``bytes`` or a 1-D uint8 array, byte 0 = shared-memory
     address 0). ``operand`` "a": an M x K matrix (row = M, col = K); "b": K x N (row = K, col = N).
@@ -505,8 +506,9 @@ def fragment_layout(shape: str, operand: str, element_type: str, *, sparse: bool
     warp = warp_a_layout(shape, element_type, sparse)
     if warp.registers != wg.A_REGISTERS:
         raise AssertionError(f"{warp.describe()} is not four registers")  # the tables say four
-    return ml.FragmentLayout("a", m, k, warp.element_bits, 32, warp.registers, shape, element_type, sparse, formula=_a_formula(warp), section=section,
-                             threads=THREADS)
+    return ml.FragmentLayout(
+        "a", m, k, warp.element_bits, 32, warp.registers, shape, element_type, sparse, formula=_a_formula(warp), section=section, threads=THREADS
+    )
 
 
 def _check_a(shape: str, element_type: str, sparse: bool) -> None:
@@ -555,7 +557,9 @@ def expand_sparse(shape: str, element_type: str, stored, sp_meta, selector: int)
     stored = np.asarray(stored, dtype=np.uint64)
     meta = np.asarray(sp_meta, dtype=np.uint64)
     if stored.shape[-2:] != (64, warp.stored_cols) or meta.shape[-1:] != (THREADS,) or meta.shape[:-1] != stored.shape[:-2]:
-        raise OperandError(f"expand_sparse takes a [..., 64, {warp.stored_cols}] stored A and [..., 128] metadata, got {stored.shape} and {meta.shape}", section=SPARSE)
+        raise OperandError(
+            f"expand_sparse takes a [..., 64, {warp.stored_cols}] stored A and [..., 128] metadata, got {stored.shape} and {meta.shape}", section=SPARSE
+        )
     dense, undefined = [], []
     for w in range(4):
         regs = warp.from_matrix(stored[..., 16 * w : 16 * (w + 1), :])
@@ -631,13 +635,16 @@ def one_descriptor(value, name: str) -> MatrixDescriptor:
     array = ml.register_values(value, 64, f"matrix descriptor {name}")
     if array.ndim == 1:
         if np.any(array != array[0]):
-            raise OperandError(f"the matrix descriptor {name} differs between threads of the warpgroup (\"the contents of a matrix descriptor must be same across all the warps\")", section=WGMMA_SECTION)
+            raise OperandError(
+                f'the matrix descriptor {name} differs between threads of the warpgroup ("the contents of a matrix descriptor must be same across all the warps")',
+                section=WGMMA_SECTION,
+            )
         array = array[0]
     return MatrixDescriptor.decode(int(array))
 
 
 def _major(trans: int) -> str:
-    """"If imm-trans-a / imm-trans-b is 0, matrix A / B uses the K-major layout. If imm-trans-a is
+    """ "If imm-trans-a / imm-trans-b is 0, matrix A / B uses the K-major layout. If imm-trans-a is
     1, A uses the M-major layout; if imm-trans-b is 1, B uses the N-major layout"."""
     return "MN" if trans else "K"
 
@@ -705,7 +712,22 @@ def wgmma_result_registers(form: Form, d_matrix) -> np.ndarray:
 
 
 __all__ = [
-    "MatrixDescriptor", "base_offset_for", "canonical_offset", "swizzle_address", "element_address",
-    "read_matrix", "write_matrix", "descriptor_array", "WarpgroupFragmentLayout", "fragment_layout", "expand_sparse",
-    "sparse_operand", "check_sparse_metadata", "compress_sparse", "metadata_field", "wgmma_operands", "wgmma_result_registers", "PtxSpecError",
+    "MatrixDescriptor",
+    "base_offset_for",
+    "canonical_offset",
+    "swizzle_address",
+    "element_address",
+    "read_matrix",
+    "write_matrix",
+    "descriptor_array",
+    "WarpgroupFragmentLayout",
+    "fragment_layout",
+    "expand_sparse",
+    "sparse_operand",
+    "check_sparse_metadata",
+    "compress_sparse",
+    "metadata_field",
+    "wgmma_operands",
+    "wgmma_result_registers",
+    "PtxSpecError",
 ]

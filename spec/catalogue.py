@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 
@@ -54,11 +54,13 @@ class Slot:
 @attrs.frozen
 class Operand:
     """An operand of an instruction form: its name in the manual, its register type, and whether it
-    is written (a destination) or read."""
+    is written (a destination) or read; ``read`` marks a destination that is read as well (the
+    accumulator ``d`` of wgmma.mma_async, "D = A*B+D", §9.7.15.5.2)."""
 
     name: str
     type: str
     destination: bool = False
+    read: bool = False
 
     @property
     def implicit(self) -> bool:
@@ -169,8 +171,21 @@ def split_arch(arch: str) -> tuple[int, str]:
 #: target string sm_89 was introduced in PTX ISA version 7.8", ...): a form needs at least that
 #: version for its target, whatever version introduced the form itself.
 SM_INTRODUCED_IN: dict[int, tuple[int, int]] = {
-    10: (1, 0), 13: (1, 2), 20: (2, 0), 30: (3, 0), 53: (4, 2), 61: (5, 0), 70: (6, 0), 75: (6, 3),
-    80: (7, 0), 86: (7, 1), 89: (7, 8), 90: (7, 8), 100: (8, 6), 101: (8, 6), 120: (8, 7),
+    10: (1, 0),
+    13: (1, 2),
+    20: (2, 0),
+    30: (3, 0),
+    53: (4, 2),
+    61: (5, 0),
+    70: (6, 0),
+    75: (6, 3),
+    80: (7, 0),
+    86: (7, 1),
+    89: (7, 8),
+    90: (7, 8),
+    100: (8, 6),
+    101: (8, 6),
+    120: (8, 7),
 }
 
 #: The "a" targets: "the target string sm_90a was introduced in PTX ISA version 8.0"; sm_100a and
@@ -281,6 +296,12 @@ class Form:
         return tuple(o for o in self.operands if not o.destination)
 
     @property
+    def inputs(self) -> tuple[Operand, ...]:
+        """The operands the instruction reads, in the manual's order: its sources, and a
+        destination it reads as well (:attr:`Operand.read`)."""
+        return tuple(o for o in self.operands if not o.destination or o.read)
+
+    @property
     def layout(self) -> tuple[tuple[Operand, ...], ...]:
         """The operands as PTX writes them (:func:`operand_layout`)."""
         return operand_layout(self.operands, self.family.vector)
@@ -309,12 +330,19 @@ class Form:
         return self.text
 
 
+#: A chapter's account of why ``text`` is refused, as ``(message, section)``, or None when it has
+#: none to give: ``explain_refusal(catalogue, text)`` in a chapter module of spec/.
+Explainer = Callable[["Catalogue", str], "tuple[str, str] | None"]
+
+
 class Catalogue:
     """All families, indexed by opcode."""
 
-    def __init__(self, families: Iterable[Family] = ()):
+    def __init__(self, families: Iterable[Family] = (), explainers: Mapping[str, Explainer] | None = None):
         self._by_opcode: dict[str, list[Family]] = {}
         self._by_key: dict[str, Family] = {}
+        #: Per opcode, a chapter's sharper account of a refused text (see :meth:`parse`).
+        self._explainers: dict[str, Explainer] = dict(explainers or {})
         for family in families:
             self.add(family)
 
@@ -337,6 +365,23 @@ class Catalogue:
         return sorted(self._by_opcode)
 
     def parse(self, text: str, *, where: Location | str | None = None) -> Form:
+        """Parse instruction text such as ``"cvt.rn.satfinite.e4m3x2.f32"`` into a :class:`Form`
+        (:meth:`match`). A text that is refused is refused in the words of its chapter's
+        :data:`Explainer` where the chapter has one and it applies (a qualifier that the form's
+        syntax line lacks, §9.7.14; a shape that is not the type's, §9.7.15), else in the words of
+        the family that matched furthest."""
+        try:
+            return self.match(text, where=where)
+        except IllegalForm as error:
+            opcode = text.strip().split(None, 1)[0].split(".")[0] if text.strip() else ""
+            explain = self._explainers.get(opcode)
+            blamed = explain(self, text) if explain is not None else None
+            if blamed is None:
+                raise
+            message, section = blamed
+            raise IllegalForm(f"{text.strip()}: {message}", where=error.where, section=section) from None
+
+    def match(self, text: str, *, where: Location | str | None = None) -> Form:
         """Parse instruction text such as ``"cvt.rn.satfinite.e4m3x2.f32"`` into a :class:`Form`.
 
         The text may carry an operand template after the qualifiers, ``"mov.b64 d, {a, b}"``
@@ -526,7 +571,7 @@ def parse_template(text: str, *, where: Location | str | None = None, offset: in
     def name_at(k: int) -> tuple[str, int]:
         m = _NAME.match(text, k)
         if m is None:
-            raise fail(f"expected a register name at {text[k:k + 10]!r}" if k < n else "expected a register name at the end", k)
+            raise fail(f"expected a register name at {text[k : k + 10]!r}" if k < n else "expected a register name at the end", k)
         return m.group(), m.end()
 
     while True:
@@ -625,7 +670,8 @@ def _load_catalogue() -> Catalogue:
     import importlib
 
     modules = [importlib.import_module(f"ptxspec.spec.{name}") for name in CHAPTERS]
-    return Catalogue([family for module in modules for family in module.FAMILIES])
+    explainers = {family.opcode: module.explain_refusal for module in modules if hasattr(module, "explain_refusal") for family in module.FAMILIES}
+    return Catalogue([family for module in modules for family in module.FAMILIES], explainers)
 
 
 #: The chapter modules of spec/ (and, by the same names, of semantics/), in the manual's order.
@@ -640,6 +686,7 @@ CHAPTERS = (
     "warp",  # warp-level collectives
     "matrix",  # §9.7.14 warp-level matrix instructions (mma, mma.sp, ldmatrix, stmatrix, movmatrix)
     "wgmma",  # §9.7.15 warpgroup-level matrix instructions
+    "tcgen05",  # §9.7.16 tcgen05 allocation and data movement (tcgen05.mma: not yet)
     "video",  # §9.7.18
 )
 

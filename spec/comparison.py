@@ -27,7 +27,7 @@ SOURCE_TYPES = (*INTEGER_SOURCES, "f32", "f64")
 
 
 def _kind(type_name: str) -> str:
-    """"u", "s", "b" for the integer types, "f" for the floating-point ones (bf16 included)."""
+    """ "u", "s", "b" for the integer types, "f" for the floating-point ones (bf16 included)."""
     return type_name[0] if type_name in INTEGER_SOURCES else "f"
 
 
@@ -39,13 +39,15 @@ def _cmp_rules(slot: str, section: str, *, ftz: bool = True) -> tuple[Rule, ...]
         forbid(
             "cmp",
             lambda f: f["cmp"] in UNSIGNED_ONLY and kind(f) != "u",
-            lambda f: f"`.{f['cmp']}` needs an unsigned type, not `.{f[slot]}` (\"for unsigned values, the comparison operators lo, ls, hi, and hs may be used\")",
+            lambda f: (
+                f'`.{f["cmp"]}` needs an unsigned type, not `.{f[slot]}` ("for unsigned values, the comparison operators lo, ls, hi, and hs may be used")'
+            ),
             section,
         ),
         forbid(
             "cmp",
             lambda f: f["cmp"] not in ("eq", "ne") and kind(f) == "b",
-            lambda f: f"`.{f['cmp']}` is not allowed with the untyped `.{f[slot]}` (\"the untyped, bit-size comparisons are eq and ne\")",
+            lambda f: f'`.{f["cmp"]}` is not allowed with the untyped `.{f[slot]}` ("the untyped, bit-size comparisons are eq and ne")',
             section,
         ),
         forbid(
@@ -55,14 +57,21 @@ def _cmp_rules(slot: str, section: str, *, ftz: bool = True) -> tuple[Rule, ...]
             section,
         ),
     ) + (
-        (forbid("ftz", lambda f: f[slot] != "f32", lambda f: f"`.ftz` is not allowed with `.{f[slot]}` (\"modifier .ftz applies only to .f32 comparisons\")", section),)
+        (
+            forbid(
+                "ftz",
+                lambda f: f[slot] != "f32",
+                lambda f: f'`.ftz` is not allowed with `.{f[slot]}` ("modifier .ftz applies only to .f32 comparisons")',
+                section,
+            ),
+        )
         if ftz
         else ()
     )
 
 
 def _f64_target(slot: str):
-    """"set/setp/selp/slct with .f64 source type requires sm_13 or higher" (sm_13 came with PTX ISA 1.2)."""
+    """ "set/setp/selp/slct with .f64 source type requires sm_13 or higher" (sm_13 came with PTX ISA 1.2)."""
     return lambda form: Target((1, 2), 13) if form[slot] == "f64" else Target()
 
 
@@ -110,14 +119,16 @@ SLCT = Family(
     # "slct.dtype.s32 d, a, b, c;  slct{.ftz}.dtype.f32 d, a, b, c;"
     slots=(FTZ, Slot("dtype", SOURCE_TYPES, required=True), Slot("ctype", ("s32", "f32"), required=True)),
     operands=lambda f: (Operand("d", f["dtype"], True), Operand("a", f["dtype"]), Operand("b", f["dtype"]), Operand("c", f["ctype"])),
-    rules=(forbid("ftz", lambda f: f["ctype"] != "f32", "`.ftz` is only in the `.f32` syntax line (\"modifier .ftz applies only to .f32 comparisons\")", "9.7.6.4"),),
+    rules=(
+        forbid("ftz", lambda f: f["ctype"] != "f32", '`.ftz` is only in the `.f32` syntax line ("modifier .ftz applies only to .f32 comparisons")', "9.7.6.4"),
+    ),
     target=_f64_target("dtype"),
     summary="Select one source operand, based on the sign of the third operand.",
 )
 
 
 def _half_operands(form: Form) -> tuple[Operand, ...]:
-    """"For instruction type .f16, operands a and b have type .b16 or .f16. For instruction type
+    """ "For instruction type .f16, operands a and b have type .b16 or .f16. For instruction type
     .f16x2, operands a and b have type .b32" (likewise .bf16, .bf16x2); .f16x2 writes ``p|q``."""
     packed = form["type"].endswith("x2")
     register = "b32" if packed else "b16"
@@ -131,7 +142,14 @@ SETP_HALF = Family(
     section="9.7.7.2",
     slots=(HALF_CMP, BOOLOP, FTZ, Slot("type", ("f16", "f16x2", "bf16", "bf16x2"), required=True)),
     operands=_half_operands,
-    rules=(forbid("ftz", lambda f: f["type"].startswith("bf16"), lambda f: f"`.ftz` is not allowed with `.{f['type']}` (the bf16 syntax lines have no {{.ftz}})", "9.7.7.2"),),
+    rules=(
+        forbid(
+            "ftz",
+            lambda f: f["type"].startswith("bf16"),
+            lambda f: f"`.ftz` is not allowed with `.{f['type']}` (the bf16 syntax lines have no {{.ftz}})",
+            "9.7.7.2",
+        ),
+    ),
     # "Introduced in PTX ISA version 4.2." "setp.{bf16/bf16x2} introduced in PTX ISA version 7.8."
     # "Requires sm_53 or higher." "setp.{bf16/bf16x2} requires sm_90 or higher."
     target=lambda f: Target((7, 8), 90) if f["type"].startswith("bf16") else Target((4, 2), 53),
@@ -184,9 +202,11 @@ SET_HALF = Family(
     rules=(
         Rule(
             lambda f: f["dtype"] not in HALF_SET_DTYPES[f["stype"]],
-            lambda f: f"`.{f['dtype']}` results are not produced from `.{f['stype']}` sources (§9.7.7.1 syntax: .{f['stype']} goes with "
-            + ", ".join("." + t for t in HALF_SET_DTYPES[f["stype"]])
-            + ")",
+            lambda f: (
+                f"`.{f['dtype']}` results are not produced from `.{f['stype']}` sources (§9.7.7.1 syntax: .{f['stype']} goes with "
+                + ", ".join("." + t for t in HALF_SET_DTYPES[f["stype"]])
+                + ")"
+            ),
             "9.7.7.1",
         ),
         *_cmp_rules("stype", "9.7.7.1", ftz=False),

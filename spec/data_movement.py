@@ -264,7 +264,7 @@ def _x2_target(form: Form) -> Target:
 
 
 def _rs_target(form: Form) -> Target:
-    """"The .rs rounding mode [was] introduced in PTX ISA version 8.7" and "requires sm_100a"."""
+    """ "The .rs rounding mode [was] introduced in PTX ISA version 8.7" and "requires sm_100a"."""
     return Target((8, 7), 100, "a")
 
 
@@ -272,7 +272,13 @@ HALF_PAIR = Family(
     opcode="cvt",
     key="cvt.x2.f32",
     section=SECTION,
-    slots=(Slot("rnd", ("rn", "rz"), required=True), RELU, SATFINITE, Slot("dtype", ("f16x2", "bf16x2"), required=True), Slot("atype", ("f32",), required=True)),
+    slots=(
+        Slot("rnd", ("rn", "rz"), required=True),
+        RELU,
+        SATFINITE,
+        Slot("dtype", ("f16x2", "bf16x2"), required=True),
+        Slot("atype", ("f32",), required=True),
+    ),
     operands=lambda f: (Operand("d", "b32", destination=True), Operand("a", "f32"), Operand("b", "f32")),
     target=_x2_target,
     summary="Convert two .f32 values to .f16 or .bf16 and pack them: a in the upper half, b in the lower.",
@@ -431,7 +437,7 @@ HALF_FROM_UE8M0 = Family(
 
 
 def _pack_target(form: Form) -> Target:
-    """"Introduced in PTX ISA version 6.5." "Requires sm_72 or higher. Sub-byte types (.u4/.s4 and
+    """ "Introduced in PTX ISA version 6.5." "Requires sm_72 or higher. Sub-byte types (.u4/.s4 and
     .u2/.s2) requires sm_75 or higher." (§9.7.9.22)"""
     return Target((6, 5), 75 if form["convertType"] in ("u2", "s2", "u4", "s4") else 72)
 
@@ -508,7 +514,7 @@ LANES = ("x", "y", "z", "w")
 
 
 def _mov_target(form: Form) -> Target:
-    """"Introduced in PTX ISA version 1.0." "mov.f64 requires sm_13 or higher." (§9.7.9.3)"""
+    """ "Introduced in PTX ISA version 1.0." "mov.f64 requires sm_13 or higher." (§9.7.9.3)"""
     return Target((1, 0), 13 if form["type"] == "f64" else 10)
 
 
@@ -525,7 +531,7 @@ MOV = Family(
 
 
 def _mov_vector_target(form: Form) -> Target:
-    """"Support for .b128 type introduced in PTX ISA version 8.3." "Support for .b128 type requires
+    """ "Support for .b128 type introduced in PTX ISA version 8.3." "Support for .b128 type requires
     sm_70 or higher." (§9.7.9.4)"""
     return Target((8, 3), 70) if form["type"] == "b128" else Target((1, 0), 10)
 

@@ -146,10 +146,10 @@ FMA = Family(
 
 def _mad_without_rounding(form: Form) -> str:
     if form["type"] == "f64":
-        return "mad.f64 requires a rounding modifier (.rn, .rz, .rm, .rp) from PTX ISA version 1.4 (\"the legacy mad.f64 without one maps to mad.rn.f64\" only before that)"
+        return 'mad.f64 requires a rounding modifier (.rn, .rz, .rm, .rp) from PTX ISA version 1.4 ("the legacy mad.f64 without one maps to mad.rn.f64" only before that)'
     return (
-        "mad.f32 without a rounding modifier is the legacy `.target sm_1x` form; \"in PTX ISA version 2.0 and "
-        "later, mad.f32 requires a rounding modifier for sm_20 and higher targets\" (the erratum: ptxas enforces it "
+        'mad.f32 without a rounding modifier is the legacy `.target sm_1x` form; "in PTX ISA version 2.0 and '
+        'later, mad.f32 requires a rounding modifier for sm_20 and higher targets" (the erratum: ptxas enforces it '
         "from PTX ISA 3.2); use mad.rn.f32, which is fma.rn.f32"
     )
 
@@ -228,7 +228,7 @@ SQRT = _ieee_family("sqrt", "9.7.3.15", ("d", "a"), (1, 4), "Square root, IEEE 7
 
 
 def _f32_all_targets_f64_sm13(form: Form) -> Target:
-    """"op.f32 supported on all target architectures. op.f64 requires sm_13 or higher"."""
+    """ "op.f32 supported on all target architectures. op.f64 requires sm_13 or higher"."""
     return _target((1, 0), 13) if form["type"] == "f64" else _target((1, 0), 10)
 
 
@@ -271,7 +271,7 @@ def _min_max(opcode: str, section: str, summary: str) -> Family:
         rules=(
             Rule(
                 lambda f: ("xorsign" in f) != ("abs" in f),
-                "\"the modifiers .abs and .xorsign must be specified together\"",
+                '"the modifiers .abs and .xorsign must be specified together"',
                 section,
             ),
             f64_only_plain("ftz"),

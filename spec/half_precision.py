@@ -69,7 +69,7 @@ def _only_rn(section: str) -> Rule:
     return forbid(
         "rnd",
         lambda f: f["rnd"] != "rn",
-        lambda f: f"`.{f['rnd']}` is not allowed with `.{f['type']}`: the half-precision forms have \".rnd = {{ .rn }}\"",
+        lambda f: f'`.{f["rnd"]}` is not allowed with `.{f["type"]}`: the half-precision forms have ".rnd = {{ .rn }}"',
         section,
     )
 
@@ -130,10 +130,10 @@ FMA = Family(
         _f16_only("sat", "9.7.4.4"),
         Rule(lambda f: "sat" in f and "relu" in f, "`.sat` and `.relu` are not allowed together (they are separate syntax lines)", "9.7.4.4"),
         # ptxas 13.0 says the same ("Modifier '.ftz' cannot be combined with modifier '.oob'").
-        forbid("ftz", lambda f: "oob" in f, "`.ftz` is not allowed with `.oob`: the syntax line is \"fma.rnd.oob.{relu}.type\"", "9.7.4.4"),
+        forbid("ftz", lambda f: "oob" in f, '`.ftz` is not allowed with `.oob`: the syntax line is "fma.rnd.oob.{relu}.type"', "9.7.4.4"),
         # ptxas 13.0 accepts fma.rn.oob.sat.f16; the manual's syntax line has no {.sat}, and the
         # manual is the authority (a known disagreement with ptxas).
-        forbid("sat", lambda f: "oob" in f, "`.sat` is not allowed with `.oob`: the syntax line is \"fma.rnd.oob.{relu}.type\"", "9.7.4.4"),
+        forbid("sat", lambda f: "oob" in f, '`.sat` is not allowed with `.oob`: the syntax line is "fma.rnd.oob.{relu}.type"', "9.7.4.4"),
     ),
     target=_fma_target,
     summary="Fused multiply-add on half-precision values.",
@@ -192,7 +192,7 @@ def _min_max(opcode: str, section: str, summary: str) -> Family:
         rules=(
             Rule(
                 lambda f: ("xorsign" in f) != ("abs" in f),
-                "\"the modifiers .abs and .xorsign must be specified together\"",
+                '"the modifiers .abs and .xorsign must be specified together"',
                 section,
             ),
             _f16_only("ftz", section),
@@ -250,11 +250,16 @@ EX2 = Family(
     operands=_operands("d", "a"),
     rules=(
         # ptxas 13.0: "Illegal modifier '.ftz' for instruction 'ex2'" on .f16.
-        forbid("ftz", lambda f: not _bf16(f), lambda f: f"`.ftz` is not allowed with `.{f['type']}`: the syntax line is \"ex2.approx.atype\" for .f16/.f16x2", "9.7.4.10"),
+        forbid(
+            "ftz",
+            lambda f: not _bf16(f),
+            lambda f: f'`.ftz` is not allowed with `.{f["type"]}`: the syntax line is "ex2.approx.atype" for .f16/.f16x2',
+            "9.7.4.10",
+        ),
         # ptxas 13.0: ".ftz modifier required for instruction 'ex2.bf16'".
         Rule(
             lambda f: _bf16(f) and "ftz" not in f,
-            lambda f: f"`.ftz` is required with `.{f['type']}`: the syntax line is \"ex2.approx.ftz.btype\"",
+            lambda f: f'`.ftz` is required with `.{f["type"]}`: the syntax line is "ex2.approx.ftz.btype"',
             "9.7.4.10",
         ),
     ),
@@ -291,7 +296,7 @@ def _mixed_operands(*names: str):
 _NO_MIXED_FTZ = forbid(
     "ftz",
     lambda f: True,
-    "`.ftz` is not allowed with the mixed-precision fma.f32.{f16,bf16}: the section gives it no meaning (\"subnormal numbers are supported by default\") and ptxas rejects it",
+    '`.ftz` is not allowed with the mixed-precision fma.f32.{f16,bf16}: the section gives it no meaning ("subnormal numbers are supported by default") and ptxas rejects it',
     "9.7.5.3",
 )
 

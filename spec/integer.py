@@ -44,20 +44,20 @@ def _operands(*names: str) -> Callable[[Form], tuple[Operand, ...]]:
 
 
 def _sat_only_s32(section: str) -> Rule:
-    return forbid("sat", lambda f: f["type"] != "s32", lambda f: f"`.sat` is not allowed with `.{f['type']}`: \".sat ... applies only to .s32 type\"", section)
+    return forbid("sat", lambda f: f["type"] != "s32", lambda f: f'`.sat` is not allowed with `.{f["type"]}`: ".sat ... applies only to .s32 type"', section)
 
 
 def _wide_only_16_32(section: str) -> Rule:
     return forbid(
         "mode",
         lambda f: f["mode"] == "wide" and f["type"] in ("u64", "s64"),
-        lambda f: f"`.wide` is not allowed with `.{f['type']}`: \"the .wide suffix is supported only for 16- and 32-bit integer types\"",
+        lambda f: f'`.wide` is not allowed with `.{f["type"]}`: "the .wide suffix is supported only for 16- and 32-bit integer types"',
         section,
     )
 
 
 def _packed_target(form: Form) -> Target:
-    """".u16x2 and .s16x2 introduced in PTX ISA version 8.0", "require sm_90 or higher"."""
+    """ ".u16x2 and .s16x2 introduced in PTX ISA version 8.0", "require sm_90 or higher"."""
     if form["type"] in ("u16x2", "s16x2"):
         return _target((8, 0), 90)
     return _target((1, 0), 10)
@@ -97,14 +97,14 @@ SUB = Family(
 
 
 def _mul_operands(form: Form) -> tuple[Operand, ...]:
-    """"If .wide is specified, then d is twice as wide as a and b" (§9.7.1.3)."""
+    """ "If .wide is specified, then d is twice as wide as a and b" (§9.7.1.3)."""
     t = form["type"]
     d = wide_type(t) if form["mode"] == "wide" else t
     return (Operand("d", d, destination=True), Operand("a", t), Operand("b", t))
 
 
 def _mad_operands(form: Form) -> tuple[Operand, ...]:
-    """"If .wide is specified, then d and c are twice as wide as a and b" (§9.7.1.4)."""
+    """ "If .wide is specified, then d and c are twice as wide as a and b" (§9.7.1.4)."""
     t = form["type"]
     w = wide_type(t) if form["mode"] == "wide" else t
     return (Operand("d", w, destination=True), Operand("a", t), Operand("b", t), Operand("c", w))
@@ -114,7 +114,7 @@ def _sat_only_hi_s32(section: str) -> Rule:
     return forbid(
         "sat",
         lambda f: not (f["type"] == "s32" and f["mode"] == "hi"),
-        "`.sat` applies only to .s32 type in .hi mode (\"mad.hi.sat.s32 d, a, b, c;\")",
+        '`.sat` applies only to .s32 type in .hi mode ("mad.hi.sat.s32 d, a, b, c;")',
         section,
     )
 
@@ -188,7 +188,7 @@ NEG = _simple("neg", "9.7.1.11", ("s16", "s32", "s64"), ("d", "a"), "Arithmetic 
 
 
 def _min_max_target(form: Form) -> Target:
-    """"min.u16x2, min{.relu}.s16x2 and min.relu.s32 introduced in PTX ISA version 8.0",
+    """ "min.u16x2, min{.relu}.s16x2 and min.relu.s32 introduced in PTX ISA version 8.0",
     "require sm_90 or higher" (§9.7.1.12, likewise §9.7.1.13)."""
     if form["type"] in ("u16x2", "s16x2") or "relu" in form:
         return _target((8, 0), 90)
@@ -227,7 +227,7 @@ MAX = _min_max("max", "9.7.1.13", "The maximum of two integers.")
 
 
 def _count_operands(form: Form) -> tuple[Operand, ...]:
-    """"Operand a has the instruction type and destination d has type .u32" (§9.7.1.14-16)."""
+    """ "Operand a has the instruction type and destination d has type .u32" (§9.7.1.14-16)."""
     return (Operand("d", "u32", destination=True), Operand("a", form["type"]))
 
 
@@ -327,7 +327,7 @@ BMSK = Family(
 
 
 def _dp_operands(form: Form) -> tuple[Operand, ...]:
-    """"If .atype and .btype are both .u32, operand c has type .u32; otherwise .s32"; d likewise."""
+    """ "If .atype and .btype are both .u32, operand c has type .u32; otherwise .s32"; d likewise."""
     c = "u32" if form["atype"] == form["btype"] == "u32" else "s32"
     return (Operand("d", c, destination=True), Operand("a", form["atype"]), Operand("b", form["btype"]), Operand("c", c))
 
@@ -380,7 +380,7 @@ def _carry_operands(names: tuple[str, ...], carry_in: bool):
 
 
 def _cc_target(ptx32: tuple[int, int], sm32: int):
-    """"32-bit <op> introduced in PTX ISA version <ptx32>", "64-bit ... in PTX ISA version 4.3";
+    """ "32-bit <op> introduced in PTX ISA version <ptx32>", "64-bit ... in PTX ISA version 4.3";
     "64-bit ... requires sm_20 or higher"."""
 
     def target(form: Form) -> Target:
@@ -411,7 +411,9 @@ ADDC = _extended("addc", "addc", "9.7.2.2", False, True, "Add two values with ca
 SUB_CC = _extended("sub", "sub.cc", "9.7.2.3", True, False, "Subtract one value from another, with borrow-out.")
 SUBC = _extended("subc", "subc", "9.7.2.4", False, True, "Subtract one value from another, with borrow-in and optional borrow-out.")
 MAD_CC = _extended("mad", "mad.cc", "9.7.2.5", True, False, "Multiply, take the high or low half, and add a third value with carry-out.", mode=True)
-MADC = _extended("madc", "madc", "9.7.2.6", False, True, "Multiply, take the high or low half, and add a third value with carry-in and optional carry-out.", mode=True)
+MADC = _extended(
+    "madc", "madc", "9.7.2.6", False, True, "Multiply, take the high or low half, and add a third value with carry-in and optional carry-out.", mode=True
+)
 
 
 FAMILIES: list[Family] = [

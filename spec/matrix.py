@@ -35,8 +35,8 @@ every legal form and a seeded sample of illegal neighbours with ptxas): ptxas al
 ``.dtype == .ctype`` for m16n8k16 ``.f16`` and for every fp8/fp6/fp4 form, and accepts ``.f16``
 accumulators of the sparse ``.e4m3/.e5m2`` form only with ``.sp::ordered_metadata``.
 
-The module is not (yet) one of :data:`ptxspec.spec.catalogue.CHAPTERS`: :data:`CATALOGUE` here
-holds its families, and :func:`parse` parses against it.
+Its families are parsed by the one catalogue (:func:`ptxspec.spec.catalogue.parse`), which asks
+:func:`explain_refusal` why a text of this chapter is refused.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from ptxspec.spec.catalogue import Catalogue, Family, Form, Operand, Rule, Slot,
 from ptxspec.spec.catalogue import _match
 from ptxspec.spec.catalogue import SM_INTRODUCED_IN
 from ptxspec.spec.catalogue import target_at
-from ptxspec.spec.errors import IllegalForm, Location, OperandError
+from ptxspec.spec.errors import OperandError
 
 MMA = "9.7.14.5.14"
 MMA_SP = "9.7.14.6.3"
@@ -59,8 +59,17 @@ SYNC = Slot("sync", ("sync",), required=True)
 ALIGNED = Slot("aligned", ("aligned",), required=True)
 
 MMA_SHAPES = (
-    "m8n8k4", "m8n8k16", "m8n8k32", "m8n8k128",
-    "m16n8k4", "m16n8k8", "m16n8k16", "m16n8k32", "m16n8k64", "m16n8k128", "m16n8k256",
+    "m8n8k4",
+    "m8n8k16",
+    "m8n8k32",
+    "m8n8k128",
+    "m16n8k4",
+    "m16n8k8",
+    "m16n8k16",
+    "m16n8k32",
+    "m16n8k64",
+    "m16n8k128",
+    "m16n8k256",
 )
 SHAPE = Slot("shape", MMA_SHAPES, required=True)
 ALAYOUT = Slot("alayout", ("row", "col"), required=True)
@@ -101,10 +110,22 @@ WARP = 32
 #: §9.7.14.2 element widths; ``.e3m2/.e2m3/.e2m1`` are 8-bit containers except in the 4-bit
 #: shapes (see :func:`element_bits_of`).
 ELEMENT_BITS = {
-    "f64": 64, "f32": 32, "tf32": 32, "s32": 32,
-    "f16": 16, "bf16": 16,
-    "e4m3": 8, "e5m2": 8, "e3m2": 8, "e2m3": 8, "e2m1": 8, "s8": 8, "u8": 8,
-    "s4": 4, "u4": 4, "b1": 1,
+    "f64": 64,
+    "f32": 32,
+    "tf32": 32,
+    "s32": 32,
+    "f16": 16,
+    "bf16": 16,
+    "e4m3": 8,
+    "e5m2": 8,
+    "e3m2": 8,
+    "e2m3": 8,
+    "e2m1": 8,
+    "s8": 8,
+    "u8": 8,
+    "s4": 4,
+    "u4": 4,
+    "b1": 1,
 }
 
 #: Shapes whose ``.e2m1`` operands are packed 4-bit elements: ``.kind::mxf4``/``.kind::mxf4nvf4``
@@ -178,7 +199,9 @@ SPARSE_AB: dict[tuple[str, str], tuple[int, int, str]] = {
 #: Accumulator types per shape (§9.7.14.5.14 syntax, and the C/D tables of §9.7.14.5.1-13).
 ACCUMULATORS: dict[str, tuple[str, ...]] = {
     "m8n8k4": ("f16", "f32", "f64"),
-    "m8n8k16": ("s32",), "m8n8k32": ("s32",), "m8n8k128": ("s32",),
+    "m8n8k16": ("s32",),
+    "m8n8k32": ("s32",),
+    "m8n8k128": ("s32",),
     "m16n8k4": ("f32", "f64"),
     "m16n8k8": ("f16", "f32", "f64"),
     "m16n8k16": ("f16", "f32", "s32", "f64"),
@@ -275,7 +298,9 @@ def _row_col(section: str, unless: Callable[[Form], bool] = lambda f: False) -> 
     """Every syntax line but ``m8n8k4 .f16`` writes ``.row.col``."""
     return Rule(
         lambda f: not unless(f) and (f["alayout"], f["blayout"]) != ("row", "col"),
-        lambda f: f"layouts .{f['alayout']}.{f['blayout']}: this form's syntax line is \"...{f['shape']}.row.col...\" (only mma.m8n8k4 with .f16 has .alayout/.blayout)",
+        lambda f: (
+            f'layouts .{f["alayout"]}.{f["blayout"]}: this form\'s syntax line is "...{f["shape"]}.row.col..." (only mma.m8n8k4 with .f16 has .alayout/.blayout)'
+        ),
         section,
     )
 
@@ -294,7 +319,7 @@ def _same(slot1: str, slot2: str, when: Callable[[Form], bool], why: str, sectio
 
 
 def _f16_target(form: Form) -> Target:
-    """"mma with .f16 floating point type with shape .m8n8k4 introduced in PTX ISA version 6.4",
+    """ "mma with .f16 floating point type with shape .m8n8k4 introduced in PTX ISA version 6.4",
     "requires sm_70"; ".m16n8k8: PTX ISA 6.5, sm_75"; ".m16n8k16: PTX ISA 7.0, sm_80"."""
     return {"m8n8k4": _target((6, 4), 70), "m16n8k8": _target((6, 5), 75)}.get(form["shape"], _target((7, 0), 80))
 
@@ -309,7 +334,7 @@ MMA_F16 = Family(
         _shapes(("m8n8k4", "m16n8k8", "m16n8k16"), "the half-precision mma", MMA),
         _row_col(MMA, unless=lambda f: f["shape"] == "m8n8k4"),
         # "Specific shapes have type restrictions: .m8n8k4: when .ctype is .f32, .dtype must also be .f32."
-        Rule(lambda f: f["shape"] == "m8n8k4" and f["ctype"] == "f32" and f["dtype"] != "f32", "\".m8n8k4: when .ctype is .f32, .dtype must also be .f32\"", MMA),
+        Rule(lambda f: f["shape"] == "m8n8k4" and f["ctype"] == "f32" and f["dtype"] != "f32", '".m8n8k4: when .ctype is .f32, .dtype must also be .f32"', MMA),
         # ".m16n8k8: .dtype must be the same as .ctype."
         _same("dtype", "ctype", lambda f: f["shape"] == "m16n8k8", '".m16n8k8: .dtype must be the same as .ctype"', MMA),
     ),
@@ -337,7 +362,7 @@ MMA_ALT = Family(
 
 
 def _f8_target(form: Form) -> Target:
-    """"Support for .e4m3 and .e5m2 alternate floating point type mma operation introduced in PTX
+    """ "Support for .e4m3 and .e5m2 alternate floating point type mma operation introduced in PTX
     ISA version 8.4"; "support for shape .m16n8k16 and .f16 dtype/ctype with .e4m3/.e5m2 ...
     introduced in PTX ISA version 8.7"; ".e4m3 and .e5m2 ... requires sm_89 or higher"."""
     if form["shape"] == "m16n8k16" or "f16" in (form["dtype"], form["ctype"]):
@@ -388,7 +413,11 @@ def scale_vec_size(form: Form) -> str | None:
 
 
 def _block_scale_rules(section: str, sparse: bool) -> tuple[Rule, ...]:
-    shapes = {"kind::mxf8f6f4": "m16n8k64" if sparse else "m16n8k32", "kind::mxf4": "m16n8k128" if sparse else "m16n8k64", "kind::mxf4nvf4": "m16n8k128" if sparse else "m16n8k64"}
+    shapes = {
+        "kind::mxf8f6f4": "m16n8k64" if sparse else "m16n8k32",
+        "kind::mxf4": "m16n8k128" if sparse else "m16n8k64",
+        "kind::mxf4nvf4": "m16n8k128" if sparse else "m16n8k64",
+    }
     return (
         Rule(lambda f: f["shape"] != shapes[f["kind"]], lambda f: f"shape .{f['shape']}: the .{f['kind']} syntax line has .{shapes[f['kind']]}", section),
         Rule(
@@ -403,7 +432,11 @@ def _block_scale_rules(section: str, sparse: bool) -> tuple[Rule, ...]:
         ),
         Rule(lambda f: f["kind"] == "kind::mxf4nvf4" and f.get("scale_vec") is None, '"for .kind::mxf4nvf4 a valid .scale_vec_size must be provided"', section),
         Rule(
-            lambda f: f["stype"] in BLOCK_SCALE_KINDS[f["kind"]][1] and scale_vec_size(f) is not None and scale_vec_size(f) not in BLOCK_SCALE_KINDS[f["kind"]][1][f["stype"]],
+            lambda f: (
+                f["stype"] in BLOCK_SCALE_KINDS[f["kind"]][1]
+                and scale_vec_size(f) is not None
+                and scale_vec_size(f) not in BLOCK_SCALE_KINDS[f["kind"]][1][f["stype"]]
+            ),
             lambda f: f".{scale_vec_size(f)} is not valid with .{f['kind']} and .{f['stype']} (Table 35: {BLOCK_SCALE_KINDS[f['kind']][1][f['stype']][0]})",
             section,
         ),
@@ -435,7 +468,7 @@ MMA_BLOCK_SCALE = Family(
 
 
 def _f64_target(form: Form) -> Target:
-    """".f64 with shape .m8n8k4 introduced in PTX ISA 7.0", "requires sm_80"; ".f64 with shapes
+    """ ".f64 with shape .m8n8k4 introduced in PTX ISA 7.0", "requires sm_80"; ".f64 with shapes
     .m16n8k4, .m16n8k8, .m16n8k16 introduced in PTX ISA 7.8", "requires sm_90"."""
     return _target((7, 0), 80) if form["shape"] == "m8n8k4" else _target((7, 8), 90)
 
@@ -457,7 +490,7 @@ MMA_F64 = Family(
 
 
 def _integer_target(small: str) -> Callable[[Form], Target]:
-    """".u8/.s8 with .m8n8k16 (.u4/.s4 with .m8n8k32) introduced in PTX ISA 6.5", "requires
+    """ ".u8/.s8 with .m8n8k16 (.u4/.s4 with .m8n8k32) introduced in PTX ISA 6.5", "requires
     sm_75"; the m16n8 shapes "introduced in PTX ISA 7.0", "require sm_80"."""
     return lambda form: _target((6, 5), 75) if form["shape"] == small else _target((7, 0), 80)
 
@@ -480,7 +513,7 @@ MMA_I4 = _integer("mma.i4", I4, ("m8n8k32", "m16n8k32", "m16n8k64"), "Warp-level
 
 
 def _b1_target(form: Form) -> Target:
-    """".b1 with .m8n8k128 ... requires sm_75", ".m16n8k128/.m16n8k256 ... sm_80", all "introduced
+    """ ".b1 with .m8n8k128 ... requires sm_75", ".m16n8k128/.m16n8k256 ... sm_80", all "introduced
     in PTX ISA 7.0"; "support for .and in single-bit mma introduced in PTX ISA 7.1", ".and ...
     requires sm_80"."""
     if form["bitOp"] == "and":
@@ -492,7 +525,16 @@ MMA_B1 = Family(
     opcode="mma",
     key="mma.b1",
     section=MMA,
-    slots=(SYNC, ALIGNED, SHAPE, ALAYOUT, BLAYOUT, *_types(("s32",), ("b1",), ("b1",), ("s32",)), Slot("bitOp", ("xor", "and"), required=True), Slot("popc", ("popc",), required=True)),
+    slots=(
+        SYNC,
+        ALIGNED,
+        SHAPE,
+        ALAYOUT,
+        BLAYOUT,
+        *_types(("s32",), ("b1",), ("b1",), ("s32",)),
+        Slot("bitOp", ("xor", "and"), required=True),
+        Slot("popc", ("popc",), required=True),
+    ),
     operands=mma_operands,
     rules=(_shapes(("m8n8k128", "m16n8k128", "m16n8k256"), "the single-bit mma", MMA), _row_col(MMA)),
     target=_b1_target,
@@ -510,18 +552,20 @@ def _ordered(form: Form) -> bool:
 
 
 def _sp_target(base: Target) -> Callable[[Form], Target]:
-    """"Introduced in PTX ISA version 7.1", "requires sm_80"; "mma.sp::ordered_metadata introduced
+    """ "Introduced in PTX ISA version 7.1", "requires sm_80"; "mma.sp::ordered_metadata introduced
     in PTX ISA version 8.5", "requires sm_80"."""
     return lambda form: Target(max(base.ptx, (8, 5)), base.sm, base.suffix) if _ordered(form) else base
 
 
 def _only_ordered(section: str) -> Rule:
-    return Rule(lambda f: not _ordered(f), "this syntax line has \"mma.sp::ordered_metadata\" only (.spvariant = {.sp::ordered_metadata})", section)
+    return Rule(lambda f: not _ordered(f), 'this syntax line has "mma.sp::ordered_metadata" only (.spvariant = {.sp::ordered_metadata})', section)
 
 
 def _sparse_dtype_ctype(section: str) -> Rule:
-    """"For shapes .m16n8k16 and .m16n8k32, .dtype must be the same as .ctype.\""""
-    return _same("dtype", "ctype", lambda f: f["shape"] in ("m16n8k16", "m16n8k32"), '"for shapes .m16n8k16 and .m16n8k32, .dtype must be the same as .ctype"', section)
+    """ "For shapes .m16n8k16 and .m16n8k32, .dtype must be the same as .ctype.\""""
+    return _same(
+        "dtype", "ctype", lambda f: f["shape"] in ("m16n8k16", "m16n8k32"), '"for shapes .m16n8k16 and .m16n8k32, .dtype must be the same as .ctype"', section
+    )
 
 
 MMA_SP_F16 = Family(
@@ -552,7 +596,7 @@ MMA_SP_ALT = Family(
 
 
 def _sp_f8_target(form: Form) -> Target | Targets:
-    """".e4m3 and .e5m2 ... introduced in PTX ISA version 8.4", "requires sm_89"; the
+    """ ".e4m3 and .e5m2 ... introduced in PTX ISA version 8.4", "requires sm_89"; the
     ordered-metadata variant came with PTX ISA 8.5. The .f16 accumulators: "support for shape
     .m16n8k32 and .f16 dtype/ctype with .e4m3/.e5m2 ... introduced in PTX ISA 8.7", "requires
     sm_120a" (the syntax line itself writes .f32 ... .f32; see the module's ambiguity notes)."""
@@ -622,12 +666,12 @@ SS = Slot("ss", ("shared", "shared::cta"))
 
 
 def matrices(form: Form) -> int:
-    """".num: the values .x1, .x2 and .x4 indicate one, two or four matrices"."""
+    """ ".num: the values .x1, .x2 and .x4 indicate one, two or four matrices"."""
     return {"x1": 1, "x2": 2, "x4": 4}[form["num"]]
 
 
 def ldmatrix_registers(form: Form) -> int:
-    """"The destination operand r is a brace-enclosed vector expression of 1, 2 or 4 32-bit
+    """ "The destination operand r is a brace-enclosed vector expression of 1, 2 or 4 32-bit
     registers as per the value of .num"; "for the 16x16 matrix shape, two destination registers
     r0 and r1 of type .b32 must be specified" (per matrix); "for the 8x16 matrix shape, one
     destination register r0 of type .b32"."""
@@ -639,7 +683,7 @@ def _ldmatrix_operands(form: Form) -> tuple[Operand, ...]:
 
 
 def _cta_target(base: Target | Targets) -> Callable[[Form], Target | Targets]:
-    """"Support for ::cta sub-qualifier introduced in PTX ISA version 7.8"."""
+    """ "Support for ::cta sub-qualifier introduced in PTX ISA version 7.8"."""
 
     def target(form: Form) -> Target | Targets:
         if form.get("ss") != "shared::cta":
@@ -651,7 +695,7 @@ def _cta_target(base: Target | Targets) -> Callable[[Form], Target | Targets]:
 
 
 def _ldmatrix_target(form: Form) -> Target | Targets:
-    """"Introduced in PTX ISA version 6.5", "requires sm_75"; ".m16n16, .m8n16 shapes", "the .b8
+    """ "Introduced in PTX ISA version 6.5", "requires sm_75"; ".m16n16, .m8n16 shapes", "the .b8
     type" and ".src_fmt, .dst_fmt" "introduced in PTX ISA 8.6", "supported on sm_100a, sm_101a,
     sm_120a"."""
     if form["shape"] != "m8n8" or form.get("type") == "b8" or form.get("src_fmt") is not None:
@@ -675,7 +719,11 @@ LDMATRIX_FAMILY = Family(
     rules=(
         *_m16n16_rules(LDMATRIX),
         # The shape table: ".m8n8: 8x8, 16-bit; .m16n16: 16x16, 8-bit, 6-bit or 4-bit".
-        Rule(lambda f: (f["shape"] == "m8n8") != (f["type"] == "b16"), lambda f: f".{f['shape']} with .{f['type']}: the shape table gives .m8n8 16-bit elements and .m16n16 8-bit ones", LDMATRIX),
+        Rule(
+            lambda f: (f["shape"] == "m8n8") != (f["type"] == "b16"),
+            lambda f: f".{f['shape']} with .{f['type']}: the shape table gives .m8n8 16-bit elements and .m16n16 8-bit ones",
+            LDMATRIX,
+        ),
     ),
     target=_ldmatrix_target,
     summary="Collectively load 8x8 (or 16x16) matrices from shared memory into mma fragments.",
@@ -687,16 +735,33 @@ LDMATRIX_FMT = Family(
     section=LDMATRIX,
     # "ldmatrix.sync.aligned.m8n16.num{.ss}.dst_fmt.src_fmt r, [p];
     #  ldmatrix.sync.aligned.m16n16.num.trans{.ss}.dst_fmt.src_fmt r, [p];"
-    slots=(SYNC, ALIGNED, Slot("shape", ("m8n16", "m16n16"), required=True), NUM, TRANS, SS, Slot("dst_fmt", ("b8x16",), required=True), Slot("src_fmt", ("b6x16_p32", "b4x16_p64"), required=True)),
+    slots=(
+        SYNC,
+        ALIGNED,
+        Slot("shape", ("m8n16", "m16n16"), required=True),
+        NUM,
+        TRANS,
+        SS,
+        Slot("dst_fmt", ("b8x16",), required=True),
+        Slot("src_fmt", ("b6x16_p32", "b4x16_p64"), required=True),
+    ),
     operands=_ldmatrix_operands,
-    rules=(*_m16n16_rules(LDMATRIX), forbid("trans", lambda f: f["shape"] == "m8n16", "`.trans` is not allowed with .m8n16: its syntax line is \"ldmatrix.sync.aligned.m8n16.num{.ss}.dst_fmt.src_fmt\"", LDMATRIX)),
+    rules=(
+        *_m16n16_rules(LDMATRIX),
+        forbid(
+            "trans",
+            lambda f: f["shape"] == "m8n16",
+            '`.trans` is not allowed with .m8n16: its syntax line is "ldmatrix.sync.aligned.m8n16.num{.ss}.dst_fmt.src_fmt"',
+            LDMATRIX,
+        ),
+    ),
     target=_ldmatrix_target,
     summary="Collectively load 6-bit/4-bit matrices from shared memory, unpacked to 8-bit elements.",
 )
 
 
 def _stmatrix_target(form: Form) -> Target | Targets:
-    """"Introduced in PTX ISA version 7.8", "requires sm_90"; ".m16n8" and ".b8" "introduced in PTX
+    """ "Introduced in PTX ISA version 7.8", "requires sm_90"; ".m16n8" and ".b8" "introduced in PTX
     ISA 8.6", "supported on sm_100a, sm_101a, sm_120a"."""
     if form["shape"] == "m16n8" or form["type"] == "b8":
         return on((8, 6), *BLACKWELL)
@@ -713,7 +778,11 @@ STMATRIX_FAMILY = Family(
         Rule(lambda f: f["shape"] == "m16n8" and f["type"] != "b8", '"the .m16n8 shape is valid only for .b8"', STMATRIX),
         # "Each matrix element holds 16-bit or 8-bit data as indicated by the .type qualifier";
         # the 8x8 matrix is the one "with 16-bit elements" (figure 106).
-        Rule(lambda f: f["shape"] == "m8n8" and f["type"] != "b16", "\".m8n8\" stores 8x8 matrices of 16-bit elements (figure 106); 8-bit elements are the .m16n8 shape's", STMATRIX),
+        Rule(
+            lambda f: f["shape"] == "m8n8" and f["type"] != "b16",
+            '".m8n8" stores 8x8 matrices of 16-bit elements (figure 106); 8-bit elements are the .m16n8 shape\'s',
+            STMATRIX,
+        ),
         Rule(lambda f: f["shape"] == "m16n8" and "trans" not in f, '".trans is mandatory for the 16x8 matrix"', STMATRIX),
     ),
     target=_stmatrix_target,
@@ -733,30 +802,36 @@ MOVMATRIX_FAMILY = Family(
 
 
 FAMILIES = (
-    MMA_F16, MMA_ALT, MMA_F8, MMA_F8F6F4, MMA_BLOCK_SCALE, MMA_F64, MMA_I8, MMA_I4, MMA_B1,
-    MMA_SP_F16, MMA_SP_ALT, MMA_SP_F8, MMA_SP_F8F6F4, MMA_SP_BLOCK_SCALE, MMA_SP_I8, MMA_SP_I4,
-    LDMATRIX_FAMILY, LDMATRIX_FMT, STMATRIX_FAMILY, MOVMATRIX_FAMILY,
+    MMA_F16,
+    MMA_ALT,
+    MMA_F8,
+    MMA_F8F6F4,
+    MMA_BLOCK_SCALE,
+    MMA_F64,
+    MMA_I8,
+    MMA_I4,
+    MMA_B1,
+    MMA_SP_F16,
+    MMA_SP_ALT,
+    MMA_SP_F8,
+    MMA_SP_F8F6F4,
+    MMA_SP_BLOCK_SCALE,
+    MMA_SP_I8,
+    MMA_SP_I4,
+    LDMATRIX_FAMILY,
+    LDMATRIX_FMT,
+    STMATRIX_FAMILY,
+    MOVMATRIX_FAMILY,
 )
 
-#: This chapter's families alone (until the module is one of the catalogue's CHAPTERS).
-CATALOGUE = Catalogue(FAMILIES)
 
-
-def parse(text: str, *, where: Location | str | None = None) -> Form:
-    """Parse a §9.7.14 instruction against this chapter's families (see :meth:`Catalogue.parse`).
-
-    A text that is a legal form plus one qualifier its syntax line does not take
+def explain_refusal(catalogue: Catalogue, text: str) -> tuple[str, str] | None:
+    """The catalogue's :data:`~ptxspec.spec.catalogue.Explainer` of this chapter. A text that is a
+    legal form plus one qualifier its syntax line does not take
     (``mma.sync.aligned.m16n8k16.row.col.satfinite.f32.f16.f16.f32``) is refused naming that
     qualifier (:func:`superfluous_qualifier`), not the token where the nearest family -- here the
     integer one, which takes ``.satfinite`` -- stopped matching."""
-    try:
-        return CATALOGUE.parse(text, where=where)
-    except IllegalForm as error:
-        blamed = superfluous_qualifier(CATALOGUE, text)
-        if blamed is None:
-            raise
-        message, section = blamed
-        raise IllegalForm(f"{text.strip()}: {message}", where=error.where, section=section) from None
+    return superfluous_qualifier(catalogue, text)
 
 
 def superfluous_qualifier(catalogue: Catalogue, text: str) -> tuple[str, str] | None:

@@ -117,9 +117,7 @@ FORMATS: dict[str, FloatFormat] = {
         FloatFormat("e2m3", 2, 3, has_infinity=False, nan=NanEncoding.NONE),
         FloatFormat("e3m2", 3, 2, has_infinity=False, nan=NanEncoding.NONE),
         FloatFormat("e2m1", 2, 1, has_infinity=False, nan=NanEncoding.NONE),
-        FloatFormat(
-            "ue8m0", 8, 0, signed=False, has_infinity=False, nan=NanEncoding.ALL_ONES, has_subnormals=False
-        ),
+        FloatFormat("ue8m0", 8, 0, signed=False, has_infinity=False, nan=NanEncoding.ALL_ONES, has_subnormals=False),
         FloatFormat("ue4m3", 4, 3, signed=False, has_infinity=False, nan=NanEncoding.ALL_ONES),
     )
 }

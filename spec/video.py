@@ -148,7 +148,7 @@ NEG_C = Slot("cneg", ("neg_c",))
 
 
 def product_negated(form: Form) -> bool:
-    """"(a*b) is negated if and only if exactly one of a or b is negated" (§9.7.18.1.3)."""
+    """ "(a*b) is negated if and only if exactly one of a or b is negated" (§9.7.18.1.3)."""
     return ("neg_a" in form) != ("neg_b" in form)
 
 
@@ -189,13 +189,12 @@ VMAD = Family(
     rules=(
         Rule(
             lambda f: "po" in f and any(t in f for t in ("neg_a", "neg_b", "neg_c")),
-            "\"Source operands may not be negated in .po mode\" (neg_a/neg_b/neg_c with .po)",
+            '"Source operands may not be negated in .po mode" (neg_a/neg_b/neg_c with .po)',
             "9.7.18.1.3",
         ),
         Rule(
             lambda f: product_negated(f) and "neg_c" in f,
-            "\"PTX allows negation of either (a*b) or c\": negating exactly one of a and b (the product) "
-            "excludes negating c",
+            '"PTX allows negation of either (a*b) or c": negating exactly one of a and b (the product) excludes negating c',
             "9.7.18.1.3",
         ),
     ),

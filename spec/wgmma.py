@@ -35,8 +35,8 @@ The lists are those of the shape table of §9.7.15.2 ("Matrix shapes"): the inte
 accumulator table of §9.7.15.5.1.1.3 ("N = 8*i where i = {1, 2, 3, 4}, = 16*i where i = {3, 4,
 ..., 15, 16}") and ptxas 13.0 also have ``.m64n240k32`` and ``.m64n256k32``; we follow the table.
 
-The module is not (yet) one of :data:`ptxspec.spec.catalogue.CHAPTERS`: :data:`CATALOGUE` holds
-its families and :func:`parse` parses against it.
+Its families are parsed by the one catalogue (:func:`ptxspec.spec.catalogue.parse`), which asks
+:func:`explain_refusal` why a text of this chapter is refused.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ptxspec.spec.catalogue import Catalogue, Family, Form, Operand, Rule, Slot, Target, on
-from ptxspec.spec.errors import IllegalForm, Location, OperandError
+from ptxspec.spec.errors import OperandError
 from ptxspec.spec import matrix
 from ptxspec.spec.matrix import register_type
 
@@ -102,8 +102,8 @@ def d_registers(shape: str, dtype: str) -> int:
     return n // 4 if dtype == "f16" else n // 2
 
 
-def _vector(name: str, count: int, type_name: str, destination: bool = False) -> tuple[Operand, ...]:
-    return tuple(Operand(f"{name}.{i}", type_name, destination) for i in range(count))
+def _vector(name: str, count: int, type_name: str, destination: bool = False, read: bool = False) -> tuple[Operand, ...]:
+    return tuple(Operand(f"{name}.{i}", type_name, destination, read) for i in range(count))
 
 
 def _operands(a_from: str, sparse: bool, floating: bool, transposable: bool) -> Callable[[Form], tuple[Operand, ...]]:
@@ -114,7 +114,8 @@ def _operands(a_from: str, sparse: bool, floating: bool, transposable: bool) -> 
     shared memory using matrix descriptors" (§9.7.15.5.2)."""
 
     def operands(form: Form) -> tuple[Operand, ...]:
-        out = _vector("d", d_registers(form["shape"], form["dtype"]), register_type(form["dtype"]), True)
+        # d is read as well: "D = A*B+D" (with scale-d true).
+        out = _vector("d", d_registers(form["shape"], form["dtype"]), register_type(form["dtype"]), destination=True, read=True)
         if a_from == "desc":
             out += (Operand("a_desc", "b64"),)
         else:
@@ -167,7 +168,9 @@ def check_immediates(form: Form, **values: int) -> None:
 def _shapes(shapes: tuple[str, ...], block: str, section: str) -> Rule:
     return Rule(
         lambda f: f["shape"] not in shapes,
-        lambda f: f"shape .{f['shape']} is not a shape of {block} (§9.7.15.2: .m64nNk{parse_shape(shapes[0])[2]} with N in {{{', '.join(str(parse_shape(s)[1]) for s in shapes)}}})",
+        lambda f: (
+            f"shape .{f['shape']} is not a shape of {block} (§9.7.15.2: .m64nNk{parse_shape(shapes[0])[2]} with N in {{{', '.join(str(parse_shape(s)[1]) for s in shapes)}}})"
+        ),
         section,
     )
 
@@ -177,7 +180,7 @@ def _types(dtype: tuple[str, ...], atype: tuple[str, ...], btype: tuple[str, ...
 
 
 def _target(sparse: bool) -> Callable[[Form], Target]:
-    """"Introduced in PTX ISA version 8.0" (wgmma.mma_async; 8.2 for wgmma.mma_async.sp), "Support
+    """ "Introduced in PTX ISA version 8.0" (wgmma.mma_async; 8.2 for wgmma.mma_async.sp), "Support
     for .u8.s8 and .s8.u8 as .atype.btype introduced in PTX ISA version 8.4", "Requires sm_90a".
 
     (§9.7.15.3 still says "both multiplicands (A and B) must have the same data type, e.g. both
@@ -200,11 +203,21 @@ _BLOCKS: tuple[tuple[str, tuple[Slot, ...], tuple[str, ...], tuple[str, ...], bo
     ("tf32", _types(("f32",), ("tf32",), ("tf32",)), shape_of(8, N_ALL), shape_of(16, N_ALL), True, False, ".tf32"),
     ("f8", _types(("f16", "f32"), F8, F8), shape_of(32, N_ALL), shape_of(64, N_ALL), True, False, ".e4m3/.e5m2"),
     ("int", (Slot("satfinite", ("satfinite",)), *_types(("s32",), I8, I8)), shape_of(32, N_INTEGER), shape_of(64, N_INTEGER), False, False, ".s8/.u8"),
-    ("b1", (*_types(("s32",), ("b1",), ("b1",)), Slot("op", ("and",), required=True), Slot("popc", ("popc",), required=True)), shape_of(256, N_INTEGER), (), False, False, "single-bit"),
+    (
+        "b1",
+        (*_types(("s32",), ("b1",), ("b1",)), Slot("op", ("and",), required=True), Slot("popc", ("popc",), required=True)),
+        shape_of(256, N_INTEGER),
+        (),
+        False,
+        False,
+        "single-bit",
+    ),
 )
 
 
-def _family(name: str, types: tuple[Slot, ...], shapes: tuple[str, ...], floating: bool, transposable: bool, summary: str, *, sparse: bool, a_from: str) -> Family:
+def _family(
+    name: str, types: tuple[Slot, ...], shapes: tuple[str, ...], floating: bool, transposable: bool, summary: str, *, sparse: bool, a_from: str
+) -> Family:
     section = WGMMA_SP if sparse else WGMMA
     head = (Slot("mma_async", ("mma_async",), required=True),) + ((Slot("sp", ("sp",), required=True),) if sparse else ())
     opcode = "wgmma.mma_async.sp" if sparse else "wgmma.mma_async"
@@ -271,23 +284,14 @@ WAIT_GROUP_FAMILY = _group_instruction("wait_group", WAIT_GROUP, "Wait until at 
 
 FAMILIES = (*MMA_ASYNC_FAMILIES, *MMA_ASYNC_SP_FAMILIES, FENCE_FAMILY, COMMIT_GROUP_FAMILY, WAIT_GROUP_FAMILY)
 
-#: This chapter's families alone (until the module is one of the catalogue's CHAPTERS).
-CATALOGUE = Catalogue(FAMILIES)
 
-
-def parse(text: str, *, where: Location | str | None = None) -> Form:
-    """Parse a §9.7.15 instruction against this chapter's families (see :meth:`Catalogue.parse`).
-
-    A shape whose K is not the one of the multiplicand type (".m64n8k32" with ".f16") matches no
-    family's shape slot; the error then says which K the type takes (§9.7.15.2) rather than which
-    qualifier the nearest family missed."""
-    try:
-        return CATALOGUE.parse(text, where=where)
-    except IllegalForm as error:
-        problem = _shape_problem(text)
-        if problem is None:
-            raise
-        raise IllegalForm(f"{text.strip()}: {problem}", where=error.where, section="9.7.15.2") from None
+def explain_refusal(catalogue: Catalogue, text: str) -> tuple[str, str] | None:
+    """The catalogue's :data:`~ptxspec.spec.catalogue.Explainer` of this chapter. A shape whose K
+    is not the one of the multiplicand type (".m64n8k32" with ".f16") matches no family's shape
+    slot; the error then says which K the type takes (§9.7.15.2) rather than which qualifier the
+    nearest family missed."""
+    problem = _shape_problem(text)
+    return None if problem is None else (problem, "9.7.15.2")
 
 
 def _shape_problem(text: str) -> str | None:

@@ -27,8 +27,12 @@ def emulated_cupy(kernel: Callable[[str], Callable]) -> types.ModuleType:
         def get_function(self, name):
             return kernel(name)
 
-    rt = types.SimpleNamespace(deviceSynchronize=lambda: None, getDeviceProperties=lambda i: {"name": b"emulated", "major": 9, "minor": 0},
-                               driverGetVersion=lambda: 0, runtimeGetVersion=lambda: 0)
+    rt = types.SimpleNamespace(
+        deviceSynchronize=lambda: None,
+        getDeviceProperties=lambda i: {"name": b"emulated", "major": 9, "minor": 0},
+        driverGetVersion=lambda: 0,
+        runtimeGetVersion=lambda: 0,
+    )
     module = types.ModuleType("cupy")
     module.asarray, module.zeros, module.asnumpy, module.tile, module.arange, module.uint64 = np.asarray, np.zeros, np.asarray, np.tile, np.arange, np.uint64
     module.RawModule = RawModule

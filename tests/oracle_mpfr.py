@@ -296,12 +296,22 @@ def specials(fmt: IeeeFormat) -> list[int]:
     values = []
     for s in (0, 1):
         values += [
-            fmt.zero(s), fmt.inf(s), fmt.min_subnormal(s), fmt.max_subnormal(s), fmt.min_normal(s),
-            fmt.next_up(fmt.min_normal(0)) | (s * fmt.sign_bit), fmt.max_finite(s), fmt.one(s),
-            fmt.next_up(fmt.one(0)) | (s * fmt.sign_bit), fmt.next_down(fmt.one(0)) | (s * fmt.sign_bit),
-            fmt.pack(s, fmt.bias + 1, 0), fmt.pack(s, fmt.bias - 1, 0),
-            fmt.quiet_nan(s), fmt.quiet_nan(s, 0x12345 & ((1 << (fmt.mbits - 1)) - 1)),
-            fmt.signalling_nan(s, 1), fmt.signalling_nan(s, (1 << (fmt.mbits - 1)) - 1),
+            fmt.zero(s),
+            fmt.inf(s),
+            fmt.min_subnormal(s),
+            fmt.max_subnormal(s),
+            fmt.min_normal(s),
+            fmt.next_up(fmt.min_normal(0)) | (s * fmt.sign_bit),
+            fmt.max_finite(s),
+            fmt.one(s),
+            fmt.next_up(fmt.one(0)) | (s * fmt.sign_bit),
+            fmt.next_down(fmt.one(0)) | (s * fmt.sign_bit),
+            fmt.pack(s, fmt.bias + 1, 0),
+            fmt.pack(s, fmt.bias - 1, 0),
+            fmt.quiet_nan(s),
+            fmt.quiet_nan(s, 0x12345 & ((1 << (fmt.mbits - 1)) - 1)),
+            fmt.signalling_nan(s, 1),
+            fmt.signalling_nan(s, (1 << (fmt.mbits - 1)) - 1),
         ]
     return values
 
@@ -379,7 +389,7 @@ def _boundary_operands(op: str, fmt: IeeeFormat, rng: random.Random) -> tuple[in
     if op in ("div", "rcp"):
         # a = b * q rounded, with q a (p+1)-bit odd significand: a / b lies next to a tie.
         b = _random_finite(fmt, rng, exponent_field=rng.randrange(1, fmt.exp_all_ones))
-        q_sig = (rng.getrandbits(p) | (1 << p) | 1)
+        q_sig = rng.getrandbits(p) | (1 << p) | 1
         target = rng.randrange(fmt.emin - p - 2, fmt.emax + 2)
         with gmpy2.context(precision=4 * p, emin=-(1 << 20), emax=1 << 20):
             q = gmpy2.mpfr(q_sig) * gmpy2.mpfr(2) ** (target - p)

@@ -227,10 +227,8 @@ class _Prepared:
         self.cta_size = {}
         for d in decl:
             self.cta_size[(d.gpu, d.cta)] = self.cta_size.get((d.gpu, d.cta), 0) + 1
-        self.cluster_of = [(d.gpu, "cluster", d.cluster) if d.cluster is not None else (d.gpu, "cta", d.cta)
-                           for d in decl]
-        self.cluster_members = {c: tuple(t for t in range(self.nthreads) if self.cluster_of[t] == c)
-                                for c in set(self.cluster_of)}
+        self.cluster_of = [(d.gpu, "cluster", d.cluster) if d.cluster is not None else (d.gpu, "cta", d.cta) for d in decl]
+        self.cluster_members = {c: tuple(t for t in range(self.nthreads) if self.cluster_of[t] == c) for c in set(self.cluster_of)}
         self.widths: dict[int, tuple[int, bool]] = {}
         for code in test.code:
             for ins in code:
@@ -456,7 +454,7 @@ _DEAD_STATE = ("dead",)
 
 
 def _set(values: tuple, index: int, value) -> tuple:
-    return values[:index] + (value,) + values[index + 1:]
+    return values[:index] + (value,) + values[index + 1 :]
 
 
 # ---- entry points ------------------------------------------------------------------------------------
@@ -513,13 +511,23 @@ def morally_strong_same_scope(test: L.LitmusTest) -> bool:
             other = test.threads[u]
             if scope == "cta" and (me.gpu, me.cta) != (other.gpu, other.cta):
                 return False
-            if scope == "cluster" and (me.gpu != other.gpu or (
-                    (me.cta != other.cta) and (me.cluster is None or me.cluster != other.cluster))):
+            if scope == "cluster" and (me.gpu != other.gpu or ((me.cta != other.cta) and (me.cluster is None or me.cluster != other.cluster))):
                 return False
             if scope == "gpu" and me.gpu != other.gpu:
                 return False
     return True
 
 
-__all__ = ["SCResult", "TooBig", "Unsupported", "arith", "as_dicts", "format_state", "missing",
-           "morally_strong_same_scope", "observed_terms", "rmw", "sc_states"]
+__all__ = [
+    "SCResult",
+    "TooBig",
+    "Unsupported",
+    "arith",
+    "as_dicts",
+    "format_state",
+    "missing",
+    "morally_strong_same_scope",
+    "observed_terms",
+    "rmw",
+    "sc_states",
+]

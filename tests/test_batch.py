@@ -122,11 +122,23 @@ INFINITIES = [0x7F800000, 0xFF800000]
 NANS = [0x7FC00000, 0xFFC00000, 0x7FC12345, 0xFFD54321, 0x7F800001, 0xFF800001, 0x7FBFFFFF, 0xFFFFFFFF]
 SUBNORMALS = [0x00000001, 0x80000001, 0x00000002, 0x007FFFFF, 0x807FFFFF, 0x00400000]
 NORMALS = [
-    0x00800000, 0x80800000,  # smallest normal
-    0x3F800000, 0xBF800000, 0x3F800001, 0x3F7FFFFF, 0xBF7FFFFF,  # 1 and its neighbours
-    0x7F7FFFFF, 0xFF7FFFFF, 0x7F000000,  # largest finite, 2^127
-    0x33800000, 0x34000000, 0x1F800000, 0x5F800000,  # 2^-24, 2^-23, 2^-64, 2^64
-    0x40400000, 0x3EAAAAAB, 0xC0490FDB,  # 3, 1/3, -pi
+    0x00800000,
+    0x80800000,  # smallest normal
+    0x3F800000,
+    0xBF800000,
+    0x3F800001,
+    0x3F7FFFFF,
+    0xBF7FFFFF,  # 1 and its neighbours
+    0x7F7FFFFF,
+    0xFF7FFFFF,
+    0x7F000000,  # largest finite, 2^127
+    0x33800000,
+    0x34000000,
+    0x1F800000,
+    0x5F800000,  # 2^-24, 2^-23, 2^-64, 2^64
+    0x40400000,
+    0x3EAAAAAB,
+    0xC0490FDB,  # 3, 1/3, -pi
 ]
 SPECIAL_F32 = ZEROS + INFINITIES + NANS[:4] + NANS[4:6] + SUBNORMALS[:4] + NORMALS
 
@@ -135,7 +147,11 @@ def random_f32(rng: np.random.Generator, n: int) -> np.ndarray:
     """Half uniform bit patterns, half with exponents near 1 so that products and sums interact."""
     uniform = rng.integers(0, 1 << 32, n - n // 2, dtype=np.uint64).astype(np.uint32)
     exponent = rng.integers(127 - 30, 127 + 30, n // 2, dtype=np.uint64).astype(np.uint32)
-    near = (rng.integers(0, 2, n // 2, dtype=np.uint64).astype(np.uint32) << np.uint32(31)) | (exponent << np.uint32(23)) | rng.integers(0, 1 << 23, n // 2, dtype=np.uint64).astype(np.uint32)
+    near = (
+        (rng.integers(0, 2, n // 2, dtype=np.uint64).astype(np.uint32) << np.uint32(31))
+        | (exponent << np.uint32(23))
+        | rng.integers(0, 1 << 23, n // 2, dtype=np.uint64).astype(np.uint32)
+    )
     out = np.concatenate([uniform, near])
     rng.shuffle(out)
     return out
@@ -286,7 +302,11 @@ def test_hidden_ties_defeat_naive_double_rounding():
     """The hidden-tie inputs do discriminate: p + c rounded to binary64 and then to binary32 (two
     roundings) is wrong on many of them; the batched path (round-to-odd) is right on all."""
     a, b, c = fma_hidden_tie_triples(np.random.default_rng(13), 400)
-    naive = (a.view(np.float32).astype(np.float64) * b.view(np.float32).astype(np.float64) + c.view(np.float32).astype(np.float64)).astype(np.float32).view(np.uint32)
+    naive = (
+        (a.view(np.float32).astype(np.float64) * b.view(np.float32).astype(np.float64) + c.view(np.float32).astype(np.float64))
+        .astype(np.float32)
+        .view(np.uint32)
+    )
     want = np.array([mpfr_fma_f32(x, y, z) for x, y, z in zip(a.tolist(), b.tolist(), c.tolist())], dtype=np.uint32)
     assert np.count_nonzero(naive != want) > 100
     assert np.array_equal(fma_rn_f32(a, b, c).bits, want)
@@ -521,10 +541,37 @@ def test_numpy_f64_to_f16_is_correctly_rounded_on_random_values():
 #: subnormals (smallest, largest, middle), smallest normal and neighbours, 1 and neighbours,
 #: largest finite, powers that make sums overflow or products underflow, 1/3.
 F16_SPECIALS = [
-    0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7E55, 0x7C01, 0xFDFF,
-    0x0001, 0x8001, 0x03FF, 0x83FF, 0x0200, 0x0155,
-    0x0400, 0x8400, 0x0401, 0x3C00, 0xBC00, 0x3C01, 0x3BFF, 0xBBFF,
-    0x7BFF, 0xFBFF, 0x7800, 0x5BFF, 0x2000, 0x1800, 0x3555, 0xC248,
+    0x0000,
+    0x8000,
+    0x7C00,
+    0xFC00,
+    0x7E00,
+    0xFE00,
+    0x7E55,
+    0x7C01,
+    0xFDFF,
+    0x0001,
+    0x8001,
+    0x03FF,
+    0x83FF,
+    0x0200,
+    0x0155,
+    0x0400,
+    0x8400,
+    0x0401,
+    0x3C00,
+    0xBC00,
+    0x3C01,
+    0x3BFF,
+    0xBBFF,
+    0x7BFF,
+    0xFBFF,
+    0x7800,
+    0x5BFF,
+    0x2000,
+    0x1800,
+    0x3555,
+    0xC248,
 ]
 
 
@@ -552,7 +599,7 @@ def f16_operand_pairs(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.
     # Products next to 2^-14, the smallest normal: a in [0.5, 1), b = 2^-14 / a rounded, give or
     # take two ulps. Some land in [2^-14 - 2^-26, 2^-14), where .ftz's tininess after rounding
     # (not before) keeps 2^-14.
-    a5 = (np.uint16(14 << 10) | rng.integers(0, 1 << 10, n // 4, dtype=np.uint64).astype(np.uint16))
+    a5 = np.uint16(14 << 10) | rng.integers(0, 1 << 10, n // 4, dtype=np.uint64).astype(np.uint16)
     b5 = (2.0**-14 / a5.view(np.float16).astype(np.float64)).astype(np.float16).view(np.uint16)
     b5 = b5 + rng.integers(-2, 3, len(b5)).astype(np.int64).astype(np.uint16)
     signs = rng.integers(0, 2, (2, len(a5)), dtype=np.uint64).astype(np.uint16) << np.uint16(15)
@@ -647,7 +694,7 @@ def wide_sources(text: str, seed: int, n: int) -> list[np.ndarray]:
 def python_wide(text: str, sources: list[np.ndarray]) -> list[int]:
     """Python integers: the exact (signed or unsigned) product plus c, modulo 2^64."""
     signed = text.endswith("s32")
-    val = (lambda x, w: x - (1 << w) if signed and x >> (w - 1) else x)  # noqa: E731
+    val = lambda x, w: x - (1 << w) if signed and x >> (w - 1) else x  # noqa: E731
     cols = [s.tolist() for s in sources]
     out = []
     for i in range(len(cols[0])):
@@ -786,7 +833,16 @@ def test_blocks_join_like_one_call(profile):
     whole arrays, with NaN lanes in some blocks only (so some blocks have no mask)."""
     n = 3 * batch.BLOCK + 123
     rng = np.random.default_rng(81)
-    texts = ["fma.rn.f32", "cvt.rn.f16.f32", "cvt.rn.satfinite.e4m3x2.f32", "add.rn.f16x2", "mul.rn.ftz.f16", "add.rn.sat.f16x2", "mad.wide.s32", "mul.wide.u32"]
+    texts = [
+        "fma.rn.f32",
+        "cvt.rn.f16.f32",
+        "cvt.rn.satfinite.e4m3x2.f32",
+        "add.rn.f16x2",
+        "mul.rn.ftz.f16",
+        "add.rn.sat.f16x2",
+        "mad.wide.s32",
+        "mul.wide.u32",
+    ]
     for text in texts:
         fn = batch.FAST_PATHS[text]
         sources = _block_sources(text, n, rng)
@@ -836,7 +892,10 @@ def test_fallback_loops_the_scalar_semantics(form_text, profile):
 def test_benchmark_smoke():
     out = subprocess.run(
         [sys.executable, str(REPO / "bench" / "throughput.py"), "--n", "20000", "--loop-n", "300"],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONHASHSEED": "0"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
     )
     assert out.returncode == 0, out.stdout + out.stderr
     forms = out.stdout.count("(profile spec)")

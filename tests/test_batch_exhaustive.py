@@ -249,8 +249,12 @@ def test_binary16_slices_against_scalar_heavy(text, chunk):
     special, a random pattern, by chunk), all 65536 b, against the scalar semantics."""
     rng = np.random.default_rng(100 * _seed(text) + chunk)
     mantissa = 10 if text.endswith(".f16") else 7
-    a = [int(rng.integers(0x3800, 0x4400)), int(rng.integers(1, 1 << mantissa)) | 0x8000 * (chunk & 1),
-         int(rng.choice([0x7C00, 0x7E01, 0x8000, 0x7F80, 0xFFC1, 0x0000])), int(rng.integers(0, 1 << 16))][chunk]
+    a = [
+        int(rng.integers(0x3800, 0x4400)),
+        int(rng.integers(1, 1 << mantissa)) | 0x8000 * (chunk & 1),
+        int(rng.choice([0x7C00, 0x7E01, 0x8000, 0x7F80, 0xFFC1, 0x0000])),
+        int(rng.integers(0, 1 << 16)),
+    ][chunk]
     assert_agrees_with_scalar(text, binary16_slice(a), PROFILES[chunk % 2])
 
 

@@ -235,7 +235,9 @@ def test_decode_agrees_with_scalar_decode(name, ftz):
     else:
         rng = np.random.default_rng(5)
         fields = np.array([0, 1, 2, 126, 127, 128, 253, 254, 255], dtype=np.uint32) << np.uint32(23)
-        bits = np.concatenate([rng.integers(0, 1 << 32, 20000, dtype=np.uint64).astype(np.uint32), fields, fields | np.uint32(1), fields | np.uint32(0x807FFFFF)])
+        bits = np.concatenate(
+            [rng.integers(0, 1 << 32, 20000, dtype=np.uint64).astype(np.uint32), fields, fields | np.uint32(1), fields | np.uint32(0x807FFFFF)]
+        )
         if fmt.shift:
             bits &= np.uint32(~((1 << fmt.shift) - 1) & 0xFFFFFFFF)
     sign, significand, exponent, nan, infinite = br.decode(fmt, bits, ftz=ftz)

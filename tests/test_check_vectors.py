@@ -157,8 +157,12 @@ def test_approx_interval_membership(tmp_path):
 def test_eval_json_objects_round_trip(tmp_path):
     from ptxspec.conformance.cli import command_line_request, run, to_json
 
-    requests = [("fma.rn.f32", ["0x7f800000", "0x00000000", "0x3f800000"]), ("sin.approx.f32", ["0x3f800000"]),
-                ("add.rn.f32", ["0x3f800000", "0x40000000"]), ("add.cc.u32", ["0xffffffff", "0x1"])]
+    requests = [
+        ("fma.rn.f32", ["0x7f800000", "0x00000000", "0x3f800000"]),
+        ("sin.approx.f32", ["0x3f800000"]),
+        ("add.rn.f32", ["0x3f800000", "0x40000000"]),
+        ("add.cc.u32", ["0xffffffff", "0x1"]),
+    ]
     for profile in ("spec", "sm_90"):
         objs = [to_json(run(command_line_request(i, ops), profile), profile) for i, ops in requests]
         assert any(isinstance(o, dict) for obj in objs for o in obj["outputs"])  # sets, not bits, in spec
@@ -194,10 +198,14 @@ OK_LINE = '{"instr": "fma.rn.f32", "inputs": ["0x3f800000", "0x40000000", "0x000
     "line, column, words",
     [
         ('{"instr": "fma.rn.f32", "inputs": ["0x3f800000"', 48, "invalid JSON"),
-        ('[1, 2]', 1, "expected a JSON object"),
+        ("[1, 2]", 1, "expected a JSON object"),
         ('{"instr": "fma.rn.f32", "outputs": ["0x40000000"]}', 1, "missing field 'inputs'"),
         ('{"instr": 7, "inputs": [], "outputs": []}', 2, "field 'instr'"),
-        ('{"instr": "fma.rn.f32", "inputs": ["0x3f800000", "0x4000000", "0x00000000"], "outputs": ["0x40000000"]}', 50, "expected 8 hex digit(s) for a 32-bit register, got 7"),
+        (
+            '{"instr": "fma.rn.f32", "inputs": ["0x3f800000", "0x4000000", "0x00000000"], "outputs": ["0x40000000"]}',
+            50,
+            "expected 8 hex digit(s) for a 32-bit register, got 7",
+        ),
         ('{"instr": "fma.rn.f32", "inputs": ["0x3f800000", "0x40000000"], "outputs": ["0x40000000"]}', 25, "takes 3 source operand(s) (a, b, c), got 2"),
         ('{"instr": "fma.rn.f32", "inputs": ["0x3f800000", "0x40000000", "0x00000000"], "outputs": []}', 79, "1 destination operand(s) (d), got 0 output(s)"),
         ('{"instr": "fma.rn.f32", "inputs": ["0x3f800000", "1.0", "0x00000000"], "outputs": ["0x40000000"]}', 50, "expected a hex string"),
@@ -250,8 +258,24 @@ def test_json_summary_schema():
 # The batched path decides exactly as the per-vector check()
 # ---------------------------------------------------------------------------------------------
 
-EDGE_F32 = [0x00000000, 0x80000000, 0x00000001, 0x807FFFFF, 0x00800000, 0x3F800000, 0x7F7FFFFF, 0xFF7FFFFF,
-            0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001, 0xFFFFFFFF, 0x43E00000, 0x43E80000, 0x3B000000]
+EDGE_F32 = [
+    0x00000000,
+    0x80000000,
+    0x00000001,
+    0x807FFFFF,
+    0x00800000,
+    0x3F800000,
+    0x7F7FFFFF,
+    0xFF7FFFFF,
+    0x7F800000,
+    0xFF800000,
+    0x7FC00000,
+    0x7F800001,
+    0xFFFFFFFF,
+    0x43E00000,
+    0x43E80000,
+    0x3B000000,
+]
 
 
 @pytest.mark.parametrize("profile", ["spec", "sm_90"])
@@ -262,7 +286,11 @@ def test_batched_check_equals_per_vector_check(tmp_path, profile, instr, arity, 
     for _ in range(600):
         sources = [rng.choice(EDGE_F32) if rng.random() < 0.4 else rng.getrandbits(32) for _ in range(arity)]
         (result,) = evaluate(instr, sources, profile)
-        bits = result if isinstance(result, int) else rng.choice([0x7FFFFFFF, 0x7FC00000, 0xFFC00001, 0x7E7E, 0x7E00, 0x7FFF, 0xFFFF] if width == 32 else [0x7E00, 0x7FFF, 0xFFFF, 0x7F7F, 0x7E7F])
+        bits = (
+            result
+            if isinstance(result, int)
+            else rng.choice([0x7FFFFFFF, 0x7FC00000, 0xFFC00001, 0x7E7E, 0x7E00, 0x7FFF, 0xFFFF] if width == 32 else [0x7E00, 0x7FFF, 0xFFFF, 0x7F7F, 0x7E7F])
+        )
         bits &= (1 << width) - 1
         choice = rng.random()
         observed = bits if choice < 0.5 else bits ^ (1 << rng.randrange(width)) if choice < 0.9 else rng.getrandbits(width)
@@ -310,9 +338,21 @@ def test_progress_line_only_on_a_terminal():
 # H100/H200 recordings (conformance/data/sm_90), exported as vectors, check with no mismatch
 # ---------------------------------------------------------------------------------------------
 
-SILICON_FORMS = ["fma.rn.f32", "fma.rn.f32#all-specials", "add.rn.f32", "div.rn.f64", "sin.approx.f32", "ex2.approx.f32",
-                 "cvt.rn.satfinite.e4m3x2.f32", "cvt.rn.f16.f32", "add.rn.f16x2", "mad.wide.s32", "add.cc.u32",
-                 "shfl.sync.down.b32", "vote.sync.ballot.b32"]
+SILICON_FORMS = [
+    "fma.rn.f32",
+    "fma.rn.f32#all-specials",
+    "add.rn.f32",
+    "div.rn.f64",
+    "sin.approx.f32",
+    "ex2.approx.f32",
+    "cvt.rn.satfinite.e4m3x2.f32",
+    "cvt.rn.f16.f32",
+    "add.rn.f16x2",
+    "mad.wide.s32",
+    "add.cc.u32",
+    "shfl.sync.down.b32",
+    "vote.sync.ballot.b32",
+]
 
 
 @pytest.fixture(scope="module")

@@ -29,8 +29,18 @@ from ptxspec.spec.errors import PtxSpecError
 
 # The four benchmark forms, forms whose results include sets (intervals, per-row), two
 # destinations, a predicate destination, and a warp-level form (its slow writer).
-WRITER_FORMS = ["fma.rn.f32", "cvt.rn.satfinite.e4m3x2.f32", "add.rn.f16x2", "mad.wide.s32", "cvt.rn.f16.f32", "mul.rn.ftz.f16",
-                "sin.approx.f32", "add.cc.u32", "setp.lt.f32", "shfl.sync.down.b32"]
+WRITER_FORMS = [
+    "fma.rn.f32",
+    "cvt.rn.satfinite.e4m3x2.f32",
+    "add.rn.f16x2",
+    "mad.wide.s32",
+    "cvt.rn.f16.f32",
+    "mul.rn.ftz.f16",
+    "sin.approx.f32",
+    "add.cc.u32",
+    "setp.lt.f32",
+    "shfl.sync.down.b32",
+]
 
 
 def slow_bytes(instr: str, count: int, seed: int, profile: str) -> bytes:
@@ -137,12 +147,18 @@ def test_foreign_but_valid_json_is_accepted_and_mixed_files_agree(tmp_path):
     assert [v.where.line for v in read_vectors(str(path))] == [i + 1 for i, t in enumerate(mixed) if t]
 
 
-@pytest.mark.parametrize("bad, words", [
-    ('{"instr": "fma.rn.f32", "inputs": ["0x3f800000", "0x3f800000"], "outputs": ["0x3f800000"]}', "takes 3 source operand"),
-    ('{"instr": "fma.rn.f32", "inputs": ["0x3f800000", "0x3f80000g", "0x00000000"], "outputs": ["0x3f800000"], "profile": "spec"}', "expected a hex string"),
-    ('{"instr": "fma.rn.f32", "inputs": ["0x3f800000", "0x3f800000", "0x00000000"], "outputs": ["0x3f800000"], "profile": "spec"', "invalid JSON"),
-    ('{"instr": "add.cc.u32", "inputs": ["0x00000001", "0x00000002"], "outputs": ["0x00000003", "0x2"], "profile": "spec"}', "does not fit"),
-])
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        ('{"instr": "fma.rn.f32", "inputs": ["0x3f800000", "0x3f800000"], "outputs": ["0x3f800000"]}', "takes 3 source operand"),
+        (
+            '{"instr": "fma.rn.f32", "inputs": ["0x3f800000", "0x3f80000g", "0x00000000"], "outputs": ["0x3f800000"], "profile": "spec"}',
+            "expected a hex string",
+        ),
+        ('{"instr": "fma.rn.f32", "inputs": ["0x3f800000", "0x3f800000", "0x00000000"], "outputs": ["0x3f800000"], "profile": "spec"', "invalid JSON"),
+        ('{"instr": "add.cc.u32", "inputs": ["0x00000001", "0x00000002"], "outputs": ["0x00000003", "0x2"], "profile": "spec"}', "does not fit"),
+    ],
+)
 def test_malformed_line_among_canonical_ones_gives_the_json_readers_located_error(tmp_path, bad, words):
     good = jsonl_bytes("fma.rn.f32", 50, 0).decode().splitlines()
     path = tmp_path / "v.jsonl"
@@ -159,9 +175,9 @@ def test_malformed_line_among_canonical_ones_gives_the_json_readers_located_erro
 # ---------------------------------------------------------------------------------------------
 
 CORRUPTED_LINES = [
-    ("fma.rn.f32", "spec", 0, None),          # plain result
+    ("fma.rn.f32", "spec", 0, None),  # plain result
     ("add.rn.f16x2", "spec", 0, b'"lanes"'),  # a packed result with one NaN lane and a fixed one
-    ("add.cc.u32", "spec", 0, None),          # a 1-bit carry-out: "0x0"/"0x1"
+    ("add.cc.u32", "spec", 0, None),  # a 1-bit carry-out: "0x0"/"0x1"
     pytest.param("fma.rn.f32", "spec", 0, b"allowed", marks=pytest.mark.heavy),  # any-NaN with "allowed"
     pytest.param("cvt.rn.satfinite.e4m3x2.f32", "sm_90", 2, None, marks=pytest.mark.heavy),
     pytest.param("mad.wide.s32", "spec", 1, None, marks=pytest.mark.heavy),

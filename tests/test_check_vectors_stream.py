@@ -232,8 +232,13 @@ def test_vectors_count_1e8_streams_under_a_1_gib_address_space():
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
-    process = subprocess.Popen([sys.executable, "-m", "ptxspec", "vectors", "not.b32", "--count", str(10**8)], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, preexec_fn=limit, cwd=REPO)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ptxspec", "vectors", "not.b32", "--count", str(10**8)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=limit,
+        cwd=REPO,
+    )
     out = process.stdout.read(1 << 20)
     process.kill()
     process.stdout.close()
@@ -285,8 +290,14 @@ def test_mma_inputs_in_chunks_are_the_inputs_at_once(text):
 def test_chunked_draws_equal_one_draw_for_every_kind_of_call():
     def draw(rng, start, stop):
         n = stop - start
-        return [rng.integers(0, 2, n, dtype=np.uint64), rng.integers(3, 1000, (n, 3)), rng.random(n), rng.integers(0, 1 << 63, n, dtype=np.uint64),
-                rng.integers(0, 1 << 64, n, dtype=np.uint64), rng.integers(0, 7, 2 * n, dtype=np.uint64)]
+        return [
+            rng.integers(0, 2, n, dtype=np.uint64),
+            rng.integers(3, 1000, (n, 3)),
+            rng.random(n),
+            rng.integers(0, 1 << 63, n, dtype=np.uint64),
+            rng.integers(0, 1 << 64, n, dtype=np.uint64),
+            rng.integers(0, 7, 2 * n, dtype=np.uint64),
+        ]
 
     whole = draw(np.random.default_rng(5), 0, 1000)
     for linear in (False, True):

@@ -222,10 +222,7 @@ def test_unknown_profile_is_rejected():
 def test_file_mode(tmp_path):
     path = tmp_path / "batch.txt"
     path.write_text(
-        "# a comment line\n"
-        f"add.rn.f32 {hex32(f32(1.0))} {hex32(f32(2.0))}   # trailing comment\n"
-        "\n"
-        f"add.f64, {hex64(f64(1.5))}, {hex64(f64(2.25))}\n"
+        f"# a comment line\nadd.rn.f32 {hex32(f32(1.0))} {hex32(f32(2.0))}   # trailing comment\n\nadd.f64, {hex64(f64(1.5))}, {hex64(f64(2.25))}\n"
     )
     done = ptxspec("eval", "--file", str(path))
     assert done.returncode == 0, done.stderr
@@ -403,6 +400,7 @@ def test_forms_lists_the_vector_mov_templates():
     assert done.returncode == 0, done.stderr
     assert "mov(.b16|.b32|.b64|.b128) {d.x, d.y}, a" in done.stdout
     assert "mov(.b16|.b32|.b64|.b128) d, {a.x, a.y, a.z, a.w}" in done.stdout
+
 
 BAD_FILE_LINES = [
     # (second line of the file, column the message must name, substring of the message)

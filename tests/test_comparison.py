@@ -269,7 +269,9 @@ def _agrees_with_ptxas(ptxas, tmp_path, text: str) -> None:
     reg = {"16": "h", "32": "r", "64": "l", "x2": "r"}[t[-2:]]
     dest = "p|q" if t.endswith("x2") else "p"
     src = tmp_path / "t.ptx"
-    src.write_text(f".version 8.7\n.target sm_90\n.entry k() {{\n.reg .b32 r; .reg .b64 l; .reg .b16 h; .reg .pred p, q;\n{text} {dest}, {reg}, {reg};\nret;\n}}\n")
+    src.write_text(
+        f".version 8.7\n.target sm_90\n.entry k() {{\n.reg .b32 r; .reg .b64 l; .reg .b16 h; .reg .pred p, q;\n{text} {dest}, {reg}, {reg};\nret;\n}}\n"
+    )
     theirs = subprocess.run([ptxas, "-arch=sm_90", str(src), "-o", str(tmp_path / "t.o")], capture_output=True).returncode == 0
     assert ours == theirs, (text, ours, theirs)
     if ours:
@@ -335,7 +337,10 @@ def _set_forms() -> list[str]:
     dtypes = ["u32", "s32", "f32", "u16", "s16", "f16", "bf16", "f16x2", "bf16x2"]
     forms = [f"set.lt.{d}.{s}" for d in dtypes for s in types]
     forms += [f"set.{op}.f16.{s}" for op in ("lo", "equ", "eq") for s in ("b32", "u32", "s32", "f16")]
-    forms += [f"set.lt.ftz.{d}.{s}" for d, s in (("f16", "f32"), ("f16", "f64"), ("f16", "u32"), ("u32", "f16"), ("bf16", "f32"), ("s32", "f16x2"), ("u32", "bf16x2"), ("u32", "f32"))]
+    forms += [
+        f"set.lt.ftz.{d}.{s}"
+        for d, s in (("f16", "f32"), ("f16", "f64"), ("f16", "u32"), ("u32", "f16"), ("bf16", "f32"), ("s32", "f16x2"), ("u32", "bf16x2"), ("u32", "f32"))
+    ]
     return forms
 
 
@@ -349,7 +354,9 @@ def _set_agrees_with_ptxas(ptxas, tmp_path, text: str) -> None:
     *_, d, s = text.split(".")
     reg = {"16": "h", "32": "r", "64": "l", "x2": "r"}
     src = tmp_path / "t.ptx"
-    src.write_text(f".version 8.7\n.target sm_90\n.entry k() {{\n.reg .b32 r; .reg .b64 l; .reg .b16 h; .reg .pred p;\n{text} {reg[d[-2:]]}, {reg[s[-2:]]}, {reg[s[-2:]]};\nret;\n}}\n")
+    src.write_text(
+        f".version 8.7\n.target sm_90\n.entry k() {{\n.reg .b32 r; .reg .b64 l; .reg .b16 h; .reg .pred p;\n{text} {reg[d[-2:]]}, {reg[s[-2:]]}, {reg[s[-2:]]};\nret;\n}}\n"
+    )
     theirs = subprocess.run([ptxas, "-arch=sm_90", str(src), "-o", str(tmp_path / "t.o")], capture_output=True).returncode == 0
     assert ours == theirs, (text, ours, theirs)
 

@@ -140,10 +140,38 @@ def random_f32(rng: random.Random, n: int, lo_exp: int, hi_exp: int) -> list[int
 
 
 F32_SPECIALS = [
-    0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007FFFFF, 0x807FFFFF, 0x00800000, 0x80800000,
-    0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFA00005,
-    0x3F800000, 0xBF800000, 0x3F800001, 0x3F7FFFFF, 0x477FE000, 0x477FF000, 0x477FEFFF, 0x477FF001,
-    0x43E00000, 0x43F00000, 0x43F00001, 0x43EFFFFF, 0x40C00000, 0x40E00000, 0x40D00000, 0x33800000,
+    0x00000000,
+    0x80000000,
+    0x00000001,
+    0x80000001,
+    0x007FFFFF,
+    0x807FFFFF,
+    0x00800000,
+    0x80800000,
+    0x7F7FFFFF,
+    0xFF7FFFFF,
+    0x7F800000,
+    0xFF800000,
+    0x7FC00000,
+    0xFFC00000,
+    0x7F800001,
+    0xFFA00005,
+    0x3F800000,
+    0xBF800000,
+    0x3F800001,
+    0x3F7FFFFF,
+    0x477FE000,
+    0x477FF000,
+    0x477FEFFF,
+    0x477FF001,
+    0x43E00000,
+    0x43F00000,
+    0x43F00001,
+    0x43EFFFFF,
+    0x40C00000,
+    0x40E00000,
+    0x40D00000,
+    0x33800000,
 ]
 
 
@@ -175,20 +203,61 @@ def size(chunk: int) -> int:
 
 LEGAL = [
     # The examples of §9.7.9.21 (in the canonical qualifier order).
-    "cvt.rn.f32.s32", "cvt.rzi.s32.f64", "cvt.rni.f32.f32", "cvt.f32.f32", "cvt.rn.relu.f16.f32",
-    "cvt.rz.f16x2.f32", "cvt.rn.relu.satfinite.f16x2.f32", "cvt.rn.bf16.f32", "cvt.rz.relu.satfinite.bf16.f32",
-    "cvt.rz.satfinite.bf16x2.f32", "cvt.rn.relu.bf16x2.f32", "cvt.rna.satfinite.tf32.f32", "cvt.rn.relu.tf32.f32",
-    "cvt.rp.f64.bf16", "cvt.rz.bf16.f16", "cvt.rz.bf16.u64", "cvt.rpi.s8.bf16", "cvt.rpi.bf16.bf16",
-    "cvt.rn.satfinite.e4m3x2.f32", "cvt.rn.relu.satfinite.e5m2x2.f16x2", "cvt.rn.f16x2.e4m3x2",
-    "cvt.rn.satfinite.tf32.f32", "cvt.rn.relu.f16x2.e2m1x2", "cvt.rn.satfinite.e2m3x2.f32", "cvt.rn.relu.f16x2.e3m2x2",
-    "cvt.rs.f16x2.f32", "cvt.rs.satfinite.e2m1x4.f32", "cvt.pack.sat.s16.s32", "cvt.pack.sat.u8.s32.b32",
-    "cvt.pack.sat.u4.s32.b32", "cvt.pack.sat.s2.s32.b32",
+    "cvt.rn.f32.s32",
+    "cvt.rzi.s32.f64",
+    "cvt.rni.f32.f32",
+    "cvt.f32.f32",
+    "cvt.rn.relu.f16.f32",
+    "cvt.rz.f16x2.f32",
+    "cvt.rn.relu.satfinite.f16x2.f32",
+    "cvt.rn.bf16.f32",
+    "cvt.rz.relu.satfinite.bf16.f32",
+    "cvt.rz.satfinite.bf16x2.f32",
+    "cvt.rn.relu.bf16x2.f32",
+    "cvt.rna.satfinite.tf32.f32",
+    "cvt.rn.relu.tf32.f32",
+    "cvt.rp.f64.bf16",
+    "cvt.rz.bf16.f16",
+    "cvt.rz.bf16.u64",
+    "cvt.rpi.s8.bf16",
+    "cvt.rpi.bf16.bf16",
+    "cvt.rn.satfinite.e4m3x2.f32",
+    "cvt.rn.relu.satfinite.e5m2x2.f16x2",
+    "cvt.rn.f16x2.e4m3x2",
+    "cvt.rn.satfinite.tf32.f32",
+    "cvt.rn.relu.f16x2.e2m1x2",
+    "cvt.rn.satfinite.e2m3x2.f32",
+    "cvt.rn.relu.f16x2.e3m2x2",
+    "cvt.rs.f16x2.f32",
+    "cvt.rs.satfinite.e2m1x4.f32",
+    "cvt.pack.sat.s16.s32",
+    "cvt.pack.sat.u8.s32.b32",
+    "cvt.pack.sat.u4.s32.b32",
+    "cvt.pack.sat.s2.s32.b32",
     # The other syntax lines.
-    "cvt.rs.relu.satfinite.bf16x2.f32", "cvt.rn.satfinite.relu.e2m1x2.f32", "cvt.rs.relu.satfinite.e4m3x4.f32",
-    "cvt.rs.satfinite.e3m2x4.f32", "cvt.rz.ue8m0x2.f32", "cvt.rp.satfinite.ue8m0x2.bf16x2", "cvt.rn.bf16x2.ue8m0x2",
-    "cvt.rna.tf32.f32", "cvt.rz.satfinite.relu.tf32.f32", "cvt.f64.f32", "cvt.ftz.f32.f16", "cvt.rn.ftz.f16.f32",
-    "cvt.rn.ftz.bf16.f32", "cvt.rzi.ftz.sat.s32.f32", "cvt.sat.u8.s8", "cvt.sat.s8.u8", "cvt.u32.s16", "cvt.s8.u64",
-    "cvt.rni.sat.f16.f16", "cvt.sat.f64.f64", "cvt.rn.sat.f16.s32", "cvt.f32.bf16", "cvt.f64.bf16",
+    "cvt.rs.relu.satfinite.bf16x2.f32",
+    "cvt.rn.satfinite.relu.e2m1x2.f32",
+    "cvt.rs.relu.satfinite.e4m3x4.f32",
+    "cvt.rs.satfinite.e3m2x4.f32",
+    "cvt.rz.ue8m0x2.f32",
+    "cvt.rp.satfinite.ue8m0x2.bf16x2",
+    "cvt.rn.bf16x2.ue8m0x2",
+    "cvt.rna.tf32.f32",
+    "cvt.rz.satfinite.relu.tf32.f32",
+    "cvt.f64.f32",
+    "cvt.ftz.f32.f16",
+    "cvt.rn.ftz.f16.f32",
+    "cvt.rn.ftz.bf16.f32",
+    "cvt.rzi.ftz.sat.s32.f32",
+    "cvt.sat.u8.s8",
+    "cvt.sat.s8.u8",
+    "cvt.u32.s16",
+    "cvt.s8.u64",
+    "cvt.rni.sat.f16.f16",
+    "cvt.sat.f64.f64",
+    "cvt.rn.sat.f16.s32",
+    "cvt.f32.bf16",
+    "cvt.f64.bf16",
 ]
 
 
@@ -483,7 +552,7 @@ def round_fraction(q: Fraction, irnd: str) -> int:
 
 
 def expected_float_to_int(dst: str, src: str, bits: int, irnd: str) -> int:
-    """"NaN inputs are converted to 0"; "the result is clamped to the destination range by default"."""
+    """ "NaN inputs are converted to 0"; "the result is clamped to the destination range by default"."""
     x = to_float(src, bits)
     lo, hi = int_range(dst)
     if math.isnan(x):
@@ -497,7 +566,20 @@ def expected_float_to_int(dst: str, src: str, bits: int, irnd: str) -> int:
 
 def float_to_int_inputs(rng: random.Random, src: str, n: int) -> list[int]:
     width = BITS[src]
-    specials = {"f32": F32_SPECIALS, "f64": [0, 1 << 63, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000, 0x43E0000000000000, 0xC3E0000000000000, 0x41DFFFFFFFC00000, 0xC1E0000000200000]}.get(src, [])
+    specials = {
+        "f32": F32_SPECIALS,
+        "f64": [
+            0,
+            1 << 63,
+            0x7FF0000000000000,
+            0xFFF0000000000000,
+            0x7FF8000000000000,
+            0x43E0000000000000,
+            0xC3E0000000000000,
+            0x41DFFFFFFFC00000,
+            0xC1E0000000200000,
+        ],
+    }.get(src, [])
     out = list(specials)
     for i in range(n):
         if i % 3 == 0:
@@ -642,7 +724,7 @@ def test_round_to_integral_ftz_and_sat():
 
 
 def test_ftz_applies_to_f32_inputs_and_results_only():
-    """".ftz ... applies only to single precision (.f32) inputs and results" (§9.7.9.21)."""
+    """ ".ftz ... applies only to single precision (.f32) inputs and results" (§9.7.9.21)."""
     sub = 0x00400000  # 2^-127, an f32 subnormal
     assert one("cvt.ftz.f64.f32", sub) == 0
     assert one("cvt.f64.f32", sub) == from_float("f64", 2.0**-127)
@@ -667,7 +749,7 @@ def test_sm90_ftz_keeps_f32_inputs_of_f16_conversions():
 
 
 def test_sat_clamps_to_unit_interval():
-    """".sat limits the result to the range [0.0, 1.0]. NaN results are flushed to positive zero."""
+    """ ".sat limits the result to the range [0.0, 1.0]. NaN results are flushed to positive zero."""
     assert one("cvt.sat.f32.f32", f32(1.5)) == f32(1.0)
     assert one("cvt.sat.f32.f32", f32(-1.5)) == 0
     assert one("cvt.sat.f32.f32", f32(0.25)) == f32(0.25)
@@ -779,7 +861,7 @@ def test_f16x2_from_small_pair_is_exact_for_every_encoding(packed, relu):
 
 
 def test_e2m3_inputs_ignore_the_two_msbs():
-    """"Each 8-bit input value in operand a with the 2 MSBs being 0 is converted" -- only the 6 low
+    """ "Each 8-bit input value in operand a with the 2 MSBs being 0 is converted" -- only the 6 low
     bits carry the element."""
     assert one("cvt.rn.f16x2.e2m3x2", 0xC8D0) == one("cvt.rn.f16x2.e2m3x2", 0x0810)
 
@@ -1023,7 +1105,15 @@ def test_ue8m0_encodings_agree_with_ml_dtypes_on_powers_of_two():
 #: Largest finite value of each destination of the .rs forms, and the value the encodings would
 #: reach next (2^emax; for .e4m3 480, whose encoding 0x7f is the NaN).
 MAX_VALUE = {"f16": 65504.0, "bf16": 3.3895313892515355e38, **{f: v for f, (v, _) in MAX_NORM.items()}}
-NEXT_VALUE = {"f16": Fraction(2**16), "bf16": Fraction(2**128), "e4m3": Fraction(480), "e5m2": Fraction(2**16), "e2m3": Fraction(8), "e3m2": Fraction(32), "e2m1": Fraction(8)}
+NEXT_VALUE = {
+    "f16": Fraction(2**16),
+    "bf16": Fraction(2**128),
+    "e4m3": Fraction(480),
+    "e5m2": Fraction(2**16),
+    "e2m3": Fraction(8),
+    "e3m2": Fraction(32),
+    "e2m1": Fraction(8),
+}
 
 
 def rs_expected(x: float, fmt: str, r: int, k: int, *, satfinite: bool, relu: bool):
@@ -1171,7 +1261,7 @@ def test_nan_results_spec_and_sm90():
 
 
 def test_float_to_integer_nan():
-    """"In float-to-integer conversions, NaN inputs are converted to 0." An H100 departs from this
+    """ "In float-to-integer conversions, NaN inputs are converted to 0." An H100 departs from this
     for cvt.s32.f64 and the 64-bit destinations (conformance/data/sm_90): the sm_90 profile records
     0x80000000 / 0x8000000000000000 there, and 0 where the recording shows 0."""
     for text in ("cvt.rni.s32.f32", "cvt.rzi.u64.f32", "cvt.rmi.s32.f64", "cvt.rpi.s64.f64", "cvt.rni.u8.f16", "cvt.rzi.s16.bf16"):

@@ -16,9 +16,7 @@ import pytest
 
 from ptxspec.memory_model import explicit, ptx
 
-CORPUS = Path(
-    os.environ.get("PTXSPEC_LITMUS_DIR", Path(__file__).resolve().parents[1].parent / "shared" / "litmus" / "dat3m")
-)
+CORPUS = Path(os.environ.get("PTXSPEC_LITMUS_DIR", Path(__file__).resolve().parents[1].parent / "shared" / "litmus" / "dat3m"))
 
 DISAGREEMENTS = {
     "Manual/LB+RMW-a.litmus": (
@@ -54,10 +52,7 @@ ROWS = _rows()
 def _params():
     if not ROWS:
         return [pytest.param(None, None, marks=pytest.mark.skip(reason=f"no litmus corpus at {CORPUS}"))]
-    return [
-        pytest.param(test, expected, id=test, marks=[pytest.mark.heavy] if test in HEAVY else [])
-        for test, expected in ROWS
-    ]
+    return [pytest.param(test, expected, id=test, marks=[pytest.mark.heavy] if test in HEAVY else []) for test, expected in ROWS]
 
 
 def _load(test: str):
@@ -88,12 +83,7 @@ def test_disagreements_are_in_the_corpus():
 def _proxy_free(program) -> bool:
     if any(a.physical != a.name or a.declared_proxy != "generic" for a in program.addresses.values()):
         return False
-    return all(
-        e.proxy in (None, "generic") and e.proxy_fence is None
-        for thread in program.threads
-        for trace in thread.traces
-        for e in trace.events
-    )
+    return all(e.proxy in (None, "generic") and e.proxy_fence is None for thread in program.threads for trace in thread.traces for e in trace.events)
 
 
 @pytest.mark.heavy
@@ -151,10 +141,7 @@ def test_engine_fast_path_static_relations_agree_with_base(test):
         if count >= 20:
             break
         for name in base.STATIC_RELATIONS:
-            expect = [
-                sum(1 << j for j, b in enumerate(frame.events) if base.static_pair(name, a, b, program))
-                for a in frame.events
-            ]
+            expect = [sum(1 << j for j, b in enumerate(frame.events) if base.static_pair(name, a, b, program)) for a in frame.events]
             assert frame.base_env[name] == expect, (test, name)
 
 
@@ -168,12 +155,12 @@ def test_env_computes_a_step_once_and_only_when_read():
         def fn(env):
             calls.append(name)
             return value + (env["base"] if name == "late" else 0)
+
         return fn
 
     frame = explicit._Env({"base": (0, step("base", 1))}, {"n": 3})
     env0 = explicit._Env({"early": (0, step("early", 10))}, {}, parent=frame)
-    env1 = explicit._Env({"late": (1, step("late", 100)), "late~": (1, step("late~", 1000))}, {}, parent=env0,
-                         total=False)
+    env1 = explicit._Env({"late": (1, step("late", 100)), "late~": (1, step("late~", 1000))}, {}, parent=env0, total=False)
     assert calls == []
     assert env1["late"] == 101 and calls == ["late", "base"]
     assert env1["late"] == 101 and env1["early"] == 10 and env1["early"] == 10
@@ -184,7 +171,7 @@ def test_env_computes_a_step_once_and_only_when_read():
     # A partial candidate computes an upper bound apart; a total one reads the definition itself.
     assert env1["late~"] == 1000 and calls[-1] == "late~"
     total = explicit._Env({"late": (1, step("late", 100)), "late~": (1, step("late~", 1000))}, {}, parent=env0)
-    assert total["late~"] == 101 and "late~" not in calls[calls.index("late~") + 1:]
+    assert total["late~"] == 101 and "late~" not in calls[calls.index("late~") + 1 :]
     assert total.defines("base") and not total.defines("missing")
     with pytest.raises(KeyError):
         total["missing"]

@@ -87,12 +87,25 @@ MANUAL_SYNTAX = [
     "testp.op.type",
     "copysign.type",
     *(line for op in ("add", "sub", "mul") for line in (f"{op}{{.rnd}}{{.ftz}}{{.sat}}.f32", f"{op}{{.rnd}}{{.ftz}}.f32x2", f"{op}{{.rnd}}.f64")),
-    "fma.rnd{.ftz}{.sat}.f32", "fma.rnd{.ftz}.f32x2", "fma.rnd.f64",
-    "mad.rnd{.ftz}{.sat}.f32", "mad.rnd.f64",
-    "div.rnd{.ftz}.f32", "div.rnd.f64",
-    "abs{.ftz}.f32", "abs.f64", "neg{.ftz}.f32", "neg.f64",
-    "min{.ftz}{.NaN}{.xorsign.abs}.f32", "min.f64", "max{.ftz}{.NaN}{.xorsign.abs}.f32", "max.f64",
-    "rcp.rnd{.ftz}.f32", "rcp.rnd.f64", "sqrt.rnd{.ftz}.f32", "sqrt.rnd.f64",
+    "fma.rnd{.ftz}{.sat}.f32",
+    "fma.rnd{.ftz}.f32x2",
+    "fma.rnd.f64",
+    "mad.rnd{.ftz}{.sat}.f32",
+    "mad.rnd.f64",
+    "div.rnd{.ftz}.f32",
+    "div.rnd.f64",
+    "abs{.ftz}.f32",
+    "abs.f64",
+    "neg{.ftz}.f32",
+    "neg.f64",
+    "min{.ftz}{.NaN}{.xorsign.abs}.f32",
+    "min.f64",
+    "max{.ftz}{.NaN}{.xorsign.abs}.f32",
+    "max.f64",
+    "rcp.rnd{.ftz}.f32",
+    "rcp.rnd.f64",
+    "sqrt.rnd{.ftz}.f32",
+    "sqrt.rnd.f64",
 ]
 MANUAL_SETS = {
     "rnd": ["rn", "rz", "rm", "rp"],
@@ -105,7 +118,7 @@ def expand(syntax: str) -> list[str]:
     """Every instruction text a syntax line admits: ``{.x}`` optional, ``.x`` required, and the
     names of MANUAL_SETS standing for their alternatives."""
     opcode = re.match(r"\w+", syntax).group()
-    parts = re.findall(r"\{\.([\w.]+)\}|\.(\w+)", syntax[len(opcode):])
+    parts = re.findall(r"\{\.([\w.]+)\}|\.(\w+)", syntax[len(opcode) :])
     choices: list[list[str | None]] = []
     for optional, required in parts:
         name = optional or required
@@ -343,7 +356,9 @@ def differential(op: str, mode: str, variant: str, seed: int, n: int, *, sat: bo
         got = run(text, *operands)
         ok = is_nan_result(got, fmt) if expected == NAN else got == expected
         if not ok:
-            mismatches.append(f"{text} {' '.join(hex(x) for x in operands)}: expected {expected if expected == NAN else hex(expected)}, got {got if not isinstance(got, int) else hex(got)}")
+            mismatches.append(
+                f"{text} {' '.join(hex(x) for x in operands)}: expected {expected if expected == NAN else hex(expected)}, got {got if not isinstance(got, int) else hex(got)}"
+            )
             if len(mismatches) >= 5:
                 break
     assert not mismatches, "\n".join(mismatches)
@@ -368,7 +383,7 @@ def test_mpfr_heavy(op, mode, variant, chunk):
 @pytest.mark.parametrize("variant", ("f32", "ftz.f32", "f64"))
 @pytest.mark.parametrize("mode", MODES)
 def test_mad_is_fma(mode, variant):
-    """"mad.{f32,f64} is the same as fma.{f32,f64}" (§9.7.3.7), checked against MPFR's fma."""
+    """ "mad.{f32,f64} is the same as fma.{f32,f64}" (§9.7.3.7), checked against MPFR's fma."""
     differential("mad", mode, variant, seed=7, n=500)
 
 
@@ -469,34 +484,49 @@ ONE32, ONE64 = f32(1.0), f64(1.0)
 INF32, INF64 = 0x7F800000, 0x7FF0000000000000
 
 
-@pytest.mark.parametrize("text,operands", [
-    ("add.rn.f32", (Q32, ONE32)), ("sub.rz.f32", (ONE32, S32)), ("mul.rm.f32", (S32, Q32)),
-    ("fma.rn.f32", (ONE32, ONE32, Q32)), ("div.rp.f32", (Q32, 0)), ("sqrt.rn.f32", (S32,)),
-    ("rcp.rn.ftz.f32", (Q32,)), ("abs.f32", (S32,)), ("neg.ftz.f32", (Q32 | 0x80000000,)),
-    ("add.rn.f32", (INF32, INF32 | 0x80000000)), ("mul.rn.f32", (INF32, 0)), ("sqrt.rz.f32", (f32(-2.0),)),
-    ("div.rn.f32", (0, 0x80000000)), ("fma.rn.f32", (0, INF32, ONE32)),
-])
+@pytest.mark.parametrize(
+    "text,operands",
+    [
+        ("add.rn.f32", (Q32, ONE32)),
+        ("sub.rz.f32", (ONE32, S32)),
+        ("mul.rm.f32", (S32, Q32)),
+        ("fma.rn.f32", (ONE32, ONE32, Q32)),
+        ("div.rp.f32", (Q32, 0)),
+        ("sqrt.rn.f32", (S32,)),
+        ("rcp.rn.ftz.f32", (Q32,)),
+        ("abs.f32", (S32,)),
+        ("neg.ftz.f32", (Q32 | 0x80000000,)),
+        ("add.rn.f32", (INF32, INF32 | 0x80000000)),
+        ("mul.rn.f32", (INF32, 0)),
+        ("sqrt.rz.f32", (f32(-2.0),)),
+        ("div.rn.f32", (0, 0x80000000)),
+        ("fma.rn.f32", (0, INF32, ONE32)),
+    ],
+)
 def test_f32_nan_results_are_unspecified(text, operands):
-    """"Single-precision instructions return an unspecified NaN" (§9.7.3): any NaN at spec level;
+    """ "Single-precision instructions return an unspecified NaN" (§9.7.3): any NaN at spec level;
     sm_90 returns the canonical NaN 0x7fffffff (conformance/data/sm_90)."""
     assert run(text, *operands) == AnyNaN(PTX_FORMATS["f32"])
     assert run(text, *operands, profile=SM_90) == 0x7FFFFFFF
 
 
-@pytest.mark.parametrize("text,operands,expected", [
-    # One NaN operand: its payload, made quiet (IEEE 754 §6.2.3).
-    ("add.rn.f64", (Q64, ONE64), Q64),
-    ("add.rn.f64", (ONE64, S64), 0xFFFC000000000007),
-    ("mul.rz.f64", (S64, 0), 0xFFFC000000000007),
-    ("fma.rn.f64", (ONE64, Q64, INF64), Q64),
-    ("div.rm.f64", (0, S64), 0xFFFC000000000007),
-    ("rcp.rn.f64", (S64,), 0xFFFC000000000007),
-    ("sqrt.rp.f64", (Q64 | (1 << 63),), Q64 | (1 << 63)),
-    ("abs.f64", (S64,), 0xFFFC000000000007),
-    ("neg.f64", (Q64,), Q64),
-])
+@pytest.mark.parametrize(
+    "text,operands,expected",
+    [
+        # One NaN operand: its payload, made quiet (IEEE 754 §6.2.3).
+        ("add.rn.f64", (Q64, ONE64), Q64),
+        ("add.rn.f64", (ONE64, S64), 0xFFFC000000000007),
+        ("mul.rz.f64", (S64, 0), 0xFFFC000000000007),
+        ("fma.rn.f64", (ONE64, Q64, INF64), Q64),
+        ("div.rm.f64", (0, S64), 0xFFFC000000000007),
+        ("rcp.rn.f64", (S64,), 0xFFFC000000000007),
+        ("sqrt.rp.f64", (Q64 | (1 << 63),), Q64 | (1 << 63)),
+        ("abs.f64", (S64,), 0xFFFC000000000007),
+        ("neg.f64", (Q64,), Q64),
+    ],
+)
 def test_f64_nan_payloads(text, operands, expected):
-    """"Double-precision instructions support NaN payloads" (§9.7.3)."""
+    """ "Double-precision instructions support NaN payloads" (§9.7.3)."""
     assert run(text, *operands) == expected
     assert run(text, *operands, profile=SM_90) == expected
 
@@ -510,10 +540,18 @@ def test_f64_nan_choice_between_two_payloads():
     assert run("min.f64", Q64, S64, profile=SM_90) == 0xFFFC000000000007
 
 
-@pytest.mark.parametrize("text,operands", [
-    ("add.rn.f64", (INF64, INF64 | (1 << 63))), ("mul.rz.f64", (0, INF64)), ("fma.rn.f64", (INF64, 0, ONE64)),
-    ("div.rn.f64", (INF64, INF64)), ("div.rp.f64", (0, 0)), ("sqrt.rn.f64", (f64(-1.0),)), ("sqrt.rn.f64", (INF64 | (1 << 63),)),
-])
+@pytest.mark.parametrize(
+    "text,operands",
+    [
+        ("add.rn.f64", (INF64, INF64 | (1 << 63))),
+        ("mul.rz.f64", (0, INF64)),
+        ("fma.rn.f64", (INF64, 0, ONE64)),
+        ("div.rn.f64", (INF64, INF64)),
+        ("div.rp.f64", (0, 0)),
+        ("sqrt.rn.f64", (f64(-1.0),)),
+        ("sqrt.rn.f64", (INF64 | (1 << 63),)),
+    ],
+)
 def test_f64_invalid_operations(text, operands):
     """An invalid operation has no NaN operand to propagate: any NaN at spec level; sm_90 gives
     0xfff8000000000000."""
@@ -521,81 +559,97 @@ def test_f64_invalid_operations(text, operands):
     assert run(text, *operands, profile=SM_90) == 0xFFF8000000000000
 
 
-@pytest.mark.parametrize("text,a,b,expected", [
-    ("add.rn.sat.f32", 0.75, 0.5, 1.0),
-    ("add.rn.sat.f32", 0.25, 0.25, 0.5),
-    ("add.rn.sat.f32", -1.0, 0.5, 0.0),
-    ("sub.rz.sat.f32", 0.5, 2.0, 0.0),
-    ("mul.rn.sat.f32", math.inf, 1.0, 1.0),
-    ("mul.rn.sat.f32", -math.inf, 1.0, 0.0),
-    ("mul.rp.sat.f32", 0.5, 0.5, 0.25),
-    ("add.rn.sat.f32", 1.0, 1e-30, 1.0),
-])
+@pytest.mark.parametrize(
+    "text,a,b,expected",
+    [
+        ("add.rn.sat.f32", 0.75, 0.5, 1.0),
+        ("add.rn.sat.f32", 0.25, 0.25, 0.5),
+        ("add.rn.sat.f32", -1.0, 0.5, 0.0),
+        ("sub.rz.sat.f32", 0.5, 2.0, 0.0),
+        ("mul.rn.sat.f32", math.inf, 1.0, 1.0),
+        ("mul.rn.sat.f32", -math.inf, 1.0, 0.0),
+        ("mul.rp.sat.f32", 0.5, 0.5, 0.25),
+        ("add.rn.sat.f32", 1.0, 1e-30, 1.0),
+    ],
+)
 def test_sat_clamps(text, a, b, expected):
-    """".sat clamps the result to [0.0, 1.0]" (§9.7.3.3)."""
+    """ ".sat clamps the result to [0.0, 1.0]" (§9.7.3.3)."""
     assert run(text, f32(a), f32(b)) == f32(expected)
 
 
-@pytest.mark.parametrize("text,operands", [
-    ("add.rn.sat.f32", (Q32, ONE32)), ("add.rn.sat.f32", (INF32, INF32 | 0x80000000)),
-    ("mul.rz.ftz.sat.f32", (0, INF32)), ("fma.rn.sat.f32", (ONE32, S32, ONE32)), ("mad.rm.sat.f32", (Q32, Q32, Q32)),
-    # -0.0 results come out as +0.0 too (sm_90: add.rn.sat.f32 of -0.0, -0.0 is 0x00000000).
-    ("add.rn.sat.f32", (0x80000000, 0x80000000)), ("mul.rn.sat.f32", (0x80000000, ONE32)),
-    ("fma.rz.sat.f32", (0x80000000, ONE32, 0x80000000)),
-    # A negative result that .ftz flushes to -0.0 is then clamped to +0.0.
-    ("mul.rn.ftz.sat.f32", (f32(-(2.0 ** -100)), f32(2.0 ** -30))),
-])
+@pytest.mark.parametrize(
+    "text,operands",
+    [
+        ("add.rn.sat.f32", (Q32, ONE32)),
+        ("add.rn.sat.f32", (INF32, INF32 | 0x80000000)),
+        ("mul.rz.ftz.sat.f32", (0, INF32)),
+        ("fma.rn.sat.f32", (ONE32, S32, ONE32)),
+        ("mad.rm.sat.f32", (Q32, Q32, Q32)),
+        # -0.0 results come out as +0.0 too (sm_90: add.rn.sat.f32 of -0.0, -0.0 is 0x00000000).
+        ("add.rn.sat.f32", (0x80000000, 0x80000000)),
+        ("mul.rn.sat.f32", (0x80000000, ONE32)),
+        ("fma.rz.sat.f32", (0x80000000, ONE32, 0x80000000)),
+        # A negative result that .ftz flushes to -0.0 is then clamped to +0.0.
+        ("mul.rn.ftz.sat.f32", (f32(-(2.0**-100)), f32(2.0**-30))),
+    ],
+)
 def test_sat_flushes_nan_and_negative_zero_to_positive_zero(text, operands):
-    """"NaN results are flushed to +0.0f" (§9.7.3.3)."""
+    """ "NaN results are flushed to +0.0f" (§9.7.3.3)."""
     assert run(text, *operands) == 0
     assert run(text, *operands, profile=SM_90) == 0
 
 
-@pytest.mark.parametrize("text,operands,expected", [
-    # Subnormal inputs read as zeros of their sign...
-    ("add.rn.ftz.f32", (0x00000001, 0x00000000), 0x00000000),
-    ("add.rn.ftz.f32", (0x80000001, 0x80000000), 0x80000000),
-    ("mul.rn.ftz.f32", (0x007FFFFF, f32(2.0 ** 30)), 0x00000000),
-    ("sqrt.rn.ftz.f32", (0x80000001,), 0x80000000),
-    ("rcp.rn.ftz.f32", (0x00000001,), INF32),
-    ("div.rz.ftz.f32", (ONE32, 0x807FFFFF), INF32 | 0x80000000),
-    ("abs.ftz.f32", (0x80000001,), 0x00000000),
-    ("neg.ftz.f32", (0x00000001,), 0x80000000),
-    ("min.ftz.f32", (0x00000001, 0x80000000), 0x80000000),
-    ("max.ftz.f32", (0x80000001, 0x00000000), 0x00000000),
-    # ... and so do subnormal results: "flushes subnormal inputs and results to sign-preserving zero".
-    ("mul.rn.ftz.f32", (f32(2.0 ** -100), f32(2.0 ** -30)), 0x00000000),
-    ("mul.rn.ftz.f32", (f32(-(2.0 ** -100)), f32(2.0 ** -30)), 0x80000000),
-    ("sub.rz.ftz.f32", (f32(1.5 * 2.0 ** -126), f32(2.0 ** -126)), 0x00000000),
-    # Tininess after rounding (sm_90): exactly 2^-126 - 2^-150 is a tie on the subnormal grid
-    # but representable at 24 bits with an unbounded exponent -- tiny, so flushed.
-    ("mul.rn.ftz.f32", (0x3F7FFFFF, 0x00800000), 0x00000000),
-    ("mul.rn.f32", (0x3F7FFFFF, 0x00800000), 0x00800000),
-    # 2^-126 - 2^-173 rounds to 2^-126 at 24 bits: not tiny (probe on an H200).
-    ("mul.rn.ftz.f32", (0x3F21E58F, 0x00CA6691), 0x00800000),
-    ("mul.rm.ftz.f32", (0x3F21E58F, 0x00CA6691), 0x00000000),
-    ("mul.rp.ftz.f32", (0xBF21E58F, 0x00CA6691), 0x80000000),
-    ("fma.rn.ftz.f32", (0x3F21E58F, 0x014A6691, 0x80800000), 0x00800000),
-])
+@pytest.mark.parametrize(
+    "text,operands,expected",
+    [
+        # Subnormal inputs read as zeros of their sign...
+        ("add.rn.ftz.f32", (0x00000001, 0x00000000), 0x00000000),
+        ("add.rn.ftz.f32", (0x80000001, 0x80000000), 0x80000000),
+        ("mul.rn.ftz.f32", (0x007FFFFF, f32(2.0**30)), 0x00000000),
+        ("sqrt.rn.ftz.f32", (0x80000001,), 0x80000000),
+        ("rcp.rn.ftz.f32", (0x00000001,), INF32),
+        ("div.rz.ftz.f32", (ONE32, 0x807FFFFF), INF32 | 0x80000000),
+        ("abs.ftz.f32", (0x80000001,), 0x00000000),
+        ("neg.ftz.f32", (0x00000001,), 0x80000000),
+        ("min.ftz.f32", (0x00000001, 0x80000000), 0x80000000),
+        ("max.ftz.f32", (0x80000001, 0x00000000), 0x00000000),
+        # ... and so do subnormal results: "flushes subnormal inputs and results to sign-preserving zero".
+        ("mul.rn.ftz.f32", (f32(2.0**-100), f32(2.0**-30)), 0x00000000),
+        ("mul.rn.ftz.f32", (f32(-(2.0**-100)), f32(2.0**-30)), 0x80000000),
+        ("sub.rz.ftz.f32", (f32(1.5 * 2.0**-126), f32(2.0**-126)), 0x00000000),
+        # Tininess after rounding (sm_90): exactly 2^-126 - 2^-150 is a tie on the subnormal grid
+        # but representable at 24 bits with an unbounded exponent -- tiny, so flushed.
+        ("mul.rn.ftz.f32", (0x3F7FFFFF, 0x00800000), 0x00000000),
+        ("mul.rn.f32", (0x3F7FFFFF, 0x00800000), 0x00800000),
+        # 2^-126 - 2^-173 rounds to 2^-126 at 24 bits: not tiny (probe on an H200).
+        ("mul.rn.ftz.f32", (0x3F21E58F, 0x00CA6691), 0x00800000),
+        ("mul.rm.ftz.f32", (0x3F21E58F, 0x00CA6691), 0x00000000),
+        ("mul.rp.ftz.f32", (0xBF21E58F, 0x00CA6691), 0x80000000),
+        ("fma.rn.ftz.f32", (0x3F21E58F, 0x014A6691, 0x80800000), 0x00800000),
+    ],
+)
 def test_ftz(text, operands, expected):
     assert run(text, *operands) == expected
 
 
-@pytest.mark.parametrize("text,a,b,expected", [
-    # "When the sum of two operands with opposite signs is exactly zero, the sign of that sum
-    # shall be +0 in all rounding-direction attributes except roundTowardNegative" (IEEE 754 §6.3).
-    ("sub.rn.f32", 1.0, 1.0, 0x00000000),
-    ("sub.rz.f32", 1.0, 1.0, 0x00000000),
-    ("sub.rp.f32", 1.0, 1.0, 0x00000000),
-    ("sub.rm.f32", 1.0, 1.0, 0x80000000),
-    ("sub.rm.f64", 3.5, 3.5, 1 << 63),
-    ("add.rm.f32", -0.0, 0.0, 0x80000000),
-    ("add.rn.f32", -0.0, 0.0, 0x00000000),
-    ("add.rn.f32", -0.0, -0.0, 0x80000000),
-    ("sub.rn.f32", -0.0, 0.0, 0x80000000),
-    ("sub.rp.f32", 0.0, 0.0, 0x00000000),
-    ("mul.rn.f32", -0.0, 5.0, 0x80000000),
-])
+@pytest.mark.parametrize(
+    "text,a,b,expected",
+    [
+        # "When the sum of two operands with opposite signs is exactly zero, the sign of that sum
+        # shall be +0 in all rounding-direction attributes except roundTowardNegative" (IEEE 754 §6.3).
+        ("sub.rn.f32", 1.0, 1.0, 0x00000000),
+        ("sub.rz.f32", 1.0, 1.0, 0x00000000),
+        ("sub.rp.f32", 1.0, 1.0, 0x00000000),
+        ("sub.rm.f32", 1.0, 1.0, 0x80000000),
+        ("sub.rm.f64", 3.5, 3.5, 1 << 63),
+        ("add.rm.f32", -0.0, 0.0, 0x80000000),
+        ("add.rn.f32", -0.0, 0.0, 0x00000000),
+        ("add.rn.f32", -0.0, -0.0, 0x80000000),
+        ("sub.rn.f32", -0.0, 0.0, 0x80000000),
+        ("sub.rp.f32", 0.0, 0.0, 0x00000000),
+        ("mul.rn.f32", -0.0, 5.0, 0x80000000),
+    ],
+)
 def test_exact_zero_signs(text, a, b, expected):
     conv = f32 if text.endswith("f32") else f64
     assert run(text, conv(a), conv(b)) == expected
@@ -614,41 +668,44 @@ def test_fma_zero_signs(mode, expected):
 def test_fma_rounds_once():
     """fma: "without loss of precision in the intermediate product and addition" (§9.7.3.6).
     a = 1 + 2^-12: a*a = 1 + 2^-11 + 2^-24 exactly; rounding it first would lose 2^-24."""
-    a = f32(1 + 2.0 ** -12)
-    c = f32(-(1 + 2.0 ** -11))
-    assert run("fma.rn.f32", a, a, c) == f32(2.0 ** -24)
-    assert run("mad.rn.f32", a, a, c) == f32(2.0 ** -24)
+    a = f32(1 + 2.0**-12)
+    c = f32(-(1 + 2.0**-11))
+    assert run("fma.rn.f32", a, a, c) == f32(2.0**-24)
+    assert run("mad.rn.f32", a, a, c) == f32(2.0**-24)
     assert run("add.rn.f32", run("mul.rn.f32", a, a), c) == 0
-    d = f64(1 + 2.0 ** -27)
-    assert run("fma.rn.f64", d, d, f64(-(1 + 2.0 ** -26))) == f64(2.0 ** -54)
+    d = f64(1 + 2.0**-27)
+    assert run("fma.rn.f64", d, d, f64(-(1 + 2.0**-26))) == f64(2.0**-54)
 
 
-@pytest.mark.parametrize("text,operands,expected", [
-    ("sqrt.rn.f32", (0x80000000,), 0x80000000),
-    ("sqrt.rz.f32", (0x00000000,), 0x00000000),
-    ("sqrt.rn.f32", (INF32,), INF32),
-    ("sqrt.rn.f32", (f32(4.0),), f32(2.0)),
-    ("sqrt.rn.f64", (1 << 63,), 1 << 63),
-    ("rcp.rn.f32", (0x80000000,), INF32 | 0x80000000),
-    ("rcp.rz.f32", (INF32,), 0x00000000),
-    ("rcp.rn.f64", (INF64 | (1 << 63),), 1 << 63),
-    ("rcp.rn.f32", (f32(4.0),), f32(0.25)),
-    ("div.rn.f32", (f32(-1.0), 0), INF32 | 0x80000000),
-    ("div.rn.f32", (f32(1.0), 0x80000000), INF32 | 0x80000000),
-    ("div.rz.f32", (0x80000000, f32(3.0)), 0x80000000),
-    ("div.rn.f64", (f64(1.0), INF64 | (1 << 63)), 1 << 63),
-    ("div.rn.f64", (INF64, f64(-2.0)), INF64 | (1 << 63)),
-    # Overflow: .rz and the mode toward zero give the largest finite value (IEEE 754 §7.4).
-    ("mul.rz.f32", (0x7F7FFFFF, f32(2.0)), 0x7F7FFFFF),
-    ("mul.rm.f32", (0x7F7FFFFF, f32(2.0)), 0x7F7FFFFF),
-    ("mul.rp.f32", (0x7F7FFFFF, f32(2.0)), INF32),
-    ("mul.rp.f32", (0xFF7FFFFF, f32(2.0)), 0xFF7FFFFF),
-    # Half an ulp of the largest finite f64 is 2^970 (0x7c90000000000000): below it the sum stays
-    # finite; at it the tie rounds to even, up, and overflows.
-    ("add.rn.f64", (0x7FEFFFFFFFFFFFFF, 0x7C8FFFFFFFFFFFFF), 0x7FEFFFFFFFFFFFFF),
-    ("add.rn.f64", (0x7FEFFFFFFFFFFFFF, 0x7C90000000000000), INF64),
-    ("add.rz.f64", (0x7FEFFFFFFFFFFFFF, 0x7C90000000000000), 0x7FEFFFFFFFFFFFFF),
-])
+@pytest.mark.parametrize(
+    "text,operands,expected",
+    [
+        ("sqrt.rn.f32", (0x80000000,), 0x80000000),
+        ("sqrt.rz.f32", (0x00000000,), 0x00000000),
+        ("sqrt.rn.f32", (INF32,), INF32),
+        ("sqrt.rn.f32", (f32(4.0),), f32(2.0)),
+        ("sqrt.rn.f64", (1 << 63,), 1 << 63),
+        ("rcp.rn.f32", (0x80000000,), INF32 | 0x80000000),
+        ("rcp.rz.f32", (INF32,), 0x00000000),
+        ("rcp.rn.f64", (INF64 | (1 << 63),), 1 << 63),
+        ("rcp.rn.f32", (f32(4.0),), f32(0.25)),
+        ("div.rn.f32", (f32(-1.0), 0), INF32 | 0x80000000),
+        ("div.rn.f32", (f32(1.0), 0x80000000), INF32 | 0x80000000),
+        ("div.rz.f32", (0x80000000, f32(3.0)), 0x80000000),
+        ("div.rn.f64", (f64(1.0), INF64 | (1 << 63)), 1 << 63),
+        ("div.rn.f64", (INF64, f64(-2.0)), INF64 | (1 << 63)),
+        # Overflow: .rz and the mode toward zero give the largest finite value (IEEE 754 §7.4).
+        ("mul.rz.f32", (0x7F7FFFFF, f32(2.0)), 0x7F7FFFFF),
+        ("mul.rm.f32", (0x7F7FFFFF, f32(2.0)), 0x7F7FFFFF),
+        ("mul.rp.f32", (0x7F7FFFFF, f32(2.0)), INF32),
+        ("mul.rp.f32", (0xFF7FFFFF, f32(2.0)), 0xFF7FFFFF),
+        # Half an ulp of the largest finite f64 is 2^970 (0x7c90000000000000): below it the sum stays
+        # finite; at it the tie rounds to even, up, and overflows.
+        ("add.rn.f64", (0x7FEFFFFFFFFFFFFF, 0x7C8FFFFFFFFFFFFF), 0x7FEFFFFFFFFFFFFF),
+        ("add.rn.f64", (0x7FEFFFFFFFFFFFFF, 0x7C90000000000000), INF64),
+        ("add.rz.f64", (0x7FEFFFFFFFFFFFFF, 0x7C90000000000000), 0x7FEFFFFFFFFFFFFF),
+    ],
+)
 def test_special_cases(text, operands, expected):
     """The special-case tables of §9.7.3.13 and §9.7.3.15 and IEEE 754's division and overflow."""
     assert run(text, *operands) == expected
@@ -689,9 +746,18 @@ def reference_min_max(opcode: str, fmt, a: int, b: int, *, ftz=False, nan_mode=F
 
 
 MIN_MAX_FORMS = [
-    "min.f32", "max.f32", "min.ftz.f32", "max.ftz.f32", "min.NaN.f32", "max.ftz.NaN.f32",
-    "min.xorsign.abs.f32", "max.xorsign.abs.f32", "min.ftz.NaN.xorsign.abs.f32", "max.NaN.xorsign.abs.f32",
-    "min.f64", "max.f64",
+    "min.f32",
+    "max.f32",
+    "min.ftz.f32",
+    "max.ftz.f32",
+    "min.NaN.f32",
+    "max.ftz.NaN.f32",
+    "min.xorsign.abs.f32",
+    "max.xorsign.abs.f32",
+    "min.ftz.NaN.xorsign.abs.f32",
+    "max.NaN.xorsign.abs.f32",
+    "min.f64",
+    "max.f64",
 ]
 
 
@@ -712,30 +778,33 @@ def test_min_max_against_reference(text):
             assert got == expected, (text, hex(a), hex(b), hex(expected), got)
 
 
-@pytest.mark.parametrize("text,a,b,expected", [
-    ("min.f32", 0x80000000, 0x00000000, 0x80000000),
-    ("min.f32", 0x00000000, 0x80000000, 0x80000000),
-    ("max.f32", 0x80000000, 0x00000000, 0x00000000),
-    ("max.f32", 0x00000000, 0x80000000, 0x00000000),
-    ("min.f64", 1 << 63, 0, 1 << 63),
-    ("max.f64", 0, 1 << 63, 0),
-    ("min.f32", Q32, ONE32, ONE32),
-    ("min.f32", ONE32, S32, ONE32),
-    ("max.f32", S32 | 0x80000000, 0xFF800000, 0xFF800000),
-    ("max.f64", Q64, ONE64, ONE64),
-    ("min.NaN.f32", Q32, ONE32, 0x7FFFFFFF),
-    ("max.NaN.f32", ONE32, S32, 0x7FFFFFFF),
-    ("min.xorsign.abs.f32", f32(-2.0), f32(3.0), f32(-2.0)),
-    ("min.xorsign.abs.f32", f32(-2.0), f32(-3.0), f32(2.0)),
-    ("max.xorsign.abs.f32", f32(-2.0), f32(3.0), f32(-3.0)),
-    ("max.xorsign.abs.f32", f32(-2.0), f32(-3.0), f32(3.0)),
-    # The NaN's sign bit counts in the XOR; the other input is the result (sm_90 agrees).
-    ("min.xorsign.abs.f32", 0x00000000, 0xFFC00000, 0x80000000),
-    ("max.xorsign.abs.f32", Q32 | 0x80000000, f32(5.0), f32(-5.0)),
-    ("min.NaN.xorsign.abs.f32", f32(1.0), Q32 | 0x80000000, 0x7FFFFFFF),
-])
+@pytest.mark.parametrize(
+    "text,a,b,expected",
+    [
+        ("min.f32", 0x80000000, 0x00000000, 0x80000000),
+        ("min.f32", 0x00000000, 0x80000000, 0x80000000),
+        ("max.f32", 0x80000000, 0x00000000, 0x00000000),
+        ("max.f32", 0x00000000, 0x80000000, 0x00000000),
+        ("min.f64", 1 << 63, 0, 1 << 63),
+        ("max.f64", 0, 1 << 63, 0),
+        ("min.f32", Q32, ONE32, ONE32),
+        ("min.f32", ONE32, S32, ONE32),
+        ("max.f32", S32 | 0x80000000, 0xFF800000, 0xFF800000),
+        ("max.f64", Q64, ONE64, ONE64),
+        ("min.NaN.f32", Q32, ONE32, 0x7FFFFFFF),
+        ("max.NaN.f32", ONE32, S32, 0x7FFFFFFF),
+        ("min.xorsign.abs.f32", f32(-2.0), f32(3.0), f32(-2.0)),
+        ("min.xorsign.abs.f32", f32(-2.0), f32(-3.0), f32(2.0)),
+        ("max.xorsign.abs.f32", f32(-2.0), f32(3.0), f32(-3.0)),
+        ("max.xorsign.abs.f32", f32(-2.0), f32(-3.0), f32(3.0)),
+        # The NaN's sign bit counts in the XOR; the other input is the result (sm_90 agrees).
+        ("min.xorsign.abs.f32", 0x00000000, 0xFFC00000, 0x80000000),
+        ("max.xorsign.abs.f32", Q32 | 0x80000000, f32(5.0), f32(-5.0)),
+        ("min.NaN.xorsign.abs.f32", f32(1.0), Q32 | 0x80000000, 0x7FFFFFFF),
+    ],
+)
 def test_min_max_rules(text, a, b, expected):
-    """"If .NaN modifier is specified, the result is canonical NaN if either of the inputs is NaN";
+    """ "If .NaN modifier is specified, the result is canonical NaN if either of the inputs is NaN";
     otherwise a NaN input gives the other; "+0.0 > -0.0"; .xorsign.abs (§9.7.3.11-12)."""
     assert run(text, a, b) == expected
     assert run(text, a, b, profile=SM_90) == expected
@@ -775,7 +844,7 @@ def test_abs_neg_against_floats(text):
 
 @pytest.mark.parametrize("type_name", ["f32", "f64"])
 def test_copysign(type_name):
-    """"Copies the sign bit of a into the value of b" (§9.7.3.2): math.copysign for numbers; a NaN b
+    """ "Copies the sign bit of a into the value of b" (§9.7.3.2): math.copysign for numbers; a NaN b
     keeps its payload and signalling bit (sm_90: copysign.f32 of -0.0, 0x7f800001 is 0xff800001)."""
     fmt = FORMATS[type_name]
     conv = f32 if fmt is F32 else f64
@@ -794,7 +863,7 @@ def test_copysign(type_name):
 def classify(fmt, bits: int) -> set[str]:
     """testp's classes from Python's float classification (an independent reading)."""
     x = as_float(bits, fmt) if not fmt.is_nan(bits) else math.nan
-    tiny = 2.0 ** fmt.emin
+    tiny = 2.0**fmt.emin
     out = set()
     if math.isnan(x):
         out.add("notanumber")

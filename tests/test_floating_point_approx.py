@@ -419,8 +419,16 @@ def test_bound_edges(text, inputs):
 def test_division_edges():
     big = 0x7E800001  # just above 2^126
     for text in DIVISION:
-        for a, b in [(0x7F7FFFFF, 0x3E800000), (0x7F7FFFFF, 0x3F000000), (0x00000001, 0x3F000000), (0x00000003, 0x40000000),
-                     (0x3F800000, 0x7E800000), (0x007FFFFF, 0x3F7FFFFF), (0x3F800000, 0x00000001), (0x00800000, 0x4B000000)]:
+        for a, b in [
+            (0x7F7FFFFF, 0x3E800000),
+            (0x7F7FFFFF, 0x3F000000),
+            (0x00000001, 0x3F000000),
+            (0x00000003, 0x40000000),
+            (0x3F800000, 0x7E800000),
+            (0x007FFFFF, 0x3F7FFFFF),
+            (0x3F800000, 0x00000001),
+            (0x00800000, 0x4B000000),
+        ]:
             check_division(text, a, b)
     # div.full covers the full range: 1 / (2^126 (1 + 2^-23)) is about 2^-126 within 2 ulps.
     check_division("div.full.f32", 0x3F800000, big)
@@ -496,14 +504,28 @@ CANONICAL = 0x7FFFFFFF00000000
 F64_TABLES = {
     # §9.7.3.14 (on a[63:32]; the low word is ignored)
     "rcp.approx.ftz.f64": {
-        D_NINF: D_NZERO, 0x800FFFFFFFFFFFFF: D_NINF, D_NZERO: D_NINF, D_PZERO: D_PINF, 0x0000000100000000: D_PINF,
-        D_PINF: D_PZERO, 0x7FF8000000000000: CANONICAL, 0xFFF80000ABCDEF01: CANONICAL, 0x7FF0000100000000: CANONICAL,
+        D_NINF: D_NZERO,
+        0x800FFFFFFFFFFFFF: D_NINF,
+        D_NZERO: D_NINF,
+        D_PZERO: D_PINF,
+        0x0000000100000000: D_PINF,
+        D_PINF: D_PZERO,
+        0x7FF8000000000000: CANONICAL,
+        0xFFF80000ABCDEF01: CANONICAL,
+        0x7FF0000100000000: CANONICAL,
         0x7FF0000000000001: D_PZERO,  # a NaN only in the low word: a[63:32] is +Inf
     },
     # §9.7.3.17
     "rsqrt.approx.ftz.f64": {
-        D_NINF: CANONICAL, 0x800FFFFFFFFFFFFF: D_NINF, D_NZERO: D_NINF, D_PZERO: D_PINF, 0x0000000100000000: D_PINF,
-        D_PINF: D_PZERO, 0x7FF8000000000000: CANONICAL, 0xFFF4000000000007: CANONICAL, 0xBFF0000000000000: CANONICAL,
+        D_NINF: CANONICAL,
+        0x800FFFFFFFFFFFFF: D_NINF,
+        D_NZERO: D_NINF,
+        D_PZERO: D_PINF,
+        0x0000000100000000: D_PINF,
+        D_PINF: D_PZERO,
+        0x7FF8000000000000: CANONICAL,
+        0xFFF4000000000007: CANONICAL,
+        0xBFF0000000000000: CANONICAL,
         0x7FF0000000000001: D_PZERO,
     },
 }
@@ -530,14 +552,23 @@ def test_rsqrt_f64_table_and_payloads():
 def test_division_special_operands():
     """IEEE 754 special quotients, with the sign a xor b (a * (1/b)), for both forms and .ftz."""
     cases = {
-        (PZERO, PZERO): NAN, (PINF, NINF): NAN, (ONE, PZERO): PINF, (ONE, NZERO): NINF, (NONE_, PZERO): NINF,
-        (PINF, ONE): PINF, (PINF, NONE_): NINF, (ONE, PINF): PZERO, (NONE_, PINF): NZERO, (PZERO, NONE_): NZERO,
-        (QNAN, ONE): NAN, (ONE, SNAN): NAN,
+        (PZERO, PZERO): NAN,
+        (PINF, NINF): NAN,
+        (ONE, PZERO): PINF,
+        (ONE, NZERO): NINF,
+        (NONE_, PZERO): NINF,
+        (PINF, ONE): PINF,
+        (PINF, NONE_): NINF,
+        (ONE, PINF): PZERO,
+        (NONE_, PINF): NZERO,
+        (PZERO, NONE_): NZERO,
+        (QNAN, ONE): NAN,
+        (ONE, SNAN): NAN,
     }
     for text in DIVISION:
         for (a, b), expected in cases.items():
             r = evaluate(text, [a, b])[0]
-            assert (isinstance(r, AnyNaN) if expected == NAN else r == expected), (text, hex(a), hex(b), r)
+            assert isinstance(r, AnyNaN) if expected == NAN else r == expected, (text, hex(a), hex(b), r)
     # .ftz: a subnormal divisor is a zero; 0/subnormal is 0/0.
     assert evaluate("div.approx.ftz.f32", [ONE, POS_SUB])[0] == PINF
     assert isinstance(evaluate("div.full.ftz.f32", [PZERO, POS_SUB])[0], AnyNaN)
@@ -633,13 +664,24 @@ def test_results_serialise():
 # ---------------------------------------------------------------------------------------------
 
 LEGAL = {
-    "div.approx.f32": ((1, 4), 10), "div.approx.ftz.f32": ((1, 4), 10), "div.full.f32": ((1, 4), 10), "div.full.ftz.f32": ((1, 4), 10),
-    "rcp.approx.f32": ((1, 4), 10), "rcp.approx.ftz.f32": ((1, 4), 10), "rcp.approx.ftz.f64": ((2, 1), 20),
-    "sqrt.approx.f32": ((1, 4), 10), "sqrt.approx.ftz.f32": ((1, 4), 10),
-    "rsqrt.approx.f32": ((1, 4), 10), "rsqrt.approx.ftz.f32": ((1, 4), 10), "rsqrt.approx.f64": ((1, 4), 13),
+    "div.approx.f32": ((1, 4), 10),
+    "div.approx.ftz.f32": ((1, 4), 10),
+    "div.full.f32": ((1, 4), 10),
+    "div.full.ftz.f32": ((1, 4), 10),
+    "rcp.approx.f32": ((1, 4), 10),
+    "rcp.approx.ftz.f32": ((1, 4), 10),
+    "rcp.approx.ftz.f64": ((2, 1), 20),
+    "sqrt.approx.f32": ((1, 4), 10),
+    "sqrt.approx.ftz.f32": ((1, 4), 10),
+    "rsqrt.approx.f32": ((1, 4), 10),
+    "rsqrt.approx.ftz.f32": ((1, 4), 10),
+    "rsqrt.approx.f64": ((1, 4), 13),
     "rsqrt.approx.ftz.f64": ((4, 0), 20),
-    "sin.approx.f32": ((1, 4), 10), "sin.approx.ftz.f32": ((1, 4), 10), "cos.approx.ftz.f32": ((1, 4), 10),
-    "lg2.approx.f32": ((1, 4), 10), "ex2.approx.ftz.f32": ((1, 4), 10),
+    "sin.approx.f32": ((1, 4), 10),
+    "sin.approx.ftz.f32": ((1, 4), 10),
+    "cos.approx.ftz.f32": ((1, 4), 10),
+    "lg2.approx.f32": ((1, 4), 10),
+    "ex2.approx.ftz.f32": ((1, 4), 10),
     "tanh.approx.f32": ((7, 0), 75),
 }
 

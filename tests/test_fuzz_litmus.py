@@ -124,15 +124,73 @@ def assert_sound_run(result: tuple[int, str, str, float], path: Path, what: str)
 
 # ---- mutations -------------------------------------------------------------------------------------------
 
-BIG_NUMBERS = ("9" * 5000, "0x" + "f" * 5000, "-" + "1" * 4400, "18446744073709551616", "-9223372036854775809",
-               "0x10000000000000000", "99999999999999999999", "0x", "-0", "+1")
-ODD_TOKENS = ("(*", "*)", '"', "//", "~", "!", "/\\", "\\/", "==", "!=", "::", "P99:", "0x1:", "1:", "P0:r0", "r0",
-              "x", "&x", "[x]", "{", "}", ";", "|", ",", ":", "=", "@", "goto LC00", "LC00:", "bne r0, 0, LC00",
-              "exists", "~exists", "forall", "locations [x;]", "filter", "true", "false", "atom.cas.gpu r0, x, 0, 1",
-              "bar.cta.sync 0", "fence.sc.sys", "fence.proxy.alias", "membar.gl", "ld.acquire.gpu", "st.release.sys",
-              "red.add", "@ generic aliases", "cta 0,gpu 0", "cluster 1", "PTX", "%r", "r" + "1" * 30, "P" + "9" * 30)
-CONTROL = tuple(bytes([c]) for c in (*range(32), 127)) + (b"\x1b[31m", b"\r\n", "\u2028".encode(), "\u202e".encode(),
-                                                        "\x85".encode(), "\ufeff".encode())
+BIG_NUMBERS = (
+    "9" * 5000,
+    "0x" + "f" * 5000,
+    "-" + "1" * 4400,
+    "18446744073709551616",
+    "-9223372036854775809",
+    "0x10000000000000000",
+    "99999999999999999999",
+    "0x",
+    "-0",
+    "+1",
+)
+ODD_TOKENS = (
+    "(*",
+    "*)",
+    '"',
+    "//",
+    "~",
+    "!",
+    "/\\",
+    "\\/",
+    "==",
+    "!=",
+    "::",
+    "P99:",
+    "0x1:",
+    "1:",
+    "P0:r0",
+    "r0",
+    "x",
+    "&x",
+    "[x]",
+    "{",
+    "}",
+    ";",
+    "|",
+    ",",
+    ":",
+    "=",
+    "@",
+    "goto LC00",
+    "LC00:",
+    "bne r0, 0, LC00",
+    "exists",
+    "~exists",
+    "forall",
+    "locations [x;]",
+    "filter",
+    "true",
+    "false",
+    "atom.cas.gpu r0, x, 0, 1",
+    "bar.cta.sync 0",
+    "fence.sc.sys",
+    "fence.proxy.alias",
+    "membar.gl",
+    "ld.acquire.gpu",
+    "st.release.sys",
+    "red.add",
+    "@ generic aliases",
+    "cta 0,gpu 0",
+    "cluster 1",
+    "PTX",
+    "%r",
+    "r" + "1" * 30,
+    "P" + "9" * 30,
+)
+CONTROL = tuple(bytes([c]) for c in (*range(32), 127)) + (b"\x1b[31m", b"\r\n", "\u2028".encode(), "\u202e".encode(), "\x85".encode(), "\ufeff".encode())
 NOT_UTF8 = (b"\xff", b"\xfe", b"\xc3", b"\x80", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80", b"\xc0\xaf", b"\xe2\x82")
 NESTING = (b"(" * 150, b"~" * 150, b"~(" * 120, b")" * 50)
 
@@ -174,10 +232,19 @@ def _inserter(name: str, pieces: tuple[bytes | str, ...]):
     return insert
 
 
-KINDRED = (("weak", "relaxed", "acquire", "release", "acq_rel", "sc", "volatile"), ("cta", "cluster", "gpu", "sys"),
-           ("add", "exch", "cas", "inc", "dec", "min", "max", "and", "or"), ("0", "1", "2", "-1"),
-           ("exists", "forall", "~exists"), ("==", "!="), ("/\\", "\\/"), ("beq", "bne", "blt", "bge"),
-           ("x", "y", "z"), ("r0", "r1", "r2"), ("ld", "st", "atom", "red"))
+KINDRED = (
+    ("weak", "relaxed", "acquire", "release", "acq_rel", "sc", "volatile"),
+    ("cta", "cluster", "gpu", "sys"),
+    ("add", "exch", "cas", "inc", "dec", "min", "max", "and", "or"),
+    ("0", "1", "2", "-1"),
+    ("exists", "forall", "~exists"),
+    ("==", "!="),
+    ("/\\", "\\/"),
+    ("beq", "bne", "blt", "bge"),
+    ("x", "y", "z"),
+    ("r0", "r1", "r2"),
+    ("ld", "st", "atom", "red"),
+)
 """Words that can stand for one another: swapping them keeps most mutants parseable, so that they
 reach the engines."""
 
@@ -201,8 +268,17 @@ def _repeat_line(rng: random.Random, data: bytes) -> tuple[bytes, str]:
     return b"".join(lines[: k + 1] + [lines[k]] * copies + lines[k + 1 :]), f"repeat line {k + 1} x{copies}"
 
 
-BREAKING = (_flip, _truncate, _duplicate, _delete, _inserter("number", BIG_NUMBERS), _inserter("token", ODD_TOKENS),
-            _inserter("control", CONTROL), _inserter("non-UTF-8", NOT_UTF8), _inserter("nesting", NESTING))
+BREAKING = (
+    _flip,
+    _truncate,
+    _duplicate,
+    _delete,
+    _inserter("number", BIG_NUMBERS),
+    _inserter("token", ODD_TOKENS),
+    _inserter("control", CONTROL),
+    _inserter("non-UTF-8", NOT_UTF8),
+    _inserter("nesting", NESTING),
+)
 KEEPING = (_swap_word, _swap_word, _swap_word, _repeat_line)
 """Mutations that mostly break the syntax, and those that mostly keep it (half the mutants)."""
 
@@ -242,15 +318,69 @@ def test_mutants(case, tmp_path):
         check_mutant(tmp_path, rng.choice(SOURCES), case * 1000 + k)
 
 
-_PIECES = ("PTX t\n", "{", "}", ";", "|", ",", ":", "=", "@", "&", "(", ")", "[", "]", ".", "~", "-", '"', "\n", " ",
-           "/\\", "\\/", "==", "!=", "(*", "*)", "P0", "P1", "0:", "r0", "x", "y", "LC00", "exists", "forall", "cta",
-           "gpu", "0", "1", "0x1", "9" * 30, "ld", "st", "atom", ".relaxed", ".gpu", ".cas", ".add", "bar.cta.sync",
-           "fence.sc.gpu", "goto", "bne", "aliases", "surface", "\x1b", "\r", "\x00")
+_PIECES = (
+    "PTX t\n",
+    "{",
+    "}",
+    ";",
+    "|",
+    ",",
+    ":",
+    "=",
+    "@",
+    "&",
+    "(",
+    ")",
+    "[",
+    "]",
+    ".",
+    "~",
+    "-",
+    '"',
+    "\n",
+    " ",
+    "/\\",
+    "\\/",
+    "==",
+    "!=",
+    "(*",
+    "*)",
+    "P0",
+    "P1",
+    "0:",
+    "r0",
+    "x",
+    "y",
+    "LC00",
+    "exists",
+    "forall",
+    "cta",
+    "gpu",
+    "0",
+    "1",
+    "0x1",
+    "9" * 30,
+    "ld",
+    "st",
+    "atom",
+    ".relaxed",
+    ".gpu",
+    ".cas",
+    ".add",
+    "bar.cta.sync",
+    "fence.sc.gpu",
+    "goto",
+    "bne",
+    "aliases",
+    "surface",
+    "\x1b",
+    "\r",
+    "\x00",
+)
 _HEADER = "PTX gen\n{ x=0; y=0; P0:r0=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n"
 
 
-@settings(max_examples=int(os.environ.get("PTXSPEC_FUZZ_EXAMPLES", "40")), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("PTXSPEC_FUZZ_EXAMPLES", "40")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=st.lists(st.sampled_from(_PIECES) | st.text(max_size=4), max_size=40), header=st.booleans())
 def test_generated_text(body, header, tmp_path_factory):
     """Text built from litmus pieces and arbitrary characters, with or without a valid head."""
@@ -259,8 +389,7 @@ def test_generated_text(body, header, tmp_path_factory):
     assert_sound_run(check_file(path), path, f"generated text {path.read_bytes()[:300]!r}")
 
 
-@settings(max_examples=int(os.environ.get("PTXSPEC_FUZZ_EXAMPLES", "40")), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("PTXSPEC_FUZZ_EXAMPLES", "40")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.binary(max_size=200), at=st.integers(0, 10_000), source=st.sampled_from(SOURCES))
 def test_generated_bytes_in_a_test(data, at, source, tmp_path_factory):
     """Arbitrary bytes spliced into a real test."""
@@ -311,8 +440,7 @@ def test_not_utf8_is_located_at_the_byte(tmp_path):
 
 
 def test_control_characters_are_escaped(tmp_path):
-    line = _one_error(tmp_path, GOOD.replace(" ld.relaxed.gpu r0", " ld.relaxed.gpu (* \x1b[2J\r *) r0 r0").encode(),
-                      name="a\x07b.litmus")
+    line = _one_error(tmp_path, GOOD.replace(" ld.relaxed.gpu r0", " ld.relaxed.gpu (* \x1b[2J\r *) r0 r0").encode(), name="a\x07b.litmus")
     assert line.isprintable() and "a\\x07b.litmus:4:" in line, line
 
 
@@ -330,22 +458,25 @@ def test_timeout_option(tmp_path, value, fits):
 def test_inf_timeout_means_no_limit(monkeypatch, tmp_path):
     seen = []
     check_file = litmus_cli.check_file
-    monkeypatch.setattr(litmus_cli, "check_file", lambda path, **options: seen.append(options["timeout_s"]) or
-                        check_file(path, **options))
+    monkeypatch.setattr(litmus_cli, "check_file", lambda path, **options: seen.append(options["timeout_s"]) or check_file(path, **options))
     path = tmp_path / "t.litmus"
     path.write_text(GOOD)
     assert run_litmus("--timeout", "inf", path)[0] == 0
     assert seen == [None]
 
 
-@pytest.mark.parametrize("failure,fragment", [
-    (RecursionError("maximum recursion depth exceeded"), "nests too deeply"),
-    (MemoryError(), "out of memory"),
-    (PermissionError(13, "Permission denied"), "cannot read the file: Permission denied"),
-    (IsADirectoryError(21, "Is a directory"), "cannot read the file: Is a directory"),
-    (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"), "cannot decode"),
-    (ValueError("a bug"), "internal error"),
-], ids=["recursion", "memory", "permission", "directory", "decode", "bug"])
+@pytest.mark.parametrize(
+    "failure,fragment",
+    [
+        (RecursionError("maximum recursion depth exceeded"), "nests too deeply"),
+        (MemoryError(), "out of memory"),
+        (PermissionError(13, "Permission denied"), "cannot read the file: Permission denied"),
+        (IsADirectoryError(21, "Is a directory"), "cannot read the file: Is a directory"),
+        (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"), "cannot decode"),
+        (ValueError("a bug"), "internal error"),
+    ],
+    ids=["recursion", "memory", "permission", "directory", "decode", "bug"],
+)
 def test_one_failing_file_does_not_stop_the_others(monkeypatch, tmp_path, failure, fragment):
     for name in ("a", "b", "c"):
         (tmp_path / f"{name}.litmus").write_text(GOOD.replace("PTX t", f"PTX {name}"))
@@ -386,8 +517,7 @@ def test_real_bad_files_in_a_directory(tmp_path):
     code, out, err, _ = run_litmus("--timeout", TIMEOUT_S, tmp_path)
     assert code == 2 and "Test t Allowed" in out
     lines = err.splitlines()
-    assert sorted(re.match(rf"ptxspec: error: {re.escape(str(tmp_path))}/(\S+?):\d+:\d+: ", line).group(1)
-                  for line in lines) == sorted(bad), err
+    assert sorted(re.match(rf"ptxspec: error: {re.escape(str(tmp_path))}/(\S+?):\d+:\d+: ", line).group(1) for line in lines) == sorted(bad), err
 
 
 @pytest.mark.heavy

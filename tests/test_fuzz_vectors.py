@@ -105,7 +105,11 @@ def test_former_tracebacks_in_files(tmp_path):
     assert code == 2 and err.startswith(f"{PREFIX}{tmp_path / 'eval.txt'}:2:12: ")
     lines = {
         "bigint": ('{"instr": "add.rn.f32", "inputs": [' + BIG + ', "0x00000000"], "outputs": ["0x00000000"]}', 36, "a number of 5000 digits"),
-        "deep": ('{"instr": "add.rn.f32", "inputs": [' + "[" * 100_000 + "]" * 100_000 + "]" + ', "outputs": []}', 36 + 62, "nests deeper than 64"),  # the 65th level opens at the 63rd "["
+        "deep": (
+            '{"instr": "add.rn.f32", "inputs": [' + "[" * 100_000 + "]" * 100_000 + "]" + ', "outputs": []}',
+            36 + 62,
+            "nests deeper than 64",
+        ),  # the 65th level opens at the 63rd "["
     }
     for name, (line, column, words) in lines.items():
         path = tmp_path / f"{name}.jsonl"
@@ -163,12 +167,51 @@ def test_closed_pipe_stays_quiet():
 # Seeded mutation
 # ---------------------------------------------------------------------------------------------
 
-FORMS = ["add.rn.f32", "fma.rn.ftz.sat.f32", "cvt.rn.satfinite.e4m3x2.f32", "add.rn.f16x2", "mad.wide.s32", "shfl.sync.down.b32",
-         "vote.sync.ballot.b32", "mov.b64 d, {a, b}", "ex2.approx.ftz.f32", "setp.lt.f32", "add.cc.u32", "div.rn.f64", "lop3.b32",
-         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "testp.finite.f32", "cvt.rn.f16.f32"]
+FORMS = [
+    "add.rn.f32",
+    "fma.rn.ftz.sat.f32",
+    "cvt.rn.satfinite.e4m3x2.f32",
+    "add.rn.f16x2",
+    "mad.wide.s32",
+    "shfl.sync.down.b32",
+    "vote.sync.ballot.b32",
+    "mov.b64 d, {a, b}",
+    "ex2.approx.ftz.f32",
+    "setp.lt.f32",
+    "add.cc.u32",
+    "div.rn.f64",
+    "lop3.b32",
+    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+    "testp.finite.f32",
+    "cvt.rn.f16.f32",
+]
 CHARS = list(".,_{}[]()\"'\\ 0123456789abcdefxABCDEFX%$|#/-+") + ["\n", "\r", "\t", "\x00", "\x1b", "é", "\u2028", "\ud800", "\uffff"]
-OPERANDS = ["0x3f800000", "0", "1", "0x0", "0xffffffff", "0f3F800000", "0d3FF0000000000000", "0b101", "1_000", "_", "", " ", "-1", "0x",
-            "0x1_", "0xg", BIG, "0x" + "f" * 5000, "0b" + "1" * 5000, ",".join(["1"] * 32), ",".join(["1"] * 31), "nan", "1e3", "\x00"]
+OPERANDS = [
+    "0x3f800000",
+    "0",
+    "1",
+    "0x0",
+    "0xffffffff",
+    "0f3F800000",
+    "0d3FF0000000000000",
+    "0b101",
+    "1_000",
+    "_",
+    "",
+    " ",
+    "-1",
+    "0x",
+    "0x1_",
+    "0xg",
+    BIG,
+    "0x" + "f" * 5000,
+    "0b" + "1" * 5000,
+    ",".join(["1"] * 32),
+    ",".join(["1"] * 31),
+    "nan",
+    "1e3",
+    "\x00",
+]
 
 
 def mutate(rng: random.Random, text: str, steps: int) -> str:
@@ -190,15 +233,31 @@ def mutate(rng: random.Random, text: str, steps: int) -> str:
 
 
 #: Forms with operands they accept, mutated now and then.
-EVAL = {"add.rn.f32": ["0x3f800000", "0x40000000"], "fma.rn.ftz.sat.f32": ["0f3F800000", "1", "0x7fc00000"], "mad.wide.s32": ["7", "-1", "0x5"],
-        "cvt.rn.satfinite.e4m3x2.f32": ["0x3f800000", "0x43e00000"], "add.rn.f16x2": ["0x3c003c00", "0x7e00bc00"], "setp.lt.f32": ["0", "1"],
-        "mov.b64 d, {a, b}": ["0x1", "0x2"], "ex2.approx.ftz.f32": ["0x3f800000"], "add.cc.u32": ["0xffffffff", "1"], "div.rn.f64": ["0d3FF0000000000000", "3"],
-        "shfl.sync.down.b32": [",".join(str(i) for i in range(32)), "1", "0x1f"], "vote.sync.ballot.b32": ["1"], "lop3.b32": ["1", "2", "3", "0x96"]}
+EVAL = {
+    "add.rn.f32": ["0x3f800000", "0x40000000"],
+    "fma.rn.ftz.sat.f32": ["0f3F800000", "1", "0x7fc00000"],
+    "mad.wide.s32": ["7", "-1", "0x5"],
+    "cvt.rn.satfinite.e4m3x2.f32": ["0x3f800000", "0x43e00000"],
+    "add.rn.f16x2": ["0x3c003c00", "0x7e00bc00"],
+    "setp.lt.f32": ["0", "1"],
+    "mov.b64 d, {a, b}": ["0x1", "0x2"],
+    "ex2.approx.ftz.f32": ["0x3f800000"],
+    "add.cc.u32": ["0xffffffff", "1"],
+    "div.rn.f64": ["0d3FF0000000000000", "3"],
+    "shfl.sync.down.b32": [",".join(str(i) for i in range(32)), "1", "0x1f"],
+    "vote.sync.ballot.b32": ["1"],
+    "lop3.b32": ["1", "2", "3", "0x96"],
+}
 
 
 def eval_case(rng: random.Random, tmp_path: Path) -> list[str]:
     argv = ["eval"]
-    for option, values in (("--json", None), ("--profile", ["spec", "sm_90", "sm_90", "sm_91"]), ("--mask", ["0xffff"] + OPERANDS), ("--active", ["0xffff"] + OPERANDS)):
+    for option, values in (
+        ("--json", None),
+        ("--profile", ["spec", "sm_90", "sm_90", "sm_91"]),
+        ("--mask", ["0xffff"] + OPERANDS),
+        ("--active", ["0xffff"] + OPERANDS),
+    ):
         if rng.random() < 0.15:
             argv += [option] if values is None else [option, rng.choice(values)]
 
@@ -209,7 +268,7 @@ def eval_case(rng: random.Random, tmp_path: Path) -> list[str]:
             instr = mutate(rng, instr, rng.choice([1, 2, 4]))
         if rng.random() < 0.4:
             i = rng.randrange(len(operands) + 1)
-            operands[i:i + 1] = [rng.choice(OPERANDS) if rng.random() < 0.5 else mutate(rng, rng.choice(operands), 1)] * rng.randrange(2)
+            operands[i : i + 1] = [rng.choice(OPERANDS) if rng.random() < 0.5 else mutate(rng, rng.choice(operands), 1)] * rng.randrange(2)
         return [instr, *operands]
 
     if rng.random() < 0.3:
@@ -240,14 +299,41 @@ def vectors_case(rng: random.Random, tmp_path: Path) -> list[str]:
 @pytest.fixture(scope="module")
 def vector_lines() -> list[str]:
     lines = []
-    for instr, count, profile in (("fma.rn.f32", 30, "spec"), ("add.rn.f32", 300, "spec"), ("ex2.approx.ftz.f32", 40, "spec"), ("add.rn.f16x2", 30, "sm_90"),
-                                  ("shfl.sync.down.b32", 3, "spec"), ("setp.lt.f32", 10, "spec"), ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 2, "spec")):
+    for instr, count, profile in (
+        ("fma.rn.f32", 30, "spec"),
+        ("add.rn.f32", 300, "spec"),
+        ("ex2.approx.ftz.f32", 40, "spec"),
+        ("add.rn.f16x2", 30, "sm_90"),
+        ("shfl.sync.down.b32", 3, "spec"),
+        ("setp.lt.f32", 10, "spec"),
+        ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 2, "spec"),
+    ):
         lines += jsonl_bytes(instr, count, 1, profile).decode().splitlines()
     return lines
 
 
-JSON_VALUES = [None, True, 0, -1, 1.5, 1e400, "", "0x", "0x3F800000", "0X3f800000", "0x" + "f" * 5000, [], {}, [[[]]], {"kind": "interval"},
-               {"kind": "any-nan", "format": "f32"}, {"interval": ["0x0", "0x1"]}, {"any_nan": True}, ["0x1"] * 32, "\u0000\n"]
+JSON_VALUES = [
+    None,
+    True,
+    0,
+    -1,
+    1.5,
+    1e400,
+    "",
+    "0x",
+    "0x3F800000",
+    "0X3f800000",
+    "0x" + "f" * 5000,
+    [],
+    {},
+    [[[]]],
+    {"kind": "interval"},
+    {"kind": "any-nan", "format": "f32"},
+    {"interval": ["0x0", "0x1"]},
+    {"any_nan": True},
+    ["0x1"] * 32,
+    "\u0000\n",
+]
 
 
 def upper_hex(line: str) -> str:
@@ -348,16 +434,23 @@ fuzz = settings(max_examples=25, deadline=None, suppress_health_check=[HealthChe
 
 
 @fuzz
-@given(instr=st.sampled_from(FORMS) | text | st.tuples(st.sampled_from(FORMS), text).map("".join), operands=st.lists(operand, max_size=5),
-       options=st.lists(st.sampled_from([["--json"], ["--profile", "sm_90"], ["--mask", "0xffff"], ["--active", BIG], ["--frob"]]), max_size=2))
+@given(
+    instr=st.sampled_from(FORMS) | text | st.tuples(st.sampled_from(FORMS), text).map("".join),
+    operands=st.lists(operand, max_size=5),
+    options=st.lists(st.sampled_from([["--json"], ["--profile", "sm_90"], ["--mask", "0xffff"], ["--active", BIG], ["--frob"]]), max_size=2),
+)
 def test_eval_anything(instr, operands, options):
     code, out, err = run(["eval", *sum(options, []), instr, *operands])
     assert_answer(code, out, err, ())
 
 
 @fuzz
-@given(instrs=st.lists(st.sampled_from(FORMS[:-2]) | text, min_size=1, max_size=2), count=st.integers(-5, 40) | st.sampled_from([2**32 + 1, 10**30]),
-       seed=st.integers(-3, 10**30), fmt=st.sampled_from(["jsonl", "testfloat", "npz"]))
+@given(
+    instrs=st.lists(st.sampled_from(FORMS[:-2]) | text, min_size=1, max_size=2),
+    count=st.integers(-5, 40) | st.sampled_from([2**32 + 1, 10**30]),
+    seed=st.integers(-3, 10**30),
+    fmt=st.sampled_from(["jsonl", "testfloat", "npz"]),
+)
 def test_vectors_anything(tmp_path_factory, instrs, count, seed, fmt):
     out_path = tmp_path_factory.mktemp("v") / "v.out"
     code, out, err = run(["vectors", *instrs, "--count", str(count), "--seed", str(seed), "--format", fmt, "-o", str(out_path)])

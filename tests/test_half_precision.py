@@ -127,7 +127,7 @@ def test_exhaustive_against_one(op, type_name, chunk):
 @pytest.mark.parametrize("type_name", ["f16", "bf16"])
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "fma"])
 def test_x2_lanes(op, type_name):
-    """"fA[0] = a[0:15]; fA[1] = a[16:31]; ... d[i] = fA[i] op fB[i]": each half-word of d is the
+    """ "fA[0] = a[0:15]; fA[1] = a[16:31]; ... d[i] = fA[i] op fB[i]": each half-word of d is the
     operation on the same half-words of the sources, the other half-word playing no part."""
     fmt = HALF[type_name]
     lo = sample_operands(op, fmt, 7, 200)
@@ -564,7 +564,7 @@ def test_ex2_approx_exhaustive(type_name, chunk):
 
 
 def test_ex2_approx_tables_and_lanes():
-    """"-Inf +0.0, -0.0 +1.0, +0.0 +1.0, +Inf +Inf, NaN NaN"; for ex2.approx.ftz.bf16 also
+    """ "-Inf +0.0, -0.0 +1.0, +0.0 +1.0, +Inf +Inf, NaN NaN"; for ex2.approx.ftz.bf16 also
     "-subnormal +1.0", "+subnormal +1.0"."""
     for text, fmt in (("ex2.approx.f16", F16), ("ex2.approx.ftz.bf16", BF16)):
         assert run(text, fmt.inf(1)) == fmt.zero(0)
@@ -753,7 +753,7 @@ def test_tanh_bf16_measured_beyond_the_bound():
 
 
 def test_fma_oob_lanes_and_catalogue():
-    """"The test for the special NaN value and forcing the result to +0.0 are performed
+    """ "The test for the special NaN value and forcing the result to +0.0 are performed
     independently for each SIMD operation"."""
     one, nan = 0x3C00, 0x7E00
     result = run("fma.rn.oob.f16x2", (nan << 16) | one, (one << 16) | one, 0)
@@ -764,7 +764,11 @@ def test_fma_oob_lanes_and_catalogue():
     assert not contains(result, 0x0000_7FC0)  # .relu: the canonical NaN only
     for text in ("fma.rn.oob.f16", "fma.rn.oob.relu.bf16x2"):
         assert (parse(text).target.ptx, parse(text).target.sm) == ((8, 1), 90)
-    for text, reason in (("fma.rn.oob.ftz.f16", "`.ftz` is not allowed with `.oob`"), ("fma.rn.oob.sat.f16", "`.sat` is not allowed with `.oob`"), ("fma.oob.f16", "missing rnd")):
+    for text, reason in (
+        ("fma.rn.oob.ftz.f16", "`.ftz` is not allowed with `.oob`"),
+        ("fma.rn.oob.sat.f16", "`.sat` is not allowed with `.oob`"),
+        ("fma.oob.f16", "missing rnd"),
+    ):
         with pytest.raises(IllegalForm) as info:
             parse(text)
         assert reason in str(info.value)

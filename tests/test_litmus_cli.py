@@ -497,7 +497,7 @@ def _docs_examples() -> list[tuple[list[str], list[str]]]:
         if line.startswith("   $ ptxspec litmus "):
             args = line.split()[3:]
             block = []
-            for following in lines[i + 1:]:
+            for following in lines[i + 1 :]:
                 if following and not following.startswith("   "):
                     break
                 block.append(following[3:])

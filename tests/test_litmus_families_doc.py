@@ -95,24 +95,27 @@ def test_every_row_rechecked_with_both_engines(chunk):
 # ---- verdicts the manual states (§8.10), read from the file, not from the engines --------------------
 
 
-@pytest.mark.parametrize("name, expected", [
-    # §8.10.6 MP: "the release pattern ... synchronizes with the acquire pattern ... R2 must read from W1"
-    ("MP+rel-acq.gpu+po+diff-cta", "forbidden"),
-    ("MP+rel-acq.sys+po+diff-gpu", "forbidden"),
-    # no release/acquire pattern, no fence: nothing orders the data before the flag
-    ("MP+weak+po+diff-cta", "allowed"),
-    # .cta-scoped operations in different GPUs are not morally strong (§8.10.5 needs mutual scope)
-    ("MP+rel-acq.cta+po+diff-gpu", "allowed"),
-    # §8.10.6 SB: "either F1 precedes F2 in Fence-SC order, or vice versa" -- forbidden with fence.sc,
-    # "If each fence.sc ... were replaced by a fence.acq_rel ... this outcome is not guaranteed"
-    ("SB+weak+fence.sc.sys+diff-gpu", "forbidden"),
-    ("SB+weak+fence.acq_rel.sys+diff-gpu", "allowed"),
-    # §8.10.5 CoRR: "R2 cannot read the initial value of x"
-    ("CoRR+rlx.sys+po+diff-cta", "forbidden"),
-    # §8.10.6 CoWR with aliases: "Virtual aliases require an alias proxy fence along the synchronization path"
-    ("CoWR-alias+weak+po+same-cta", "allowed"),
-    ("CoWR-alias+weak+fence.proxy.alias+same-cta", "forbidden"),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        # §8.10.6 MP: "the release pattern ... synchronizes with the acquire pattern ... R2 must read from W1"
+        ("MP+rel-acq.gpu+po+diff-cta", "forbidden"),
+        ("MP+rel-acq.sys+po+diff-gpu", "forbidden"),
+        # no release/acquire pattern, no fence: nothing orders the data before the flag
+        ("MP+weak+po+diff-cta", "allowed"),
+        # .cta-scoped operations in different GPUs are not morally strong (§8.10.5 needs mutual scope)
+        ("MP+rel-acq.cta+po+diff-gpu", "allowed"),
+        # §8.10.6 SB: "either F1 precedes F2 in Fence-SC order, or vice versa" -- forbidden with fence.sc,
+        # "If each fence.sc ... were replaced by a fence.acq_rel ... this outcome is not guaranteed"
+        ("SB+weak+fence.sc.sys+diff-gpu", "forbidden"),
+        ("SB+weak+fence.acq_rel.sys+diff-gpu", "allowed"),
+        # §8.10.5 CoRR: "R2 cannot read the initial value of x"
+        ("CoRR+rlx.sys+po+diff-cta", "forbidden"),
+        # §8.10.6 CoWR with aliases: "Virtual aliases require an alias proxy fence along the synchronization path"
+        ("CoWR-alias+weak+po+same-cta", "allowed"),
+        ("CoWR-alias+weak+fence.proxy.alias+same-cta", "forbidden"),
+    ],
+)
 def test_manual_verdicts_in_the_file(name, expected):
     assert VERDICT[name] == expected
 
@@ -143,15 +146,16 @@ def _build(tmp_path: Path, csv_text: str) -> Path:
     src = tmp_path / "docs"
     src.mkdir()
     (src / "conf.py").write_text(
-        f"import sys\nsys.path.insert(0, {str(EXT_DIR)!r})\nextensions = ['ptxspec_litmus_families']\n"
-        "html_theme = 'basic'\n", encoding="utf-8")
+        f"import sys\nsys.path.insert(0, {str(EXT_DIR)!r})\nextensions = ['ptxspec_litmus_families']\nhtml_theme = 'basic'\n", encoding="utf-8"
+    )
     (src / "index.rst").write_text(
         "Page\n====\n\nTESTS :litmus-count:`tests` FAMILIES :litmus-count:`families` "
         "ALLOWED :litmus-count:`allowed` FORBIDDEN :litmus-count:`forbidden` UNKNOWN :litmus-count:`unknown`\n\n"
-        "Counts\n------\n\n.. litmus-family-counts::\n\nGrids\n-----\n\n.. litmus-families::\n", encoding="utf-8")
+        "Counts\n------\n\n.. litmus-family-counts::\n\nGrids\n-----\n\n.. litmus-families::\n",
+        encoding="utf-8",
+    )
     out = tmp_path / "html"
-    app = Sphinx(str(src), str(src), str(out), str(tmp_path / "doctrees"), "html", status=None,
-                 warning=None, warningiserror=True, freshenv=True)
+    app = Sphinx(str(src), str(src), str(out), str(tmp_path / "doctrees"), "html", status=None, warning=None, warningiserror=True, freshenv=True)
     app.build()
     return out / "index.html"
 
@@ -160,8 +164,7 @@ def test_docs_render_the_file(tmp_path):
     html = _build(tmp_path, CSV_FILE.read_text(encoding="utf-8")).read_text(encoding="utf-8")
     c = Counter(r["verdict"] for r in ROWS)
     families = list(dict.fromkeys(r["family"] for r in ROWS))
-    assert f"TESTS {len(ROWS)} FAMILIES {len(families)} ALLOWED {c['allowed']} FORBIDDEN {c['forbidden']} " \
-           f"UNKNOWN {c['unknown']}" in html
+    assert f"TESTS {len(ROWS)} FAMILIES {len(families)} ALLOWED {c['allowed']} FORBIDDEN {c['forbidden']} UNKNOWN {c['unknown']}" in html
     # one cell per test: forbidden cells are bold, allowed ones plain
     assert html.count("<strong>forbidden</strong>") == c["forbidden"]
     assert len(re.findall(r"<td><p>allowed</p></td>", html)) == c["allowed"]
@@ -171,8 +174,11 @@ def test_docs_render_the_file(tmp_path):
     assert positions == sorted(positions)
     # the per-family counts table: the MP row, counted here from the file
     mp = Counter(r["verdict"] for r in ROWS if r["family"] == "MP")
-    row = re.search(r"<th class=\"stub\"><p>MP</p></th>\s*<td><p>(\d+)</p></td>\s*<td><p>(\d+)</p></td>\s*"
-                    r"<td><p>(\d+)</p></td>", html)
+    row = re.search(
+        r"<th class=\"stub\"><p>MP</p></th>\s*<td><p>(\d+)</p></td>\s*<td><p>(\d+)</p></td>\s*"
+        r"<td><p>(\d+)</p></td>",
+        html,
+    )
     assert row and tuple(map(int, row.groups())) == (mp.total(), mp["allowed"], mp["forbidden"])
 
 

@@ -84,16 +84,13 @@ def _old_crossing_names():
         for family, orders in ((shape, ("weak", "rlx", "rel-acq")), (shape + "+rmw", ("rlx", "rel-acq"))):
             for order in orders:
                 for p in places:
-                    names += [f"{family}+{order}+po+{p}"] if order == "weak" else \
-                        [f"{family}+{order}.{sc}+po+{p}" for sc in scopes]
+                    names += [f"{family}+{order}+po+{p}"] if order == "weak" else [f"{family}+{order}.{sc}+po+{p}" for sc in scopes]
                     for fence in ("fence.sc", "fence.acq_rel"):
-                        names += [f"{family}+{order}{'' if order == 'weak' else '.' + sc}+{fence}.{sc}+{p}"
-                                  for sc in scopes]
+                        names += [f"{family}+{order}{'' if order == 'weak' else '.' + sc}+{fence}.{sc}+{p}" for sc in scopes]
                 if bar:
-                    names += [f"{family}+weak+bar.cta+same-cta"] if order == "weak" else \
-                        [f"{family}+{order}.{sc}+bar.cta+same-cta" for sc in scopes]
+                    names += [f"{family}+weak+bar.cta+same-cta"] if order == "weak" else [f"{family}+{order}.{sc}+bar.cta+same-cta" for sc in scopes]
     for shape in ("CoWR-alias", "MP-alias"):
-        for p in (placements if shape.startswith("MP") else ("same-cta",)):
+        for p in placements if shape.startswith("MP") else ("same-cta",):
             order = "rel-acq.gpu" if shape.startswith("MP") else "weak"
             names += [f"{shape}+{order}+po+{p}", f"{shape}+{order}+fence.proxy.alias+{p}"]
     return names
@@ -147,8 +144,7 @@ def _files(directory):
 def test_command_writes_identical_files_on_two_runs(tmp_path):
     runner = CliRunner()
     for out in ("a", "b"):
-        result = runner.invoke(litmus_gen_command, [str(tmp_path / out), "--shapes", "MP,CoRR", "--limit", "40"],
-                               standalone_mode=False)
+        result = runner.invoke(litmus_gen_command, [str(tmp_path / out), "--shapes", "MP,CoRR", "--limit", "40"], standalone_mode=False)
         assert result.exit_code == 0, result.output
     a, b = _files(tmp_path / "a"), _files(tmp_path / "b")
     assert a == b and len(a) == 40
@@ -158,8 +154,9 @@ def test_command_writes_identical_files_on_two_runs(tmp_path):
 @pytest.mark.parametrize("suffix", ["csv", "md"])
 def test_command_check_writes_the_summary(tmp_path, suffix):
     summary = tmp_path / f"s.{suffix}"
-    result = CliRunner().invoke(litmus_gen_command, [str(tmp_path / "t"), "--shapes", "SB", "--limit", "6", "--check",
-                                                     "--summary", str(summary)], standalone_mode=False)
+    result = CliRunner().invoke(
+        litmus_gen_command, [str(tmp_path / "t"), "--shapes", "SB", "--limit", "6", "--check", "--summary", str(summary)], standalone_mode=False
+    )
     assert result.exit_code == 0, result.output
     text = summary.read_text()
     if suffix == "csv":
@@ -177,11 +174,9 @@ def test_command_check_writes_the_summary(tmp_path, suffix):
 def test_summary_without_check_and_bad_suffix_are_errors(tmp_path):
     runner = CliRunner()
     with pytest.raises(PtxSpecError, match="--summary needs --check"):
-        runner.invoke(litmus_gen_command, [str(tmp_path), "--summary", "x.csv"], standalone_mode=False,
-                      catch_exceptions=False)
+        runner.invoke(litmus_gen_command, [str(tmp_path), "--summary", "x.csv"], standalone_mode=False, catch_exceptions=False)
     with pytest.raises(PtxSpecError, match=r"\.csv or \.md"):
-        runner.invoke(litmus_gen_command, [str(tmp_path), "--check", "--summary", "x.txt"], standalone_mode=False,
-                      catch_exceptions=False)
+        runner.invoke(litmus_gen_command, [str(tmp_path), "--check", "--summary", "x.txt"], standalone_mode=False, catch_exceptions=False)
 
 
 # ---- checking: both engines (check() raises on disagreement) and the textbook verdicts -------------
@@ -302,8 +297,7 @@ def test_sb_fence_wider_than_the_accesses_forbids():
 
 
 def test_mixed_orders_of_mp():
-    assert list(litmus_gen.mixed_orders(litmus_gen.SHAPES["MP"])) == [
-        "weak_rlx", "weak_rel-acq", "rlx_weak", "rlx_rel-acq", "rel-acq_weak", "rel-acq_rlx"]
+    assert list(litmus_gen.mixed_orders(litmus_gen.SHAPES["MP"])) == ["weak_rlx", "weak_rel-acq", "rlx_weak", "rlx_rel-acq", "rel-acq_weak", "rel-acq_rlx"]
     lines = _text("MP+rel-acq_rlx.gpu+po+diff-cta").splitlines()
     assert "st.relaxed.gpu x, 1 | ld.relaxed.gpu r0, y ;" in lines
     assert "st.release.gpu y, 1 | ld.relaxed.gpu r1, x ;" in lines

@@ -35,8 +35,7 @@ from ptxspec.memory_model.litmus import (
 from ptxspec.memory_model.program import And, Compare, Condition, Constant, LocationTerm, Not, Or, RegisterTerm
 from ptxspec.spec.errors import MAX_LINE, Location, PtxSpecError
 
-CORPUS = Path(os.environ.get("PTXSPEC_LITMUS_DIR",
-                             Path(__file__).resolve().parents[1].parent / "shared" / "litmus" / "dat3m"))
+CORPUS = Path(os.environ.get("PTXSPEC_LITMUS_DIR", Path(__file__).resolve().parents[1].parent / "shared" / "litmus" / "dat3m"))
 CORPUS_FILES = sorted(CORPUS.rglob("*.litmus")) if CORPUS.is_dir() else []
 ERRORS = Path(__file__).resolve().parent / "litmus" / "errors"
 
@@ -71,9 +70,22 @@ def test_corpus_file_parses_and_round_trips(path):
 @pytest.mark.skipif(not CORPUS_FILES, reason="litmus corpus not present")
 def test_corpus_instruction_forms_are_all_recognised():
     """Every opcode spelled in the corpus maps to the expected instruction class."""
-    kinds = {"ld": (Load, Local), "st": Store, "sust": Store, "suld": Load, "tld": Load, "cold": Load,
-             "atom": Atomic, "red": Atomic, "fence": (Fence, ProxyFence), "bar": BarrierOp, "goto": Jump,
-             "bne": Branch, "beq": Branch, "add": Local}
+    kinds = {
+        "ld": (Load, Local),
+        "st": Store,
+        "sust": Store,
+        "suld": Load,
+        "tld": Load,
+        "cold": Load,
+        "atom": Atomic,
+        "red": Atomic,
+        "fence": (Fence, ProxyFence),
+        "bar": BarrierOp,
+        "goto": Jump,
+        "bne": Branch,
+        "beq": Branch,
+        "add": Local,
+    }
     seen = set()
     for path in CORPUS_FILES:
         for code in litmus.parse_file(path).code:
@@ -108,10 +120,8 @@ def test_message_passing():
     assert test.init == (LocationInit("x", 0), LocationInit("y", 0), RegisterInit(1, "r0", 0))
     assert test.threads == (ThreadDecl(0, "P0", 0, 0), ThreadDecl(1, "P1", 1, 0))
     p0, p1 = test.code
-    assert p0 == (Store("st", "generic", "weak", None, "x", Immediate(1)),
-                  Store("st", "generic", "release", "gpu", "y", Immediate(1)))
-    assert p1 == (Load("ld", "generic", "acquire", "gpu", Register("r0"), "y"),
-                  Load("ld", "generic", "weak", None, Register("r1"), "x"))
+    assert p0 == (Store("st", "generic", "weak", None, "x", Immediate(1)), Store("st", "generic", "release", "gpu", "y", Immediate(1)))
+    assert p1 == (Load("ld", "generic", "acquire", "gpu", Register("r0"), "y"), Load("ld", "generic", "weak", None, Register("r1"), "x"))
     assert test.condition == Condition(
         "exists",
         And((Compare("==", RegisterTerm(1, "r0"), Constant(1)), Compare("==", RegisterTerm(1, "r1"), Constant(0)))),
@@ -120,12 +130,15 @@ def test_message_passing():
     assert (p1[0].line, p1[0].column) == (8, 25)
 
 
-@pytest.mark.parametrize("header, expected", [
-    ("P0@cta 0,gpu 0", (0, 0, None)),
-    ("P0@cta 3, cluster 1, gpu 2", (3, 2, 1)),
-    ("P0 @ gpu 1 , cta 2", (2, 1, None)),
-    ("P0@cluster 4,cta 5", (5, 0, 4)),
-])
+@pytest.mark.parametrize(
+    "header, expected",
+    [
+        ("P0@cta 0,gpu 0", (0, 0, None)),
+        ("P0@cta 3, cluster 1, gpu 2", (3, 2, 1)),
+        ("P0 @ gpu 1 , cta 2", (2, 1, None)),
+        ("P0@cluster 4,cta 5", (5, 0, 4)),
+    ],
+)
 def test_thread_placement_any_order(header, expected):
     text = f"PTX t\n{{ x=0; }}\n {header} ;\n st.weak x, 1 ;\nexists (x == 1)\n"
     thread = litmus.parse(text).threads[0]
@@ -133,68 +146,74 @@ def test_thread_placement_any_order(header, expected):
 
 
 def _one(instruction: str, nregs: str = ""):
-    text = f"PTX t\n{{ x=0; y=0; s @ surface aliases x; t @ texture aliases x; c @ constant aliases x; }}\n" \
-           f" P0@cta 0,gpu 0 ;\n LC00: ;\n {instruction} ;\nexists (x == 0)\n"
+    text = (
+        f"PTX t\n{{ x=0; y=0; s @ surface aliases x; t @ texture aliases x; c @ constant aliases x; }}\n"
+        f" P0@cta 0,gpu 0 ;\n LC00: ;\n {instruction} ;\nexists (x == 0)\n"
+    )
     return litmus.parse(text).code[0][1]
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("ld r0, x", Load("ld", "generic", "weak", None, Register("r0"), "x")),
-    ("ld.relaxed.cluster r0, [x]", Load("ld", "generic", "relaxed", "cluster", Register("r0"), "x")),
-    ("ld.volatile.global.u32 r0, x", Load("ld", "generic", "volatile", "sys", Register("r0"), "x", ("global", "u32"))),
-    ("ld.mmio.relaxed.sys r0, x", Load("ld", "generic", "mmio", "sys", Register("r0"), "x")),
-    ("tld.weak r0, t", Load("tld", "texture", "weak", None, Register("r0"), "t")),
-    ("suld.weak r0, s", Load("suld", "surface", "weak", None, Register("r0"), "s")),
-    ("cold.weak r0, c", Load("cold", "constant", "weak", None, Register("r0"), "c")),
-    ("ldc.weak r0, c", Load("ldc", "constant", "weak", None, Register("r0"), "c")),
-    ("st.release.sys x, r3", Store("st", "generic", "release", "sys", "x", Register("r3"))),
-    ("st.volatile x, -1", Store("st", "generic", "volatile", "sys", "x", Immediate(-1))),
-    ("sust.weak s, 0x10", Store("sust", "surface", "weak", None, "s", Immediate(16))),
-    ("ld r0, 1", Local("mov", Register("r0"), (Immediate(1),))),
-    ("mov r0, r1", Local("mov", Register("r0"), (Register("r1"),))),
-    ("xor r2, r2, 7", Local("xor", Register("r2"), (Register("r2"), Immediate(7)))),
-    ("div r2, 9, r1", Local("div", Register("r2"), (Immediate(9), Register("r1")))),
-    ("atom.acq_rel.gpu.add r1, x, 1",
-     Atomic("atom", "generic", "acq_rel", "gpu", "add", Register("r1"), "x", (Immediate(1),))),
-    ("atom.cas.b32 r1, [x], 0, r2",
-     Atomic("atom", "generic", "relaxed", "gpu", "cas", Register("r1"), "x", (Immediate(0), Register("r2")), ("b32",))),
-    ("atom.acquire.cta.global.exch.b64 r1, x, 5",
-     Atomic("atom", "generic", "acquire", "cta", "exch", Register("r1"), "x", (Immediate(5),), ("global", "b64"))),
-    ("atom.release.sys.inc r1, x, 3",
-     Atomic("atom", "generic", "release", "sys", "inc", Register("r1"), "x", (Immediate(3),))),
-    ("red.release.gpu.max x, r4", Atomic("red", "generic", "release", "gpu", "max", None, "x", (Register("r4"),))),
-    ("suatom.relaxed.gpu.dec r1, s, 2",
-     Atomic("suatom", "surface", "relaxed", "gpu", "dec", Register("r1"), "s", (Immediate(2),))),
-    ("sured.relaxed.cta.and s, 2", Atomic("sured", "surface", "relaxed", "cta", "and", None, "s", (Immediate(2),))),
-    ("fence.sc.cluster", Fence("sc", "cluster")),
-    ("fence.gpu", Fence("acq_rel", "gpu")),
-    ("membar.gl", Fence("sc", "gpu")),
-    ("membar.cta", Fence("sc", "cta")),
-    ("fence.proxy.alias", ProxyFence("alias")),
-    ("membar.proxy.alias", ProxyFence("alias")),
-    ("fence.proxy.async.shared::cta", ProxyFence("async")),
-    ("fence.proxy.surface", ProxyFence("surface")),
-    ("bar.sync 0", BarrierOp("cta", "sync", (Immediate(0),))),
-    ("bar.cta.arrive 1, r2", BarrierOp("cta", "arrive", (Immediate(1), Register("r2")))),
-    ("barrier.cta.sync.aligned 1, 1, 4", BarrierOp("cta", "sync", (Immediate(1), Immediate(1), Immediate(4)),
-                                                   qualifiers=("aligned",))),
-    ("barrier.cluster.arrive.release", BarrierOp("cluster", "arrive", (), qualifiers=("release",))),
-    ("barrier.cluster.wait", BarrierOp("cluster", "wait", ())),
-    ("bar.red.popc.u32 r1, 0, r2", BarrierOp("cta", "red", (Immediate(0),), dest=Register("r1"),
-                                             predicate=Register("r2"), reduction="popc",
-                                             qualifiers=("popc", "u32"))),
-    ("goto LC00", Jump("LC00")),
-    ("bge r1, -2, LC00", Branch("bge", Register("r1"), Immediate(-2), "LC00")),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("ld r0, x", Load("ld", "generic", "weak", None, Register("r0"), "x")),
+        ("ld.relaxed.cluster r0, [x]", Load("ld", "generic", "relaxed", "cluster", Register("r0"), "x")),
+        ("ld.volatile.global.u32 r0, x", Load("ld", "generic", "volatile", "sys", Register("r0"), "x", ("global", "u32"))),
+        ("ld.mmio.relaxed.sys r0, x", Load("ld", "generic", "mmio", "sys", Register("r0"), "x")),
+        ("tld.weak r0, t", Load("tld", "texture", "weak", None, Register("r0"), "t")),
+        ("suld.weak r0, s", Load("suld", "surface", "weak", None, Register("r0"), "s")),
+        ("cold.weak r0, c", Load("cold", "constant", "weak", None, Register("r0"), "c")),
+        ("ldc.weak r0, c", Load("ldc", "constant", "weak", None, Register("r0"), "c")),
+        ("st.release.sys x, r3", Store("st", "generic", "release", "sys", "x", Register("r3"))),
+        ("st.volatile x, -1", Store("st", "generic", "volatile", "sys", "x", Immediate(-1))),
+        ("sust.weak s, 0x10", Store("sust", "surface", "weak", None, "s", Immediate(16))),
+        ("ld r0, 1", Local("mov", Register("r0"), (Immediate(1),))),
+        ("mov r0, r1", Local("mov", Register("r0"), (Register("r1"),))),
+        ("xor r2, r2, 7", Local("xor", Register("r2"), (Register("r2"), Immediate(7)))),
+        ("div r2, 9, r1", Local("div", Register("r2"), (Immediate(9), Register("r1")))),
+        ("atom.acq_rel.gpu.add r1, x, 1", Atomic("atom", "generic", "acq_rel", "gpu", "add", Register("r1"), "x", (Immediate(1),))),
+        ("atom.cas.b32 r1, [x], 0, r2", Atomic("atom", "generic", "relaxed", "gpu", "cas", Register("r1"), "x", (Immediate(0), Register("r2")), ("b32",))),
+        (
+            "atom.acquire.cta.global.exch.b64 r1, x, 5",
+            Atomic("atom", "generic", "acquire", "cta", "exch", Register("r1"), "x", (Immediate(5),), ("global", "b64")),
+        ),
+        ("atom.release.sys.inc r1, x, 3", Atomic("atom", "generic", "release", "sys", "inc", Register("r1"), "x", (Immediate(3),))),
+        ("red.release.gpu.max x, r4", Atomic("red", "generic", "release", "gpu", "max", None, "x", (Register("r4"),))),
+        ("suatom.relaxed.gpu.dec r1, s, 2", Atomic("suatom", "surface", "relaxed", "gpu", "dec", Register("r1"), "s", (Immediate(2),))),
+        ("sured.relaxed.cta.and s, 2", Atomic("sured", "surface", "relaxed", "cta", "and", None, "s", (Immediate(2),))),
+        ("fence.sc.cluster", Fence("sc", "cluster")),
+        ("fence.gpu", Fence("acq_rel", "gpu")),
+        ("membar.gl", Fence("sc", "gpu")),
+        ("membar.cta", Fence("sc", "cta")),
+        ("fence.proxy.alias", ProxyFence("alias")),
+        ("membar.proxy.alias", ProxyFence("alias")),
+        ("fence.proxy.async.shared::cta", ProxyFence("async")),
+        ("fence.proxy.surface", ProxyFence("surface")),
+        ("bar.sync 0", BarrierOp("cta", "sync", (Immediate(0),))),
+        ("bar.cta.arrive 1, r2", BarrierOp("cta", "arrive", (Immediate(1), Register("r2")))),
+        ("barrier.cta.sync.aligned 1, 1, 4", BarrierOp("cta", "sync", (Immediate(1), Immediate(1), Immediate(4)), qualifiers=("aligned",))),
+        ("barrier.cluster.arrive.release", BarrierOp("cluster", "arrive", (), qualifiers=("release",))),
+        ("barrier.cluster.wait", BarrierOp("cluster", "wait", ())),
+        (
+            "bar.red.popc.u32 r1, 0, r2",
+            BarrierOp("cta", "red", (Immediate(0),), dest=Register("r1"), predicate=Register("r2"), reduction="popc", qualifiers=("popc", "u32")),
+        ),
+        ("goto LC00", Jump("LC00")),
+        ("bge r1, -2, LC00", Branch("bge", Register("r1"), Immediate(-2), "LC00")),
+    ],
+)
 def test_instruction_forms(text, expected):
     assert _one(text) == expected
 
 
-@pytest.mark.parametrize("operands, barrier_id, instance, quorum", [
-    ("3", Immediate(3), None, None),
-    ("1, r2", Register("r2"), Immediate(1), None),
-    ("1, 2, 4", Immediate(2), Immediate(1), Immediate(4)),
-])
+@pytest.mark.parametrize(
+    "operands, barrier_id, instance, quorum",
+    [
+        ("3", Immediate(3), None, None),
+        ("1, r2", Register("r2"), Immediate(1), None),
+        ("1, 2, 4", Immediate(2), Immediate(1), Immediate(4)),
+    ],
+)
 def test_barrier_operand_reading(operands, barrier_id, instance, quorum):
     """One operand: the barrier; two: instance, barrier; three: instance, barrier, quorum."""
     bar = _one(f"bar.cta.sync {operands}")
@@ -202,41 +221,58 @@ def test_barrier_operand_reading(operands, barrier_id, instance, quorum):
 
 
 def test_label_and_instruction_in_one_cell_and_empty_cells():
-    text = "PTX t\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n LC00: ld.weak r0, x | ;\n |  ;\n" \
-           " bne r0, 0, LC00 | st.weak x, 1 ;\nexists (P0:r0 == 1)\n"
+    text = "PTX t\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n LC00: ld.weak r0, x | ;\n |  ;\n bne r0, 0, LC00 | st.weak x, 1 ;\nexists (P0:r0 == 1)\n"
     test = litmus.parse(text)
     assert [type(i) for i in test.code[0]] == [Label, Load, Branch]
     assert [type(i) for i in test.code[1]] == [Store]
 
 
 def test_aliases_and_init_forms():
-    text = "PTX t\n{\n x = 5;\n y @ generic aliases x;\n s @ surface aliases y;\n 0:r1 = -3;\n P0:r2=&x;\n" \
-           " z = &x\n}\n P0@cta 0,gpu 0 ;\n ld.weak r0, y ;\nexists (0:r0 = 5)\n"
+    text = (
+        "PTX t\n{\n x = 5;\n y @ generic aliases x;\n s @ surface aliases y;\n 0:r1 = -3;\n P0:r2=&x;\n"
+        " z = &x\n}\n P0@cta 0,gpu 0 ;\n ld.weak r0, y ;\nexists (0:r0 = 5)\n"
+    )
     test = litmus.parse(text)
-    assert test.init == (LocationInit("x", 5), AliasDecl("y", "generic", "x"), AliasDecl("s", "surface", "y"),
-                         RegisterInit(0, "r1", -3), RegisterInit(0, "r2", None, "x"), LocationInit("z", None, "x"))
+    assert test.init == (
+        LocationInit("x", 5),
+        AliasDecl("y", "generic", "x"),
+        AliasDecl("s", "surface", "y"),
+        RegisterInit(0, "r1", -3),
+        RegisterInit(0, "r2", None, "x"),
+        LocationInit("z", None, "x"),
+    )
     assert test.condition.formula == Compare("==", RegisterTerm(0, "r0"), Constant(5))
 
 
-@pytest.mark.parametrize("condition, quantifier, formula", [
-    ("~exists (x == 1)", "~exists", Compare("==", LocationTerm("x"), Constant(1))),
-    ("~ exists x=1", "~exists", Compare("==", LocationTerm("x"), Constant(1))),
-    ("forall (P0:r0 != 1 \\/ ~(x == 2) /\\ [x] == P0:r0)", "forall",
-     Or((Compare("!=", RegisterTerm(0, "r0"), Constant(1)),
-         And((Not(Compare("==", LocationTerm("x"), Constant(2))),
-              Compare("==", LocationTerm("x"), RegisterTerm(0, "r0"))))))),
-    ("exists ((P0: r0 == 1) /\\ (x == 0 \\/ true))", "exists",
-     And((Compare("==", RegisterTerm(0, "r0"), Constant(1)),
-          Or((Compare("==", LocationTerm("x"), Constant(0)), litmus.TrueFormula()))))),
-])
+@pytest.mark.parametrize(
+    "condition, quantifier, formula",
+    [
+        ("~exists (x == 1)", "~exists", Compare("==", LocationTerm("x"), Constant(1))),
+        ("~ exists x=1", "~exists", Compare("==", LocationTerm("x"), Constant(1))),
+        (
+            "forall (P0:r0 != 1 \\/ ~(x == 2) /\\ [x] == P0:r0)",
+            "forall",
+            Or(
+                (
+                    Compare("!=", RegisterTerm(0, "r0"), Constant(1)),
+                    And((Not(Compare("==", LocationTerm("x"), Constant(2))), Compare("==", LocationTerm("x"), RegisterTerm(0, "r0")))),
+                )
+            ),
+        ),
+        (
+            "exists ((P0: r0 == 1) /\\ (x == 0 \\/ true))",
+            "exists",
+            And((Compare("==", RegisterTerm(0, "r0"), Constant(1)), Or((Compare("==", LocationTerm("x"), Constant(0)), litmus.TrueFormula())))),
+        ),
+    ],
+)
 def test_conditions(condition, quantifier, formula):
     test = litmus.parse(f"PTX t\n{{ x=0; }}\n P0@cta 0,gpu 0 ;\n ld.weak r0, x ;\n{condition}\n")
     assert (test.condition.quantifier, test.condition.formula) == (quantifier, formula)
 
 
 def test_locations_line_and_comments():
-    text = "PTX t\n(* a herd comment *)\n{ x=0; } // trailing\n P0@cta 0,gpu 0 ;\n ld.weak r0, x ;\n" \
-           "locations [x; P0:r0;]\nexists (P0:r0 == 0)\n"
+    text = "PTX t\n(* a herd comment *)\n{ x=0; } // trailing\n P0@cta 0,gpu 0 ;\n ld.weak r0, x ;\nlocations [x; P0:r0;]\nexists (P0:r0 == 0)\n"
     test = litmus.parse(text)
     assert test.locations == (LocationTerm("x"), RegisterTerm(0, "r0"))
 
@@ -329,12 +365,16 @@ def test_unreadable_file_is_a_ptxspec_error(tmp_path):
         litmus.parse_file(tmp_path)
 
 
-@pytest.mark.parametrize("data,line,column,byte", [
-    (b"PTX t\n{ x=\xff0; }", 2, 5, "0xff"),
-    (b"\xc3PTX t", 1, 1, "0xc3"),
-    ("PTX t\n(* \u00e9\u00e9 *) \n\n  \u20ac x".encode() + b"\xe2\x82", 4, 6, "0xe2"),
-    (b"PTX t\r\n{ \xed\xa0\x80 }", 2, 3, "0xed"),
-], ids=["init", "first byte", "after multi-byte characters", "surrogate"])
+@pytest.mark.parametrize(
+    "data,line,column,byte",
+    [
+        (b"PTX t\n{ x=\xff0; }", 2, 5, "0xff"),
+        (b"\xc3PTX t", 1, 1, "0xc3"),
+        ("PTX t\n(* \u00e9\u00e9 *) \n\n  \u20ac x".encode() + b"\xe2\x82", 4, 6, "0xe2"),
+        (b"PTX t\r\n{ \xed\xa0\x80 }", 2, 3, "0xed"),
+    ],
+    ids=["init", "first byte", "after multi-byte characters", "surrogate"],
+)
 def test_non_utf8_file_is_located_at_the_first_bad_byte(tmp_path, data, line, column, byte):
     path = tmp_path / "t.litmus"
     path.write_bytes(data)
@@ -352,17 +392,26 @@ def test_byte_order_mark_is_allowed(tmp_path):
 # ---- numbers ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value,expected", [
-    ("18446744073709551615", 2**64 - 1), ("0xFFFFFFFFFFFFFFFF", 2**64 - 1), ("-9223372036854775808", -(2**63)),
-    ("0x" + "0" * 5000 + "1", 1), ("0" * 5000 + "7", 7), ("-0", 0),
-], ids=["2**64-1", "hex 2**64-1", "-2**63", "hex with 5000 zeros", "5000 zeros", "-0"])
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        ("18446744073709551615", 2**64 - 1),
+        ("0xFFFFFFFFFFFFFFFF", 2**64 - 1),
+        ("-9223372036854775808", -(2**63)),
+        ("0x" + "0" * 5000 + "1", 1),
+        ("0" * 5000 + "7", 7),
+        ("-0", 0),
+    ],
+    ids=["2**64-1", "hex 2**64-1", "-2**63", "hex with 5000 zeros", "5000 zeros", "-0"],
+)
 def test_64_bit_values(value, expected):
     test = litmus.parse(HEAD.replace("x=0", f"x={value}") + "x == 1")
     assert test.init[0].value == expected
 
 
-@pytest.mark.parametrize("value", ["18446744073709551616", "0x10000000000000000", "-9223372036854775809",
-                                   "1" * 4301, "0x" + "f" * 5000, "-" + "9" * 10**5], ids=lambda v: v[:24])
+@pytest.mark.parametrize(
+    "value", ["18446744073709551616", "0x10000000000000000", "-9223372036854775809", "1" * 4301, "0x" + "f" * 5000, "-" + "9" * 10**5], ids=lambda v: v[:24]
+)
 @pytest.mark.parametrize("place", ["init", "register init", "operand", "condition", "placement"])
 def test_values_beyond_64_bits_are_located_errors(value, place):
     texts = {
@@ -378,13 +427,17 @@ def test_values_beyond_64_bits_are_located_errors(value, place):
     assert len(message) < 300
 
 
-@pytest.mark.parametrize("text,where,fragment", [
-    (HEAD.replace("x=0;", "x=0; 0x1:r0=0;") + "x == 1", "t:2:8: ", "a thread index is decimal ('1' or 'P1'), found '0x1'"),
-    (HEAD + "0x0:r0 == 1", "t:5:8: ", "a thread index is decimal"),
-    (HEAD.replace("x=0;", "x=0; P" + "9" * 5000 + ":r0=0;") + "x == 1", "t:2:8: ", "unknown thread 'P999"),
-    (HEAD + "P" + "9" * 5000 + ":r0 == 1", "t:5:8: ", "unknown thread 'P999"),
-    (HEAD.replace("P0@", "P" + "0" * 5000 + "1@") + "x == 1", "t:3:2: ", "expected thread P0 in column 1"),
-], ids=["hex in init", "hex in condition", "huge in init", "huge in condition", "huge in header"])
+@pytest.mark.parametrize(
+    "text,where,fragment",
+    [
+        (HEAD.replace("x=0;", "x=0; 0x1:r0=0;") + "x == 1", "t:2:8: ", "a thread index is decimal ('1' or 'P1'), found '0x1'"),
+        (HEAD + "0x0:r0 == 1", "t:5:8: ", "a thread index is decimal"),
+        (HEAD.replace("x=0;", "x=0; P" + "9" * 5000 + ":r0=0;") + "x == 1", "t:2:8: ", "unknown thread 'P999"),
+        (HEAD + "P" + "9" * 5000 + ":r0 == 1", "t:5:8: ", "unknown thread 'P999"),
+        (HEAD.replace("P0@", "P" + "0" * 5000 + "1@") + "x == 1", "t:3:2: ", "expected thread P0 in column 1"),
+    ],
+    ids=["hex in init", "hex in condition", "huge in init", "huge in condition", "huge in header"],
+)
 def test_thread_indices_are_decimal_and_small(text, where, fragment):
     message = _error(text)
     assert message.startswith(where) and fragment in message, message
@@ -450,9 +503,56 @@ def test_comment_inside_an_instruction_is_escaped_in_the_error():
 
 # ---- fuzzing and round trips --------------------------------------------------------------------------
 
-_PIECES = ["{", "}", ";", "|", ",", ":", "=", "@", "&", "(", ")", "[", "]", ".", "~", "-", "\"", "\n", " ", "/\\",
-           "\\/", "==", "!=", "(*", "*)", "P0", "P1", "r0", "x", "LC00", "exists", "forall", "cta", "gpu", "0", "1",
-           "ld", "st", "atom", ".weak", ".gpu", ".cas", "bar.cta.sync", "goto", "bne", "aliases", "surface", "PTX"]
+_PIECES = [
+    "{",
+    "}",
+    ";",
+    "|",
+    ",",
+    ":",
+    "=",
+    "@",
+    "&",
+    "(",
+    ")",
+    "[",
+    "]",
+    ".",
+    "~",
+    "-",
+    '"',
+    "\n",
+    " ",
+    "/\\",
+    "\\/",
+    "==",
+    "!=",
+    "(*",
+    "*)",
+    "P0",
+    "P1",
+    "r0",
+    "x",
+    "LC00",
+    "exists",
+    "forall",
+    "cta",
+    "gpu",
+    "0",
+    "1",
+    "ld",
+    "st",
+    "atom",
+    ".weak",
+    ".gpu",
+    ".cas",
+    "bar.cta.sync",
+    "goto",
+    "bne",
+    "aliases",
+    "surface",
+    "PTX",
+]
 
 
 @settings(max_examples=300, deadline=None)
@@ -484,20 +584,32 @@ _registers = st.sampled_from(["r0", "r1", "r2"]).map(Register)
 _values = _registers | st.integers(-5, 5).map(Immediate)
 _locations = st.sampled_from(["x", "y", "s"])
 _instructions = st.one_of(
-    st.builds(lambda r, a, o, sc: Load("ld", "generic", o, sc if o != "weak" else None, r, a),
-              _registers, _locations, st.sampled_from(["weak", "relaxed", "acquire"]), st.sampled_from(litmus.SCOPES)),
-    st.builds(lambda a, v, o, sc: Store("st", "generic", o, sc if o != "weak" else None, a, v),
-              _locations, _values, st.sampled_from(["weak", "relaxed", "release"]), st.sampled_from(litmus.SCOPES)),
-    st.builds(lambda r, a, op, v: Atomic("atom", "generic", "relaxed", "gpu", op, r, a,
-                                         (v, Immediate(1)) if op == "cas" else (v,)),
-              _registers, _locations, st.sampled_from(litmus.ATOMIC_OPS), _values),
-    st.builds(lambda a, op, v: Atomic("red", "generic", "release", "sys", op, None, a, (v,)),
-              _locations, st.sampled_from(["add", "and", "min"]), _values),
+    st.builds(
+        lambda r, a, o, sc: Load("ld", "generic", o, sc if o != "weak" else None, r, a),
+        _registers,
+        _locations,
+        st.sampled_from(["weak", "relaxed", "acquire"]),
+        st.sampled_from(litmus.SCOPES),
+    ),
+    st.builds(
+        lambda a, v, o, sc: Store("st", "generic", o, sc if o != "weak" else None, a, v),
+        _locations,
+        _values,
+        st.sampled_from(["weak", "relaxed", "release"]),
+        st.sampled_from(litmus.SCOPES),
+    ),
+    st.builds(
+        lambda r, a, op, v: Atomic("atom", "generic", "relaxed", "gpu", op, r, a, (v, Immediate(1)) if op == "cas" else (v,)),
+        _registers,
+        _locations,
+        st.sampled_from(litmus.ATOMIC_OPS),
+        _values,
+    ),
+    st.builds(lambda a, op, v: Atomic("red", "generic", "release", "sys", op, None, a, (v,)), _locations, st.sampled_from(["add", "and", "min"]), _values),
     st.builds(Fence, st.sampled_from(["sc", "acq_rel"]), st.sampled_from(litmus.SCOPES)),
     st.builds(ProxyFence, st.sampled_from(["alias", "texture", "surface", "constant"])),
     st.builds(lambda ops: BarrierOp("cta", "sync", tuple(ops)), st.lists(_values, min_size=1, max_size=3)),
-    st.builds(lambda op, r, a, b: Local(op, r, (a, b)), st.sampled_from(["add", "sub", "mul", "and"]),
-              _registers, _values, _values),
+    st.builds(lambda op, r, a, b: Local(op, r, (a, b)), st.sampled_from(["add", "sub", "mul", "and"]), _registers, _values, _values),
 )
 
 
@@ -505,7 +617,9 @@ _instructions = st.one_of(
 @given(st.lists(st.lists(_instructions, max_size=4), min_size=1, max_size=3))
 def test_generated_tests_round_trip(code):
     test = LitmusTest(
-        arch="PTX", name="gen", comments=("generated",),
+        arch="PTX",
+        name="gen",
+        comments=("generated",),
         init=(LocationInit("x", 0), LocationInit("y", 1), AliasDecl("s", "surface", "x")),
         threads=tuple(ThreadDecl(i, f"P{i}", i % 2, 0, None) for i in range(len(code))),
         code=tuple(tuple(c) for c in code),

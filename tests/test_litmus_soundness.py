@@ -233,8 +233,7 @@ MEMORY_PROBE = textwrap.dedent(
     "text, states",
     [
         # 12 stores by one thread: 11! coherence orders, 4 GB before the change.
-        ("PTX one-thread-12\n{ x=0; }\nP0@cta 0,gpu 0 ;\n"
-         + "".join(f"st.relaxed.gpu x, {i + 1} ;\n" for i in range(12)) + "exists (x == 12)\n", 1),
+        ("PTX one-thread-12\n{ x=0; }\nP0@cta 0,gpu 0 ;\n" + "".join(f"st.relaxed.gpu x, {i + 1} ;\n" for i in range(12)) + "exists (x == 12)\n", 1),
         # 10 writers, one location: 9! orders, 560 MB and 15 s before the change.
         (None, 10),
     ],
@@ -244,8 +243,9 @@ def test_explicit_engine_memory_is_bounded(text, states):
     text = text if text is not None else _family("k_writers", 10)
     limit = 1 << 30  # 1 GiB of address space, z3's library included
     probe = MEMORY_PROBE.replace("BYTES", str(limit))
-    done = subprocess.run([sys.executable, "-c", probe], input=text, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    done = subprocess.run(
+        [sys.executable, "-c", probe], input=text, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["True", str(states)]
 

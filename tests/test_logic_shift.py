@@ -174,7 +174,13 @@ def test_shr(type_name):
     rng = random.Random(width * 3 + signed)
     for b in list(range(width + 3)) + [0xFFFFFFFF, 0x80000000]:
         for a in (rng.getrandbits(width), 1 << (width - 1), (1 << width) - 1, 0, 1):
-            value = np.array([a], dtype=np.uint64).astype(np_type) if not signed else np.array([a], dtype=np.uint64).view(np.int64).astype(np_type) if width == 64 else np.array([a - (a >> (width - 1) << width)], dtype=np_type)
+            value = (
+                np.array([a], dtype=np.uint64).astype(np_type)
+                if not signed
+                else np.array([a], dtype=np.uint64).view(np.int64).astype(np_type)
+                if width == 64
+                else np.array([a - (a >> (width - 1) << width)], dtype=np_type)
+            )
             shifted = value >> np_type(min(b, width - 1))
             if b >= width and not signed:
                 shifted = np.zeros(1, dtype=np_type)
@@ -201,9 +207,21 @@ def test_ptxas_agrees_on_forms(ptxas, tmp_path):
     """Every form of these families is accepted by ptxas for sm_90, and a few illegal ones are not."""
     import subprocess
 
-    legal = ["and.pred p, p, p", "or.b16 h, h, h", "xor.b64 l, l, l", "not.b32 r, r", "cnot.b16 h, h", "lop3.b32 r, r, r, r, 0x1a",
-             "lop3.or.b32 r|p, r, r, r, 0x3f, p", "lop3.and.b32 _|p, r, r, r, 0x3f, p", "shf.l.clamp.b32 r, r, r, r", "shf.r.wrap.b32 r, r, r, r",
-             "shl.b64 l, l, r", "shr.s16 h, h, r", "shr.u64 l, l, r"]
+    legal = [
+        "and.pred p, p, p",
+        "or.b16 h, h, h",
+        "xor.b64 l, l, l",
+        "not.b32 r, r",
+        "cnot.b16 h, h",
+        "lop3.b32 r, r, r, r, 0x1a",
+        "lop3.or.b32 r|p, r, r, r, 0x3f, p",
+        "lop3.and.b32 _|p, r, r, r, 0x3f, p",
+        "shf.l.clamp.b32 r, r, r, r",
+        "shf.r.wrap.b32 r, r, r, r",
+        "shl.b64 l, l, r",
+        "shr.s16 h, h, r",
+        "shr.u64 l, l, r",
+    ]
     illegal = ["shf.l.clamp.b64 l, l, l, r", "cnot.pred p, p", "shl.s32 r, r, r", "lop3.b64 l, l, l, l, 1"]
 
     def assemble(line: str) -> bool:

@@ -13,21 +13,19 @@ from ptxspec.memory_model import litmus, lowering
 from ptxspec.memory_model.program import MASK, Address, Barrier, Constant, LocationTerm, Program, RegisterTerm
 from ptxspec.spec.errors import PtxSpecError
 
-CORPUS = Path(os.environ.get("PTXSPEC_LITMUS_DIR",
-                             Path(__file__).resolve().parents[1].parent / "shared" / "litmus" / "dat3m"))
+CORPUS = Path(os.environ.get("PTXSPEC_LITMUS_DIR", Path(__file__).resolve().parents[1].parent / "shared" / "litmus" / "dat3m"))
 CORPUS_FILES = sorted(CORPUS.rglob("*.litmus")) if CORPUS.is_dir() else []
 
 
-def _program(body: str, init: str = "x=0; y=0;", header: str = "P0@cta 0,gpu 0 | P1@cta 0,gpu 0",
-             condition: str = "exists (x == 0)", bound: int = 2) -> Program:
-    return lowering.lower(litmus.parse(f"PTX t\n{{ {init} }}\n {header} ;\n{body}\n{condition}\n"),
-                          unroll_bound=bound)
+def _program(
+    body: str, init: str = "x=0; y=0;", header: str = "P0@cta 0,gpu 0 | P1@cta 0,gpu 0", condition: str = "exists (x == 0)", bound: int = 2
+) -> Program:
+    return lowering.lower(litmus.parse(f"PTX t\n{{ {init} }}\n {header} ;\n{body}\n{condition}\n"), unroll_bound=bound)
 
 
 def _traces(program: Program, thread: int) -> list[list[tuple]]:
     """Each trace as a list of (instruction, read value, write value)."""
-    return [[(e.instruction, e.read_value, e.write_value) for e in trace.events]
-            for trace in program.threads[thread].traces]
+    return [[(e.instruction, e.read_value, e.write_value) for e in trace.events] for trace in program.threads[thread].traces]
 
 
 def _check_invariants(program: Program) -> None:
@@ -74,8 +72,7 @@ def test_corpus_file_lowers(path):
 
 
 def test_message_passing_traces():
-    program = _program(" st.weak x, 1 | ld.acquire.gpu r0, y ;\n st.release.gpu y, 1 | ld.weak r1, x ;",
-                       condition="exists (P1:r0 == 1 /\\ P1:r1 == 0)")
+    program = _program(" st.weak x, 1 | ld.acquire.gpu r0, y ;\n st.release.gpu y, 1 | ld.weak r1, x ;", condition="exists (P1:r0 == 1 /\\ P1:r1 == 0)")
     assert _traces(program, 0) == [[("st.weak x, 1", None, 1), ("st.release.gpu y, 1", None, 1)]]
     reader = sorted(_traces(program, 1))
     assert reader == [[("ld.acquire.gpu r0, y", a, None), ("ld.weak r1, x", b, None)] for a in (0, 1) for b in (0, 1)]
@@ -83,19 +80,15 @@ def test_message_passing_traces():
     assert registers == [(("r0", a), ("r1", b)) for a in (0, 1) for b in (0, 1)]
     assert program.observed == (RegisterTerm(1, "r0"), RegisterTerm(1, "r1"))
     first = program.threads[1].traces[0].events[0]
-    assert (first.reads, first.writes, first.order, first.scope, first.proxy) == (True, False, "acquire", "gpu",
-                                                                                 "generic")
+    assert (first.reads, first.writes, first.order, first.scope, first.proxy) == (True, False, "acquire", "gpu", "generic")
     assert [e.eid for e in program.initial] == [0, 1]
-    assert [(e.write_value, e.thread, e.index, e.order, e.proxy) for e in program.initial] == [
-        (0, None, -1, "weak", "generic")] * 2
+    assert [(e.write_value, e.thread, e.index, e.order, e.proxy) for e in program.initial] == [(0, None, -1, "weak", "generic")] * 2
     _check_invariants(program)
 
 
 def test_cas_success_and_failure():
-    program = _program(" atom.relaxed.gpu.cas r0, x, 0, 5 | st.weak x, 7 ;\n | ld.weak r1, x ;",
-                       header="P0@cta 0,gpu 0 | P1@cta 1,gpu 0")
-    events = sorted((e.read_value, e.reads, e.writes, e.atomic, e.write_value, t.registers["r0"])
-                    for t in program.threads[0].traces for e in t.events)
+    program = _program(" atom.relaxed.gpu.cas r0, x, 0, 5 | st.weak x, 7 ;\n | ld.weak r1, x ;", header="P0@cta 0,gpu 0 | P1@cta 1,gpu 0")
+    events = sorted((e.read_value, e.reads, e.writes, e.atomic, e.write_value, t.registers["r0"]) for t in program.threads[0].traces for e in t.events)
     # x may hold 0 (initial), 7 (the store) and 5 (a successful CAS), but the CAS never reads the 5
     # it writes itself (a value derived through itself, §8.10.4): it succeeds on 0, fails on 7.
     assert events == [(0, True, True, True, 5, 0), (7, True, False, True, None, 7)]
@@ -104,8 +97,7 @@ def test_cas_success_and_failure():
 
 def test_red_and_atom_compute_the_written_value():
     program = _program(" red.relaxed.gpu.add x, 3 | atom.relaxed.gpu.exch r1, x, 10 ;")
-    reds = sorted((e.read_value, e.write_value, e.reads, e.writes, e.atomic, e.takes_value)
-                  for t in program.threads[0].traces for e in t.events)
+    reds = sorted((e.read_value, e.write_value, e.reads, e.writes, e.atomic, e.takes_value) for t in program.threads[0].traces for e in t.events)
     # red reads 0 or 10 (never its own 3); exch reads 0 or 3 (never its own 10).
     assert reds == [(0, 3, False, True, True, True), (10, 13, False, True, True, True)]
     exch = sorted((e.read_value, e.write_value) for t in program.threads[1].traces for e in t.events)
@@ -133,8 +125,7 @@ def test_spin_loop_is_cut_at_the_bound():
 
 
 def test_forward_branches_are_not_truncated():
-    program = _program(" ld.weak r0, x | st.weak x, 1 ;\n bne r0, 0, LC00 | ;\n st.weak y, 1 | ;\n LC00: | ;\n"
-                       " st.weak y, 2 | ;")
+    program = _program(" ld.weak r0, x | st.weak x, 1 ;\n bne r0, 0, LC00 | ;\n st.weak y, 1 | ;\n LC00: | ;\n st.weak y, 2 | ;")
     assert not program.truncated
     shapes = sorted(tuple(e.instruction for e in t.events) for t in program.threads[0].traces)
     assert shapes == [("ld.weak r0, x", "st.weak y, 1", "st.weak y, 2"), ("ld.weak r0, x", "st.weak y, 2")]
@@ -145,8 +136,9 @@ def test_forward_branches_are_not_truncated():
 
 
 def test_data_dependencies_follow_registers():
-    program = _program(" ld.weak r0, x | st.weak x, 2 ;\n add r1, r0, 1 | ;\n mov r2, 4 | ;\n st.weak y, r1 | ;\n"
-                       " st.weak y, r2 | ;\n atom.relaxed.gpu.add r3, y, r1 | ;")
+    program = _program(
+        " ld.weak r0, x | st.weak x, 2 ;\n add r1, r0, 1 | ;\n mov r2, 4 | ;\n st.weak y, r1 | ;\n st.weak y, r2 | ;\n atom.relaxed.gpu.add r3, y, r1 | ;"
+    )
     for trace in program.threads[0].traces:
         ld, st1, st2, atom = trace.events
         assert st1.write_value == (ld.read_value + 1) & MASK
@@ -155,8 +147,10 @@ def test_data_dependencies_follow_registers():
 
 
 def test_aliases_map_to_one_physical_location():
-    program = _program(" st.weak x, 1 | sust.weak s, 2 ;\n ld.weak r0, y | tld.weak r1, t ;",
-                       init="x=3; y @ generic aliases x; s @ surface aliases y; t @ texture aliases x; z = 1;")
+    program = _program(
+        " st.weak x, 1 | sust.weak s, 2 ;\n ld.weak r0, y | tld.weak r1, t ;",
+        init="x=3; y @ generic aliases x; s @ surface aliases y; t @ texture aliases x; z = 1;",
+    )
     assert program.addresses["x"] == Address("x", "x", "x", "generic")
     assert program.addresses["y"] == Address("y", "x", "y", "generic")
     assert program.addresses["s"] == Address("s", "x", "y", "surface")
@@ -165,8 +159,7 @@ def test_aliases_map_to_one_physical_location():
     reads = {e.read_value for t in program.threads[0].traces for e in t.events if e.reads}
     assert reads == {1, 2, 3}
     proxies = {(e.instruction.split()[0], e.proxy) for th in program.threads for t in th.traces for e in t.events}
-    assert proxies == {("st.weak", "generic"), ("ld.weak", "generic"), ("sust.weak", "surface"),
-                       ("tld.weak", "texture")}
+    assert proxies == {("st.weak", "generic"), ("ld.weak", "generic"), ("sust.weak", "surface"), ("tld.weak", "texture")}
 
 
 def test_fences_and_proxy_fences():
@@ -179,35 +172,46 @@ def test_fences_and_proxy_fences():
 
 
 def test_barrier_phases_and_operands():
-    program = _program(" bar.cta.sync 1 | ld.weak r2, x ;\n bar.cta.sync 2 | bar.cta.arrive 1, r2 ;\n"
-                       " bar.cta.sync 1 | bar.cta.sync 7, 1, 2 ;\n bar.cta.sync 0, 1 | barrier.cluster.arrive ;\n"
-                       " | barrier.cluster.wait ;", header="P0@cta 0,cluster 0,gpu 0 | P1@cta 1,cluster 0,gpu 0",
-                       init="x=0; y=0;", condition="exists (y == 0)")
+    program = _program(
+        " bar.cta.sync 1 | ld.weak r2, x ;\n bar.cta.sync 2 | bar.cta.arrive 1, r2 ;\n"
+        " bar.cta.sync 1 | bar.cta.sync 7, 1, 2 ;\n bar.cta.sync 0, 1 | barrier.cluster.arrive ;\n"
+        " | barrier.cluster.wait ;",
+        header="P0@cta 0,cluster 0,gpu 0 | P1@cta 1,cluster 0,gpu 0",
+        init="x=0; y=0;",
+        condition="exists (y == 0)",
+    )
     p0 = [e.barrier for e in program.threads[0].traces[0].events]
-    assert p0 == [Barrier("cta", "sync", 1, None, 0), Barrier("cta", "sync", 2, None, 0),
-                  Barrier("cta", "sync", 1, None, 1), Barrier("cta", "sync", 1, None, 2)]
+    assert p0 == [
+        Barrier("cta", "sync", 1, None, 0),
+        Barrier("cta", "sync", 2, None, 0),
+        Barrier("cta", "sync", 1, None, 1),
+        Barrier("cta", "sync", 1, None, 2),
+    ]
     assert program.threads[1].placement.cluster == 0
     (trace,) = program.threads[1].traces  # x only ever holds 0
     bars = [e.barrier for e in trace.events[1:]]
-    assert bars == [Barrier("cta", "arrive", 0, None, 0), Barrier("cta", "sync", 1, 2, 0),
-                    Barrier("cluster", "arrive", 0, None, 0), Barrier("cluster", "wait", 0, None, 1)]
+    assert bars == [
+        Barrier("cta", "arrive", 0, None, 0),
+        Barrier("cta", "sync", 1, 2, 0),
+        Barrier("cluster", "arrive", 0, None, 0),
+        Barrier("cluster", "wait", 0, None, 1),
+    ]
     assert trace.data == {(trace.events[0].eid, trace.events[1].eid)}
 
 
 def test_register_values_and_observed_terms():
-    program = _program(" ld r0, 7 | ld.weak r1, y ;\n sub r0, r0, 9 | ;", init="x=0; y=0; P1:r5=3;",
-                       condition="exists (P0:r0 == -2 /\\ P1:r9 == 0 /\\ x == y /\\ P0:r0 != 1)")
+    program = _program(
+        " ld r0, 7 | ld.weak r1, y ;\n sub r0, r0, 9 | ;", init="x=0; y=0; P1:r5=3;", condition="exists (P0:r0 == -2 /\\ P1:r9 == 0 /\\ x == y /\\ P0:r0 != 1)"
+    )
     (trace,) = program.threads[0].traces
     assert trace.events == ()
     assert trace.registers == {"r0": (-2) & MASK}
-    assert {tuple(sorted(t.registers.items())) for t in program.threads[1].traces} == {
-        (("r1", 0), ("r5", 3), ("r9", 0))}
+    assert {tuple(sorted(t.registers.items())) for t in program.threads[1].traces} == {(("r1", 0), ("r5", 3), ("r9", 0))}
     assert program.observed == (RegisterTerm(0, "r0"), RegisterTerm(1, "r9"), LocationTerm("x"), LocationTerm("y"))
 
 
 def test_locations_line_extends_observed():
-    program = lowering.load("PTX t\n{ x=0; }\n P0@cta 0,gpu 0 ;\n ld.weak r0, x ;\nlocations [x; P0:r0;]\n"
-                            "exists (P0:r0 == 0)\n")
+    program = lowering.load("PTX t\n{ x=0; }\n P0@cta 0,gpu 0 ;\n ld.weak r0, x ;\nlocations [x; P0:r0;]\nexists (P0:r0 == 0)\n")
     assert program.observed == (RegisterTerm(0, "r0"), LocationTerm("x"))
 
 
@@ -216,13 +220,27 @@ def test_undeclared_locations_start_at_zero():
     assert [(e.address.name, e.write_value) for e in program.initial] == [("x", 0), ("q", 0)]
 
 
-@pytest.mark.parametrize("op, old, operands, expected", [
-    ("add", 5, (3,), 8), ("sub", 1, (3,), MASK - 1), ("and", 6, (3,), 2), ("or", 6, (3,), 7), ("xor", 6, (3,), 5),
-    ("exch", 6, (3,), 3), ("cas", 6, (6, 9), 9), ("cas", 6, (5, 9), 6),
-    ("inc", 5, (5,), 0), ("inc", 3, (5,), 4), ("inc", 9, (5,), 0),
-    ("dec", 0, (5,), 5), ("dec", 7, (5,), 5), ("dec", 3, (5,), 2),
-    ("min", 2, (MASK,), 2), ("max", 2, (MASK,), MASK),
-])
+@pytest.mark.parametrize(
+    "op, old, operands, expected",
+    [
+        ("add", 5, (3,), 8),
+        ("sub", 1, (3,), MASK - 1),
+        ("and", 6, (3,), 2),
+        ("or", 6, (3,), 7),
+        ("xor", 6, (3,), 5),
+        ("exch", 6, (3,), 3),
+        ("cas", 6, (6, 9), 9),
+        ("cas", 6, (5, 9), 6),
+        ("inc", 5, (5,), 0),
+        ("inc", 3, (5,), 4),
+        ("inc", 9, (5,), 0),
+        ("dec", 0, (5,), 5),
+        ("dec", 7, (5,), 5),
+        ("dec", 3, (5,), 2),
+        ("min", 2, (MASK,), 2),
+        ("max", 2, (MASK,), MASK),
+    ],
+)
 def test_atomic_operations_follow_the_manual(op, old, operands, expected):
     """§9.7.13.5: inc(r,s) = r >= s ? 0 : r+1; dec(r,s) = (r == 0 || r > s) ? s : r-1 (unsigned)."""
     assert lowering.atomic_op(op, old, operands) == expected
@@ -234,11 +252,20 @@ def test_typed_atomics_work_at_their_width():
     assert lowering.atomic_op("min", 0xFFFFFFFF, (1,), ("u32",)) == 1
 
 
-@pytest.mark.parametrize("op, a, b, expected", [
-    ("add", MASK, 2, 1), ("sub", 0, 1, MASK), ("mul", 1 << 63, 2, 0), ("div", 7, 2, 3),
-    ("div", (-7) & MASK, 2, (-3) & MASK), ("div", 5, 0, MASK), ("and", 12, 10, 8), ("or", 12, 10, 14),
-    ("xor", 12, 10, 6),
-])
+@pytest.mark.parametrize(
+    "op, a, b, expected",
+    [
+        ("add", MASK, 2, 1),
+        ("sub", 0, 1, MASK),
+        ("mul", 1 << 63, 2, 0),
+        ("div", 7, 2, 3),
+        ("div", (-7) & MASK, 2, (-3) & MASK),
+        ("div", 5, 0, MASK),
+        ("and", 12, 10, 8),
+        ("or", 12, 10, 14),
+        ("xor", 12, 10, 6),
+    ],
+)
 def test_local_arithmetic_wraps_at_64_bits(op, a, b, expected):
     assert lowering.local_op(op, a, b) == expected
 
@@ -254,11 +281,14 @@ def test_domain_limit_is_reported(monkeypatch):
         _program(" st.weak x, 1 | st.weak x, 2 ;\n st.weak x, 3 | st.weak x, 4 ;")
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("PTX t\n{ x=&y; y=0; }\n P0@cta 0,gpu 0 ;\n ld.weak r0, x ;\nexists (x == 0)\n", "pointer values"),
-    ("PTX t\n{ x=0; P0:r1=&x; }\n P0@cta 0,gpu 0 ;\n ld.weak r0, x ;\nexists (x == 0)\n", "pointer values"),
-    ("PTX t\n{ x=0; }\n P0@cta 0,gpu 0 ;\n bar.red.and.pred r1, 0, r2 ;\nexists (x == 0)\n", "bar.red"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("PTX t\n{ x=&y; y=0; }\n P0@cta 0,gpu 0 ;\n ld.weak r0, x ;\nexists (x == 0)\n", "pointer values"),
+        ("PTX t\n{ x=0; P0:r1=&x; }\n P0@cta 0,gpu 0 ;\n ld.weak r0, x ;\nexists (x == 0)\n", "pointer values"),
+        ("PTX t\n{ x=0; }\n P0@cta 0,gpu 0 ;\n bar.red.and.pred r1, 0, r2 ;\nexists (x == 0)\n", "bar.red"),
+    ],
+)
 def test_unsupported_forms_are_located_errors(text, fragment):
     with pytest.raises(PtxSpecError, match=fragment) as info:
         lowering.load(text)
@@ -290,7 +320,8 @@ _row = st.one_of(
     st.builds(lambda r, a, v: f"atom.relaxed.gpu.add {r}, {a}, {v}", _registers, st.sampled_from("xy"), _value),
     st.builds(lambda r, a, v: f"atom.relaxed.gpu.cas {r}, {a}, {v}, 2", _registers, st.sampled_from("xy"), _value),
     st.builds(lambda r, v: f"bne {r}, {v}, LC00", _registers, _value),
-    st.just("fence.sc.gpu"), st.just("bar.cta.sync 1"),
+    st.just("fence.sc.gpu"),
+    st.just("bar.cta.sync 1"),
 )
 
 
@@ -368,14 +399,12 @@ def _sc_runs(test: litmus.LitmusTest, bound: int) -> set[tuple[int, tuple]]:
                 log += ((ins.text, None, None),)
             elif isinstance(ins, litmus.Local):
                 r[ins.dest.name] = (val(r, ins.sources[0]) + val(r, ins.sources[1])) & MASK
-            explore(pcs[:t] + (nxt,) + pcs[t + 1 :], regs[:t] + (r,) + regs[t + 1 :], m,
-                    logs[:t] + (log,) + logs[t + 1 :], jumps[:t] + (j,) + jumps[t + 1 :])
+            explore(pcs[:t] + (nxt,) + pcs[t + 1 :], regs[:t] + (r,) + regs[t + 1 :], m, logs[:t] + (log,) + logs[t + 1 :], jumps[:t] + (j,) + jumps[t + 1 :])
         if not progressed:
             for t in range(len(test.code)):
                 runs.add((t, logs[t]))
 
-    inits = tuple({e.register: e.value for e in test.init if isinstance(e, litmus.RegisterInit) and e.thread == t}
-                  for t in range(len(test.code)))
+    inits = tuple({e.register: e.value for e in test.init if isinstance(e, litmus.RegisterInit) and e.thread == t} for t in range(len(test.code)))
     n = len(test.code)
     explore((0,) * n, inits, memory0, ((),) * n, (0,) * n)
     return runs
@@ -394,8 +423,10 @@ _sc_row = st.one_of(
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(_sc_row, min_size=1, max_size=3), min_size=2, max_size=2)
-       | st.lists(st.lists(_sc_row, min_size=1, max_size=2), min_size=3, max_size=3), st.integers(0, 2))
+@given(
+    st.lists(st.lists(_sc_row, min_size=1, max_size=3), min_size=2, max_size=2) | st.lists(st.lists(_sc_row, min_size=1, max_size=2), min_size=3, max_size=3),
+    st.integers(0, 2),
+)
 def test_every_sequentially_consistent_run_is_a_trace(columns, bound):
     height = max(len(c) for c in columns)
     lines = [" " + " | ".join("LC00:" for _ in columns) + " ;"]
@@ -403,11 +434,13 @@ def test_every_sequentially_consistent_run_is_a_trace(columns, bound):
         lines.append(" " + " | ".join(c[row] if row < len(c) else "" for c in columns) + " ;")
     lines.append(" " + " | ".join("LC01:" for _ in columns) + " ;")
     header = " | ".join(f"P{i}@cta 0,gpu 0" for i in range(len(columns)))
-    text = (f"PTX gen\n{{ x=0; y=1; s @ surface aliases x; }}\n {header} ;\n" + "\n".join(lines)
-            + "\nexists (x == 0)\n")
+    text = f"PTX gen\n{{ x=0; y=1; s @ surface aliases x; }}\n {header} ;\n" + "\n".join(lines) + "\nexists (x == 0)\n"
     test = litmus.parse(text)
     program = lowering.lower(test, unroll_bound=bound)
-    traces = {(th.index, tuple((e.instruction, e.read_value if e.takes_value else None, e.write_value)
-                                for e in tr.events)) for th in program.threads for tr in th.traces}
+    traces = {
+        (th.index, tuple((e.instruction, e.read_value if e.takes_value else None, e.write_value) for e in tr.events))
+        for th in program.threads
+        for tr in th.traces
+    }
     missing = _sc_runs(test, bound) - traces
     assert not missing

@@ -18,7 +18,7 @@ import pytest
 
 from ptxspec.conformance import ptxas_agreement as pa
 from ptxspec.spec import matrix as mx
-from ptxspec.spec.catalogue import Form, Target, is_vector
+from ptxspec.spec.catalogue import Form, is_vector, parse, Target
 from ptxspec.spec.errors import IllegalForm, PtxSpecError
 
 # ---------------------------------------------------------------------------------------------
@@ -52,7 +52,7 @@ def neighbours(family, rng: random.Random, count: int) -> list[tuple[str, str]]:
             if text is None:
                 continue
         try:
-            mx.parse(text)
+            parse(text)
         except PtxSpecError:
             out.add((text, category))
     return sorted(out)
@@ -116,7 +116,7 @@ def _requests(form: Form) -> list[pa.Request]:
 
 
 def catalogue_verdict(text: str, request: pa.Request) -> tuple[bool, str]:
-    return pb.catalogue_verdict(mx.parse, text, request)
+    return pb.catalogue_verdict(parse, text, request)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -144,7 +144,7 @@ KNOWN: tuple[pa.Known, ...] = (
         "legal",
         '§9.7.14.5.14: "mma.sync.aligned.shape.row.col.dtype.f8type.f8type.ctype ... .ctype = {.f16, .f32}; '
         '.dtype = {.f16, .f32}" (and the .kind::f8f6f4 line alike) with no restriction between them -- the '
-        'restrictions are listed per shape and name only m8n8k4 and m16n8k8; §9.7.14.6.3 restricts only '
+        "restrictions are listed per shape and name only m8n8k4 and m16n8k8; §9.7.14.6.3 restricts only "
         '"shapes .m16n8k16 and .m16n8k32". ptxas 13.0 rejects .dtype != .ctype for every fp8/fp6/fp4 form.',
         example=("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f32", "sm_89@8.7", ""),
     ),
@@ -174,7 +174,7 @@ KNOWN: tuple[pa.Known, ...] = (
 
 def compare(ptxas: str, cases: list[tuple[str, str, Form | None, pa.Request]]) -> list[dict]:
     """Disagreement records of ``(text, category, form, request)`` cases not covered by KNOWN."""
-    return pb.compare(ptxas, cases, parse=mx.parse, line=instruction_line, known=KNOWN, chunk=200)
+    return pb.compare(ptxas, cases, parse=parse, line=instruction_line, known=KNOWN, chunk=200)
 
 
 def legal_cases(families=mx.FAMILIES) -> list[tuple[str, str, Form, pa.Request]]:
@@ -199,7 +199,7 @@ def test_every_legal_form_parses_to_its_family():
         forms = legal_forms(family)
         assert forms, family.key
         for form in forms:
-            parsed = mx.parse(form.text)
+            parsed = parse(form.text)
             assert parsed.family.key == family.key and parsed.choices == form.choices, form.text
 
 
@@ -228,7 +228,7 @@ def test_every_legal_form_parses_to_its_family():
     ],
 )
 def test_fragment_register_counts_follow_the_manual(text, operands):
-    form = mx.parse(text)
+    form = parse(text)
     counts = tuple(sum(1 for o in form.operands if o.name.startswith(p + ".")) for p in "dabc")
     assert counts == operands
 
@@ -242,7 +242,10 @@ def test_fragment_register_counts_follow_the_manual(text, operands):
         ("mma.sync.aligned.m16n8k16.col.row.f32.bf16.bf16.f32", ".col.row"),
         ("mma.sync.aligned.m16n8k8.row.col.f32.bf16.tf32.f32", ".atype must be the same as .btype"),
         ("mma.sync.aligned.m16n8k16.row.col.s32.b1.b1.s32.popc", "missing bitOp"),
-        ("mma.sync.aligned.m16n8k16.row.col.satfinite.f32.f16.f16.f32", "qualifier .satfinite is not allowed with mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+        (
+            "mma.sync.aligned.m16n8k16.row.col.satfinite.f32.f16.f16.f32",
+            "qualifier .satfinite is not allowed with mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+        ),
         ("mma.sync.aligned.m16n8k32.row.col.f32.e3m2.e2m1.f32", ".e3m2"),
         ("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.f32.e2m1.e2m1.f32.ue4m3", "scale_vec_size must be provided"),
         ("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue4m3", ".scale_vec::2X is not valid"),
@@ -259,7 +262,7 @@ def test_fragment_register_counts_follow_the_manual(text, operands):
 )
 def test_errors_name_the_offending_qualifier(text, words):
     with pytest.raises(IllegalForm) as info:
-        mx.parse(text)
+        parse(text)
     assert words in str(info.value)
 
 
@@ -284,7 +287,7 @@ def test_a_qualifier_the_form_does_not_take_is_named(text, qualifier, form, sect
     the form's section -- not the token where the nearest family (the integer one, for .satfinite)
     stopped matching."""
     with pytest.raises(IllegalForm) as info:
-        mx.parse(text)
+        parse(text)
     message = info.value.message.split(": ", 1)[1]
     assert message.startswith(f"qualifier .{qualifier} is not allowed with {form or 'mma'}"), message
     assert info.value.section == section
@@ -301,7 +304,7 @@ def test_a_qualifier_the_form_does_not_take_is_named(text, qualifier, form, sect
 )
 def test_other_refusals_keep_their_messages(text, words):
     with pytest.raises(IllegalForm) as info:
-        mx.parse(text)
+        parse(text)
     assert words in str(info.value)
 
 
@@ -320,7 +323,7 @@ def test_an_inserted_qualifier_is_the_one_named():
             tokens.insert(rng.randrange(1, len(tokens) + 1), token)
             text = ".".join([family.opcode, *tokens])
             with pytest.raises(IllegalForm) as info:
-                mx.parse(text)
+                parse(text)
             assert info.value.message.split(": ", 1)[1].startswith(f"qualifier .{token} is not allowed with {family.opcode}."), info.value.message[:300]
             checked += 1
     assert checked > 150
@@ -348,20 +351,20 @@ def test_an_inserted_qualifier_is_the_one_named():
     ],
 )
 def test_targets_follow_the_target_isa_notes(text, target):
-    assert mx.parse(text).targets.alternatives == (target,)
+    assert parse(text).targets.alternatives == (target,)
 
 
 def test_blackwell_forms_are_a_targets_only():
-    form = mx.parse("ldmatrix.sync.aligned.m16n16.x1.trans.b8")
+    form = parse("ldmatrix.sync.aligned.m16n16.x1.trans.b8")
     assert [t.arch for t in form.targets.alternatives] == ["sm_100a", "sm_101a", "sm_120a"]
     assert not form.admits((8, 7), "sm_90a") and form.admits((8, 7), "sm_120a")
 
 
 def test_instruction_lines_write_vectors_addresses_and_selectors():
-    line = instruction_line(mx.parse("mma.sp.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16"))
+    line = instruction_line(parse("mma.sp.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16"))
     assert "{%d_0, %d_1}, {%a_0, %a_1}, {%b_0, %b_1}, {%c_0, %c_1}, %e, 0;" in line
-    assert "{%r_0}, [%p];" in instruction_line(mx.parse("ldmatrix.sync.aligned.m8n8.x1.b16"))
-    assert "[%p], {%r_0, %r_1};" in instruction_line(mx.parse("stmatrix.sync.aligned.m8n8.x2.b16"))
+    assert "{%r_0}, [%p];" in instruction_line(parse("ldmatrix.sync.aligned.m8n8.x1.b16"))
+    assert "[%p], {%r_0, %r_1};" in instruction_line(parse("stmatrix.sync.aligned.m8n8.x2.b16"))
 
 
 def test_neighbours_are_illegal_and_seeded():
@@ -371,7 +374,7 @@ def test_neighbours_are_illegal_and_seeded():
     assert {c for _, c in a} == {"changed", "foreign"}
     for text, _ in a:
         with pytest.raises(IllegalForm):
-            mx.parse(text)
+            parse(text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -384,7 +387,7 @@ def test_known_disagreement_is_real(ptxas, known):
     text, where, _ = known.example
     request = pb.example_request(where)
     ours = catalogue_verdict(text, request)
-    form = mx.parse(text) if ours[0] else None
+    form = parse(text) if ours[0] else None
     ((theirs, message),) = pa.ptxas_verdicts(ptxas, request, [instruction_line(form, text)])
     assert ours[0] != theirs, f"{known.name}: ptxas and the catalogue now agree on {text}"
     assert known.covers(pb.record(text, known.category or "legal", request, ours, (theirs, message)))
@@ -402,7 +405,7 @@ def test_sampled_forms_agree_with_ptxas(ptxas):
 
 def test_comparison_detects_a_wrong_verdict(ptxas):
     """A catalogue that wrongly allowed .m16n8k4 .f16 would be caught."""
-    line = instruction_line(mx.parse("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32")).replace("m16n8k8", "m16n8k4")
+    line = instruction_line(parse("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32")).replace("m16n8k8", "m16n8k4")
     ((ok, message),) = pa.ptxas_verdicts(ptxas, pa.Request("sm_90a", (8, 7)), [line])
     assert not ok and message
 

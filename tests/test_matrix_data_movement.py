@@ -27,7 +27,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ptxspec.semantics import matrix_data_movement as dm
-from ptxspec.spec.matrix import parse
+from ptxspec.spec.catalogue import parse
 
 NUMS = {"x1": 1, "x2": 2, "x4": 4}
 SPACES = ("", ".shared", ".shared::cta")
@@ -162,8 +162,14 @@ def _size(shape) -> int:
 
 # (instruction, (src shape, src stride), (dst shape, dst stride)) from copy_traits_sm100.hpp
 CUTLASS = {
-    "ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8": ((((2, 2, 4, 2), 128), ((128, 1024, 256, 0), 1)), (((4, 8), (8, 2, 2, 2)), ((256, 8), (1, 128, 64, 1024)))),
-    "ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8": ((((2, 2, 4, 2), 128), ((128, 1024, 256, 2048), 1)), (((4, 8), (8, 2, 2, 4)), ((256, 8), (1, 128, 64, 1024)))),
+    "ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8": (
+        (((2, 2, 4, 2), 128), ((128, 1024, 256, 0), 1)),
+        (((4, 8), (8, 2, 2, 2)), ((256, 8), (1, 128, 64, 1024))),
+    ),
+    "ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8": (
+        (((2, 2, 4, 2), 128), ((128, 1024, 256, 2048), 1)),
+        (((4, 8), (8, 2, 2, 4)), ((256, 8), (1, 128, 64, 1024))),
+    ),
     "ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b4x16_p64": ((((8, 4), 128), ((128, 0), 1)), ((32, 32), (32, 1))),
     "ldmatrix.sync.aligned.m8n16.x2.shared.b8x16.b4x16_p64": ((((16, 2), 128), ((128, 0), 1)), ((32, (32, 2)), (32, (1, 1024)))),
     "ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b4x16_p64": (((32, 128), (128, 1)), ((32, (32, 4)), (32, (1, 1024)))),
@@ -263,7 +269,7 @@ def test_unpacking_load_is_the_8bit_load_of_the_unpacked_rows(data, order, num, 
 
 @given(st.binary(min_size=16, max_size=16))
 def test_padding_bits_of_the_source_row_are_not_read(row):
-    """"16 6-bit elements, 32 bits of padding"; "16 4-bit elements, 64 bits of padding": bytes 12-15
+    """ "16 6-bit elements, 32 bits of padding"; "16 4-bit elements, 64 bits of padding": bytes 12-15
     (6-bit) and 8-15 (4-bit) of a row do not change the result; containers keep their padding 0."""
     data = np.frombuffer(row, dtype=np.uint8)
     for src, used, mask in (("b6x16_p32", 12, 0b00111111), ("b4x16_p64", 8, 0b00111100)):
@@ -281,7 +287,7 @@ def test_padding_bits_of_the_source_row_are_not_read(row):
 
 @given(st.binary(min_size=512, max_size=512), st.permutations(range(32)), st.sampled_from(["x1", "x2"]))
 def test_m16n16_trans_is_the_row_reading_of_the_transposed_matrix(data, order, num):
-    """".trans indicates that the matrix is loaded in column-major format": the registers hold the
+    """ ".trans indicates that the matrix is loaded in column-major format": the registers hold the
     matrix whose row r is column r of the rows in memory, each lane "4 consecutive columns across
     2 rows" of it -- read here from an image where every matrix has been transposed in place."""
     image = np.frombuffer(data, dtype=np.uint8)
@@ -329,7 +335,9 @@ def test_stmatrix_of_ldmatrix_round_trips(data, seed, num):
         for q2, b in itertools.product(range(4), range(2)):
             st_addresses.append(ld_addresses[16 * big + 4 * q2 + 2 * r + b])
     st_num = {1: "x2", 2: "x4"}[n]
-    stored = dm.stmatrix(f"stmatrix.sync.aligned.m16n8.{st_num}.trans.b8", np.zeros(1024, dtype=np.uint8), st_addresses, _st_registers_from_ld(loaded.astype(np.uint64)))
+    stored = dm.stmatrix(
+        f"stmatrix.sync.aligned.m16n8.{st_num}.trans.b8", np.zeros(1024, dtype=np.uint8), st_addresses, _st_registers_from_ld(loaded.astype(np.uint64))
+    )
     for a in ld_addresses:
         assert np.array_equal(stored[a : a + 16], image[a : a + 16])
 
@@ -377,8 +385,9 @@ def _operands(text: str) -> str:
 
 def _module(texts, target: str) -> str:
     body = "\n".join(f"  {text} {_operands(text)};" for text in texts)
-    return textwrap.dedent(
-        f"""\
+    return (
+        textwrap.dedent(
+            f"""\
         .version 8.7
         .target {target}
         .address_size 64
@@ -388,12 +397,15 @@ def _module(texts, target: str) -> str:
           ld.param.u64 %rd0, [p];
           cvt.u32.u64 %s0, %rd0;
         """
-    ) + body + "\n  st.global.u32 [%rd0], %r0;\n}\n"
+        )
+        + body
+        + "\n  st.global.u32 [%rd0], %r0;\n}\n"
+    )
 
 
 def test_ptxas_accepts_every_form(ptxas):
     """Every form these functions evaluate assembles for sm_100a (the .b16 ones for sm_90a too)."""
-    from ptxspec.conformance.silicon.record import assemble
+    from ptxspec.conformance.silicon.campaign import assemble
 
     ok, message, _ = assemble(_module(ALL_8BIT + ALL_16BIT, "sm_100a"), ptxas, arch="sm_100a")
     assert ok, message
@@ -412,7 +424,7 @@ def test_ptxas_accepts_every_form(ptxas):
 
 def test_ptxas_rejects_the_8bit_forms_before_sm_100a(ptxas):
     """The catalogue's targets say sm_100a, sm_101a, sm_120a; ptxas agrees for sm_90a."""
-    from ptxspec.conformance.silicon.record import assemble
+    from ptxspec.conformance.silicon.campaign import assemble
 
     for text in (LD_B8[0], LD_FMT_8[0], ST_B8[0]):
         ptx = (
@@ -422,7 +434,6 @@ def test_ptxas_rejects_the_8bit_forms_before_sm_100a(ptxas):
         )
         ok, _, _ = assemble(ptx, ptxas, arch="sm_90a")
         assert not ok, text
-
 
 
 def test_m16n16_trans_load_gives_the_8bit_mma_a_fragment():

@@ -507,7 +507,9 @@ def test_movmatrix_equals_stmatrix_then_ldmatrix_trans():
     a = rng.integers(0, 2**32, 32, dtype=np.uint64)
     addresses = [16 * r for r in range(8)]
     image = dm.stmatrix("stmatrix.sync.aligned.m8n8.x1.b16", np.zeros(128, dtype=np.uint8), addresses, a[:, None])
-    assert np.array_equal(dm.ldmatrix("ldmatrix.sync.aligned.m8n8.x1.trans.b16", image, addresses)[:, 0], dm.movmatrix("movmatrix.sync.aligned.m8n8.trans.b16", a))
+    assert np.array_equal(
+        dm.ldmatrix("ldmatrix.sync.aligned.m8n8.x1.trans.b16", image, addresses)[:, 0], dm.movmatrix("movmatrix.sync.aligned.m8n8.trans.b16", a)
+    )
 
 
 @pytest.mark.parametrize(

@@ -136,7 +136,9 @@ def test_spec_sets_follow_the_scalar_schema():
     assert "interval" in kinds and "any-nan" in kinds
 
 
-@pytest.mark.parametrize("text", [SP_S8, "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32", "mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32"])
+@pytest.mark.parametrize(
+    "text", [SP_S8, "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32", "mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32"]
+)
 def test_sparse_metadata_is_valid_and_in_the_selected_lanes(text):
     form = parse(text)
     batch = mv.mma_inputs(form, 16, 2)
@@ -249,8 +251,17 @@ def test_integer_vectors_against_numpy_matmul(text):
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text,profile,count", [(F16, "sm_90", 40), (F16, "spec", 3), (SP_S8, "sm_90", 20), (WG_I8, "spec", 4), (WG_F16, "sm_90", 2),
-                                                ("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.bf16.bf16", "spec", 2)])
+@pytest.mark.parametrize(
+    "text,profile,count",
+    [
+        (F16, "sm_90", 40),
+        (F16, "spec", 3),
+        (SP_S8, "sm_90", 20),
+        (WG_I8, "spec", 4),
+        (WG_F16, "sm_90", 2),
+        ("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.bf16.bf16", "spec", 2),
+    ],
+)
 def test_round_trip(tmp_path, text, profile, count):
     out = tmp_path / "v.jsonl"
     result = run(vectors_command, [text, "--count", str(count), "--seed", "2", "--profile", profile, "-o", str(out)])
@@ -323,9 +334,17 @@ def _mutate_mma(obj: dict, how: str) -> dict:
     return obj
 
 
-@pytest.mark.parametrize("how,message", [("lanes", "expected a list of 32 lanes"), ("hex", "is not hexadecimal"), ("missing", "missing field 'outputs'"),
-                                         ("wide", "expected 8 hex digit(s) for a 32-bit register"), ("registers", "lane 9: expected a list of 4 register(s)"),
-                                         ("operands", "expected [A, B, C] (3 operands)")])
+@pytest.mark.parametrize(
+    "how,message",
+    [
+        ("lanes", "expected a list of 32 lanes"),
+        ("hex", "is not hexadecimal"),
+        ("missing", "missing field 'outputs'"),
+        ("wide", "expected 8 hex digit(s) for a 32-bit register"),
+        ("registers", "lane 9: expected a list of 4 register(s)"),
+        ("operands", "expected [A, B, C] (3 operands)"),
+    ],
+)
 def test_malformed_mma_line_is_one_located_error(tmp_path, how, message):
     lines = jsonl_bytes(S8, 3, 0, "spec").decode().splitlines()
     lines[1] = json.dumps(_mutate_mma(json.loads(lines[1]), how))
@@ -348,8 +367,15 @@ def test_bad_selector_and_descriptor_are_located_errors(tmp_path):
     assert result.exit_code == 2 and "d.jsonl:1:" in result.stderr and "outside the fields" in result.stderr
 
 
-@pytest.mark.parametrize("how,message", [("image", "missing 'image'"), ("desc", "expected 16 hex digit(s)"), ("threads", "expected a list of 128 threads"),
-                                         ("extra", "'sp_meta' is not an operand")])
+@pytest.mark.parametrize(
+    "how,message",
+    [
+        ("image", "missing 'image'"),
+        ("desc", "expected 16 hex digit(s)"),
+        ("threads", "expected a list of 128 threads"),
+        ("extra", "'sp_meta' is not an operand"),
+    ],
+)
 def test_malformed_wgmma_line_is_one_located_error(tmp_path, how, message):
     (line,) = jsonl_bytes(WG_I8, 1, 0, "spec").decode().splitlines()
     obj = json.loads(line)
@@ -365,8 +391,15 @@ def test_malformed_wgmma_line_is_one_located_error(tmp_path, how, message):
     assert result.exit_code == 2 and message in result.stderr and "w.jsonl:1:" in result.stderr
 
 
-@pytest.mark.parametrize("text,profile,count", [(WG_I8, "spec", 12), ("wgmma.mma_async.sp.sync.aligned.m64n16k64.satfinite.s32.s8.u8", "sm_90", 8),
-                                                ("wgmma.mma_async.sync.aligned.m64n8k256.s32.b1.b1.and.popc", "spec", 6), (WG_F16, "sm_90", 5)])
+@pytest.mark.parametrize(
+    "text,profile,count",
+    [
+        (WG_I8, "spec", 12),
+        ("wgmma.mma_async.sp.sync.aligned.m64n16k64.satfinite.s32.s8.u8", "sm_90", 8),
+        ("wgmma.mma_async.sync.aligned.m64n8k256.s32.b1.b1.and.popc", "spec", 6),
+        (WG_F16, "sm_90", 5),
+    ],
+)
 def test_wgmma_batched_outputs_are_wgmma_mma_async(text, profile, count):
     """wgmma_outputs (wgmma_batch over groups) gives what wgmma_mma_async gives one by one."""
     pairs = mv.wgmma_inputs(parse(text), count, 1)

@@ -20,7 +20,7 @@ import pytest
 
 from ptxspec.conformance.silicon import mma_campaign as mc
 from ptxspec.conformance.silicon import mma_device as md
-from ptxspec.semantics import mma
+from ptxspec.semantics import mma, mma_vectorised
 from ptxspec.semantics.numerics import Rounding
 from ptxspec.profiles import MatrixKey
 from ptxspec.semantics.results import SM_90, SPEC, contains
@@ -76,8 +76,15 @@ def mpfr_round(x: Fraction, dtype: str) -> int:
     return int(np.array([f], dtype=np_t).view(u)[0])
 
 
-COMBOS = [("f16", "f32", "f32", 16), ("bf16", "f32", "f32", 16), ("tf32", "f32", "f32", 8), ("e4m3", "f32", "f32", 32),
-          ("e5m2", "f32", "f32", 32), ("f16", "f16", "f16", 16), ("e4m3", "f16", "f16", 32)]
+COMBOS = [
+    ("f16", "f32", "f32", 16),
+    ("bf16", "f32", "f32", 16),
+    ("tf32", "f32", "f32", 8),
+    ("e4m3", "f32", "f32", 32),
+    ("e5m2", "f32", "f32", 32),
+    ("f16", "f16", "f16", 16),
+    ("e4m3", "f16", "f16", 32),
+]
 
 
 def dot_inputs(atype: str, ctype: str, k: int, n: int, seed: int):
@@ -131,7 +138,9 @@ MODELS = [
     mma.Datapath(alignment_bits=3, truncation="floor", chunk=4, accumulator=(8, 23), rounding=Rounding.RZ),
     mma.Datapath(alignment_bits=30, reference="msb", chunk=8, accumulator=(8, 24), c_step="last", via=(8, 23)),
     mma.Datapath(alignment_bits=13, flush_inputs=True, flush_c=True, flush_output=True, zero_sign="positive"),
-    mma.Datapath(alignment_bits=24, chunk=16, accumulator=(8, 23), accumulator_rounding=Rounding.RN, rounding=Rounding.RZ, via=(8, 23), via_rounding=Rounding.RN),
+    mma.Datapath(
+        alignment_bits=24, chunk=16, accumulator=(8, 23), accumulator_rounding=Rounding.RN, rounding=Rounding.RZ, via=(8, 23), via_rounding=Rounding.RN
+    ),
     mma.Datapath(alignment_bits=25, rounding=Rounding.RZ, zero_sign="positive", overflow="infinity"),
     mma.Datapath(alignment_bits=20, chunk=8, accumulator=(8, 23), rounding=Rounding.RZ, overflow="infinity", order="descending", c_step="last"),
     mma.Datapath(alignment_bits=13, accumulator=(8, 13), c_step="alone", rounding=Rounding.RZ, zero_sign="positive"),
@@ -155,14 +164,19 @@ def test_vectorised_model_equals_readable(atype, ctype, dtype, k, model):
     B = random_elements(atype, 3 * k * 8, 6).reshape(3, k, 8)
     C = random_elements(ctype, 3 * 16 * 8, 7).reshape(3, 16, 8)
     # Specials in a few places: NaN, infinities, zeros of both signs, subnormals.
-    specials = {"f16": [0x7E00, 0x7C00, 0xFC00, 0x8000, 0x0001], "bf16": [0x7FC0, 0x7F80, 0xFF80, 0x8000, 0x0001],
-                "tf32": [0x7FC00000, 0x7F800000, 0xFF800000, 0x80000000, 0x00002000], "e4m3": [0x7F, 0x80, 0x01, 0x81],
-                "e5m2": [0x7E, 0x7C, 0xFC, 0x80, 0x01], "f32": [0x7FC00000, 0x7F800000, 0x80000000, 0x00000001]}
+    specials = {
+        "f16": [0x7E00, 0x7C00, 0xFC00, 0x8000, 0x0001],
+        "bf16": [0x7FC0, 0x7F80, 0xFF80, 0x8000, 0x0001],
+        "tf32": [0x7FC00000, 0x7F800000, 0xFF800000, 0x80000000, 0x00002000],
+        "e4m3": [0x7F, 0x80, 0x01, 0x81],
+        "e5m2": [0x7E, 0x7C, 0xFC, 0x80, 0x01],
+        "f32": [0x7FC00000, 0x7F800000, 0x80000000, 0x00000001],
+    }
     for s in specials[atype]:
         A[rng.integers(3), rng.integers(16), rng.integers(k)] = s
     for s in specials[ctype]:
         C[rng.integers(3), rng.integers(16), rng.integers(8)] = s
-    assert mma.vectorisable(model, atype, atype, k)
+    assert mma_vectorised.vectorisable(model, atype, atype, k)
     D = mma.datapath_matrix(model, atype, atype, ctype, dtype, A, B, C)
     for t in range(3):
         for i in range(16):
@@ -182,8 +196,12 @@ def test_wide_models_lie_in_the_spec_set(atype, ctype, dtype, k):
     whatever its truncation, rounding mode and grouping; the exact result does too."""
     a, b, c = dot_inputs(atype, ctype, k, 120, seed=21)
     p = mma.accumulation_precision(atype, ctype, dtype)
-    models = [mma.Datapath(alignment_bits=p + 8, truncation=t, rounding=r, chunk=ch, accumulator=(8, 23) if ch else None)
-              for t in ("zero", "floor") for r in (Rounding.RN, Rounding.RZ) for ch in (None, 4)]
+    models = [
+        mma.Datapath(alignment_bits=p + 8, truncation=t, rounding=r, chunk=ch, accumulator=(8, 23) if ch else None)
+        for t in ("zero", "floor")
+        for r in (Rounding.RN, Rounding.RZ)
+        for ch in (None, 4)
+    ]
     for row, col, cc in zip(a, b, c):
         row, col, cc = [int(x) for x in row], [int(y) for y in col], int(cc)
         allowed = mma.spec_dot(atype, atype, ctype, dtype, row, col, cc)
@@ -208,7 +226,9 @@ def test_spec_interval_is_the_error_bound_formula(atype, ctype, dtype, k):
         if not all(is_finite(atype, x) for x in row + col) or not is_finite(ctype, cc):
             continue
         values = [value(atype, x) * value(atype, y) for x, y in zip(row, col)] + [value(ctype, cc)]
-        sub = [mma._is_subnormal(mma._fmt(atype), x) or mma._is_subnormal(mma._fmt(atype), y) for x, y in zip(row, col)] + [mma._is_subnormal(mma._fmt(ctype), cc)]
+        sub = [mma._is_subnormal(mma._fmt(atype), x) or mma._is_subnormal(mma._fmt(atype), y) for x, y in zip(row, col)] + [
+            mma._is_subnormal(mma._fmt(ctype), cc)
+        ]
         total = sum(abs(v) for v in values)
         if total > to_fraction(decode(acc, mma._max_finite(mma._fmt(acc)))):
             continue
@@ -309,7 +329,7 @@ FORMS = [
 
 @pytest.mark.parametrize("text,shape,atype,ctype,dtype", FORMS)
 def test_mma_registers_equal_matrix_level(text, shape, atype, ctype, dtype):
-    from ptxspec.spec.matrix import parse
+    from ptxspec.spec.catalogue import parse
 
     form = parse(text)
     btype = form["btype"]
@@ -317,8 +337,12 @@ def test_mma_registers_equal_matrix_level(text, shape, atype, ctype, dtype):
     model = mma.Datapath(alignment_bits=26, chunk=4, accumulator=(8, 23))
     sm_90 = attrs.evolve(SM_90, mma_datapaths={MatrixKey(atype, btype, ctype, dtype, shape=shape): model})
     rng = np.random.default_rng(9)
-    bits = {"a": 8 if atype in ("e4m3", "s8") else 16 if atype == "f16" else 32, "b": 8 if atype in ("e4m3", "s8") else 16 if atype == "f16" else 32,
-            "c": 16 if ctype == "f16" else 32, "d": 16 if dtype == "f16" else 32}
+    bits = {
+        "a": 8 if atype in ("e4m3", "s8") else 16 if atype == "f16" else 32,
+        "b": 8 if atype in ("e4m3", "s8") else 16 if atype == "f16" else 32,
+        "c": 16 if ctype == "f16" else 32,
+        "d": 16 if dtype == "f16" else 32,
+    }
     types = {"a": atype, "b": btype, "c": ctype, "d": dtype}
     mats = {}
     for o, (rows, cols) in (("a", (m, k)), ("b", (k, n)), ("c", (m, n))):
@@ -350,7 +374,7 @@ def test_mma_registers_equal_matrix_level(text, shape, atype, ctype, dtype):
 
 
 def test_mma_spec_profile_gives_sets_and_inactive_lanes_undefined():
-    from ptxspec.spec.matrix import parse
+    from ptxspec.spec.catalogue import parse
 
     form = parse("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
     ones = 0x3C003C00
@@ -480,7 +504,7 @@ KNOWN_DEVIATIONS = {
 def _spec_params():
     """Per float combination: a small sample (default run), and four heavy chunks of every 16th mma
     (PTXSPEC_HEAVY=all checks a quarter of the recording; the check of every element is run by
-    ``python -m ptxspec.conformance.silicon.mma_campaign spec-check DIR``, see docs/mma.rst)."""
+    ``python -m ptxspec.conformance.silicon mma spec-check DIR``, see docs/mma.rst)."""
     out = []
     for c in mc.COMBINATIONS:
         if c.a in mma.INTEGER_TYPES:
@@ -500,7 +524,7 @@ def test_sm90_recording_lies_in_the_spec_set(name, chunk):
         pytest.skip(f"{name} was not recorded")
     rec = recs[name]
     combo = rec.combination
-    select = slice(chunk, None, 16) if chunk is not None else np.r_[0:6, rec.probes - 6:rec.probes, rec.probes:rec.probes + 4]
+    select = slice(chunk, None, 16) if chunk is not None else np.r_[0:6, rec.probes - 6 : rec.probes, rec.probes : rec.probes + 4]
     A, B, C, D = mc.matrices(rec, select)
     m, n = D.shape[-2:]
     outside = []
@@ -575,7 +599,7 @@ def test_h200_recording_is_bit_identical_to_h100():
 def test_sparse_integer_mma_equals_dense_product(variant):
     """mma.sp (§9.7.14.6): A given as its non-zero half plus metadata multiplies like the dense A."""
     from ptxspec.semantics.matrix_layout import compress_sparse, fragment_layout
-    from ptxspec.spec.matrix import parse
+    from ptxspec.spec.catalogue import parse
 
     form = parse(f"mma.{variant}.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32")
     rng = np.random.default_rng(12)

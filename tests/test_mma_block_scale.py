@@ -36,14 +36,19 @@ from ptxspec.semantics.numerics import Exact, Infinity
 from ptxspec.semantics.results import SPEC, AnyNaN, Interval, contains
 from ptxspec.semantics.warp import Undefined
 from ptxspec.spec.errors import IllegalForm, OperandError, PtxSpecError
-from ptxspec.spec.matrix import parse
+from ptxspec.spec.catalogue import parse
 
 # ---------------------------------------------------------------------------------------------
 # Values: ml_dtypes is the oracle
 # ---------------------------------------------------------------------------------------------
 
-ML = {"e2m1": (ml_dtypes.float4_e2m1fn, 4), "e2m3": (ml_dtypes.float6_e2m3fn, 6), "e3m2": (ml_dtypes.float6_e3m2fn, 6),
-      "e4m3": (ml_dtypes.float8_e4m3fn, 8), "e5m2": (ml_dtypes.float8_e5m2, 8)}
+ML = {
+    "e2m1": (ml_dtypes.float4_e2m1fn, 4),
+    "e2m3": (ml_dtypes.float6_e2m3fn, 6),
+    "e3m2": (ml_dtypes.float6_e3m2fn, 6),
+    "e4m3": (ml_dtypes.float8_e4m3fn, 8),
+    "e5m2": (ml_dtypes.float8_e5m2, 8),
+}
 
 
 @functools.cache
@@ -139,11 +144,14 @@ def test_fragment_layouts_of_the_fp6_fp4_shapes_follow_the_manual(shape, t, bits
             assert B.element(lane, i // B.per_register, i % B.per_register) == manual_b(shape, lane, i)
 
 
-@pytest.mark.parametrize("text,bits,regs", [
-    ("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32", 8, (4, 4)),
-    ("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e4m3.f32.ue8m0", 8, (4, 4)),
-    ("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0", 4, (4, 4)),
-])
+@pytest.mark.parametrize(
+    "text,bits,regs",
+    [
+        ("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32", 8, (4, 4)),
+        ("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e4m3.f32.ue8m0", 8, (4, 4)),
+        ("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0", 4, (4, 4)),
+    ],
+)
 def test_sparse_fragments_hold_containers_or_packed_elements(text, bits, regs):
     """§9.7.14.6.2.6/.8: sparse m16n8k64 keeps 8-bit containers (4 A and 4 B registers); sparse
     m16n8k128 .e2m1 packs 4-bit elements; the catalogue's operand counts agree."""
@@ -180,8 +188,11 @@ def manual_scale_sources(vec: int, byte_a: int, thread_a: int, byte_b: int, thre
     return a, b
 
 
-SELECTOR_CASES = [(vec, s) for vec, valid in bs.VALID_SELECTORS.items()
-                  for s in [(ba, ta, bb, tb) for ba in valid[0] for ta in valid[1] for bb in valid[0] for tb in valid[2]]]
+SELECTOR_CASES = [
+    (vec, s)
+    for vec, valid in bs.VALID_SELECTORS.items()
+    for s in [(ba, ta, bb, tb) for ba in valid[0] for ta in valid[1] for bb in valid[0] for tb in valid[2]]
+]
 
 
 @pytest.mark.parametrize("vec,selectors", SELECTOR_CASES)
@@ -195,7 +206,7 @@ def test_scale_factor_selection_follows_the_manual(vec, selectors):
 
 
 def test_blocks_divide_the_logical_k():
-    """"each row of matrix A is divided into SFA_N number of blocks" (Table 34: 1X, 2X, 4X)."""
+    """ "each row of matrix A is divided into SFA_N number of blocks" (Table 34: 1X, 2X, 4X)."""
     assert [bs.block_of(k, 32, 1) for k in (0, 31)] == [0, 0]
     assert [bs.block_of(k, 64, 2) for k in (0, 31, 32, 63)] == [0, 0, 1, 1]
     assert [bs.block_of(k, 64, 4) for k in (0, 15, 16, 47, 48, 63)] == [0, 0, 1, 2, 3, 3]
@@ -332,8 +343,11 @@ def check_case(kind: str, atype: str, btype: str, seed: int, selectors=(0, 0, 0,
             assert abs(F32.fraction(end) - S) <= slack + abs(S) / 2**22, (i, j, got.describe())
 
 
-KIND_TYPES = [("f8f6f4", a, b) for a in TYPES for b in TYPES] + [("mxf8f6f4", a, b) for a in TYPES for b in TYPES] + \
-             [(kind, "e2m1", "e2m1") for kind in ("mxf4", "nvf4-2x", "nvf4-4x")]
+KIND_TYPES = (
+    [("f8f6f4", a, b) for a in TYPES for b in TYPES]
+    + [("mxf8f6f4", a, b) for a in TYPES for b in TYPES]
+    + [(kind, "e2m1", "e2m1") for kind in ("mxf4", "nvf4-2x", "nvf4-4x")]
+)
 
 
 def valid_selectors(kind: str):
@@ -371,8 +385,14 @@ def test_results_contain_the_exact_dot_product_every_type_pair(chunk):
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind,selectors", [(kind, s) for kind, vec in (("mxf8f6f4", 1), ("mxf4", 2), ("nvf4-2x", 2), ("nvf4-4x", 4))
-                                            for s in [(0, 0, 0, 0), (bs.VALID_SELECTORS[vec][0][-1], 1, bs.VALID_SELECTORS[vec][0][-1], 3), (0, 1, 0, 2)]])
+@pytest.mark.parametrize(
+    "kind,selectors",
+    [
+        (kind, s)
+        for kind, vec in (("mxf8f6f4", 1), ("mxf4", 2), ("nvf4-2x", 2), ("nvf4-4x", 4))
+        for s in [(0, 0, 0, 0), (bs.VALID_SELECTORS[vec][0][-1], 1, bs.VALID_SELECTORS[vec][0][-1], 3), (0, 1, 0, 2)]
+    ],
+)
 @pytest.mark.parametrize("operand", ["a", "b"])
 def test_each_d_element_uses_the_manuals_scale_factor(kind, selectors, operand):
     """A one-hot A and B (1.0 at the first k of one block) make D[i, j] = SF_A[i][block] *
@@ -434,7 +454,7 @@ def test_kind_f8f6f4_on_fp8_equals_the_fp8_mma(atype, btype, cd):
     c_regs = 4 if cd == "f32" else 2
     regs = [tuple(rng.getrandbits(32) for _ in range(32)) for _ in range(6)]
     regs += [tuple(rng.getrandbits(32) & (0x7FFFFFFF if cd == "f32" else 0x7FFF7FFF) for _ in range(32)) for _ in range(c_regs)]
-    assert evaluate(scaled, regs) == mma.evaluate_mma(plain, regs)
+    assert evaluate(scaled, regs) == evaluate(plain, regs)
 
 
 def test_sparse_forms_use_the_dense_a_and_the_logical_k_blocks():
@@ -481,8 +501,12 @@ def test_sparse_forms_use_the_dense_a_and_the_logical_k_blocks():
                 block = kk * (vec or 1) // k
                 la, ba = a_src[i, block]
                 lb, bb = b_src[block, j]
-                S += (ml_value(t, int(dense[i, kk]) >> low) * ml_value(btype, int(B[kk, j]) >> blow)
-                      * ml_value("ue8m0", (sa[la] >> (8 * ba)) & 0xFF) * ml_value("ue8m0", (sb[lb] >> (8 * bb)) & 0xFF))
+                S += (
+                    ml_value(t, int(dense[i, kk]) >> low)
+                    * ml_value(btype, int(B[kk, j]) >> blow)
+                    * ml_value("ue8m0", (sa[la] >> (8 * ba)) & 0xFF)
+                    * ml_value("ue8m0", (sb[lb] >> (8 * bb)) & 0xFF)
+                )
             assert contains(got, rn_f32(S)), (text, i, j, got.describe())
 
 
@@ -541,10 +565,17 @@ def test_inactive_lanes_give_undefined_registers():
     assert all(isinstance(x, Undefined) for reg in out for x in reg.lanes)
 
 
-@pytest.mark.parametrize("kind,selectors,name", [
-    ("mxf4", (1, 0, 0, 0), "byte-id-a"), ("mxf4", (0, 2, 0, 0), "thread-id-a"), ("mxf4", (0, 0, 3, 0), "byte-id-b"),
-    ("mxf8f6f4", (0, 0, 0, 4), "thread-id-b"), ("mxf8f6f4", (4, 0, 0, 0), "byte-id-a"), ("nvf4-4x", (0, 0, 2, 0), "byte-id-b"),
-])
+@pytest.mark.parametrize(
+    "kind,selectors,name",
+    [
+        ("mxf4", (1, 0, 0, 0), "byte-id-a"),
+        ("mxf4", (0, 2, 0, 0), "thread-id-a"),
+        ("mxf4", (0, 0, 3, 0), "byte-id-b"),
+        ("mxf8f6f4", (0, 0, 0, 4), "thread-id-b"),
+        ("mxf8f6f4", (4, 0, 0, 0), "byte-id-a"),
+        ("nvf4-4x", (0, 0, 2, 0), "byte-id-b"),
+    ],
+)
 def test_a_selector_out_of_range_is_an_operand_error_naming_it(kind, selectors, name):
     form, shape, A, B, C = _zero_case(kind, "e2m1")
     with pytest.raises(OperandError, match=name):
@@ -559,17 +590,18 @@ def test_selectors_that_differ_between_lanes_and_wrong_counts_are_errors():
         evaluate(form, regs)
     with pytest.raises(PtxSpecError):
         bs.mma_block_scale(form, *regs[:-1], profile=SPEC)
-    with pytest.raises(OperandError, match="not a .kind::f8f6f4"):
-        bs.evaluate_mma_block_scale("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", [0] * 10)
 
 
-@pytest.mark.parametrize("text,words", [
-    ("mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.f32.e4m3.e2m1.f32.ue8m0", "Table 35"),
-    ("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.f32.e2m1.e2m1.f32.ue4m3", "scale_vec_size must be provided"),
-    ("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::2X.f32.e4m3.e4m3.f32.ue8m0", "scale_vec::2X"),
-    ("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue4m3", "ue4m3"),
-    ("mma.sync.aligned.m16n8k32.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0", "m16n8k64"),
-])
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        ("mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.f32.e4m3.e2m1.f32.ue8m0", "Table 35"),
+        ("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.f32.e2m1.e2m1.f32.ue4m3", "scale_vec_size must be provided"),
+        ("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::2X.f32.e4m3.e4m3.f32.ue8m0", "scale_vec::2X"),
+        ("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue4m3", "ue4m3"),
+        ("mma.sync.aligned.m16n8k32.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0", "m16n8k64"),
+    ],
+)
 def test_illegal_kind_type_scale_combinations_come_from_the_catalogue(text, words):
     with pytest.raises(IllegalForm, match=words.replace(".", r"\.")):
         parse(text)
@@ -595,10 +627,17 @@ def _line(text: str, selectors) -> str:
     return f"{{ {decl} {text} {', '.join(groups)}; }}"
 
 
-EVALUATED = [(FORMS[kind].format(a=a, b=b), s) for kind, a, b in KIND_TYPES if kind in ("f8f6f4", "mxf8f6f4") and a == b
-             for s in ([None] if kind == "f8f6f4" else [(3, 1, 2, 3)])]
-EVALUATED += [(FORMS[kind].format(a="e2m1", b="e2m1"), s) for kind, vec in (("mxf4", 2), ("nvf4-2x", 2), ("nvf4-4x", 4))
-              for s in ((0, 0, 0, 0), (bs.VALID_SELECTORS[vec][0][-1], 1, bs.VALID_SELECTORS[vec][0][-1], 3))]
+EVALUATED = [
+    (FORMS[kind].format(a=a, b=b), s)
+    for kind, a, b in KIND_TYPES
+    if kind in ("f8f6f4", "mxf8f6f4") and a == b
+    for s in ([None] if kind == "f8f6f4" else [(3, 1, 2, 3)])
+]
+EVALUATED += [
+    (FORMS[kind].format(a="e2m1", b="e2m1"), s)
+    for kind, vec in (("mxf4", 2), ("nvf4-2x", 2), ("nvf4-4x", 4))
+    for s in ((0, 0, 0, 0), (bs.VALID_SELECTORS[vec][0][-1], 1, bs.VALID_SELECTORS[vec][0][-1], 3))
+]
 EVALUATED += [
     ("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0", (0, 1, 0, 2)),
     ("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m1.f32.ue8m0", (0, 1, 0, 2)),
@@ -619,8 +658,13 @@ def test_ptxas_accepts_the_evaluated_forms_and_refuses_bad_selectors(ptxas):
     good = [_line(text, s) for text, s in EVALUATED]
     verdicts = pa.ptxas_verdicts(ptxas, request, good)
     assert [v for v in verdicts if not v[0]] == [], [(t, v) for (t, _), v in zip(EVALUATED, verdicts) if not v[0]]
-    bad = [(FORMS["mxf4"], 2, (1, 0, 0, 0)), (FORMS["mxf4"], 2, (0, 2, 0, 0)), (FORMS["nvf4-4x"], 4, (0, 0, 2, 0)),
-           (FORMS["mxf8f6f4"].format(a="e4m3", b="e4m3"), 1, (0, 0, 0, 4)), (FORMS["mxf8f6f4"].format(a="e4m3", b="e4m3"), 1, (4, 0, 0, 0))]
+    bad = [
+        (FORMS["mxf4"], 2, (1, 0, 0, 0)),
+        (FORMS["mxf4"], 2, (0, 2, 0, 0)),
+        (FORMS["nvf4-4x"], 4, (0, 0, 2, 0)),
+        (FORMS["mxf8f6f4"].format(a="e4m3", b="e4m3"), 1, (0, 0, 0, 4)),
+        (FORMS["mxf8f6f4"].format(a="e4m3", b="e4m3"), 1, (4, 0, 0, 0)),
+    ]
     assert all(not ok for ok, _ in pa.ptxas_verdicts(ptxas, request, [_line(text, s) for text, _, s in bad]))
     for _, vec, s in bad:
         with pytest.raises(OperandError):
@@ -648,19 +692,22 @@ def test_every_profile_gives_the_spec_level_sets():
     assert evaluate(form, regs, "sm_90") == evaluate(form, regs, "spec")
 
 
-@pytest.mark.parametrize("kind,atype,btype,selectors", [
-    ("mxf4", "e2m1", "e2m1", (2, 1, 2, 3)),        # §9.7.14.5.14 examples: "scaleAData, {2, 1}, scaleBData, {2, 3}"
-    ("nvf4-4x", "e2m1", "e2m1", (0, 1, 0, 2)),     # "{bidA, tidA}, ... {bidB, tidB}" (registers)
-    ("mxf8f6f4", "e3m2", "e2m1", (0, 1, 0, 1)),    # "scaleAData, {0, 1}, scaleBData, {0, 1}"
-    ("mxf8f6f4", "e4m3", "e5m2", (0, 1, 0, 0)),    # "scaleAData, {0, 1}, scaleBData, {0, 0}"
-])
+@pytest.mark.parametrize(
+    "kind,atype,btype,selectors",
+    [
+        ("mxf4", "e2m1", "e2m1", (2, 1, 2, 3)),  # §9.7.14.5.14 examples: "scaleAData, {2, 1}, scaleBData, {2, 3}"
+        ("nvf4-4x", "e2m1", "e2m1", (0, 1, 0, 2)),  # "{bidA, tidA}, ... {bidB, tidB}" (registers)
+        ("mxf8f6f4", "e3m2", "e2m1", (0, 1, 0, 1)),  # "scaleAData, {0, 1}, scaleBData, {0, 1}"
+        ("mxf8f6f4", "e4m3", "e5m2", (0, 1, 0, 0)),  # "scaleAData, {0, 1}, scaleBData, {0, 0}"
+    ],
+)
 def test_the_manuals_examples(kind, atype, btype, selectors):
     check_case(kind, atype, btype, 2024, selectors)
 
 
 @pytest.mark.parametrize("what", ["scale", "element"])
 def test_a_subnormal_input_may_be_read_as_zero(what):
-    """"handling of subnormal inputs [is] unspecified": a product with a subnormal ue4m3 scale or
+    """ "handling of subnormal inputs [is] unspecified": a product with a subnormal ue4m3 scale or
     a subnormal element (.e2m1 0.5) may count as zero, so both the exact sum and the sum without
     it are allowed -- and nothing far from either."""
     form, shape, A, B, C = _zero_case("nvf4-4x")
@@ -671,7 +718,7 @@ def test_a_subnormal_input_may_be_read_as_zero(what):
     sa = [scale * 0x01010101] * 32
     sb = [0x38383838] * 32
     D = d_results(evaluate(form, sources(form, shape, A, B, C, sa, sb, (0, 0, 0, 0), "e2m1")))
-    exact = Fraction(2) ** -8 if what == "scale" else Fraction(3, 2)   # 2 * 2^-9, or 0.5 + 1
-    flushed = Fraction(0) if what == "scale" else Fraction(1)          # every product of row 0 uses the tiny scale
+    exact = Fraction(2) ** -8 if what == "scale" else Fraction(3, 2)  # 2 * 2^-9, or 0.5 + 1
+    flushed = Fraction(0) if what == "scale" else Fraction(1)  # every product of row 0 uses the tiny scale
     assert contains(D[0, 0], rn_f32(exact)) and contains(D[0, 0], rn_f32(flushed))
     assert not contains(D[0, 0], rn_f32(exact * 4 + 1))

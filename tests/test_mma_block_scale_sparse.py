@@ -32,7 +32,7 @@ from ptxspec.semantics.instructions import evaluate
 from ptxspec.semantics.matrix_layout import compress_sparse
 from ptxspec.semantics.results import AnyNaN, Interval, contains
 from ptxspec.semantics.warp import Undefined
-from ptxspec.spec.matrix import parse
+from ptxspec.spec.catalogue import parse
 from test_mma_block_scale import d_results, manual_scale_sources, ml_value, rn_f32
 
 SP = "mma.sp::ordered_metadata.sync.aligned"
@@ -200,8 +200,7 @@ def test_kept_positions_give_the_exact_sum_for_every_sparse_form():
     """Every sparse form (fp4 pairs of m16n8k128 included), random 2:4 patterns per row and block:
     D is the exact sum over the kept products times their scale factors."""
     rng = np.random.default_rng(7)
-    for (text, vec, stype), atype, btype in [(FORMS[0], "e2m3", "e5m2"), (FORMS[1], "e5m2", "e2m1")] + \
-            [(f, "e2m1", "e2m1") for f in FORMS[2:]]:
+    for (text, vec, stype), atype, btype in [(FORMS[0], "e2m3", "e5m2"), (FORMS[1], "e5m2", "e2m1")] + [(f, "e2m1", "e2m1") for f in FORMS[2:]]:
         text = text.format(a=atype, b=btype)
         packed = "m16n8k128" in text
         k = 128 if packed else 64
@@ -221,16 +220,14 @@ def test_kept_positions_give_the_exact_sum_for_every_sparse_form():
         form, regs = build(text, vec, patterns, A_fields, B_bits, C_bits, sa, sb, selectors)
         D = d_results(evaluate(form, regs))
         for (i, j), got in D.items():
-            check(got, expected(atype, btype, packed, vec, stype, patterns[i], A_fields[i], B_bits, C_bits[i][j], sa, sb, selectors, i, j),
-                  (text, i, j))
+            check(got, expected(atype, btype, packed, vec, stype, patterns[i], A_fields[i], B_bits, C_bits[i][j], sa, sb, selectors, i, j), (text, i, j))
 
 
 # ---------------------------------------------------------------------------------------------
 # The property: B at a row's pruned positions never changes that row of D
 # ---------------------------------------------------------------------------------------------
 
-PROPERTY_FORMS = [(FORMS[0], a, b) for a in TYPES for b in TYPES] + [(FORMS[1], a, b) for a in TYPES for b in TYPES] + \
-                 [(f, "e2m1", "e2m1") for f in FORMS[2:]]
+PROPERTY_FORMS = [(FORMS[0], a, b) for a in TYPES for b in TYPES] + [(FORMS[1], a, b) for a in TYPES for b in TYPES] + [(f, "e2m1", "e2m1") for f in FORMS[2:]]
 
 
 @settings(max_examples=12, deadline=None)
@@ -253,8 +250,10 @@ def test_changing_b_at_pruned_positions_never_changes_d(case, seed):
     width = CONTAINER[atype][1] if not packed else 4
     A_fields = [[int(rng.integers(1, 1 << width)) for _ in range(k // 2)] for _ in range(16)]
     b_width = 4 if packed else CONTAINER[btype][1]
-    B_bits = [[place(btype, packed, int(rng.integers(0, 1 << b_width))) if rng.random() < 0.99 else int(rng.integers(0, 1 << bits))
-               for _ in range(8)] for _ in range(k)]  # mostly well-formed containers, some with padding set
+    B_bits = [
+        [place(btype, packed, int(rng.integers(0, 1 << b_width))) if rng.random() < 0.99 else int(rng.integers(0, 1 << bits)) for _ in range(8)]
+        for _ in range(k)
+    ]  # mostly well-formed containers, some with padding set
     C_bits = rng.integers(0, 1 << 32, size=(16, 8)).tolist()
     # scale bytes of every kind (NaN, ue4m3 with its MSB set), mostly defined ones
     msb = 0x80808080 if stype == "ue4m3" and rng.random() < 0.8 else 0

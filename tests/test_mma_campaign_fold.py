@@ -1,12 +1,12 @@
 """The mma campaign's rounds as one description (conformance/silicon/mma_campaign.py :class:`Round`).
 
-Round 1 and round 2, dense ``mma`` and ``mma.sp``, are each one :class:`Round` (combinations, kind,
-storage policy, file names) served by the same prepare, load, replay and fit code. Tested here
-without ptxas or a GPU: the rounds read exactly the recorded files of conformance/data/sm_90
-(named here), the storage policy (output files against :data:`FILE_BYTES` computed here; digest
-rounds' plan entries), the digest replay against the digest's definition written here with Python
-integers (a one-register change is found in the right block and register), the fit search order,
-and the command table against the module docstring.
+The rounds ``mma``, ``mma-sp``, ``mma-more`` and ``mma-sp-more`` are each one :class:`Round`
+(combinations, kind, storage policy, file names) served by the same prepare, load, verify and fit
+code. Tested here without ptxas or a GPU: the rounds read exactly the recorded files of
+conformance/data/sm_90 (named here), the storage policy (output files against :data:`FILE_BYTES`
+computed here; digest rounds' plan entries), the digest replay against the digest's definition
+written here with Python integers (a one-register change is found in the right block and
+register), the fit search order, and the command line against the rounds.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import pytest
 
 from ptxspec.conformance.silicon import mma_campaign as mc
 from ptxspec.conformance.silicon import mma_device as md
+from ptxspec.conformance.silicon.campaign import CampaignError
 
 DATA = Path(__file__).resolve().parent.parent / "conformance" / "data" / "sm_90"
 M64 = (1 << 64) - 1
@@ -31,12 +32,16 @@ ROUNDS = (mc.ROUND_1, mc.SPARSE_ROUND_1, mc.ROUND_2, mc.SPARSE_ROUND_2)
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("round_", "meta", "files"), [
-    (mc.ROUND_1, "meta-mma.json", {"mma-0.npz", "mma-1.npz"}),
-    (mc.SPARSE_ROUND_1, "meta-mma-sp.json", {"mma-sp-0.npz"}),
-    (mc.ROUND_2, "meta-mma-more.json", {"mma-more-0.npz"}),
-    (mc.SPARSE_ROUND_2, "meta-mma-sp-more.json", {"mma-sp-more-0.npz"}),
-], ids=["round-1", "sparse-round-1", "round-2", "sparse-round-2"])
+@pytest.mark.parametrize(
+    ("round_", "meta", "files"),
+    [
+        (mc.ROUND_1, "meta-mma.json", {"mma-0.npz", "mma-1.npz"}),
+        (mc.SPARSE_ROUND_1, "meta-mma-sp.json", {"mma-sp-0.npz"}),
+        (mc.ROUND_2, "meta-mma-more.json", {"mma-more-0.npz"}),
+        (mc.SPARSE_ROUND_2, "meta-mma-sp-more.json", {"mma-sp-more-0.npz"}),
+    ],
+    ids=["round-1", "sparse-round-1", "round-2", "sparse-round-2"],
+)
 def test_rounds_read_their_recorded_files(round_, meta, files):
     """Each round reads its own meta file and npz files of the recording, none of another round's
     (``mma-*`` must not take ``mma-sp-*`` or ``mma-more-*``)."""
@@ -54,6 +59,7 @@ def test_rounds_kind_storage_and_records():
     assert [r.record for r in ROUNDS] == [mc.Recording, mc.SparseRecording, mc.MoreRecording, mc.SparseDigestRecording]
     assert [r.inputs for r in ROUNDS] == ["abc", "abce", "abc", "abce"]
     assert len({r.bundle for r in ROUNDS}) == len({r.recording for r in ROUNDS}) == 4
+    assert mc.ROUNDS == {r.name: r for r in ROUNDS} and [r.name for r in ROUNDS] == [r.recording for r in ROUNDS]
     assert mc.ROUND_1.instruction(mc.COMBINATIONS[0]) == mc.COMBINATIONS[0].instruction
     assert mc.SPARSE_ROUND_1.instruction(mc.SPARSE_COMBINATIONS[0]) == mc.SPARSE_COMBINATIONS[0].instruction()
 
@@ -86,7 +92,7 @@ def test_output_files_full_storage():
     mc.output_files(plan, [half, half, 1, third, third, mc.FILE_BYTES], digests=False)
     assert [e["file"] for e in plan] == [0, 0, 1, 1, 1, 2]
     plan = [{} for _ in range(8)]
-    with pytest.raises(SystemExit):
+    with pytest.raises(CampaignError, match="8 output files"):
         mc.output_files(plan, [mc.FILE_BYTES] * 8, digests=False)
 
 
@@ -99,7 +105,8 @@ def test_output_files_digests():
 
 def test_dense_plan_storage_policy():
     """The same dense plan under both policies: digests add the kept and block counts (what
-    ``run-more`` reads) and keep one file; more_plan is the digest policy."""
+    ``mma_device.py run BUNDLE OUT mma-more`` reads) and keep one file; round ``mma-more`` plans
+    with the digest policy."""
     combo = next(c for c in mc.COMBINATIONS if c.a == "s8")
     named = [("k0", combo)]
     full, arrays = mc.dense_plan(named, random=3)
@@ -108,7 +115,7 @@ def test_dense_plan_storage_policy():
     assert digest[0]["full"] == md.FULL_RANDOM and digest[0]["block"] == md.DIGEST_BLOCK and digest[0]["file"] == 0
     assert {k: v for k, v in digest[0].items() if k not in ("full", "block")} == full[0]
     assert all(np.array_equal(arrays[k], arrays2[k]) for k in arrays)
-    assert mc.more_plan(named, random=3)[0] == digest
+    assert mc.ROUND_2.plan(named, 3)[0] == digest and mc.ROUND_1.plan(named, 3)[0] == full
     assert full[0]["random"] == 3 * combo.random_scale and full[0]["probes"] == arrays[f"{combo.name}_a"].shape[0]
 
 
@@ -150,7 +157,7 @@ def test_mismatching_blocks(registers):
     """Blocks of 4 mma after the first 2: recorded digests (computed here) against the model's D
     with one register changed in block 2; a subset of blocks is replayed alone."""
     block, first = 4, 2
-    digests = np.array([_digest(registers[first + i * block:first + (i + 1) * block]) for i in range(4)], dtype=np.uint64)
+    digests = np.array([_digest(registers[first + i * block : first + (i + 1) * block]) for i in range(4)], dtype=np.uint64)
     model = registers.copy()
     assert mc.mismatching_blocks(lambda s: model[s], first, digests, block) == []
     model[first + 2 * block + 1, 5, 1] ^= 1 << 20
@@ -182,11 +189,11 @@ def test_best_fit_order(monkeypatch):
     scores = {"a": 5, "b": 3, "c": 3, "d": 0, "e": 0}
     tried = []
 
-    def fake_fit(rec, start=None, data=None, combo=None):
+    def fake_search(start, data, combo, log=print):
         tried.append(start)
-        return start.upper(), scores[start], {}
+        return start.upper(), scores[start]
 
-    monkeypatch.setattr(mc, "fit", fake_fit)
+    monkeypatch.setattr(mc, "search", fake_search)
     assert mc.best_fit("abc", None, None) == ("B", 3, "b") and tried == list("abc")
     tried.clear()
     assert mc.best_fit("abdec", None, None) == ("D", 0, "d") and tried == list("abd")
@@ -194,6 +201,7 @@ def test_best_fit_order(monkeypatch):
 
 def test_float_groups():
     """Records grouped by combination in order; integer combinations and unnamed ones left out."""
+
     class R:
         def __init__(self, combo):
             self.combination = combo
@@ -212,16 +220,20 @@ def test_float_groups():
 # ---------------------------------------------------------------------------------------------
 
 
-def test_commands_are_the_documented_ones():
-    """Every ``mma_campaign`` command the module docstring and docs/mma.rst name is in the table,
-    and the table has no other."""
-    text = mc.__doc__ + (Path(__file__).resolve().parent.parent / "docs" / "mma.rst").read_text()
-    named = set(re.findall(r"mma_campaign\s+([a-z][a-z-]*)\s", text))
-    named |= set(re.findall(r"(?:``|\| )([a-z][a-z-]*) DIR", mc.__doc__))
-    assert named == set(mc.COMMANDS)
+def test_commands_take_the_round(monkeypatch):
+    """``python -m ptxspec.conformance.silicon mma COMMAND DIR --round NAME`` calls the one generic
+    function of COMMAND with the round named NAME (no function per round)."""
+    from ptxspec.conformance.silicon.__main__ import main
 
-
-def test_random_option():
-    assert mc._random_option(["B", "--random", "12"], 5) == 12
-    assert mc._random_option(["B", "--random"], 5) == 5
-    assert mc._random_option(["B", "--other", "12"], 5) == 5
+    calls = []
+    for name in ("verify", "fit", "spec_check", "separate"):
+        monkeypatch.setattr(mc, name, lambda directory, round_, *rest, name=name: calls.append((name, round_)) or {})
+    for command in ("verify", "fit", "spec-check", "separate"):
+        for round_ in ROUNDS:
+            assert main(["mma", command, str(DATA), "--round", round_.name]) == 0
+    assert calls == [(c, r) for c in ("verify", "fit", "spec_check", "separate") for r in ROUNDS]
+    assert not [
+        n
+        for n in dir(mc)
+        if n.startswith(("prepare_", "load_", "verify_", "fit_", "spec_check_", "separate_")) and n not in ("prepare_sass", "fit_group", "fit_starts")
+    ]

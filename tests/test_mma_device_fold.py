@@ -1,13 +1,13 @@
 """The mma device script (conformance/silicon/mma_device.py) without a GPU: its one recording loop
-behind the four commands, run against an emulated CuPy, and its shared SplitMix64.
+behind the four rounds, run against an emulated CuPy, and its shared SplitMix64.
 
-* Each command, fed a bundle made of committed H100 recordings (a few plan entries of
+* Each round, fed a bundle made of committed H100 recordings (a few plan entries of
   ``conformance/data/sm_90/meta-*.json``, their designed probes from the recorded npz) and an
   emulated GPU whose kernels return the H100's D (the recorded D; for the digest rounds the recorded
   kept D and, for the rest, the exact integer model, which the recorded digests confirm), writes
   the committed recording again: the same files, keys in the same order, dtypes, shapes and
-  values, and the same meta fields but the device's. The replay side (mma_campaign.load,
-  load_sparse, load_more, load_sparse_more) reads what it wrote.
+  values, and the same meta fields but the device's and the round's label. The replay side
+  (mma_campaign.load, with the round) reads what it wrote.
 * The random stream is SplitMix64 of a counter, checked against a Python-integer SplitMix64.
 * As files on the device machine (no ptxspec there), the script imports exhaustive_device from its
   own folder and writes what the package module writes; with no command it prints its usage and
@@ -38,7 +38,7 @@ M64 = (1 << 64) - 1
 
 #: A numpy-backed stand-in for CuPy (a file, so that a script run as a subprocess imports it
 #: too). A kernel stores ``D[kernel]`` where a test set one, else a hash of its input registers.
-FAKE_CUPY = '''
+FAKE_CUPY = """
 import types as _types
 
 import numpy as _np
@@ -75,7 +75,7 @@ class RawModule:
 cuda = _types.SimpleNamespace(runtime=_types.SimpleNamespace(
     deviceSynchronize=lambda: None, getDeviceProperties=lambda i: {"name": b"emulated", "major": 9, "minor": 0},
     driverGetVersion=lambda: 0, runtimeGetVersion=lambda: 0))
-'''
+"""
 
 
 def _fake_cupy(tmp_path: Path):
@@ -90,17 +90,17 @@ def _fake_cupy(tmp_path: Path):
 
 
 # ---------------------------------------------------------------------------------------------
-# The four commands write the committed recordings again
+# The four rounds write the committed recordings again
 # ---------------------------------------------------------------------------------------------
 
-#: command -> (bundle stem, recording stem, entries taken from the recording, kept-count field).
+#: round -> (bundle stem, recording stem, entries taken from the recording, kept-count field).
 #: The entries span both files of round 1, 64-bit registers (f64), both sparsity selectors, the
 #: ordered-metadata form (spo) and .satfinite integers.
 CASES = {
-    "run": ("mma", "mma", ["m16n8k16-f32-f16-f16-f32", "m8n8k4-f64-f64-f64-f64", "m16n8k32-s32-s8-s8-s32"], None),
-    "run-sparse": ("sparse", "mma-sp", ["sp-m16n8k32-f32-f16-f16-f32-f1", "sp-m16n8k64-s32-u8-s8-s32-satfinite-f0", "spo-m16n8k32-f32-f16-f16-f32-f0"], None),
-    "run-more": ("more", "mma-more", ["m16n8k16-s32-s8-u8-s32", "m16n8k32-s32-s8-s8-s32-satfinite"], "full"),
-    "run-sparse-more": ("sparse-more", "mma-sp-more", ["sp-m16n8k32-s32-s8-s8-s32-f0", "sp-m16n8k32-s32-s8-s8-s32-f1"], "keep"),
+    "mma": ("mma", "mma", ["m16n8k16-f32-f16-f16-f32", "m8n8k4-f64-f64-f64-f64", "m16n8k32-s32-s8-s8-s32"], None),
+    "mma-sp": ("sparse", "mma-sp", ["sp-m16n8k32-f32-f16-f16-f32-f1", "sp-m16n8k64-s32-u8-s8-s32-satfinite-f0", "spo-m16n8k32-f32-f16-f16-f32-f0"], None),
+    "mma-more": ("more", "mma-more", ["m16n8k16-s32-s8-u8-s32", "m16n8k32-s32-s8-s8-s32-satfinite"], "full"),
+    "mma-sp-more": ("sparse-more", "mma-sp-more", ["sp-m16n8k32-s32-s8-s8-s32-f0", "sp-m16n8k32-s32-s8-s8-s32-f1"], "keep"),
 }
 
 
@@ -118,13 +118,13 @@ def _silicon_d(command: str, entry: dict, inputs: list[np.ndarray], arrays: dict
     """The D the H100 stored for every mma of ``entry``: recorded, or (round 2, past the kept mma)
     the exact integer model, checked here against the recorded digests."""
     d = arrays[f"{entry['name']}_d"]
-    if command in ("run", "run-sparse"):
+    if command in ("mma", "mma-sp"):
         return d
     kept = d.shape[0]
-    if command == "run-more":
-        rest = mc.more_expected(mc.more_combination_named(entry["name"]), *(x[kept:] for x in inputs))
+    if command == "mma-more":
+        rest = mc.more_expected(mc.combination_named(entry["name"]), *(x[kept:] for x in inputs))
     else:
-        combo = mc.sparse_combination_named(entry["combination"])
+        combo = mc.combination_named(entry["combination"])
         a, b, c, e = inputs
         rec = mc.SparseRecording(combo, entry["selector"], entry["name"], a, b, c, e, None, entry["probes"])
         rest = mc.sparse_model_registers(rec, select=slice(kept, None))
@@ -139,7 +139,7 @@ def _bundle(command: str, tmp_path: Path, fake) -> tuple[Path, dict, dict[str, d
     meta, files = _recorded(out_stem)
     entries = [e for e in meta["combinations"] if e["name"] in names]
     assert len(entries) == len(names)
-    inputs = md.sparse_inputs if "sparse" in command else md.combination_inputs
+    inputs = md.sparse_inputs if "-sp" in command else md.combination_inputs
     probes, wanted = {}, {}
     for entry in entries:
         file = f"{out_stem}-{entry['file']}.npz"
@@ -164,7 +164,7 @@ def test_command_writes_the_committed_recording_again(command, tmp_path, monkeyp
     bundle, meta, wanted = _bundle(command, tmp_path, fake)
     monkeypatch.setitem(sys.modules, "cupy", fake)
     out = tmp_path / "out"
-    md.COMMANDS[command](bundle, out)
+    md.record(md.ROUNDS[command], bundle, out)
     out_stem = CASES[command][1]
     assert sorted(p.name for p in out.iterdir()) == sorted([*wanted, f"meta-{out_stem}.json"])
     for name, arrays in wanted.items():
@@ -177,13 +177,16 @@ def test_command_writes_the_committed_recording_again(command, tmp_path, monkeyp
     written = json.loads((out / f"meta-{out_stem}.json").read_text())
     assert list(written) == list(meta)
     chosen = [e for e in meta["combinations"] if e["name"] in CASES[command][2]]
-    assert {k: v for k, v in written.items() if k not in DEVICE_FIELDS} == {**{k: v for k, v in meta.items() if k not in DEVICE_FIELDS}, "combinations": chosen}
+    # the label says which round made it: the recorded one predates the round names
+    assert written["campaign"] == md.ROUNDS[command].campaign and f"round {command}:" in written["campaign"]
+    mine = DEVICE_FIELDS | {"campaign"}
+    assert {k: v for k, v in written.items() if k not in mine} == {**{k: v for k, v in meta.items() if k not in mine}, "combinations": chosen}
     # one warp per mma, four warps a block; the registers of every input as the plan describes them
     for kernel, grid, block, dtypes, d_shape, d_dtype, n in fake.LAUNCHES:
         entry = next(e for e in chosen if e["kernel"] == kernel)
         ops = entry["operands"]
         assert n == entry["probes"] + entry["random"] == d_shape[0] and grid == ((n + 3) // 4,) and block == (128,)
-        assert dtypes[:3] == ["uint64" if ops[o]["register_bits"] == 64 else "uint32" for o in "abc"] and dtypes[3:] == (["uint32"] if "sparse" in command else [])
+        assert dtypes[:3] == ["uint64" if ops[o]["register_bits"] == 64 else "uint32" for o in "abc"] and dtypes[3:] == (["uint32"] if "-sp" in command else [])
         assert d_shape[1:] == (32, ops["d"]["registers"]) and d_dtype == ("uint64" if ops["d"]["register_bits"] == 64 else "uint32")
 
 
@@ -196,17 +199,14 @@ def test_replay_reads_what_the_command_wrote(command, tmp_path, monkeypatch):
     bundle, meta, _ = _bundle(command, tmp_path, fake)
     monkeypatch.setitem(sys.modules, "cupy", fake)
     out = tmp_path / "out"
-    md.COMMANDS[command](bundle, out)
+    md.record(md.ROUNDS[command], bundle, out)
     entries = {e["name"]: e for e in meta["combinations"] if e["name"] in CASES[command][2]}
     kernels = {e["name"]: e["kernel"] for e in entries.values()}
-    if command == "run":
-        recs = {r.combination.name: (r, r) for r in mc.load(out)}
-    elif command == "run-sparse":
-        recs = {r.name: (r, r) for r in mc.load_sparse(out)}
-    elif command == "run-more":
-        recs = {r.combination.name: (r, r) for r in mc.load_more(out)}
+    loaded = mc.load(out, mc.ROUNDS[command])
+    if command == "mma-sp-more":
+        recs = {r.name: (r.recording, r) for r in loaded}
     else:
-        recs = {r.recording.name: (r.recording, r) for r in mc.load_sparse_more(out)}
+        recs = {r.name: (r, r) for r in loaded}
     assert set(recs) == set(entries)
     for name, (rec, whole) in recs.items():
         entry, silicon = entries[name], fake.D[kernels[name]]
@@ -258,24 +258,24 @@ def _script(args: list[str], fake_folder: Path | None = None) -> subprocess.Comp
 
 
 def test_usage_without_a_command():
-    for args in ([], ["run-bogus", "b", "o"], ["run-more", "b"]):
+    for args in ([], ["run-bogus", "b", "o"], ["run", "b"], ["run", "b", "o", "mma-later"]):
         done = _script([str(SILICON / "mma_device.py"), *args])
         assert done.returncode == 2, done.stderr
-        assert "run-sparse-more BUNDLE OUT" in done.stdout and "exhaustive_device.py" in done.stdout
+        assert "run BUNDLE OUT [ROUND]" in done.stdout and "exhaustive_device.py" in done.stdout
 
 
 def test_script_beside_exhaustive_device_without_ptxspec(tmp_path):
-    """``python3 mma_device.py run-more BUNDLE OUT`` in a folder with exhaustive_device.py and no
+    """``python3 mma_device.py run BUNDLE OUT mma-more`` in a folder with exhaustive_device.py and no
     ptxspec importable writes what the package's module writes (same fake GPU); wgmma_device.py,
     which imports both, still starts there."""
     fake_folder, fake = _fake_cupy(tmp_path)
     side = _device_folder(tmp_path)
     combos = [c for c in mc.MORE_COMBINATIONS if c.a == "s8"][:2]
-    plan, arrays = mc.more_plan([(f"k{i}", c) for i, c in enumerate(combos)], random=md.FULL_RANDOM + 2 * md.DIGEST_BLOCK)
+    plan, arrays, _ = mc.ROUND_2.plan([(f"k{i}", c) for i, c in enumerate(combos)], md.FULL_RANDOM + 2 * md.DIGEST_BLOCK)
     bundle = emulated_gpu.write_bundle(tmp_path, "more", plan, arrays)
-    done = _script([str(side / "mma_device.py"), "run-more", str(bundle), str(tmp_path / "there")], fake_folder)
+    done = _script([str(side / "mma_device.py"), "run", str(bundle), str(tmp_path / "there"), "mma-more"], fake_folder)
     assert done.returncode == 0, done.stderr
-    md.run_more(bundle, tmp_path / "here", cp=fake)
+    md.record(md.MORE, bundle, tmp_path / "here", cp=fake)
     for name in ("mma-more-0.npz",):
         with np.load(tmp_path / "there" / name) as there, np.load(tmp_path / "here" / name) as here:
             assert list(there.files) == list(here.files) == [f"{c.name}_{k}" for c in combos for k in ("a", "b", "c", "d", "digests")]

@@ -185,9 +185,14 @@ def expected_bound(values: list[Fraction], sub: list[bool], p: int, emin: int) -
 
 
 COMBOS = [
-    ("f16", "f16", "f32", "f32", 16), ("f16", "f16", "f16", "f16", 16), ("f16", "f16", "f32", "f16", 16),
-    ("bf16", "bf16", "f32", "f32", 16), ("tf32", "tf32", "f32", "f32", 8), ("e4m3", "e5m2", "f32", "f32", 32),
-    ("e5m2", "e5m2", "f16", "f16", 32), ("f64", "f64", "f64", "f64", 4),
+    ("f16", "f16", "f32", "f32", 16),
+    ("f16", "f16", "f16", "f16", 16),
+    ("f16", "f16", "f32", "f16", 16),
+    ("bf16", "bf16", "f32", "f32", 16),
+    ("tf32", "tf32", "f32", "f32", 8),
+    ("e4m3", "e5m2", "f32", "f32", 32),
+    ("e5m2", "e5m2", "f16", "f16", 32),
+    ("f64", "f64", "f64", "f64", 4),
 ]
 
 
@@ -231,7 +236,7 @@ def test_one_representable_product_is_exact_and_one_unrepresentable_is_not():
 
 
 def test_a_subnormal_input_keeps_its_slack():
-    """"handling of subnormal inputs [is] unspecified": a product with a subnormal input may be
+    """ "handling of subnormal inputs [is] unspecified": a product with a subnormal input may be
     read as zero, even when it is the only addend."""
     tiny = 1  # f16 2^-24
     row = [tiny] + [0] * 15

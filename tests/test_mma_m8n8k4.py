@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 import test_mma_vectorised as tv
 from ptxspec.conformance.silicon import mma_campaign as mc
-from ptxspec.semantics import mma
+from ptxspec.semantics import mma, mma_vectorised
 from ptxspec.semantics.numerics import Rounding
 from ptxspec.profiles.sm_90 import mma as sm90_mma
 from ptxspec.semantics.results import SM_90
@@ -36,8 +36,14 @@ DATA = Path(__file__).resolve().parents[1] / "conformance" / "data" / "sm_90"
 SASS = DATA / "sass"
 
 #: (A, B, C, D, K): the three m8n8k4 .f16 type combinations and other inputs binary32 holds.
-COMBINATIONS = [("f16", "f16", "f32", "f32", 4), ("f16", "f16", "f16", "f32", 4), ("f16", "f16", "f16", "f16", 4),
-                ("f16", "f16", "f32", "f32", 16), ("e4m3", "e5m2", "f32", "f32", 16), ("e5m2", "e5m2", "f16", "f16", 8)]
+COMBINATIONS = [
+    ("f16", "f16", "f32", "f32", 4),
+    ("f16", "f16", "f16", "f32", 4),
+    ("f16", "f16", "f16", "f16", 4),
+    ("f16", "f16", "f32", "f32", 16),
+    ("e4m3", "e5m2", "f32", "f32", 16),
+    ("e5m2", "e5m2", "f16", "f16", 8),
+]
 IDS = ["{}.{}.{}.{}.k{}".format(*c) for c in COMBINATIONS]
 
 
@@ -48,12 +54,19 @@ def binary32_chains(draw, k: int, dtype: str) -> mma.Datapath:
     shape = draw(st.sampled_from(["first", "alone", "tree"]))
     via = mma.BINARY32 if dtype != "f32" else draw(st.sampled_from([None, mma.BINARY32]))
     return mma.Datapath(
-        chunk=draw(st.sampled_from([1, 2])) if shape == "tree" else 1, c_step=shape, tree_sum="chain",
-        accumulator=mma.BINARY32, accumulator_rounding=Rounding.RN,
-        rounding=Rounding.RN if via is None else draw(st.sampled_from(tv.ROUNDINGS)), via=via, via_rounding=Rounding.RN,
-        zero_sign=draw(st.sampled_from(["ieee", "positive"])), overflow=draw(st.sampled_from(["rounding", "infinity"])),
+        chunk=draw(st.sampled_from([1, 2])) if shape == "tree" else 1,
+        c_step=shape,
+        tree_sum="chain",
+        accumulator=mma.BINARY32,
+        accumulator_rounding=Rounding.RN,
+        rounding=Rounding.RN if via is None else draw(st.sampled_from(tv.ROUNDINGS)),
+        via=via,
+        via_rounding=Rounding.RN,
+        zero_sign=draw(st.sampled_from(["ieee", "positive"])),
+        overflow=draw(st.sampled_from(["rounding", "infinity"])),
         nan=draw(st.sampled_from([None, 0x7E00 if dtype == "f16" else 0x7FC00000])),
-        order=draw(st.one_of(st.sampled_from(["ascending", "descending", "pairs"]), st.permutations(range(k)).map(tuple))))
+        order=draw(st.one_of(st.sampled_from(["ascending", "descending", "pairs"]), st.permutations(range(k)).map(tuple))),
+    )
 
 
 @pytest.mark.parametrize("combination", COMBINATIONS, ids=IDS)
@@ -63,30 +76,33 @@ def test_binary32_path_equals_readable(combination, data):
     """datapath_matrix (float32 path) == datapath_dot on every element, any model of the family."""
     model = data.draw(binary32_chains(combination[4], combination[3]))
     A, B, C = data.draw(tv.matrices(combination))
-    assert mma.binary32_exact(model, *combination[:4], combination[4])
+    assert mma_vectorised.binary32_exact(model, *combination[:4], combination[4])
     D = mma.datapath_matrix(model, *combination[:4], A, B, C)
     tv.assert_same(D, tv.readable(model, combination, A, B, C), model)
 
 
-@pytest.mark.parametrize("change", [
-    dict(alignment_bits=25),                         # steps cut to a grid: not IEEE addition
-    dict(c_step="last"),                             # the last step adds three addends
-    dict(tree_sum="one step"),                       # the partial sums and C in one step
-    dict(accumulator_rounding=Rounding.RZ),          # numpy adds to nearest only
-    dict(accumulator=(5, 10)),                       # the accumulator is not binary32
-    dict(flush_inputs=True),
-    dict(nan_rule="fma-chain"),
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        dict(alignment_bits=25),  # steps cut to a grid: not IEEE addition
+        dict(c_step="last"),  # the last step adds three addends
+        dict(tree_sum="one step"),  # the partial sums and C in one step
+        dict(accumulator_rounding=Rounding.RZ),  # numpy adds to nearest only
+        dict(accumulator=(5, 10)),  # the accumulator is not binary32
+        dict(flush_inputs=True),
+        dict(nan_rule="fma-chain"),
+    ],
+)
 def test_binary32_exact_refuses_what_float32_cannot_compute(change):
     model = attrs.evolve(sm90_mma.M8N8K4_F16, **change)
-    assert not mma.binary32_exact(model, "f16", "f16", "f16", "f16", 4)
+    assert not mma_vectorised.binary32_exact(model, "f16", "f16", "f16", "f16", 4)
 
 
 def test_binary32_exact_refuses_inputs_binary32_does_not_hold():
     """A bf16 product can lie below binary32's smallest subnormal (2^-266); a .f64 C has 53 bits."""
-    assert mma.binary32_exact(sm90_mma.M8N8K4_F32, "f16", "f16", "f32", "f32", 4)
-    assert not mma.binary32_exact(sm90_mma.M8N8K4_F32, "bf16", "bf16", "f32", "f32", 4)
-    assert not mma.binary32_exact(sm90_mma.M8N8K4_F32, "f16", "f16", "f64", "f32", 4)
+    assert mma_vectorised.binary32_exact(sm90_mma.M8N8K4_F32, "f16", "f16", "f32", "f32", 4)
+    assert not mma_vectorised.binary32_exact(sm90_mma.M8N8K4_F32, "bf16", "bf16", "f32", "f32", 4)
+    assert not mma_vectorised.binary32_exact(sm90_mma.M8N8K4_F32, "f16", "f16", "f64", "f32", 4)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -99,7 +115,7 @@ QUAD_PAIRS = [c.name for c in mc.MORE_COMBINATIONS if c.quad_pairs]
 
 @pytest.fixture(scope="module")
 def recording():
-    return {r.combination.name: r for r in mc.load_more(DATA, QUAD_PAIRS)}
+    return {r.combination.name: r for r in mc.load(DATA, mc.ROUND_2, QUAD_PAIRS)}
 
 
 def _readable_replay(rec, elements: slice) -> int:
@@ -133,9 +149,11 @@ def test_readable_model_reproduces_every_stored_result(recording, name):
 
 #: One-part changes of the pinned models that the recordings refute: the .f16 D with the k = 2, 3
 #: pair added to C first; the .f32 D with C at the start of the fma chain, or the chain descending.
-NEIGHBOURS = [("f16", attrs.evolve(sm90_mma.M8N8K4_F16, order=(2, 3, 0, 1))),
-              ("f32", attrs.evolve(sm90_mma.M8N8K4_F32, c_step="first")),
-              ("f32", attrs.evolve(sm90_mma.M8N8K4_F32, order="descending"))]
+NEIGHBOURS = [
+    ("f16", attrs.evolve(sm90_mma.M8N8K4_F16, order=(2, 3, 0, 1))),
+    ("f32", attrs.evolve(sm90_mma.M8N8K4_F32, c_step="first")),
+    ("f32", attrs.evolve(sm90_mma.M8N8K4_F32, order="descending")),
+]
 
 
 @needs_recording
@@ -146,7 +164,7 @@ def test_the_recordings_refute_each_neighbour(recording, dtype, model):
     missed = 0
     for rec in recording.values():
         if rec.combination.d == dtype:
-            r = mc.replay_more(rec, model)
+            r = rec.verify(model)
             missed += r["stored_mismatches"] + len(r["bad_blocks"])
     assert missed > 0
 
@@ -189,9 +207,9 @@ def test_recorded_sass_has_the_models_steps():
     """For every recorded m8n8k4 .f16 kernel: no tensor-core instruction, and the counts of
     FMUL/FFMA/FADD/F2FP the sm_90 model's steps give (8 elements of D per thread)."""
     kernels = _kernels()
-    assert {mc.more_combination_named(n).quad_pairs for n in kernels.values()} == {True} and len(kernels) == len(QUAD_PAIRS)
+    assert {mc.combination_named(n).quad_pairs for n in kernels.values()} == {True} and len(kernels) == len(QUAD_PAIRS)
     for kernel, name in kernels.items():
-        combo = mc.more_combination_named(name)
+        combo = mc.combination_named(name)
         model = mma.datapath_for(SM_90, combo.a, combo.b, combo.c, combo.d, shape=combo.shape)
         counts = opcodes((SASS / f"sass-{kernel}.txt").read_text())
         want = expected_opcodes(model, combo.mnk[2], combo.d)
@@ -199,13 +217,15 @@ def test_recorded_sass_has_the_models_steps():
 
 
 def test_opcode_reader_on_a_listing_line():
-    line = "        /*0380*/                   FMUL R11, R21, R12 ;                     /* 0x0000000c150b7220 */\n" \
-           "        /*0850*/              @!P0 FFMA.FTZ R24, R24, R25, R27 ;\n        /*0860*/  F2FP.F16.F32.PACK_AB R0, R1, R2 ;"
+    line = (
+        "        /*0380*/                   FMUL R11, R21, R12 ;                     /* 0x0000000c150b7220 */\n"
+        "        /*0850*/              @!P0 FFMA.FTZ R24, R24, R25, R27 ;\n        /*0860*/  F2FP.F16.F32.PACK_AB R0, R1, R2 ;"
+    )
     assert opcodes(line) == Counter({"FMUL": 1, "FFMA": 1, "F2FP": 1})
 
 
 # ---------------------------------------------------------------------------------------------
-# The SASS recorder (conformance/silicon/sass_device.py; record.py prepare-sass)
+# The SASS recorder (conformance/silicon/sass_device.py; ``mma prepare-sass``)
 # ---------------------------------------------------------------------------------------------
 
 SASS_DEVICE = Path(__file__).resolve().parents[1] / "conformance" / "silicon" / "sass_device.py"
@@ -213,9 +233,7 @@ SASS_DEVICE = Path(__file__).resolve().parents[1] / "conformance" / "silicon" / 
 
 @needs_recording
 def test_sass_plan_names_the_m8n8k4_kernels():
-    from ptxspec.conformance.silicon import record
-
-    plan = record.sass_plan(json.loads((DATA / "meta-mma-more.json").read_text()))
+    plan = mc.sass_plan(json.loads((DATA / "meta-mma-more.json").read_text()))
     names = {e["kernel"]: e["name"] for e in json.loads((DATA / "meta-mma-more.json").read_text())["combinations"]}
     assert plan["cubin"] == "more.cubin" and sorted(names[k] for k in plan["kernels"]) == sorted(QUAD_PAIRS)
 
@@ -228,8 +246,10 @@ def test_sass_device_writes_one_listing_per_kernel(tmp_path, monkeypatch):
     tools = tmp_path / "bin"
     tools.mkdir()
     fake = tools / "cuobjdump"
-    fake.write_text('#!/bin/sh\nif [ "$1" = "--version" ]; then echo "cuobjdump: stand-in"; exit 0; fi\n'
-                    'echo "code for sm_90a"; echo "\t\tFunction : $3"; echo "        /*0000*/   FFMA R1, R2, R3, RZ ;"\n')
+    fake.write_text(
+        '#!/bin/sh\nif [ "$1" = "--version" ]; then echo "cuobjdump: stand-in"; exit 0; fi\n'
+        'echo "code for sm_90a"; echo "\t\tFunction : $3"; echo "        /*0000*/   FFMA R1, R2, R3, RZ ;"\n'
+    )
     fake.chmod(0o755)
     bundle = tmp_path / "bundle"
     bundle.mkdir()

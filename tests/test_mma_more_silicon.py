@@ -1,6 +1,7 @@
-"""Round 2 of the dense mma campaign (issue 7): every remaining sm_90a dense combination.
+"""Round ``mma-more`` of the mma campaign: every remaining sm_90a dense combination.
 
-The machinery (conformance/silicon/mma_campaign.py ``prepare-more``, mma_device.py ``run-more``)
+The machinery (conformance/silicon/mma_campaign.py ``prepare`` of round ``mma-more``,
+mma_device.py ``run BUNDLE OUT mma-more``)
 is tested without a GPU: the operand descriptions against round 1's, the digest against its
 definition written here with Python integers, and the device run with CuPy emulated by exact
 integer arithmetic written here (so a wrong layout, generator, digest or loader shows). The
@@ -39,7 +40,7 @@ def test_combinations_are_legal_new_and_distinct():
     """Every round-2 form is legal in the catalogue (spec/matrix.py), none repeats round 1, and the
     names (file keys) are distinct."""
     from ptxspec.spec.errors import PtxSpecError
-    from ptxspec.spec.matrix import parse
+    from ptxspec.spec.catalogue import parse
 
     old = {c.instruction for c in mc.COMBINATIONS}
     names = [c.name for c in mc.MORE_COMBINATIONS]
@@ -55,9 +56,22 @@ def test_combinations_are_legal_new_and_distinct():
     assert refused == REFUSED
     # the families the brief lists are all there
     shapes = {(c.shape, c.a) for c in mc.MORE_COMBINATIONS}
-    for key in [("m16n8k8", "f16"), ("m8n8k4", "f16"), ("m16n8k8", "bf16"), ("m16n8k4", "tf32"), ("m16n8k4", "f64"), ("m16n8k16", "f64"),
-                ("m16n8k16", "e4m3"), ("m16n8k16", "e5m2"), ("m16n8k32", "e5m2"), ("m8n8k16", "u8"), ("m8n8k32", "s4"), ("m16n8k64", "u4"),
-                ("m16n8k256", "b1"), ("m8n8k128", "b1")]:
+    for key in [
+        ("m16n8k8", "f16"),
+        ("m8n8k4", "f16"),
+        ("m16n8k8", "bf16"),
+        ("m16n8k4", "tf32"),
+        ("m16n8k4", "f64"),
+        ("m16n8k16", "f64"),
+        ("m16n8k16", "e4m3"),
+        ("m16n8k16", "e5m2"),
+        ("m16n8k32", "e5m2"),
+        ("m8n8k16", "u8"),
+        ("m8n8k32", "s4"),
+        ("m16n8k64", "u4"),
+        ("m16n8k256", "b1"),
+        ("m8n8k128", "b1"),
+    ]:
         assert key in shapes, key
     assert {(c.alayout, c.blayout) for c in mc.MORE_COMBINATIONS if c.quad_pairs} == {(a, b) for a in ("row", "col") for b in ("row", "col")}
 
@@ -70,8 +84,9 @@ def test_descriptions_agree_with_round_one(combo):
         assert mc.more_description(combo, o) == mc.operand_description(combo, o)
 
 
-@pytest.mark.parametrize("combo", [c for c in mc.MORE_COMBINATIONS if c.quad_pairs][:4] + [c for c in mc.MORE_COMBINATIONS if c.a == "s4"][:1],
-                         ids=lambda c: c.name)
+@pytest.mark.parametrize(
+    "combo", [c for c in mc.MORE_COMBINATIONS if c.quad_pairs][:4] + [c for c in mc.MORE_COMBINATIONS if c.a == "s4"][:1], ids=lambda c: c.name
+)
 def test_register_counts_per_lane(combo):
     """§9.7.14.5.1: m8n8k4.f16 lanes hold 4 f16 of A and of B (2 registers), 8 of C/D (4 f16x2 or
     8 f32 registers); §9.7.14.5.14 (.s4 m16n8k32 / m8n8k32): 8 elements of A per register."""
@@ -114,8 +129,11 @@ def test_block_digests_refuse_partial_blocks():
 # The device run, CuPy emulated with exact integer arithmetic written here
 # ---------------------------------------------------------------------------------------------
 
-EMULATED = [c for c in mc.MORE_COMBINATIONS if c.name in (
-    "m16n8k16-s32-s8-u8-s32-satfinite", "m8n8k32-s32-u4-s4-s32", "m16n8k128-s32-b1-b1-s32-and-popc", "m8n8k128-s32-b1-b1-s32-xor-popc")]
+EMULATED = [
+    c
+    for c in mc.MORE_COMBINATIONS
+    if c.name in ("m16n8k16-s32-s8-u8-s32-satfinite", "m8n8k32-s32-u4-s4-s32", "m16n8k128-s32-b1-b1-s32-and-popc", "m8n8k128-s32-b1-b1-s32-xor-popc")
+]
 
 
 def _signed(x: np.ndarray, t: str) -> np.ndarray:
@@ -139,7 +157,7 @@ def _integer_d(combo, A, B, C) -> np.ndarray:
 
 
 def _emulated_cupy(plan) -> types.ModuleType:
-    kernels = {e["kernel"]: mc.more_combination_named(e["name"]) for e in plan}
+    kernels = {e["kernel"]: mc.combination_named(e["name"]) for e in plan}
 
     def kernel(name):
         combo = kernels[name]
@@ -155,17 +173,17 @@ def _emulated_cupy(plan) -> types.ModuleType:
 
 
 def test_device_run_loader_replay_and_diagnosis(tmp_path, monkeypatch):
-    """run-more (CuPy emulated) -> mma-more-0.npz + meta-mma-more.json -> load_more regenerates the
-    random inputs -> verify_more: 0 mismatches, no bad block. Then one register of one digest
-    block is changed: the block is reported by index and diagnose_block names the register and
+    """mma_device.py run (CuPy emulated) -> mma-more-0.npz + meta-mma-more.json -> load regenerates the
+    random inputs -> verify: 0 mismatches, no bad block. Then one register of one digest
+    block is changed: the block is reported by index and the record's diagnose names the register and
     the changed value from the digest alone; a changed stored D element is counted."""
-    plan, arrays = mc.more_plan([(f"k{i}", c) for i, c in enumerate(EMULATED)], random=192)
+    plan, arrays, _ = mc.ROUND_2.plan([(f"k{i}", c) for i, c in enumerate(EMULATED)], 192)
     bundle = emulated_gpu.write_bundle(tmp_path, "more", plan, arrays)
     monkeypatch.setitem(sys.modules, "cupy", _emulated_cupy(plan))
     out = tmp_path / "out"
-    md.run_more(bundle, out)
+    md.record(md.MORE, bundle, out)
     assert sorted(p.name for p in out.iterdir()) == ["meta-mma-more.json", "mma-more-0.npz"]
-    result = mc.verify_more(out)
+    result = mc.verify(out, mc.ROUND_2)
     assert set(result) == {c.name for c in EMULATED}
     for combo in EMULATED:
         r = result[combo.name]
@@ -173,12 +191,12 @@ def test_device_run_loader_replay_and_diagnosis(tmp_path, monkeypatch):
         entry = next(e for e in plan if e["name"] == combo.name)
         assert r["stored_mismatches"] == 0 and r["bad_blocks"] == [], r
         assert r["dots"] == (entry["probes"] + entry["random"]) * m * n
-    recs = {r.combination.name: r for r in mc.load_more(out)}
+    recs = {r.combination.name: r for r in mc.load(out, mc.ROUND_2)}
     rec = recs[EMULATED[0].name]
     assert len(rec.digests) == 2 and rec.full == rec.probes + 64
     # silicon "changed" register: rebuild block 1's digest with one register off by 3
     lo = rec.full + 64
-    d = mc.more_expected(rec.combination, rec.a[lo:lo + 64], rec.b[lo:lo + 64], rec.c[lo:lo + 64])
+    d = mc.more_expected(rec.combination, rec.a[lo : lo + 64], rec.b[lo : lo + 64], rec.c[lo : lo + 64])
     d[9, 17, 3] += np.uint32(3)
     with np.load(out / "mma-more-0.npz") as z:
         changed = {k: z[k] for k in z.files}
@@ -188,12 +206,12 @@ def test_device_run_loader_replay_and_diagnosis(tmp_path, monkeypatch):
     changed[f"{rec.combination.name}_d"] = changed[f"{rec.combination.name}_d"].copy()
     changed[f"{rec.combination.name}_d"][-1, 4, 0] ^= np.uint32(1 << 20)
     np.savez_compressed(out / "mma-more-0.npz", **changed)
-    again = {r.combination.name: r for r in mc.load_more(out)}[rec.combination.name]
-    r = mc.replay_more(again)
+    again = {r.combination.name: r for r in mc.load(out, mc.ROUND_2)}[rec.combination.name]
+    r = again.verify()
     assert r["bad_blocks"] == [1] and r["stored_mismatches"] == 1
-    found = mc.diagnose_block(again, 1)
+    found = again.diagnose(1)
     assert found == [{"mma": lo + 9, "lane": 17, "register": 3, "model": int(d[9, 17, 3]) - 3, "silicon": int(d[9, 17, 3])}]
-    assert mc.diagnose_block(again, 0) == []
+    assert again.diagnose(0) == []
 
 
 # ---------------------------------------------------------------------------------------------
@@ -205,7 +223,7 @@ needs_recording = pytest.mark.skipif(not RECORDED, reason="no round-2 dense mma 
 
 @pytest.fixture(scope="module")
 def recording():
-    return {r.combination.name: r for r in mc.load_more(DATA)}
+    return {r.combination.name: r for r in mc.load(DATA, mc.ROUND_2)}
 
 
 def _names(kind=None) -> list[str]:
@@ -213,9 +231,9 @@ def _names(kind=None) -> list[str]:
         return []
     names = [e["name"] for e in json.loads((DATA / "meta-mma-more.json").read_text())["combinations"]]
     if kind == "int":
-        return [n for n in names if mc.more_combination_named(n).a in mc.INTEGER]
+        return [n for n in names if mc.combination_named(n).a in mc.INTEGER]
     if kind == "float":
-        return [n for n in names if mc.more_combination_named(n).a not in mc.INTEGER]
+        return [n for n in names if mc.combination_named(n).a not in mc.INTEGER]
     return names
 
 
@@ -243,16 +261,13 @@ RESIDUE = {"m16n8k16-f32-e4m3-e5m2-f32": [1, 7, 9, 10], "m16n8k16-f32-e5m2-e4m3-
 def _residue(name: str) -> list[int]:
     """:data:`RESIDUE` while the pinned datapath aligns a subnormal input on its exponent field;
     none once it takes the normalised exponent (the change proposed in docs/mma.rst)."""
-    model = mc.more_model(mc.more_combination_named(name))
+    model = mc.measured_datapath(mc.combination_named(name))
     return RESIDUE.get(name, []) if getattr(model, "subnormal_reference", "field") == "field" else []
 
 
 def _pinned(name: str) -> bool:
-    try:
-        mc.more_model(mc.more_combination_named(name))
-    except LookupError:
-        return False
-    return True
+    combo = mc.combination_named(name)
+    return combo.a in mc.INTEGER or mc.measured_datapath(combo) is not None
 
 
 def test_every_combination_is_pinned():
@@ -272,7 +287,7 @@ def _fast(names):
 def test_replay_stored_and_first_blocks(recording, name):
     """The sm_90 profile reproduces every stored D (designed probes, first 64 random mma) and the
     digests of the first two blocks of 64 random mma (but the known residue)."""
-    r = mc.replay_more(recording[name], blocks=range(2))
+    r = recording[name].verify(blocks=range(2))
     assert (r["stored_mismatches"], r["bad_blocks"]) == (0, [b for b in _residue(name) if b < 2]), r
 
 
@@ -280,7 +295,7 @@ def test_replay_stored_and_first_blocks(recording, name):
 @pytest.mark.heavy
 @pytest.mark.parametrize("name", _names())
 def test_replay_every_block(recording, name):
-    r = mc.replay_more(recording[name])
+    r = recording[name].verify()
     assert (r["stored_mismatches"], r["bad_blocks"]) == (0, _residue(name)), r
 
 
@@ -291,14 +306,14 @@ def test_residue_is_one_ulp_and_the_subnormal_reference(recording, name, monkeyp
     aligning the products on the normalised exponent of a subnormal fp8 input (instead of the
     smallest normal exponent) reproduces every block: the evidence for the change to Datapath
     this campaign proposes (docs/mma.rst)."""
-    import ptxspec.semantics.mma as mm
+    import ptxspec.semantics.mma_vectorised as mv
 
     rec = recording[name]
     for block in _residue(name):
-        (found,) = mc.diagnose_block(rec, block)
+        (found,) = rec.diagnose(block)
         assert abs(found["silicon"] - found["model"]) == 1
-    monkeypatch.setattr(mm, "_input_addends", lambda fmt, bits, ftz, *_: mm._float_addends(fmt, bits, ftz, "msb"))
-    assert mc.replay_more(rec)["bad_blocks"] == []
+    monkeypatch.setattr(mv, "_input_addends", lambda fmt, bits, ftz, *_: mv._float_addends(fmt, bits, ftz, "msb"))
+    assert rec.verify()["bad_blocks"] == []
 
 
 @needs_recording
@@ -318,7 +333,7 @@ def _spec_names() -> list[str]:
     promises "at least single precision" and :func:`spec_dot` allows only the exact sum: a
     departure from the manual that docs/profiles.rst lists, and that tests/test_mma.py
     (``KNOWN_DEVIATIONS``) shows the spec-level sets reject."""
-    return [n for n in _names("float") if not (mc.more_combination_named(n).d == "f16" and mc.more_combination_named(n).a in ("e4m3", "e5m2"))]
+    return [n for n in _names("float") if not (mc.combination_named(n).d == "f16" and mc.combination_named(n).a in ("e4m3", "e5m2"))]
 
 
 @needs_recording

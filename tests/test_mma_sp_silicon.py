@@ -117,7 +117,7 @@ def test_designed_probes_land_where_claimed(combo):
             others = np.ones((len(index), k), dtype=bool)
             others[np.arange(len(index))[:, None], cols[:, r]] = False
             rest = B[:, :, r][others].reshape(len(index), k // 2)
-            poisoned = (np.arange(len(index)) % 4 == 3)
+            poisoned = np.arange(len(index)) % 4 == 3
             assert (rest[poisoned] == fill).all() and (rest[~poisoned] == 0).all()
 
 
@@ -140,7 +140,7 @@ def _emulated_cupy(plan: list[dict]) -> types.ModuleType:
 
     def kernel(name):
         entry = by_kernel[name]
-        combo = mc.sparse_combination_named(entry["combination"])
+        combo = mc.combination_named(entry["combination"])
 
         def launch(grid, block, args):
             a, b, c, e, d, count = args
@@ -163,16 +163,16 @@ def _emulated_cupy(plan: list[dict]) -> types.ModuleType:
 
 
 def test_device_run_files_loader_and_verifier_round_trip(tmp_path, monkeypatch):
-    """run-sparse (CuPy emulated) -> mma-sp-*.npz + meta-mma-sp.json -> load_sparse regenerates the
-    random inputs -> verify_sparse finds the emulated D, every element (0 mismatches); a flipped
+    """mma_device.py run, round mma-sp (CuPy emulated) -> mma-sp-*.npz + meta-mma-sp.json -> load
+    regenerates the random inputs -> verify finds the emulated D, every element (0 mismatches); a flipped
     bit of D is found."""
     plan, arrays, _ = mc.sparse_plan(INTEGER, random=6)
     bundle = emulated_gpu.write_bundle(tmp_path, "sparse", plan, arrays)
     monkeypatch.setitem(sys.modules, "cupy", _emulated_cupy(plan))
     out = tmp_path / "out"
-    md.run_sparse(bundle, out)
+    md.record(md.SPARSE, bundle, out)
     assert sorted(p.name for p in out.iterdir()) == ["meta-mma-sp.json", "mma-sp-0.npz"]
-    result = mc.verify_sparse(out)
+    result = mc.verify(out, mc.SPARSE_ROUND_1)
     assert set(result) == {e["name"] for e in plan}
     for name, r in result.items():
         assert r["mismatches"] == 0, (name, r)
@@ -184,7 +184,7 @@ def test_device_run_files_loader_and_verifier_round_trip(tmp_path, monkeypatch):
     changed[key] = changed[key].copy()
     changed[key][-1, 5, 2] ^= 1
     np.savez_compressed(out / "mma-sp-0.npz", **changed)
-    again = mc.verify_sparse(out)
+    again = mc.verify(out, mc.SPARSE_ROUND_1)
     assert again[plan[0]["name"]]["mismatches"] == 1
 
 
@@ -197,7 +197,7 @@ needs_recording = pytest.mark.skipif(not RECORDED, reason="no mma.sp recording u
 
 @pytest.fixture(scope="module")
 def recording():
-    return {r.name: r for r in mc.load_sparse(DATA)}
+    return {r.name: r for r in mc.load(DATA, mc.SPARSE_ROUND_1)}
 
 
 def _entries() -> list[str]:
@@ -318,7 +318,7 @@ def test_sparse_f16_m16n8k32_sums_the_selected_products(profile):
     """mma.sp.m16n8k32 .f16 (B's fragment is the mma.sp table of §9.7.14.6.2): A's stored
     elements 1.0, B = 1.0 on the rows the metadata selects and +inf elsewhere, C = 0.5: every
     element of D may be 16.5 (exact, representable); the infinities meet only A's zeros."""
-    from ptxspec.semantics.mma import evaluate_mma
+    from ptxspec.semantics.instructions import evaluate
     from ptxspec.semantics.results import contains
 
     combo = mc.SPARSE_COMBINATIONS[0]
@@ -343,7 +343,7 @@ def test_sparse_f16_m16n8k32_sums_the_selected_products(profile):
         b = lb.from_matrix(B)
         c = lc.from_matrix(np.full((16, 8), 0x3F000000, dtype=np.uint64))
         sources = [tuple(int(x) for x in r[:, j]) for r in (a, b, c) for j in range(r.shape[1])] + [tuple(int(x) for x in e_same), selector]
-        out = evaluate_mma(combo.instruction(), sources, profile)
+        out = evaluate(combo.instruction(), sources, profile)
         for reg in out:
             for lane_value in reg.lanes:
                 assert contains(lane_value, 0x41840000) if not isinstance(lane_value, int) else lane_value == 0x41840000
@@ -366,19 +366,22 @@ def test_recorded_probes_lie_in_the_spec_level_sets(recording, name):
         assert contains(allowed, int(D[t, i, j])), (name, int(select[t]), i, j, hex(int(D[t, i, j])))
 
 
-@pytest.mark.parametrize("text", [
-    "mma.sp.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32",
-    "mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32",
-    "mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.s8.s32",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mma.sp.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32",
+        "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32",
+        "mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32",
+        "mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.s8.s32",
+    ],
+)
 def test_integer_sparse_mma_equals_dense_numpy_product(text):
     """mma.sp of an A that follows the sparsity pattern equals numpy's product of the dense A (the
     4-bit forms once refused every input: their K/2 stored elements were numbered in 4-bit fields)."""
     from ptxspec.semantics import mma as mma_module
     from ptxspec.semantics.matrix_layout import compress_sparse, fragment_layout
     from ptxspec.semantics.results import profile_named
-    from ptxspec.spec.matrix import parse
+    from ptxspec.spec.catalogue import parse
 
     form = parse(text)
     shape, atype, btype = form["shape"], form["atype"], form["btype"]
@@ -391,7 +394,7 @@ def test_integer_sparse_mma_equals_dense_numpy_product(text):
         for block in range(k // (4 * chunk)):
             for c in rng.choice(4, 2, replace=False):
                 start = (block * 4 + c) * chunk
-                dense[row, start:start + chunk] = rng.integers(0, 1 << bits, chunk, dtype=np.uint64)
+                dense[row, start : start + chunk] = rng.integers(0, 1 << bits, chunk, dtype=np.uint64)
     b = rng.integers(0, 1 << bits, (k, 8), dtype=np.uint64)
     c = rng.integers(-(1 << 20), 1 << 20, (16, 8)).astype(np.int64)
     la = fragment_layout(shape, "a", atype, sparse=True)
@@ -432,8 +435,9 @@ def _two_lane_8bit(name: str) -> bool:
 
 
 def _placement_param(name: str):
-    skip = pytest.mark.skipif(not PLACEMENT_MEASURED, reason="matrix_layout.MetadataLayout.field: two-lane 8-bit placement "
-                                                             "not yet the measured one (X2-matrix_layout.diff)")
+    skip = pytest.mark.skipif(
+        not PLACEMENT_MEASURED, reason="matrix_layout.MetadataLayout.field: two-lane 8-bit placement not yet the measured one (X2-matrix_layout.diff)"
+    )
     return pytest.param(name, marks=skip) if _two_lane_8bit(name) else name
 
 
@@ -442,7 +446,7 @@ def test_round_two_covers_the_remaining_forms():
     (f16/bf16, tf32, 8-bit integers, 4-bit integers, and with round 1 the 8-bit floats) has an
     ::ordered_metadata member and the integer families a .satfinite one; the random mma of an
     entry are whole digest blocks after the kept ones and give >= 10^5 dot products per form."""
-    from ptxspec.spec.matrix import parse
+    from ptxspec.spec.catalogue import parse
 
     more = mc.SPARSE_MORE_COMBINATIONS
     assert not {c.name for c in more} & {c.name for c in mc.SPARSE_COMBINATIONS}
@@ -457,7 +461,7 @@ def test_round_two_covers_the_remaining_forms():
         assert {(a, b) for s, a, b in pairs if s == shape and a in ("s8", "u8")} == {(a, b) for a in ("s8", "u8") for b in ("s8", "u8")}
     for shape in ("m16n8k64", "m16n8k128"):
         assert {(a, b) for s, a, b in pairs if s == shape and a in ("s4", "u4")} == {(a, b) for a in ("s4", "u4") for b in ("s4", "u4")}
-    plan, _, _ = mc.sparse_more_plan(more[-2:])
+    plan, _, _ = mc.sparse_plan(more[-2:], mc.SPARSE_MORE_RANDOM, mc.SPARSE_MORE_PROBE_MMA, digests=True)
     dots: dict[str, int] = {}
     for e in plan:
         assert e["keep"] == md.FULL_RANDOM and (e["random"] - e["keep"]) % md.DIGEST_BLOCK == 0 and e["random"] > e["keep"]
@@ -465,8 +469,9 @@ def test_round_two_covers_the_remaining_forms():
     assert min(dots.values()) >= 10**5
 
 
-@pytest.mark.parametrize("combo", [c for c in mc.SPARSE_MORE_COMBINATIONS if c.shape == "m16n8k8"][-1:] + [mc.SPARSE_MORE_COMBINATIONS[-1]],
-                         ids=lambda c: c.name)
+@pytest.mark.parametrize(
+    "combo", [c for c in mc.SPARSE_MORE_COMBINATIONS if c.shape == "m16n8k8"][-1:] + [mc.SPARSE_MORE_COMBINATIONS[-1]], ids=lambda c: c.name
+)
 def test_round_two_designed_probes_land_where_claimed(combo):
     """The round-2 probes (K/2 designs of the dense combination): the stored elements of A reach
     the dense positions the metadata selects (decoded here, :func:`_more_columns`), and the rows of
@@ -531,40 +536,40 @@ def _more_integer_oracle(rec, select=slice(None), placement=None) -> np.ndarray:
 
 
 def _more_bundle(tmp_path, combos, random: int):
-    plan, arrays, _ = mc.sparse_more_plan(combos, random)
+    plan, arrays, _ = mc.sparse_plan(combos, random, mc.SPARSE_MORE_PROBE_MMA, digests=True)
     bundle = emulated_gpu.write_bundle(tmp_path, "sparse-more", plan, arrays)
     return plan, bundle
 
 
 def test_round_two_device_run_digests_and_diagnosis(tmp_path, monkeypatch):
-    """run-sparse-more (CuPy emulated with the Python-integer oracle) -> one npz + meta ->
-    load_sparse_more regenerates the inputs -> verify finds every kept D and every digest; a digest
-    of a D with one register changed is reported as that block, and diagnose_block names the mma,
+    """mma_device.py run, round mma-sp-more (CuPy emulated with the Python-integer oracle) -> one
+    npz + meta -> load regenerates the inputs -> verify finds every kept D and every digest; a digest
+    of a D with one register changed is reported as that block, and the record's diagnose names the mma,
     lane and register and the changed value from nothing but the digest."""
     combos = [c for c in mc.SPARSE_MORE_COMBINATIONS if c.shape == "m16n8k128" and c.ordered]
     plan, bundle = _more_bundle(tmp_path, combos, 65)
     assert [e["random"] for e in plan] == [md.FULL_RANDOM + md.DIGEST_BLOCK]
     monkeypatch.setitem(sys.modules, "cupy", _emulated_cupy(plan))
     out = tmp_path / "out"
-    md.run_sparse_more(bundle, out)
+    md.record(md.SPARSE_MORE, bundle, out)
     assert sorted(p.name for p in out.iterdir()) == ["meta-mma-sp-more.json", "mma-sp-more-0.npz"]
-    (r,) = mc.load_sparse_more(out)
+    (r,) = mc.load(out, mc.SPARSE_ROUND_2)
     assert r.recording.d.shape[0] == r.kept and r.digests.shape == (1,)
-    result = mc.verify_sparse_more(out)[plan[0]["name"]]
+    result = mc.verify(out, mc.SPARSE_ROUND_2)[plan[0]["name"]]
     assert result["kept_mismatches"] == 0 and result["mismatching_blocks"] == [] and result["digest_blocks"] == 1
     # The silicon's D of the digest block with one register changed: only its digest is stored.
     d = mc.sparse_model_registers(r.recording, select=slice(r.kept, r.kept + md.DIGEST_BLOCK))
     d[17, 9, 2] ^= 0x40
     bad = mc.SparseDigestRecording(r.recording, r.keep, md.block_digests(np, d))
-    assert mc.verify_sparse_more_entry(bad)["mismatching_blocks"] == [0]
-    found = mc.diagnose_sparse_block(bad, 0)
-    assert (found["mma_index"], found["lane"], found["register"]) == (r.kept + 17, 9, 2)
-    assert found["recorded"] == int(d[17, 9, 2])
+    assert bad.verify()["mismatching_blocks"] == [0]
+    (found,) = bad.diagnose(0)
+    assert (found["mma"], found["lane"], found["register"]) == (r.kept + 17, 9, 2)
+    assert found["silicon"] == int(d[17, 9, 2])
 
 
 @pytest.fixture(scope="module")
 def recording_more():
-    return {r.recording.name: r for r in mc.load_sparse_more(DATA)}
+    return {r.name: r for r in mc.load(DATA, mc.SPARSE_ROUND_2)}
 
 
 def _more_entries() -> list[str]:
@@ -619,9 +624,21 @@ def test_round_two_integers_equal_numpy_product(recording_more, name):
         assert (_more_integer_oracle(rec, select, _placement_two_rows_per_lane(rec.combination, rec.selector)) != D).mean() > 0.9
 
 
-@pytest.mark.parametrize("shape, element_type", [("m16n8k32", "s8"), ("m16n8k32", "u8"), ("m16n8k64", "s4"), ("m16n8k64", "u4"),
-                                                 ("m16n8k128", "s4"), ("m16n8k64", "e4m3"), ("m16n8k16", "f16"), ("m16n8k8", "tf32"),
-                                                 ("m16n8k32", "bf16"), ("m16n8k16", "tf32")])
+@pytest.mark.parametrize(
+    "shape, element_type",
+    [
+        ("m16n8k32", "s8"),
+        ("m16n8k32", "u8"),
+        ("m16n8k64", "s4"),
+        ("m16n8k64", "u4"),
+        ("m16n8k128", "s4"),
+        ("m16n8k64", "e4m3"),
+        ("m16n8k16", "f16"),
+        ("m16n8k8", "tf32"),
+        ("m16n8k32", "bf16"),
+        ("m16n8k16", "tf32"),
+    ],
+)
 def test_semantics_place_metadata_as_measured(shape, element_type):
     """matrix_layout's placement is the measured one: one row per lane's word for 8-bit chunks
     (two and four lanes), two rows per lane's word for 16-bit and .tf32 chunks (one and two lanes)."""
@@ -649,7 +666,7 @@ def test_round_two_replay_kept(recording_more, name):
 @pytest.mark.parametrize("name", [_placement_param(n) for n in _more_entries()])
 def test_round_two_replay_digests(recording_more, name):
     """Every other random mma, by its block digest (PTXSPEC_HEAVY=all)."""
-    result = mc.verify_sparse_more_entry(recording_more[name])
+    result = recording_more[name].verify()
     assert result["kept_mismatches"] == 0 and result["mismatching_blocks"] == [], result
 
 

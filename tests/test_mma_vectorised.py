@@ -1,4 +1,5 @@
-"""The vectorised mma datapath (semantics/mma.py ``datapath_matrix``) against the readable one.
+"""The vectorised mma datapath (semantics/mma_vectorised.py, behind ``mma.datapath_matrix``) against
+the readable one.
 
 ``datapath_matrix`` runs a :class:`~ptxspec.semantics.mma.Datapath` in float64 where
 ``float64_exact`` proves every operation exact, else in int64 (``vectorisable``), else through
@@ -19,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ptxspec.semantics import mma
+from ptxspec.semantics import mma, mma_vectorised
 from ptxspec.semantics.numerics import Rounding, canonical_nan
 from ptxspec.profiles.sm_90 import SM_90
 from ptxspec.semantics.results import profile_named
@@ -145,7 +146,9 @@ def readable(model, combination, A, B, C) -> np.ndarray:
 
 def assert_same(D, expected, model) -> None:
     bad = np.argwhere(D != expected)
-    assert not bad.size, f"{len(bad)} elements differ, first {tuple(bad[0])}: {int(D[tuple(bad[0])]):#x} != {int(expected[tuple(bad[0])]):#x} ({model.describe()})"
+    assert not bad.size, (
+        f"{len(bad)} elements differ, first {tuple(bad[0])}: {int(D[tuple(bad[0])]):#x} != {int(expected[tuple(bad[0])]):#x} ({model.describe()})"
+    )
 
 
 def int64_path(model, combination, A, B, C) -> np.ndarray:
@@ -155,7 +158,7 @@ def int64_path(model, combination, A, B, C) -> np.ndarray:
     rows = np.broadcast_to(A[..., :, None, :], A.shape[:-2] + (m, n, k)).reshape(-1, k)
     cols = np.broadcast_to(np.swapaxes(B, -1, -2)[..., None, :, :], A.shape[:-2] + (m, n, k)).reshape(-1, k)
     with np.errstate(invalid="ignore", over="ignore"):
-        return mma._dots(model, a, b, c, d, rows, cols, C.reshape(-1)).reshape(C.shape)
+        return mma_vectorised._int64_dots(model, a, b, c, d, rows, cols, C.reshape(-1)).reshape(C.shape)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -173,7 +176,7 @@ def test_float64_path_equals_readable(combination, data):
     model = data.draw(datapaths(combination[4], combination[3]))
     A, B, C = data.draw(matrices(combination))
     # Every drawn model runs on the float64 path but for the (11, 52) accumulator (per element).
-    assert mma.float64_exact(model, *combination[:3], combination[4]) is (model.accumulator != (11, 52))
+    assert mma_vectorised.float64_exact(model, *combination[:3], combination[4]) is (model.accumulator != (11, 52))
     D = mma.datapath_matrix(model, *combination[:4], A, B, C)
     assert_same(D, readable(model, combination, A, B, C), model)
 
@@ -185,8 +188,8 @@ def test_int64_path_equals_readable(combination, data):
     """Alignment widths beyond float64's exact range go through the int64 path; == datapath_dot."""
     model = data.draw(datapaths(combination[4], combination[3], wide=True))
     A, B, C = data.draw(matrices(combination))
-    assert mma.vectorisable(model, combination[0], combination[1], combination[4])
-    assert not mma.float64_exact(model, combination[0], combination[1], combination[2], combination[4])
+    assert mma_vectorised.vectorisable(model, combination[0], combination[1], combination[4])
+    assert not mma_vectorised.float64_exact(model, combination[0], combination[1], combination[2], combination[4])
     D = mma.datapath_matrix(model, *combination[:4], A, B, C)
     assert_same(D, readable(model, combination, A, B, C), model)
 
@@ -261,9 +264,9 @@ def test_measured_datapaths_take_a_vectorised_path(entry):
     """Every sm_90 datapath runs in float64, but m8n8k4 .f16's binary32 chains, in float32."""
     key, model = MEASURED[entry]
     if key.shape == "m8n8k4":
-        assert mma.binary32_exact(model, *key.types, _products(key)) and not mma.float64_exact(model, *key.types[:3], _products(key))
+        assert mma_vectorised.binary32_exact(model, *key.types, _products(key)) and not mma_vectorised.float64_exact(model, *key.types[:3], _products(key))
     else:
-        assert mma.float64_exact(model, key.atype, key.btype, key.ctype, _products(key))
+        assert mma_vectorised.float64_exact(model, key.atype, key.btype, key.ctype, _products(key))
 
 
 @pytest.mark.parametrize("entry", range(len(MEASURED)), ids=MEASURED_IDS)
@@ -300,7 +303,7 @@ def test_float64_proof_at_its_edge(combination, truncation):
     edge = 53 - 2 - (k + 1).bit_length()
     for width, fast in ((edge, True), (edge + 1, False)):
         model = mma.Datapath(alignment_bits=width, truncation=truncation, rounding=Rounding.RZ)
-        assert mma.float64_exact(model, a, b, c, k) is fast
+        assert mma_vectorised.float64_exact(model, a, b, c, k) is fast
         A = np.full((1, 16, k), _largest(a), dtype=np.uint64)
         B = np.full((1, k, 8), _largest(b), dtype=np.uint64)
         C = np.full((1, 16, 8), _largest(c, 2 * FORMATS[a].max_exponent), dtype=np.uint64)  # as large as a product
@@ -312,12 +315,12 @@ def test_float64_proof_at_its_edge(combination, truncation):
 
 def test_float64_exact_refuses_what_it_cannot_prove():
     f16 = ("f16", "f16", "f32")
-    assert mma.float64_exact(mma.Datapath(alignment_bits=46), *f16, 16)
-    assert not mma.float64_exact(mma.Datapath(alignment_bits=47), *f16, 16)
+    assert mma_vectorised.float64_exact(mma.Datapath(alignment_bits=46), *f16, 16)
+    assert not mma_vectorised.float64_exact(mma.Datapath(alignment_bits=47), *f16, 16)
     # An f64-sized accumulator has subnormals below float64's normal range.
-    assert not mma.float64_exact(mma.Datapath(alignment_bits=25, chunk=4, accumulator=(11, 52)), *f16, 16)
-    assert not mma.float64_exact(mma.Datapath(alignment_bits=25, c_step="alone", accumulator=(8, 23), c_alignment_bits=50), *f16, 16)
-    assert not mma.float64_exact(mma.Datapath(alignment_bits=None), *f16, 16)
+    assert not mma_vectorised.float64_exact(mma.Datapath(alignment_bits=25, chunk=4, accumulator=(11, 52)), *f16, 16)
+    assert not mma_vectorised.float64_exact(mma.Datapath(alignment_bits=25, c_step="alone", accumulator=(8, 23), c_alignment_bits=50), *f16, 16)
+    assert not mma_vectorised.float64_exact(mma.Datapath(alignment_bits=None), *f16, 16)
 
 
 def test_batch_shapes_broadcast():

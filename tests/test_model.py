@@ -77,8 +77,7 @@ def build(threads, *, locations, aliases=(), domain=(0, 1), quantifier="exists",
         addresses[name] = Address(name, addresses[of].physical, generic, proxy)
     eid = itertools.count()
     initial = tuple(
-        Event(next(eid), None, -1, f"init {name}", writes=True, address=addresses[name], proxy="generic",
-              order="weak", write_value=value)
+        Event(next(eid), None, -1, f"init {name}", writes=True, address=addresses[name], proxy="generic", order="weak", write_value=value)
         for name, value in locations.items()
     )
     built = []
@@ -98,21 +97,33 @@ def build(threads, *, locations, aliases=(), domain=(0, 1), quantifier="exists",
                     if isinstance(value, str):
                         data.add((origin[value], e))
                         value = registers[value]
-                    events.append(Event(e, number, index, "st", writes=True, address=addresses[loc], proxy=proxy,
-                                        order=order, scope=scope, write_value=value))
+                    events.append(Event(e, number, index, "st", writes=True, address=addresses[loc], proxy=proxy, order=order, scope=scope, write_value=value))
                 elif kind == "ld":
                     _, reg, loc, order, scope, proxy = ins
                     value = next(source)
                     registers[reg], origin[reg] = value, e
-                    events.append(Event(e, number, index, "ld", reads=True, address=addresses[loc], proxy=proxy,
-                                        order=order, scope=scope, read_value=value))
+                    events.append(Event(e, number, index, "ld", reads=True, address=addresses[loc], proxy=proxy, order=order, scope=scope, read_value=value))
                 elif kind == "atom":
                     _, reg, loc, order, scope = ins
                     value = next(source)
                     registers[reg], origin[reg] = value, e
-                    events.append(Event(e, number, index, "atom.inc", reads=True, writes=True, atomic=True,
-                                        address=addresses[loc], proxy="generic", order=order, scope=scope,
-                                        read_value=value, write_value=(value + 1) & MASK))
+                    events.append(
+                        Event(
+                            e,
+                            number,
+                            index,
+                            "atom.inc",
+                            reads=True,
+                            writes=True,
+                            atomic=True,
+                            address=addresses[loc],
+                            proxy="generic",
+                            order=order,
+                            scope=scope,
+                            read_value=value,
+                            write_value=(value + 1) & MASK,
+                        )
+                    )
                 elif kind == "fence":
                     _, fkind, scope = ins
                     events.append(Event(e, number, index, f"fence.{fkind}", fence=fkind, order=fkind, scope=scope))
@@ -192,8 +203,7 @@ def test_mp_release_acquire_and_scopes():
     writer = [st_("data", 1), st_("flag", 1, "release", "cta")]
     reader = [ld("r0", "flag", "acquire", "cta"), ld("r1", "data")]
     for placement, expect in ((CTA0, False), (CTA1, True)):
-        program = build([(CTA0, writer), (placement, reader)], locations={"data": 0, "flag": 0},
-                        **outcome((reg(1, "r0"), 1), (reg(1, "r1"), 0)))
+        program = build([(CTA0, writer), (placement, reader)], locations={"data": 0, "flag": 0}, **outcome((reg(1, "r0"), 1), (reg(1, "r1"), 0)))
         assert allowed(program) is expect
 
 
@@ -203,8 +213,11 @@ def test_mp_cumulativity_through_a_third_thread():
     p0 = [st_("data", 1), st_("f1", 1, "release", "gpu")]
     p1 = [ld("r0", "f1", "acquire", "gpu"), st_("f2", 1, "release", "gpu")]
     p2 = [ld("r1", "f2", "acquire", "gpu"), ld("r2", "data")]
-    program = build([(CTA0, p0), (CTA1, p1), (Placement(cta=2), p2)], locations={"data": 0, "f1": 0, "f2": 0},
-                    **outcome((reg(1, "r0"), 1), (reg(2, "r1"), 1), (reg(2, "r2"), 0)))
+    program = build(
+        [(CTA0, p0), (CTA1, p1), (Placement(cta=2), p2)],
+        locations={"data": 0, "f1": 0, "f2": 0},
+        **outcome((reg(1, "r0"), 1), (reg(2, "r1"), 1), (reg(2, "r2"), 0)),
+    )
     assert not allowed(program)
 
 
@@ -214,8 +227,7 @@ def test_mp_cumulativity_through_a_third_thread():
 def store_buffering(kind, placements=(CTA0, CTA1), scope="sys"):
     p0 = [st_("x", 1), fence(kind, scope), ld("r0", "y")]
     p1 = [st_("y", 1), fence(kind, scope), ld("r1", "x")]
-    return build([(placements[0], p0), (placements[1], p1)], locations={"x": 0, "y": 0},
-                 **outcome((reg(0, "r0"), 0), (reg(1, "r1"), 0)))
+    return build([(placements[0], p0), (placements[1], p1)], locations={"x": 0, "y": 0}, **outcome((reg(0, "r0"), 0), (reg(1, "r1"), 0)))
 
 
 def test_sb_fence_sc_forbids_and_fence_acq_rel_allows():
@@ -260,8 +272,7 @@ def test_lb_out_of_thin_air_is_forbidden():
     # self-fulfilling, and hence forbidden."
     p0 = [ld("r0", "x"), st_("y", "r0")]
     p1 = [ld("r1", "y"), st_("x", "r1")]
-    program = build([(CTA0, p0), (CTA1, p1)], locations={"x": 0, "y": 0},
-                    **outcome((reg(0, "r0"), 1), (reg(1, "r1"), 1)))
+    program = build([(CTA0, p0), (CTA1, p1)], locations={"x": 0, "y": 0}, **outcome((reg(0, "r0"), 1), (reg(1, "r1"), 1)))
     result = explicit.run(program, ptx.PTX_8_7, want_why=True)
     assert result.ok is False
     assert result.why == ("No-Thin-Air",)
@@ -270,8 +281,7 @@ def test_lb_out_of_thin_air_is_forbidden():
 def test_lb_with_constant_stores_is_allowed():
     p0 = [ld("r0", "x"), st_("y", 1)]
     p1 = [ld("r1", "y"), st_("x", 1)]
-    program = build([(CTA0, p0), (CTA1, p1)], locations={"x": 0, "y": 0},
-                    **outcome((reg(0, "r0"), 1), (reg(1, "r1"), 1)))
+    program = build([(CTA0, p0), (CTA1, p1)], locations={"x": 0, "y": 0}, **outcome((reg(0, "r0"), 1), (reg(1, "r1"), 1)))
     assert allowed(program)
 
 
@@ -280,8 +290,7 @@ def test_lb_with_constant_stores_is_allowed():
 
 def corr(read_order):
     p0 = [st_("x", 1, "relaxed", "sys")]
-    p1 = [ld("r0", "x", read_order, "sys" if read_order != "weak" else None),
-          ld("r1", "x", read_order, "sys" if read_order != "weak" else None)]
+    p1 = [ld("r0", "x", read_order, "sys" if read_order != "weak" else None), ld("r1", "x", read_order, "sys" if read_order != "weak" else None)]
     return build([(CTA0, p0), (CTA1, p1)], locations={"x": 0}, **outcome((reg(1, "r0"), 1), (reg(1, "r1"), 0)))
 
 
@@ -300,9 +309,14 @@ def test_corr():
 
 def test_atomicity_litmus_1():
     # "FINAL STATE: x == 2 ... atomicity is guaranteed when the operations are morally strong."
-    program = build([(CTA0, [inc("r0", "x", scope="sys")]), (CTA1, [inc("r0", "x", scope="sys")])],
-                    locations={"x": 0}, domain=(0, 1, 2), quantifier="forall",
-                    formula=eq(LocationTerm("x"), 2), observed=(LocationTerm("x"),))
+    program = build(
+        [(CTA0, [inc("r0", "x", scope="sys")]), (CTA1, [inc("r0", "x", scope="sys")])],
+        locations={"x": 0},
+        domain=(0, 1, 2),
+        quantifier="forall",
+        formula=eq(LocationTerm("x"), 2),
+        observed=(LocationTerm("x"),),
+    )
     result = explicit.run(program, ptx.PTX_8_7)
     assert result.ok is True
     assert result.states == frozenset({((LocationTerm("x"), 2),)})
@@ -311,15 +325,16 @@ def test_atomicity_litmus_1():
 def test_atomicity_litmus_2():
     # "T2 (In a different CTA) ... FINAL STATE: x == 1 OR x == 2 ... atomicity is not guaranteed if
     # the operations are not morally strong."
-    program = build([(CTA0, [inc("r0", "x", scope="cta")]), (CTA1, [inc("r0", "x", scope="gpu")])],
-                    locations={"x": 0}, domain=(0, 1, 2),
-                    **outcome((LocationTerm("x"), 1)))
+    program = build(
+        [(CTA0, [inc("r0", "x", scope="cta")]), (CTA1, [inc("r0", "x", scope="gpu")])], locations={"x": 0}, domain=(0, 1, 2), **outcome((LocationTerm("x"), 1))
+    )
     result = explicit.run(program, ptx.PTX_8_7, want_why=True)
     assert result.ok is True
     assert {value for ((_, value),) in result.states} == {1, 2}
     # In one CTA the same operations are morally strong: only x == 2.
-    same = build([(CTA0, [inc("r0", "x", scope="cta")]), (CTA0, [inc("r0", "x", scope="gpu")])],
-                 locations={"x": 0}, domain=(0, 1, 2), **outcome((LocationTerm("x"), 1)))
+    same = build(
+        [(CTA0, [inc("r0", "x", scope="cta")]), (CTA0, [inc("r0", "x", scope="gpu")])], locations={"x": 0}, domain=(0, 1, 2), **outcome((LocationTerm("x"), 1))
+    )
     result = explicit.run(same, ptx.PTX_8_7, want_why=True)
     assert result.ok is False and "Atomicity-RMW" in result.why
 
@@ -332,8 +347,7 @@ def cowr_alias(with_fence, proxy="generic", reader_proxy="generic", fence_kind="
     if with_fence:
         code.append(proxy_fence(fence_kind))
     code.append(ld("r1", "y", proxy=reader_proxy))
-    return build([(CTA0, code)], locations={"x": 0}, aliases=(("y", "x", proxy),),
-                 **outcome((reg(0, "r1"), 0)))
+    return build([(CTA0, code)], locations={"x": 0}, aliases=(("y", "x", proxy),), **outcome((reg(0, "r1"), 0)))
 
 
 def test_cowr_alias_needs_the_alias_proxy_fence():
@@ -357,8 +371,7 @@ def test_surface_alias_needs_the_surface_proxy_fence():
 def sb_barriers(ids, placements=(CTA0, CTA0), counts=(None, None)):
     p0 = [st_("x", 1), bar(ids[0], counts[0]), ld("r0", "y")]
     p1 = [st_("y", 1), bar(ids[1], counts[1]), ld("r1", "x")]
-    return build([(placements[0], p0), (placements[1], p1)], locations={"x": 0, "y": 0},
-                 **outcome((reg(0, "r0"), 0), (reg(1, "r1"), 0)))
+    return build([(placements[0], p0), (placements[1], p1)], locations={"x": 0, "y": 0}, **outcome((reg(0, "r0"), 0), (reg(1, "r1"), 0)))
 
 
 def test_barrier_synchronizes_on_the_same_barrier_in_one_cta():
@@ -434,8 +447,7 @@ def test_frame_static_relations_agree_with_base():
         for frame, _ in search.frames():
             for name in base.STATIC_RELATIONS:
                 expect = _rows(
-                    {(i, j) for i, a in enumerate(frame.events) for j, b in enumerate(frame.events)
-                     if base.static_pair(name, a, b, program)},
+                    {(i, j) for i, a in enumerate(frame.events) for j, b in enumerate(frame.events) if base.static_pair(name, a, b, program)},
                     frame.n,
                 )
                 assert frame.base_env[name] == expect, name
@@ -475,8 +487,12 @@ def two_writers(order):
     p0 = [st_("x", 1, order, scope), st_("f1", 1, "release", "sys")]
     p1 = [st_("x", 2, order, scope), st_("f2", 1, "release", "sys")]
     p2 = [ld("r0", "f1", "acquire", "sys"), ld("r1", "f2", "acquire", "sys"), ld("r2", "x"), ld("r3", "x")]
-    return build([(CTA0, p0), (CTA0, p1), (CTA0, p2)], locations={"x": 0, "f1": 0, "f2": 0}, domain=(0, 1, 2),
-                 **outcome((reg(2, "r0"), 1), (reg(2, "r1"), 1), (reg(2, "r2"), 1), (reg(2, "r3"), 2)))
+    return build(
+        [(CTA0, p0), (CTA0, p1), (CTA0, p2)],
+        locations={"x": 0, "f1": 0, "f2": 0},
+        domain=(0, 1, 2),
+        **outcome((reg(2, "r0"), 1), (reg(2, "r1"), 1), (reg(2, "r2"), 1), (reg(2, "r3"), 2)),
+    )
 
 
 def test_writes_in_a_data_race_are_unrelated_in_coherence_order():
@@ -549,20 +565,17 @@ def naive_states(program, model):
     states = set()
     for traces in itertools.product(*(thread.traces for thread in program.threads)):
         events = list(program.initial) + [e for t in traces for e in t.events]
-        statics = {name: {(a.eid, b.eid) for a in events for b in events if base.static_pair(name, a, b, program)}
-                   for name in base.STATIC_RELATIONS}
+        statics = {name: {(a.eid, b.eid) for a in events for b in events if base.static_pair(name, a, b, program)} for name in base.STATIC_RELATIONS}
         statics.update({k: set(v) for k, v in base.dependency_pairs(traces).items()})
         takers = [e for e in events if e.takes_value]
         writes = [e for e in events if e.writes]
-        sources = [[w for w in writes if w.address.physical == r.address.physical and w.eid != r.eid
-                    and w.write_value == r.read_value] for r in takers]
+        sources = [[w for w in writes if w.address.physical == r.address.physical and w.eid != r.eid and w.write_value == r.read_value] for r in takers]
         locations = sorted({w.address.physical for w in writes})
         per_location = []
         for physical in locations:
             initial = [w for w in writes if w.is_initial and w.address.physical == physical]
             others = [w.eid for w in writes if not w.is_initial and w.address.physical == physical]
-            per_location.append([({(initial[0].eid, o) for o in others} | pairs, (initial[0].eid,) + order)
-                                 for pairs, order in _total_orders(others)])
+            per_location.append([({(initial[0].eid, o) for o in others} | pairs, (initial[0].eid,) + order) for pairs, order in _total_orders(others)])
         fences = [e.eid for e in events if e.fence == "sc"]
         for option in base.barrier_options(program, traces):
             for chosen in itertools.product(*sources):
@@ -571,8 +584,7 @@ def naive_states(program, model):
                     co = set().union(*(pairs for pairs, _ in co_choice))
                     last = {physical: order[-1] for physical, (_, order) in zip(locations, co_choice)}
                     for sc, _ in _total_orders(fences):
-                        ctx = {"events": events, "defs": {},
-                               "base": dict(statics, rf=rf, co=co, sc=sc, bar_sync=set(option))}
+                        ctx = {"events": events, "defs": {}, "base": dict(statics, rf=rf, co=co, sc=sc, bar_sync=set(option))}
                         for definition in model.definitions:
                             ctx["defs"][definition.name] = _naive(definition.relation, ctx)
                         consistent = True
@@ -591,18 +603,28 @@ def naive_states(program, model):
     return states
 
 
-_MENU = ([
-    st_("x", 1), st_("x", 2, "relaxed", "gpu"), st_("y", 1, "release", "cta"), st_("y", 2, "relaxed", "sys"),
-    ld("a", "x"), ld("b", "y", "acquire", "gpu"), ld("c", "x", "relaxed", "cta"), ld("d", "y"),
-    fence("sc", "gpu"), fence("acq_rel", "cta"), fence("sc", "cta"), inc("e", "x", "relaxed", "gpu"),
-    bar(1), proxy_fence("alias"),
-])
+_MENU = [
+    st_("x", 1),
+    st_("x", 2, "relaxed", "gpu"),
+    st_("y", 1, "release", "cta"),
+    st_("y", 2, "relaxed", "sys"),
+    ld("a", "x"),
+    ld("b", "y", "acquire", "gpu"),
+    ld("c", "x", "relaxed", "cta"),
+    ld("d", "y"),
+    fence("sc", "gpu"),
+    fence("acq_rel", "cta"),
+    fence("sc", "cta"),
+    inc("e", "x", "relaxed", "gpu"),
+    bar(1),
+    proxy_fence("alias"),
+]
 
 
 @st.composite
 def _programs(draw, chunk=0):
     threads = []
-    menu = _MENU[chunk % len(_MENU):] + _MENU[: chunk % len(_MENU)]
+    menu = _MENU[chunk % len(_MENU) :] + _MENU[: chunk % len(_MENU)]
     for _ in range(draw(st.integers(2, 3))):
         code = draw(st.lists(st.sampled_from(menu), min_size=1, max_size=3))
         threads.append((Placement(cta=draw(st.integers(0, 1))), code))

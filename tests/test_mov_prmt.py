@@ -87,7 +87,7 @@ def edge_words(rng: random.Random, n: int) -> list[int]:
 
 
 def test_prmt_manual_byte_numbering():
-    """"{b, a} = {{b7, b6, b5, b4}, {b3, b2, b1, b0}}": selector 0x3210 gives a, 0x7654 gives b."""
+    """ "{b, a} = {{b7, b6, b5, b4}, {b3, b2, b1, b0}}": selector 0x3210 gives a, 0x7654 gives b."""
     a, b = 0x3322_1100, 0x7766_5544
     assert prmt(None, a, b, 0x3210) == a
     assert prmt(None, a, b, 0x7654) == b
@@ -194,7 +194,7 @@ def test_prmt_default_exhaustive_selectors(top):
 
 @pytest.mark.parametrize("type_name", MOV_TYPES)
 def test_mov_scalar_is_identity(type_name):
-    """"d = a;": every type moves its bit pattern unchanged (NaN payloads included)."""
+    """ "d = a;": every type moves its bit pattern unchanged (NaN payloads included)."""
     rng = random.Random(type_name)
     width = register_bits(type_name)
     values = {0, (1 << width) - 1, 1 << (width - 1)} | {rng.getrandbits(width) for _ in range(50)}

@@ -30,8 +30,13 @@ def test_plan_covers_every_sm90a_form():
     catalogue form is listed as not recordable."""
     entries, not_recordable = mc.plan(16)
     texts = {e["form"] for e in entries}
-    expected = {f"{op}.sync.aligned.m8n8.{num}{trans}{ss}.b16" for op in ("ldmatrix", "stmatrix") for num in ("x1", "x2", "x4")
-                for trans in ("", ".trans") for ss in ("", ".shared", ".shared::cta")}
+    expected = {
+        f"{op}.sync.aligned.m8n8.{num}{trans}{ss}.b16"
+        for op in ("ldmatrix", "stmatrix")
+        for num in ("x1", "x2", "x4")
+        for trans in ("", ".trans")
+        for ss in ("", ".shared", ".shared::cta")
+    }
     assert texts == expected | {"movmatrix.sync.aligned.m8n8.trans.b16"}
     assert len(entries) == 37
     assert all(".b8" in t or ".m16n16" in t or ".m8n16" in t or ".m16n8" in t for t in not_recordable)
@@ -173,7 +178,7 @@ def test_fake_device_run_and_replay(tmp_path):
             elif e["opcode"] == "stmatrix":
                 written = 16 * 8 * e["registers"]  # bytes a store writes: 8 rows of 16 bytes per matrix
                 assert np.all(np.count_nonzero(x, axis=1) <= written) and x.any()
-    result = mc.replay(out)
+    result = mc.verify(out)
     assert len(result["forms"]) == 37 and result["executions"] == 37 * (mc.FULL + 2 * mc.BLOCK)
     assert result["mismatching_forms"] == []
     # the recorded outputs decode to what the semantics gave
@@ -187,7 +192,7 @@ def test_fake_device_mismatches_are_located(tmp_path):
     bad = {"ldmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16", "stmatrix.sync.aligned.m8n8.x4.b16", "movmatrix.sync.aligned.m8n8.trans.b16"}
     out = tmp_path / "out"
     md.run(bundle, out, cp=FakeCupy(plan, corrupt=bad), meta_of=_fake_meta)
-    result = mc.replay(out)
+    result = mc.verify(out)
     # a corrupted base form shows in its own record only (its spellings' outputs are their own)
     assert set(result["mismatching_forms"]) == bad
     ld = result["forms"]["ldmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16"]
@@ -202,7 +207,9 @@ def test_fake_device_mismatches_are_located(tmp_path):
     st = result["forms"]["stmatrix.sync.aligned.m8n8.x4.b16"]
     assert (st["located"][0]["execution"], st["located"][0]["byte"]) == (3, 5) and st["wrong_blocks"] == 1
     assert any(c["execution"] == mc.FULL + 7 and c["byte"] == 9 for c in st["located"][1]["single_value_explanations"])
-    assert mc.main(["replay", str(out)]) == 1
+    from ptxspec.conformance.silicon.__main__ import main
+
+    assert main(["movement", "verify", str(out)]) == 1
 
 
 # ---------------------------------------------------------------------------------------------

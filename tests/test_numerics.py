@@ -70,13 +70,11 @@ TABLE_TYPES = {
 #: (precision p, MPFR emin, MPFR emax) of the wide formats, from IEEE 754 and §5.2.3.
 MPFR_PARAMS = {"f64": (53, -1073, 1024), "f32": (24, -148, 128), "tf32": (11, -135, 128), "f16": (11, -23, 16)}
 #: Explicit mantissa bits (§5.2.3), for the spacing just above the largest finite value.
-MANTISSA = {"f64": 52, "f32": 23, "tf32": 10, "f16": 10, "bf16": 7, "e4m3": 3, "e5m2": 2, "e2m3": 3,
-            "e3m2": 2, "e2m1": 1, "ue8m0": 0, "ue4m3": 3}
+MANTISSA = {"f64": 52, "f32": 23, "tf32": 10, "f16": 10, "bf16": 7, "e4m3": 3, "e5m2": 2, "e2m3": 3, "e3m2": 2, "e2m1": 1, "ue8m0": 0, "ue4m3": 3}
 UNSIGNED = {"ue8m0", "ue4m3"}
 NO_INFINITY = {"e4m3", "e2m3", "e3m2", "e2m1", "ue8m0", "ue4m3"}
 NO_NAN = {"e2m3", "e3m2", "e2m1"}
-RNDS = {Rounding.RN: gmpy2.RoundToNearest, Rounding.RZ: gmpy2.RoundToZero, Rounding.RP: gmpy2.RoundUp,
-        Rounding.RM: gmpy2.RoundDown}
+RNDS = {Rounding.RN: gmpy2.RoundToNearest, Rounding.RZ: gmpy2.RoundToZero, Rounding.RP: gmpy2.RoundUp, Rounding.RM: gmpy2.RoundDown}
 
 
 def floor_log2(a: Fraction) -> int:
@@ -180,8 +178,7 @@ def neighbours(name: str, a: Fraction) -> tuple[Fraction | None, Fraction | None
     return lo, hi, even
 
 
-def expected_rounding(name: str, sign: int, a: Fraction, mode: Rounding, *, ftz: bool = False,
-                      satfinite: bool = False, rbits: tuple[int, int] | None = None):
+def expected_rounding(name: str, sign: int, a: Fraction, mode: Rounding, *, ftz: bool = False, satfinite: bool = False, rbits: tuple[int, int] | None = None):
     """What rounding ``(-1)^sign * a`` into ``name`` must give: ("nan", sign), ("inf", sign) or
     (signed Fraction, sign)."""
     top = largest(name)
@@ -450,7 +447,7 @@ def boundary_grid(name: str, stride: int = 1) -> list[Fraction]:
     values = table(name)[0] + [beyond(name), 2 * beyond(name)]
     tiny = values[1] / 2**20 if values[0] == 0 else values[0] / 2**20
     points = {Fraction(0), values[0] / 2**40}
-    for lo, hi in zip(values[: -1 : stride], values[1::stride]):
+    for lo, hi in zip(values[:-1:stride], values[1::stride]):
         mid = (lo + hi) / 2
         points.update({lo, lo + tiny, mid - tiny, mid, mid + tiny, hi - tiny})
     if name not in UNSIGNED:
@@ -598,7 +595,6 @@ def specials(name: str):
         values.append(decode(name, canonical_nan(name)))
     values.append(NaN(1, 1 << 22 | 5, FORMATS["f32"]))
     return values
-
 
 
 @pytest.mark.parametrize("name", ["f64", "f32", "f16", "bf16", "tf32"])
@@ -880,7 +876,10 @@ def test_zero_sums_take_the_ieee_sign():
 
 
 @given(
-    a=st.integers(1, 2**80), b=st.integers(1, 2**80), ea=st.integers(-200, 200), eb=st.integers(-200, 200),
+    a=st.integers(1, 2**80),
+    b=st.integers(1, 2**80),
+    ea=st.integers(-200, 200),
+    eb=st.integers(-200, 200),
     precision=st.sampled_from([2, 4, 11, 24, 53]),
 )
 def test_quotient_and_root_bracket_the_true_value(a, b, ea, eb, precision):

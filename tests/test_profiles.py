@@ -47,7 +47,7 @@ def test_every_sm90_choice_names_its_recordings():
 
 def test_evidence_names_fields():
     with pytest.raises(ValueError, match="no_such_field"):
-        Profile("x", evidence={"no_such_field": ("sm_90/meta.json",)})
+        Profile("x", evidence={"no_such_field": ("sm_90/meta-float-cvt.json",)})
 
 
 def test_matrix_key_words():

@@ -182,7 +182,7 @@ def test_generator_emits_vector_mov_forms_and_shapes():
 
 
 def test_vector_mov_b128_needs_ptx_8_3_and_sm_70():
-    """"Support for .b128 type introduced in PTX ISA version 8.3"; "requires sm_70 or higher"."""
+    """ "Support for .b128 type introduced in PTX ISA version 8.3"; "requires sm_70 or higher"."""
     assert pa.catalogue_verdict("mov.b128 d, {a, b}", pa.Request("sm_75", (8, 3)))[0]
     assert not pa.catalogue_verdict("mov.b128 d, {a, b}", pa.Request("sm_75", (8, 2)))[0]
     assert pa.catalogue_verdict("mov.b64 d, {a, b}", pa.Request("sm_50", (4, 0)))[0]

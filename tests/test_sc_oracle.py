@@ -109,8 +109,12 @@ def subset_failure(sc, states) -> str | None:
     lost = missing(sc, states)
     if not lost:
         return None
-    return ("the model misses SC state(s)\n" + "\n".join("  " + format_state(state) for state in lost)
-            + "\nmodel states:\n" + "\n".join("  " + format_state(state) for state in states))
+    return (
+        "the model misses SC state(s)\n"
+        + "\n".join("  " + format_state(state) for state in lost)
+        + "\nmodel states:\n"
+        + "\n".join("  " + format_state(state) for state in states)
+    )
 
 
 # ---- the oracle on its own ---------------------------------------------------------------------------
@@ -292,8 +296,7 @@ def test_the_subset_check_catches_a_missing_state():
 _CI = os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci"
 
 
-@settings(max_examples=40 if _CI else settings.default.max_examples, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=40 if _CI else settings.default.max_examples, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(test=looping_litmus_tests(blocks=(1, 2)), unroll=st.integers(0, 2), engine=st.sampled_from(ENGINES))
 def test_sc_states_are_model_states(test, unroll, engine):
     outcome = assert_sc_subset(test, unroll, engine, timeout_s=3.0)
@@ -301,10 +304,8 @@ def test_sc_states_are_model_states(test, unroll, engine):
 
 
 @pytest.mark.heavy
-@settings(max_examples=50 if _CI else settings.default.max_examples, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(test=looping_litmus_tests(threads=(2, 3), blocks=(2, 3), weak=True), unroll=st.integers(1, 2),
-       engine=st.sampled_from(ENGINES))
+@settings(max_examples=50 if _CI else settings.default.max_examples, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(test=looping_litmus_tests(threads=(2, 3), blocks=(2, 3), weak=True), unroll=st.integers(1, 2), engine=st.sampled_from(ENGINES))
 def test_sc_states_are_model_states_bigger(test, unroll, engine):
     outcome = assert_sc_subset(test, unroll, engine, timeout_s=5.0)
     event(outcome)
@@ -362,8 +363,10 @@ def test_corpus_coverage():
         covered += 1
         strong += morally_strong_same_scope(test)
         with_states += bool(result.states)
-    print(f"\nSC oracle covers {covered}/{len(files)} corpus tests ({strong} with same-scope morally strong "
-          f"accesses only; {with_states} reach a final state under SC)")
+    print(
+        f"\nSC oracle covers {covered}/{len(files)} corpus tests ({strong} with same-scope morally strong "
+        f"accesses only; {with_states} reach a final state under SC)"
+    )
     for line in skipped:
         print("  not covered:", line)
     assert covered == len(files), skipped

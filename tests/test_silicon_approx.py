@@ -1,6 +1,6 @@
-"""The .approx forms on silicon (issue 6): the sm_90 16-bit tables and the f32/f64 error scan.
+"""The .approx forms on silicon: the sm_90 16-bit tables and the f32/f64 error scan.
 
-* The 16-bit tables in semantics/data/ equal a fresh extraction from the issue-3 recording, agree
+* The 16-bit tables in semantics/data/ equal a fresh extraction from the integer-half-video-warp recording, agree
   with the H200's digests, and every entry lies in the spec-level allowed set except the documented
   divergences; the sm_90 profile returns them (in each lane of the x2 forms), the spec the set.
 * The scan's machinery: the numpy twin of the device hash against a plain-integer splitmix64, the
@@ -22,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from ptxspec.conformance.silicon import approx as A
+from ptxspec.conformance.silicon.__main__ import silicon
 from ptxspec.profiles.sm_90 import SM_90
 from ptxspec.semantics.instructions import as_form, evaluate
 from ptxspec.semantics.results import contains
@@ -72,15 +73,15 @@ def test_each_chip_recorded_the_same_tables(chip):
 def test_tables_command(tmp_path, monkeypatch):
     monkeypatch.setattr(A, "TABLES", tmp_path / "t.npz")
     runner = CliRunner()
-    missing = runner.invoke(A.approx, ["tables"])
+    missing = runner.invoke(silicon, ["approx", "tables"])
     assert isinstance(missing.exception, PtxSpecError)
-    assert runner.invoke(A.approx, ["tables", "--write"]).exit_code == 0
-    assert runner.invoke(A.approx, ["tables"]).exit_code == 0
+    assert runner.invoke(silicon, ["approx", "tables", "--write"]).exit_code == 0
+    assert runner.invoke(silicon, ["approx", "tables"]).exit_code == 0
     stale = dict(A.stored_tables(tmp_path / "t.npz"))
     stale["tanh.f16"] = stale["tanh.f16"].copy()
     stale["tanh.f16"][0x3C00] ^= 1
     np.savez_compressed(tmp_path / "t.npz", **stale)
-    result = runner.invoke(A.approx, ["tables"])
+    result = runner.invoke(silicon, ["approx", "tables"])
     assert isinstance(result.exception, PtxSpecError) and "tanh.f16" in str(result.exception)
 
 
@@ -186,9 +187,22 @@ def test_forms_come_from_the_catalogue():
     forms = A.forms()
     texts = [f.text for f in forms]
     assert len(texts) == len(set(texts))
-    for text in ("sin.approx.f32", "cos.approx.ftz.f32", "lg2.approx.f32", "ex2.approx.ftz.f32", "rcp.approx.f32",
-                 "rcp.approx.ftz.f64", "rsqrt.approx.ftz.f64", "rsqrt.approx.f64", "sqrt.approx.ftz.f32",
-                 "div.approx.f32", "div.full.ftz.f32", "tanh.approx.f32", "tanh.approx.bf16x2", "ex2.approx.ftz.bf16x2"):
+    for text in (
+        "sin.approx.f32",
+        "cos.approx.ftz.f32",
+        "lg2.approx.f32",
+        "ex2.approx.ftz.f32",
+        "rcp.approx.f32",
+        "rcp.approx.ftz.f64",
+        "rsqrt.approx.ftz.f64",
+        "rsqrt.approx.f64",
+        "sqrt.approx.ftz.f32",
+        "div.approx.f32",
+        "div.full.ftz.f32",
+        "tanh.approx.f32",
+        "tanh.approx.bf16x2",
+        "ex2.approx.ftz.bf16x2",
+    ):
         assert text in texts
     for f in forms:
         assert as_form(f.text).admits((8, 7), "sm_90a")
@@ -210,7 +224,7 @@ def test_sample_inputs_are_deterministic_and_lead_with_the_edge_classes():
 
 
 def test_prepare_assembles_every_form(ptxas, tmp_path):
-    result = CliRunner().invoke(A.approx, ["prepare", str(tmp_path / "b")])
+    result = CliRunner().invoke(silicon, ["approx", "prepare", str(tmp_path / "b")])
     assert result.exit_code == 0, result.output
     plan = json.loads((tmp_path / "b" / "approx-plan.json").read_text())
     assert [f["text"] for f in plan["forms"]] == [f.text for f in A.forms()]
@@ -232,8 +246,16 @@ def _rn_bits(form, a: int, b: int) -> int | None:
     with gmpy2.context(precision=256):
         x = A._mpfr_of((a >> 32) << 32 if form.space == "upper32" else a, form.width)
         y = A._mpfr_of(b, form.width) if form.arity == 2 else None
-        value = {"sin": gmpy2.sin, "cos": gmpy2.cos, "lg2": gmpy2.log2, "ex2": gmpy2.exp2, "sqrt": gmpy2.sqrt,
-                 "rsqrt": gmpy2.rec_sqrt, "tanh": gmpy2.tanh, "rcp": lambda v: 1 / v}.get(form.opcode, lambda v: v / y)(x)
+        value = {
+            "sin": gmpy2.sin,
+            "cos": gmpy2.cos,
+            "lg2": gmpy2.log2,
+            "ex2": gmpy2.exp2,
+            "sqrt": gmpy2.sqrt,
+            "rsqrt": gmpy2.rec_sqrt,
+            "tanh": gmpy2.tanh,
+            "rcp": lambda v: 1 / v,
+        }.get(form.opcode, lambda v: v / y)(x)
         bits = A._round_nearest_bits(value, fmt)
     return bits << 32 if fmt == "1.11.20" else bits
 
@@ -281,15 +303,15 @@ SAMPLE_CHUNKS = 16
 
 def test_docs_table_is_current():
     text = A.DOC.read_text()
-    assert A.current_doc_section(text) == A.generated_section(), "run: python -m ptxspec.conformance.silicon.approx report --write-docs"
+    assert A.current_doc_section(text) == A.generated_section(), "run: python -m ptxspec.conformance.silicon approx report --write-docs"
 
 
 def test_report_command_without_or_with_a_recording(tmp_path):
     runner = CliRunner()
-    empty = runner.invoke(A.approx, ["report", "--data", str(tmp_path)])
+    empty = runner.invoke(silicon, ["approx", "report", "--data", str(tmp_path)])
     assert isinstance(empty.exception, PtxSpecError)
     if SCANS:
-        result = runner.invoke(A.approx, ["report"])
+        result = runner.invoke(silicon, ["approx", "report"])
         assert result.exit_code == 0
         for summary in SCANS[0].meta["scans"]:
             assert f"``{summary['text']}``" in result.output
@@ -337,7 +359,12 @@ def test_extremes_lie_in_the_allowed_set_and_gpu_ranking_is_exact(chip):
             # rsqrt.approx.f64 it errs as much as the instruction), so f64 results are not compared.
             if err is not None and err.ulps > 0.05 and A.gpu_reference_reliable(scan, form) and A._result_format(form) != "f64":
                 total += 1
-                rows = [r for tag in ("e", "u") for r in zip(scan.extremes[f"f{summary['index']}_{tag}_index"].tolist(), scan.extremes[f"f{summary['index']}_{tag}_ulp"].tolist()) if r[0] == index]
+                rows = [
+                    r
+                    for tag in ("e", "u")
+                    for r in zip(scan.extremes[f"f{summary['index']}_{tag}_index"].tolist(), scan.extremes[f"f{summary['index']}_{tag}_ulp"].tolist())
+                    if r[0] == index
+                ]
                 agree += abs(rows[0][1] - err.ulps) <= 1e-6 * err.ulps + 1e-9
         assert agree >= 0.99 * total, (form.text, agree, total)
 

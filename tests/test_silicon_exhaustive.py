@@ -1,4 +1,4 @@
-"""The exhaustive silicon spaces (issue 6): digest, plan, kernels, device run and checker.
+"""The exhaustive silicon spaces: digest, plan, kernels, device run and checker.
 
 The digest is tested against a plain-Python transcription of its definition; the device script
 (numpy + CuPy on the GPU machine) runs here on a numpy stand-in for CuPy whose "kernels" are the
@@ -118,11 +118,38 @@ def test_plan_covers_both_spaces():
     assert spaces == set(ex.SPACES)
     assert len(TEXTS) == len(set(TEXTS))
     expected = {
-        "binary16": ["add.rn.f16", "add.rn.bf16", "sub.rn.f16", "sub.rn.bf16", "mul.rn.f16", "mul.rn.bf16", "add.rn.ftz.sat.f16",
-                     "min.f16", "min.bf16", "max.NaN.xorsign.abs.bf16", "min.ftz.NaN.xorsign.abs.f16", "max.ftz.f16"],
-        "cvt32": ["cvt.rn.f16.f32", "cvt.rz.f16.f32", "cvt.rm.f16.f32", "cvt.rp.f16.f32", "cvt.rn.bf16.f32", "cvt.rz.relu.satfinite.bf16.f32",
-                  "cvt.rna.tf32.f32", "cvt.rn.satfinite.f16.f32", "cvt.rni.s8.f32", "cvt.rzi.sat.u8.f32", "cvt.rmi.s16.f32", "cvt.rpi.ftz.u16.f32",
-                  "cvt.rn.f16x2.f32", "cvt.rz.relu.bf16x2.f32", "cvt.rn.satfinite.e4m3x2.f32", "cvt.rn.satfinite.relu.e5m2x2.f32"],
+        "binary16": [
+            "add.rn.f16",
+            "add.rn.bf16",
+            "sub.rn.f16",
+            "sub.rn.bf16",
+            "mul.rn.f16",
+            "mul.rn.bf16",
+            "add.rn.ftz.sat.f16",
+            "min.f16",
+            "min.bf16",
+            "max.NaN.xorsign.abs.bf16",
+            "min.ftz.NaN.xorsign.abs.f16",
+            "max.ftz.f16",
+        ],
+        "cvt32": [
+            "cvt.rn.f16.f32",
+            "cvt.rz.f16.f32",
+            "cvt.rm.f16.f32",
+            "cvt.rp.f16.f32",
+            "cvt.rn.bf16.f32",
+            "cvt.rz.relu.satfinite.bf16.f32",
+            "cvt.rna.tf32.f32",
+            "cvt.rn.satfinite.f16.f32",
+            "cvt.rni.s8.f32",
+            "cvt.rzi.sat.u8.f32",
+            "cvt.rmi.s16.f32",
+            "cvt.rpi.ftz.u16.f32",
+            "cvt.rn.f16x2.f32",
+            "cvt.rz.relu.bf16x2.f32",
+            "cvt.rn.satfinite.e4m3x2.f32",
+            "cvt.rn.satfinite.relu.e5m2x2.f32",
+        ],
     }
     by_text = ex.plan_by_text()
     for space, texts in expected.items():
@@ -174,7 +201,14 @@ def test_eight_bit_results_are_sign_extended_in_the_register():
 # Kernels
 # ---------------------------------------------------------------------------------------------
 
-KERNEL_SAMPLE = ["add.rn.f16", "min.NaN.xorsign.abs.bf16", "cvt.rni.s8.f32", "cvt.rna.satfinite.tf32.f32", "cvt.rz.relu.bf16x2.f32", "cvt.rn.satfinite.e5m2x2.f32"]
+KERNEL_SAMPLE = [
+    "add.rn.f16",
+    "min.NaN.xorsign.abs.bf16",
+    "cvt.rni.s8.f32",
+    "cvt.rna.satfinite.tf32.f32",
+    "cvt.rz.relu.bf16x2.f32",
+    "cvt.rn.satfinite.e5m2x2.f32",
+]
 
 
 def test_kernels_assemble(ptxas):
@@ -250,6 +284,7 @@ class FakeCupy:
                             bits[index - int(base)] = value
                     buffer[: int(n)] = bits.astype(buffer.dtype)
                     fake.launches.append((entry.text, int(base), int(n)))
+
                 return launch
 
         self.cuda, self.RawModule = cuda, RawModule
@@ -369,11 +404,18 @@ def test_checker_values_file_names_every_difference(tmp_path):
     assert f"{chunk * size + 7:#010x}: a=0x3c00 (1.0), b=0x0007" in result.output
 
 
-@pytest.mark.parametrize("args, where", [
-    (["--chunks", "0"], "--chunks"), (["--chunks", "many"], "--chunks"), (["--chunks", "5:2"], "--chunks"),
-    (["--chunks", "0:4097"], "--chunks"), (["--chunks", "3:3"], "--chunks"),
-    (["--forms", "nothing.*"], "--forms"), (["--gpu", "h200"], "--gpu"),
-])
+@pytest.mark.parametrize(
+    "args, where",
+    [
+        (["--chunks", "0"], "--chunks"),
+        (["--chunks", "many"], "--chunks"),
+        (["--chunks", "5:2"], "--chunks"),
+        (["--chunks", "0:4097"], "--chunks"),
+        (["--chunks", "3:3"], "--chunks"),
+        (["--forms", "nothing.*"], "--forms"),
+        (["--gpu", "h200"], "--gpu"),
+    ],
+)
 def test_checker_bad_input(fake_recording, args, where):
     directory, _ = fake_recording
     result = _invoke("--data", str(directory), *args)

@@ -1,14 +1,15 @@
 """Replay the H100/H200 (sm_90) recordings in conformance/data/sm_90/ against the semantics.
 
-The recordings are ground truth made by conformance/silicon/record.py on a real GPU; every form
+The recordings are ground truth made by the silicon campaigns on a real GPU; every form
 the catalogue knows must agree with them under the sm_90 profile: bit for bit for the exact forms,
 within the manual's bound for the .approx forms, inside the allowed set where the manual leaves the
 result open (and equal to the profile's pinned choice where sm_90 pins it).
 
-Two campaigns: issue 2 (meta.json: §9.7.3 and cvt) and issue 3 (meta-issue3.json,
-:mod:`ptxspec.conformance.silicon.catalogue_campaign`: integer, extended precision, half
-precision, comparison, logic and shift, prmt, video, warp collectives), with the issue-3 plan's
-fma.oob OOB-NaN probes recorded apart (meta-issue3-oob.json, ``#oob-probes``). Each form replays a seeded
+Two campaigns: float-cvt (meta-float-cvt.json: §9.7.3 and cvt) and the catalogue campaign
+(:mod:`ptxspec.conformance.silicon.catalogue_campaign`): its round integer-half-video-warp
+(meta-integer-half-video-warp.json: integer, extended precision, half precision, comparison,
+logic and shift, prmt, video, warp collectives), the fma.oob OOB-NaN probes recorded apart
+(meta-fma-oob-probes.json, ``#oob-probes``) and remaining-forms (meta-remaining-forms.json). Each form replays a seeded
 sample of its vectors by default (edge classes first) and every vector in the heavy chunks
 (``PTXSPEC_HEAVY=all`` runs them all). ``check-vectors`` replays every recorded vector of a
 form in :func:`test_every_recorded_vector_with_check_vectors`: the forms fall into
@@ -27,22 +28,21 @@ from ptxspec.conformance.silicon import replay
 
 RECORDING = replay.load()
 FORMS = sorted(RECORDING.forms)
-ISSUE2 = sorted(t for t in FORMS if RECORDING.forms[t].campaign == "issue 2")
-ISSUE3 = sorted(t for t in FORMS if RECORDING.forms[t].campaign == "issue3")
-ISSUE3_META = RECORDING.campaigns["issue3"]
-#: The fma.oob OOB-NaN probes of the issue-3 plan, recorded apart (meta-issue3-oob.json).
-OOB_PROBES = sorted(t for t in FORMS if RECORDING.forms[t].campaign == "issue3-oob")
-#: Vectors per issue-3 form in the default run (warp forms: warps).
+FLOAT_CVT = sorted(t for t in FORMS if RECORDING.forms[t].campaign == "float-cvt")
+INTEGER_HALF_VIDEO_WARP = sorted(t for t in FORMS if RECORDING.forms[t].campaign == "integer-half-video-warp")
+INTEGER_HALF_VIDEO_WARP_META = RECORDING.campaigns["integer-half-video-warp"]
+#: The fma.oob OOB-NaN probes of the catalogue plan, recorded apart (meta-fma-oob-probes.json).
+OOB_PROBES = sorted(t for t in FORMS if RECORDING.forms[t].campaign == "fma-oob-probes")
+#: Vectors per integer-half-video-warp form in the default run (warp forms: warps).
 SAMPLE = 96
 WARP_SAMPLE = 8
-ISSUE2_SAMPLE = 256
+FLOAT_CVT_SAMPLE = 256
 HEAVY_CHUNKS = 64
 
 
 def _report(text, mismatches) -> str:
     return "\n".join(
-        f"{text} #{m.index}: inputs {[hex(x) for x in m.inputs]} observed {[hex(x) for x in m.observed]} expected {m.expected}"
-        for m in mismatches
+        f"{text} #{m.index}: inputs {[hex(x) for x in m.inputs]} observed {[hex(x) for x in m.observed]} expected {m.expected}" for m in mismatches
     )
 
 
@@ -63,7 +63,7 @@ CHECK_VECTORS_PARTS = 32
 @pytest.mark.heavy
 @pytest.mark.parametrize("part", range(CHECK_VECTORS_PARTS))
 def test_every_recorded_vector_with_check_vectors(part):
-    """Every vector of every recorded form (issue 2, issue 3, the OOB probes), as
+    """Every vector of every recorded form (every scalar round), as
     ``ptxspec check-vectors --recording conformance/data/sm_90 --profile sm_90`` checks them; a
     mismatch names the form and the decoded values."""
     from ptxspec.conformance.check_vectors import check_vectors, describe_mismatch, recording_items
@@ -90,21 +90,21 @@ def test_every_recorded_form_is_known():
     assert not unknown, f"{len(unknown)} recorded forms have no semantics: {unknown[:20]}"
 
 
-@pytest.mark.parametrize("text", ISSUE2)
+@pytest.mark.parametrize("text", FLOAT_CVT)
 def test_sm90_agrees(text):
-    """A seeded sample of each issue-2 form (the edge classes first); every vector in the heavy
+    """A seeded sample of each float-cvt form (the edge classes first); every vector in the heavy
     chunks."""
     if not replay.supported(text):
         pytest.fail(f"{text}: recorded on sm_90 but unknown to the catalogue/semantics")
     recorded = RECORDING.forms[text]
-    rows = replay.sample_rows(recorded, ISSUE2_SAMPLE, seed=zlib.crc32(text.encode()))
+    rows = replay.sample_rows(recorded, FLOAT_CVT_SAMPLE, seed=zlib.crc32(text.encode()))
     mismatches = _first(replay.replay_form(recorded, rows=rows))
     assert not mismatches, _report(text, mismatches)
 
 
-@pytest.mark.parametrize("text", ISSUE3)
-def test_sm90_agrees_issue3_sample(text):
-    """A seeded sample of each issue-3 form: the edge classes and random vectors (warp forms:
+@pytest.mark.parametrize("text", INTEGER_HALF_VIDEO_WARP)
+def test_sm90_agrees_integer_half_video_warp_sample(text):
+    """A seeded sample of each integer-half-video-warp form: the edge classes and random vectors (warp forms:
     full-mask and partial-mask warps)."""
     recorded = RECORDING.forms[text]
     rows = replay.sample_rows(recorded, WARP_SAMPLE if recorded.warp else SAMPLE, seed=zlib.crc32(text.encode()))
@@ -124,15 +124,15 @@ def test_sm90_agrees_every_vector(chunk):
     assert not failures, "\n".join(failures)
 
 
-def test_issue3_campaign_covers_the_chapters():
-    """The issue-3 recording holds every chapter it was asked for, with the vector counts the
-    campaign promises."""
+def test_integer_half_video_warp_covers_the_chapters():
+    """The integer-half-video-warp recording holds every chapter it was asked for, with the vector
+    counts the campaign promises."""
     from collections import Counter
 
-    chapters = Counter(ISSUE3_META["chapters"])
+    chapters = Counter(INTEGER_HALF_VIDEO_WARP_META["chapters"])
     for chapter in ("integer", "extended precision", "half precision", "comparison and selection", "logic and shift", "prmt", "warp collectives", "video"):
         assert chapters[chapter] > 0, chapter
-    for text in ISSUE3:
+    for text in INTEGER_HALF_VIDEO_WARP:
         recorded = RECORDING.forms[text]
         n = len(recorded.outputs[0])
         expected = 512 * 32 if recorded.warp else 1 << 16 if text.endswith("#all-inputs") else 1024 if text.startswith("v") else 4096
@@ -140,14 +140,14 @@ def test_issue3_campaign_covers_the_chapters():
         assert all(len(col) == n for col in recorded.inputs + recorded.outputs), text
 
 
-def test_issue3_inputs_are_the_campaigns():
+def test_integer_half_video_warp_inputs_are_the_campaigns():
     """The recorded inputs are what catalogue_campaign generates for the same form: same seed,
     same bytes (every input group once, and a quarter of the warp forms)."""
     from ptxspec.conformance.silicon import catalogue_campaign as cc
 
     planned = {e.text: e for e in cc.plan()}
     seen = set()
-    for text in ISSUE3:
+    for text in INTEGER_HALF_VIDEO_WARP:
         recorded = RECORDING.forms[text]
         entry = cc.entry_for(text, len(recorded.outputs[0]))
         if text in planned:
@@ -211,30 +211,30 @@ def test_rejected_forms_are_not_available_on_sm90():
 
 
 def test_h100_and_h200_agree():
-    """Both sm_90 chips were recorded with the issue-2 campaign; every output must be the same bits.
+    """Both sm_90 chips were recorded with the float-cvt campaign; every output must be the same bits.
     The H100's files were byte-identical to the H200's, so the repository keeps their digests
-    (``issue2-h100-digests.json``: per form, and per file)."""
+    (``float-cvt-h100-digests.json``: per form, and per file)."""
     import hashlib
     import json
 
-    digests = json.loads((replay.DATA / "sm_90" / "issue2-h100-digests.json").read_text())
+    digests = json.loads((replay.DATA / "sm_90" / "float-cvt-h100-digests.json").read_text())
     assert "H100" in digests["gpu"] and "H200" in RECORDING.meta["gpu"]
-    assert sorted(digests["forms"]) == ISSUE2
-    differing = [text for text in ISSUE2 if replay.output_digest(RECORDING.forms[text]) != digests["forms"][text]]
+    assert sorted(digests["forms"]) == FLOAT_CVT
+    differing = [text for text in FLOAT_CVT if replay.output_digest(RECORDING.forms[text]) != digests["forms"][text]]
     assert not differing, f"H100 and H200 differ on {differing[:10]}"
-    own = {name: hashlib.sha256((replay.DATA / "sm_90" / name).read_bytes()).hexdigest() for name in digests["files"] if name.startswith("recording-")}
+    own = {name: hashlib.sha256((replay.DATA / "sm_90" / name).read_bytes()).hexdigest() for name in digests["files"] if name.endswith(".npz")}
     assert own and all(digests["files"][name] == sha for name, sha in own.items()), "the H100's recording files differ from the H200's"
 
 
 def test_h100_and_h200_agree_on_the_rest():
-    """The issue-3 "rest" campaign (every other sm_90a form: all set/setp, cvt, cvt.pack ...) ran on
+    """The remaining-forms round (every other sm_90a form: all set/setp, cvt, cvt.pack ...) ran on
     an H100 (the recording) and an H200 (per-form output digests): the same bits everywhere."""
     import hashlib
     import json
 
-    digests = json.loads((replay.DATA / "sm_90" / "issue3-rest-h200-digests.json").read_text())
-    rest = [t for t in FORMS if RECORDING.forms[t].campaign == "issue3-rest"]
-    assert "H200" in digests["gpu"] and "H100" in RECORDING.campaigns["issue3-rest"]["gpu"]
+    digests = json.loads((replay.DATA / "sm_90" / "remaining-forms-h200-digests.json").read_text())
+    rest = [t for t in FORMS if RECORDING.forms[t].campaign == "remaining-forms"]
+    assert "H200" in digests["gpu"] and "H100" in RECORDING.campaigns["remaining-forms"]["gpu"]
     assert len(rest) >= 4000 and set(rest) <= set(digests["forms"])
     differing = []
     for text in rest:
@@ -252,18 +252,19 @@ def test_rest_campaign_covers_every_form_of_its_families():
     from ptxspec.conformance.silicon.catalogue_campaign import rest_plan
 
     planned = {e.text for e in rest_plan()}
-    meta = RECORDING.campaigns["issue3-rest"]
+    meta = RECORDING.campaigns["remaining-forms"]
     assert planned == set(meta["forms"])
 
 
-def test_h100_and_h200_agree_on_issue3():
-    """The issue-3 campaign ran on an H100 (the recording) and on an H200 (kept as per-form output
-    digests, conformance/data/sm_90/issue3-h200-digests.json): every output the same bits."""
+def test_h100_and_h200_agree_on_integer_half_video_warp():
+    """The integer-half-video-warp round ran on an H100 (the recording) and on an H200 (kept as
+    per-form output digests, conformance/data/sm_90/integer-half-video-warp-h200-digests.json):
+    every output the same bits."""
     import hashlib
     import json
 
-    digests = json.loads((replay.DATA / "sm_90" / "issue3-h200-digests.json").read_text())
-    assert "H200" in digests["gpu"] and "H100" in ISSUE3_META["gpu"]
+    digests = json.loads((replay.DATA / "sm_90" / "integer-half-video-warp-h200-digests.json").read_text())
+    assert "H200" in digests["gpu"] and "H100" in INTEGER_HALF_VIDEO_WARP_META["gpu"]
     assert len(digests["forms"]) >= 1800
     differing = []
     for text, digest in digests["forms"].items():

@@ -24,7 +24,17 @@ from ptxspec.spec.catalogue import parse
 from ptxspec.spec.errors import PtxSpecError
 from ptxspec.spec.types import register_bits
 
-FORMS = ["fma.rn.f32", "cvt.rn.satfinite.e4m3x2.f32", "add.rn.f16x2", "mad.wide.s32", "addc.cc.u32", "setp.lt.f32", "ex2.approx.f32", "lop3.b32", "cvt.rn.f16.f32"]
+FORMS = [
+    "fma.rn.f32",
+    "cvt.rn.satfinite.e4m3x2.f32",
+    "add.rn.f16x2",
+    "mad.wide.s32",
+    "addc.cc.u32",
+    "setp.lt.f32",
+    "ex2.approx.f32",
+    "lop3.b32",
+    "cvt.rn.f16.f32",
+]
 
 
 def run_cli(args: list[str]) -> bytes:
@@ -101,9 +111,20 @@ def test_schema(instr):
 def test_float_edge_values_come_first():
     edges = [int(v["inputs"][0], 16) for v in generate("fma.rn.f32", 60, 0)]
     tiny = np.finfo(np.float32).smallest_subnormal
-    expected = [0.0, -0.0, float(tiny), float(np.finfo(np.float32).smallest_normal), float(np.finfo(np.float32).max),
-                -float(np.finfo(np.float32).max), float("inf"), float("-inf"), 1.0, float(np.nextafter(np.float32(1), np.float32(0))),
-                float(np.nextafter(np.float32(1), np.float32(2))), float(np.nextafter(np.float32(np.finfo(np.float32).smallest_normal), np.float32(0)))]
+    expected = [
+        0.0,
+        -0.0,
+        float(tiny),
+        float(np.finfo(np.float32).smallest_normal),
+        float(np.finfo(np.float32).max),
+        -float(np.finfo(np.float32).max),
+        float("inf"),
+        float("-inf"),
+        1.0,
+        float(np.nextafter(np.float32(1), np.float32(0))),
+        float(np.nextafter(np.float32(1), np.float32(2))),
+        float(np.nextafter(np.float32(np.finfo(np.float32).smallest_normal), np.float32(0))),
+    ]
     for x in expected:
         assert f32_bits(x) in edges, x
     assert any(b & 0x7FC00000 == 0x7FC00000 for b in edges), "a quiet NaN"
@@ -333,7 +354,9 @@ def test_warp_options_are_for_warp_forms(tmp_path):
         CliRunner().invoke(vectors_command, ["fma.rn.f32", "--mask", "0xffff"], catch_exceptions=False, standalone_mode=False)
     assert "--mask" in error.value.one_line()
     with pytest.raises(PtxSpecError) as error:
-        CliRunner().invoke(vectors_command, ["shfl.sync.down.b32", "--format", "npz", "-o", str(tmp_path / "x.npz")], catch_exceptions=False, standalone_mode=False)
+        CliRunner().invoke(
+            vectors_command, ["shfl.sync.down.b32", "--format", "npz", "-o", str(tmp_path / "x.npz")], catch_exceptions=False, standalone_mode=False
+        )
     assert "INSTR 1" in error.value.one_line()
 
 
@@ -376,9 +399,13 @@ def test_same_bytes_across_processes_with_different_hash_seeds():
     import subprocess
     import sys
 
-    code = ("import sys; from ptxspec.conformance.vectors import jsonl_bytes; "
-            "sys.stdout.buffer.write(b''.join(jsonl_bytes(f, 2000, 5) for f in ('fma.rn.f32', 'add.rn.f16x2', 'vote.sync.ballot.b32')))")
-    outs = [subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, check=True).stdout for seed in ("1", "2")]
+    code = (
+        "import sys; from ptxspec.conformance.vectors import jsonl_bytes; "
+        "sys.stdout.buffer.write(b''.join(jsonl_bytes(f, 2000, 5) for f in ('fma.rn.f32', 'add.rn.f16x2', 'vote.sync.ballot.b32')))"
+    )
+    outs = [
+        subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, check=True).stdout for seed in ("1", "2")
+    ]
     assert outs[0] == outs[1] and len(outs[0]) > 100000
 
 

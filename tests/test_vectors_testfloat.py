@@ -92,14 +92,17 @@ def test_malformed_testfloat_line_is_located_exit_2(tmp_path, main, capsys):
     assert code == 2 and err.startswith("ptxspec: error: ") and f"{path}:10:" in err
 
 
-@pytest.mark.parametrize("args, words", [
-    (["vectors", "add.rn.f16x2", "--format", "testfloat"], "no TestFloat counterpart"),
-    (["vectors", "add.rn.ftz.f32", "--format", "testfloat"], "no TestFloat counterpart"),
-    (["vectors", "add.rn.f32", "mul.rn.f32", "--format", "testfloat", "-o", "x.tf"], "one form per file"),
-    (["vectors", "add.rn.f32", "mul.rn.f32", "--format", "testfloat"], "one form per file"),
-    (["check-vectors", "--testfloat", "add.rn.ftz.f32", "x.tf"], "no TestFloat counterpart"),
-    (["check-vectors", "--testfloat", "frobnicate.f32", "x.tf"], "--testfloat"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["vectors", "add.rn.f16x2", "--format", "testfloat"], "no TestFloat counterpart"),
+        (["vectors", "add.rn.ftz.f32", "--format", "testfloat"], "no TestFloat counterpart"),
+        (["vectors", "add.rn.f32", "mul.rn.f32", "--format", "testfloat", "-o", "x.tf"], "one form per file"),
+        (["vectors", "add.rn.f32", "mul.rn.f32", "--format", "testfloat"], "one form per file"),
+        (["check-vectors", "--testfloat", "add.rn.ftz.f32", "x.tf"], "no TestFloat counterpart"),
+        (["check-vectors", "--testfloat", "frobnicate.f32", "x.tf"], "--testfloat"),
+    ],
+)
 def test_refusals_are_one_line_exit_2(tmp_path, monkeypatch, main, capsys, args, words):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "x.tf").write_text("")

@@ -35,9 +35,31 @@ CMPS = ("eq", "ne", "lt", "le", "gt", "ge")
 THIRD = (None, "add", "min", "max", "d.b0", "d.b1", "d.b2", "d.b3", "d.h0", "d.h1")
 
 EDGES = (
-    0, 1, 2, 0x1F, 0x20, 0x21, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF, 0x10000,
-    0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFE, 0xFFFFFFFF, 0x7F7F7F7F, 0x80808080,
-    0xFF00FF00, 0x00FF00FF, 0x7FFF8000, 0x80007FFF,
+    0,
+    1,
+    2,
+    0x1F,
+    0x20,
+    0x21,
+    0x7F,
+    0x80,
+    0xFF,
+    0x100,
+    0x7FFF,
+    0x8000,
+    0xFFFF,
+    0x10000,
+    0x7FFFFFFF,
+    0x80000000,
+    0x80000001,
+    0xFFFFFFFE,
+    0xFFFFFFFF,
+    0x7F7F7F7F,
+    0x80808080,
+    0xFF00FF00,
+    0x00FF00FF,
+    0x7FFF8000,
+    0x80007FFF,
 )
 
 # --- the oracle ---------------------------------------------------------------------------
@@ -584,7 +606,9 @@ def compare_vmad(rng: random.Random, count: int, selectors, profile: str = "spec
             for _ in range(count):
                 a, b, c = value(rng), value(rng), value(rng)
                 (got,) = evaluate(form, [a, b, c], profile)
-                want = vmad_oracle(atype, btype, asel, bsel, "neg_a" in negs, "neg_b" in negs, "neg_c" in negs, po, scale, sat, a, b, c, sm90=profile == "sm_90")
+                want = vmad_oracle(
+                    atype, btype, asel, bsel, "neg_a" in negs, "neg_b" in negs, "neg_c" in negs, po, scale, sat, a, b, c, sm90=profile == "sm_90"
+                )
                 assert got == want, f"{profile} {form.text} {[hex(s) for s in (a, b, c)]}: {got:#x} != {want:#x}"
                 checked += 1
     return checked

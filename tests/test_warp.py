@@ -163,7 +163,10 @@ def to_signed(x):
     return x - (1 << 32) if x >= 1 << 31 else x
 
 
-@pytest.mark.parametrize("op,type_name", [("add", "u32"), ("add", "s32"), ("min", "u32"), ("min", "s32"), ("max", "u32"), ("max", "s32"), ("and", "b32"), ("or", "b32"), ("xor", "b32")])
+@pytest.mark.parametrize(
+    "op,type_name",
+    [("add", "u32"), ("add", "s32"), ("min", "u32"), ("min", "s32"), ("max", "u32"), ("max", "s32"), ("and", "b32"), ("or", "b32"), ("xor", "b32")],
+)
 def test_redux_integer(op, type_name):
     rng = random.Random(f"redux-{op}-{type_name}")
     for _ in range(150):
@@ -268,11 +271,25 @@ def test_operand_errors():
 @pytest.mark.parametrize(
     "text",
     [
-        "shfl.sync.up.b32", "shfl.sync.down.b32", "shfl.sync.bfly.b32", "shfl.sync.idx.b32",
-        "vote.sync.all.pred", "vote.sync.any.pred", "vote.sync.uni.pred", "vote.sync.ballot.b32",
-        "match.any.sync.b32", "match.all.sync.b64", "activemask.b32", "elect.sync",
-        "redux.sync.add.u32", "redux.sync.min.s32", "redux.sync.max.u32", "redux.sync.xor.b32",
-        "redux.sync.min.f32", "redux.sync.max.abs.NaN.f32", "redux.sync.min.NaN.f32",
+        "shfl.sync.up.b32",
+        "shfl.sync.down.b32",
+        "shfl.sync.bfly.b32",
+        "shfl.sync.idx.b32",
+        "vote.sync.all.pred",
+        "vote.sync.any.pred",
+        "vote.sync.uni.pred",
+        "vote.sync.ballot.b32",
+        "match.any.sync.b32",
+        "match.all.sync.b64",
+        "activemask.b32",
+        "elect.sync",
+        "redux.sync.add.u32",
+        "redux.sync.min.s32",
+        "redux.sync.max.u32",
+        "redux.sync.xor.b32",
+        "redux.sync.min.f32",
+        "redux.sync.max.abs.NaN.f32",
+        "redux.sync.min.NaN.f32",
     ],
 )
 def test_legal_forms(text):

@@ -28,6 +28,7 @@ from ptxspec.semantics import mma
 from ptxspec.semantics import wgmma as wgmma_module
 from ptxspec.semantics import wgmma_layout as wl
 from ptxspec.semantics.wgmma import batch_operands, wgmma_batch, wgmma_mma_async
+from ptxspec.spec.catalogue import parse
 from ptxspec.spec import wgmma as wg
 from ptxspec.spec.errors import OperandError
 from ptxspec.spec.types import FORMATS
@@ -190,7 +191,7 @@ def batches(draw):
     floating = "s32" not in text
     profile = draw(st.sampled_from(["spec", "sm_90"])) if floating else "spec"
     # The spec-level sets cost a rational dot product per element: keep those batches small.
-    form = wg.parse(text.format(n=8))
+    form = parse(text.format(n=8))
     sets = floating and wgmma_module.measured_datapath(wgmma_module.profile_named(profile), form) is None
     n = draw(st.sampled_from([8] if sets else [8, 16, 24, 32]))
     count = draw(st.integers(1, 2 if sets else 4))
@@ -220,8 +221,7 @@ def _check_batch(case):
     # The registers once more where that is cheap (spec-level sets cost a rational dot product each).
     got = wgmma_batch(form, images, a, desc_b, c_regs, scale_d=scale_d, sp_meta=meta, **kw) if got_d.dtype != object else None
     for i in range(count):
-        one = wgmma_mma_async(form, images[i], a[i], desc_b[i], c_regs[i], scale_d=bool(scale_d[i]),
-                              sp_meta=None if meta is None else meta[i], **kw)
+        one = wgmma_mma_async(form, images[i], a[i], desc_b[i], c_regs[i], scale_d=bool(scale_d[i]), sp_meta=None if meta is None else meta[i], **kw)
         assert _same(got_d[i], one.d), (i, text)
         if got is not None:
             assert _same(got[i], one.registers), (i, text)
@@ -420,8 +420,10 @@ def test_batch_refuses_operands_of_the_wrong_shape():
     with pytest.raises(OperandError, match="64-bit unsigned"):
         wgmma_batch(form, images, a.astype(np.int64) * 0 - 1, desc_b, c_regs)
     objects = np.array([wl.MatrixDescriptor.decode(int(x)) for x in a] + [None], dtype=object)[:2]
-    np.testing.assert_array_equal(wgmma_batch(form, images, objects, desc_b, c_regs, matrices=True, profile="sm_90"),
-                                  wgmma_batch(form, images, a, desc_b, c_regs, matrices=True, profile="sm_90"))
+    np.testing.assert_array_equal(
+        wgmma_batch(form, images, objects, desc_b, c_regs, matrices=True, profile="sm_90"),
+        wgmma_batch(form, images, a, desc_b, c_regs, matrices=True, profile="sm_90"),
+    )
     with pytest.raises(OperandError, match="images"):
         wgmma_batch(form, images[:1], a, desc_b, c_regs)
     with pytest.raises(OperandError, match="scale-d"):

@@ -20,7 +20,7 @@ import pytest
 
 from ptxspec.conformance import ptxas_agreement as pa
 from ptxspec.spec import wgmma as wg
-from ptxspec.spec.catalogue import Form, Target
+from ptxspec.spec.catalogue import CATALOGUE, Form, parse, Target
 from ptxspec.spec.errors import IllegalForm, OperandError, PtxSpecError
 
 # ---------------------------------------------------------------------------------------------
@@ -60,7 +60,7 @@ def neighbours(family, rng: random.Random, count: int) -> list[tuple[str, str]]:
             if text is None:
                 continue
         try:
-            wg.parse(text)
+            parse(text)
         except PtxSpecError:
             out.add((text, category))
     return sorted(out)
@@ -120,7 +120,7 @@ def _requests(form: Form) -> list[tuple[pa.Request, bool]]:
 
 
 def catalogue_verdict(text: str, request: pa.Request) -> tuple[bool, str]:
-    return pb.catalogue_verdict(wg.parse, text, request)
+    return pb.catalogue_verdict(parse, text, request)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,8 +145,7 @@ KNOWN: tuple[pa.Known, ...] = (
         "ptxas",
         r".*",
         "illegal",
-        "A qualifier is legal only where the family's syntax line lists it; ptxas 13.0 silently accepts "
-        "some tokens it knows from other instructions.",
+        "A qualifier is legal only where the family's syntax line lists it; ptxas 13.0 silently accepts some tokens it knows from other instructions.",
         category="foreign",
     ),
 )
@@ -155,7 +154,7 @@ KNOWN: tuple[pa.Known, ...] = (
 def compare(ptxas: str, cases: list[tuple[str, str, Form | None, pa.Request]]) -> list[dict]:
     """Disagreement records of ``(text, category, form, request)`` cases not covered by KNOWN."""
     line = lambda form, text: instruction_line(form or _closest(text), text)  # noqa: E731
-    return pb.compare(ptxas, cases, parse=wg.parse, line=line, known=KNOWN, chunk=150)
+    return pb.compare(ptxas, cases, parse=parse, line=line, known=KNOWN, chunk=150)
 
 
 def legal_cases(families=wg.FAMILIES) -> list[tuple[str, str, Form, pa.Request]]:
@@ -180,7 +179,7 @@ def test_every_legal_form_parses_to_a_family_with_its_qualifiers():
         forms = legal_forms(family)
         assert forms, family.key
         for form in forms:
-            parsed = wg.parse(form.text)
+            parsed = parse(form.text)
             # The A-in-registers line has the qualifiers of the a-desc line: text alone gives the latter.
             assert parsed.choices == form.choices and parsed.family.key == family.key.removesuffix(".a"), form.text
 
@@ -194,13 +193,13 @@ def test_form_counts_follow_the_shape_table():
 
 
 def test_templates_select_the_a_in_registers_line():
-    form = wg.parse("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {d0, d1, d2, d3}, {a0, a1, a2, a3}, descB, p, sa, sb, tb")
+    form = parse("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {d0, d1, d2, d3}, {a0, a1, a2, a3}, descB, p, sa, sb, tb")
     assert form.family.key == "wgmma.f16.a" and wg.a_in_registers(form)
-    form = wg.parse("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {d0, d1, d2, d3}, descA, descB, p, sa, sb, ta, tb")
+    form = parse("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {d0, d1, d2, d3}, descA, descB, p, sa, sb, ta, tb")
     assert form.family.key == "wgmma.f16" and not wg.a_in_registers(form)
     with pytest.raises(IllegalForm, match="operands"):
         # "imm-trans-a" is not an operand of the A-in-registers line.
-        wg.parse("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {d0, d1, d2, d3}, {a0, a1, a2, a3}, descB, p, sa, sb, ta, tb")
+        parse("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {d0, d1, d2, d3}, {a0, a1, a2, a3}, descB, p, sa, sb, ta, tb")
 
 
 @pytest.mark.parametrize(
@@ -225,9 +224,9 @@ def test_templates_select_the_a_in_registers_line():
     ],
 )
 def test_operand_counts_follow_the_manual_examples(text, d, a, tail):
-    family = wg.parse(text).family
+    family = parse(text).family
     key = family.key + ".a" if a else family.key
-    form = Form(wg.CATALOGUE.family(key), wg.parse(text).choices)
+    form = Form(CATALOGUE.family(key), parse(text).choices)
     names = [o.name for o in form.operands]
     assert sum(n.startswith("d.") for n in names) == d
     assert sum(n.startswith("a.") for n in names) == a
@@ -252,7 +251,7 @@ def test_operand_counts_follow_the_manual_examples(text, d, a, tail):
 )
 def test_errors_name_the_offending_qualifier(text, words):
     with pytest.raises(IllegalForm) as info:
-        wg.parse(text)
+        parse(text)
     assert words in str(info.value)
 
 
@@ -269,45 +268,45 @@ def test_errors_name_the_offending_qualifier(text, words):
     ],
 )
 def test_targets_follow_the_notes(text, target):
-    form = wg.parse(text)
+    form = parse(text)
     assert form.targets.alternatives == (target,)
     assert not form.admits((8, 7), "sm_90") and not form.admits((8, 7), "sm_100a")
 
 
 def test_immediates_are_checked():
-    f16 = wg.parse("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16")
+    f16 = parse("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16")
     wg.check_immediates(f16, imm_scale_a=-1, imm_scale_b=1, imm_trans_a=1, imm_trans_b=0)
     with pytest.raises(OperandError, match="valid values are \\[-1, 1\\]"):
         wg.check_immediates(f16, imm_scale_a=0)
     with pytest.raises(OperandError, match="valid values are \\[0, 1\\]"):
         wg.check_immediates(f16, imm_trans_b=2)
-    f16_regs = Form(wg.CATALOGUE.family("wgmma.f16.a"), f16.choices)
+    f16_regs = Form(CATALOGUE.family("wgmma.f16.a"), f16.choices)
     with pytest.raises(OperandError, match="no operand imm-trans-a"):
         wg.check_immediates(f16_regs, imm_trans_a=0)
-    tf32 = wg.parse("wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32")
+    tf32 = parse("wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32")
     with pytest.raises(OperandError, match="no operand imm-trans-b"):
         wg.check_immediates(tf32, imm_trans_b=0)
-    sp = wg.parse("wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.s8.s8")
+    sp = parse("wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.s8.s8")
     wg.check_immediates(sp, sp_sel=0)
     with pytest.raises(OperandError, match="sp-sel = 1"):
         wg.check_immediates(sp, sp_sel=1)
-    wg.check_immediates(wg.parse("wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.tf32.tf32"), sp_sel=1)
+    wg.check_immediates(parse("wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.tf32.tf32"), sp_sel=1)
 
 
 def test_instruction_lines_write_vectors_and_immediates():
-    form = Form(wg.CATALOGUE.family("wgmma.sp.f16.a"), wg.parse("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16").choices)
+    form = Form(CATALOGUE.family("wgmma.sp.f16.a"), parse("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16").choices)
     line = instruction_line(form)
     assert "{%d_0, %d_1, %d_2, %d_3}, {%a_0, %a_1, %a_2, %a_3}, %b_desc, %sp_meta, 0, %scale_d, -1, 1, 1;" in line
-    assert "wgmma.wait_group.sync.aligned 0;" in instruction_line(wg.parse("wgmma.wait_group.sync.aligned"))
+    assert "wgmma.wait_group.sync.aligned 0;" in instruction_line(parse("wgmma.wait_group.sync.aligned"))
 
 
 def test_neighbours_are_illegal_and_seeded():
-    family = wg.CATALOGUE.family("wgmma.int")
+    family = CATALOGUE.family("wgmma.int")
     a = neighbours(family, random.Random(1), 10)
     assert a == neighbours(family, random.Random(1), 10) and len(a) == 10
     for text, _ in a:
         with pytest.raises(IllegalForm):
-            wg.parse(text)
+            parse(text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -320,7 +319,7 @@ def test_known_disagreement_is_real(ptxas, known):
     text, where, _ = known.example
     request = pb.example_request(where)
     ours = catalogue_verdict(text, request)
-    ((theirs, message),) = pa.ptxas_verdicts(ptxas, request, [instruction_line(wg.parse(text) if ours[0] else _closest(text), text)])
+    ((theirs, message),) = pa.ptxas_verdicts(ptxas, request, [instruction_line(parse(text) if ours[0] else _closest(text), text)])
     assert ours[0] != theirs, f"{known.name}: ptxas and the catalogue now agree on {text}"
 
 
@@ -338,17 +337,17 @@ def test_sampled_forms_agree_with_ptxas(ptxas):
 
 def test_comparison_detects_a_wrong_verdict(ptxas):
     """A catalogue that allowed .m64n40k32 for .s8 (or wgmma on sm_90) would be caught."""
-    line = instruction_line(wg.parse("wgmma.mma_async.sync.aligned.m64n48k32.s32.s8.s8")).replace("m64n48k32", "m64n40k32")
+    line = instruction_line(parse("wgmma.mma_async.sync.aligned.m64n48k32.s32.s8.s8")).replace("m64n48k32", "m64n40k32")
     ((ok, message),) = pa.ptxas_verdicts(ptxas, pa.Request("sm_90a", LATEST), [line])
     assert not ok and message
-    line = instruction_line(wg.parse("wgmma.fence.sync.aligned"))
+    line = instruction_line(parse("wgmma.fence.sync.aligned"))
     ((ok, message),) = pa.ptxas_verdicts(ptxas, pa.Request("sm_90", LATEST), [line])
     assert not ok and "sm_90" in message
 
 
 def test_immediate_values_agree_with_ptxas(ptxas):
     """ptxas checks the immediates as :func:`check_immediates` does."""
-    base = wg.parse("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16")
+    base = parse("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16")
     cases = [("sp_sel", v) for v in (0, 1, 2, 3)] + [("imm_scale_a", v) for v in (-1, 0, 1, 2)] + [("imm_trans_b", v) for v in (0, 1, 2)]
     lines, ours = [], []
     for name, value in cases:
@@ -386,7 +385,7 @@ def test_operand_lists_are_exact_for_ptxas(ptxas, key, text):
     """Each form's operand list is accepted, and the list with one more immediate (an
     imm-trans-a where "the transpose operation is only supported for .f16/.bf16 ... using matrix
     descriptors", or an imm-scale for the integer forms) or one fewer is refused."""
-    form = Form(wg.CATALOGUE.family(key), wg.parse(text).choices)
+    form = Form(CATALOGUE.family(key), parse(text).choices)
     line = instruction_line(form)
     longer = line.replace("; }", ", 1; }")
     shorter = line.rsplit(",", 1)[0] + "; }"

@@ -1,5 +1,5 @@
 """The ``campaign`` label that conformance/silicon/wgmma_device.py writes into a recording's meta
-comes from the part being recorded (round 1, round 2 ``more``, round 3 ``pruned`` of issue 14),
+comes from the part being recorded (the rounds ``wgmma``, ``wgmma-more`` and ``wgmma-pruned``),
 not from one string for every part. The recordings already in conformance/data keep the meta they
 were recorded with; this checks what the next run writes, with stand-ins for the GPU."""
 
@@ -13,8 +13,9 @@ from ptxspec.conformance.silicon import wgmma_campaign, wgmma_device
 
 def test_every_part_of_the_campaign_has_its_label():
     assert set(wgmma_campaign.PARTS) <= set(wgmma_device.CAMPAIGNS)
-    assert wgmma_device.campaign_label({"part": "pruned"}).startswith("issue 14")
-    assert wgmma_device.campaign_label({"part": ""}).startswith("issue 7")
+    assert wgmma_device.campaign_label({"part": "pruned"}).startswith("wgmma campaign, round wgmma-pruned:")
+    assert wgmma_device.campaign_label({"part": ""}).startswith("wgmma campaign, round wgmma:")
+    assert all(f"round {name}:" in wgmma_device.campaign_label({"part": r.part}) for name, r in wgmma_campaign.ROUNDS.items())
     assert wgmma_device.campaign_label({}) == wgmma_device.campaign_label({"part": None}) == wgmma_device.CAMPAIGNS[""]
     assert len({wgmma_device.campaign_label({"part": p}) for p in wgmma_campaign.PARTS}) == len(wgmma_campaign.PARTS)
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from ptxspec.semantics import matrix_layout as ml
 from ptxspec.semantics import wgmma_layout as wl
 from ptxspec.spec import wgmma as wg
-from ptxspec.spec.catalogue import Form
+from ptxspec.spec.catalogue import CATALOGUE, Form, parse
 from ptxspec.spec.errors import OperandError
 
 BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8, "b1": 1}
@@ -29,7 +29,7 @@ BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 
 
 
 def test_descriptor_fields_sit_where_the_table_puts_them():
-    """"13-0: start address; 29-16: leading dimension byte offset; 45-32: stride dimension byte
+    """ "13-0: start address; 29-16: leading dimension byte offset; 45-32: stride dimension byte
     offset; 51-49: base offset; 63-62: swizzle (0 none, 1 128B, 2 64B, 3 32B)", each address
     encoded as "(x & 0x3FFFF) >> 4"."""
     D = wl.MatrixDescriptor
@@ -91,7 +91,7 @@ def test_descriptor_small_fields_have_their_limits():
 
 
 def test_base_offset_follows_the_formula():
-    """"The base offset is 0 when the pattern starts at a 1024/512/256-byte boundary; otherwise
+    """ "The base offset is 0 when the pattern starts at a 1024/512/256-byte boundary; otherwise
     base offset = (pattern start addr >> 0x7) & 0x7"."""
     assert wl.base_offset_for(4096, "128B") == 0 and wl.base_offset_for(4096 + 384, "128B") == 3
     assert wl.base_offset_for(512 * 3, "64B") == 0 and wl.base_offset_for(512 + 128, "64B") == 5
@@ -339,8 +339,13 @@ def _read_by_hand(image: np.ndarray, d: wl.MatrixDescriptor, rows: int, cols: in
 
 
 @settings(max_examples=12, deadline=None)
-@given(st.sampled_from(sorted(BITS)), st.sampled_from(["a", "b"]), st.sampled_from(["none", "32B", "64B", "128B"]), st.sampled_from(["K", "MN"]),
-       st.integers(0, 2**32 - 1))
+@given(
+    st.sampled_from(sorted(BITS)),
+    st.sampled_from(["a", "b"]),
+    st.sampled_from(["none", "32B", "64B", "128B"]),
+    st.sampled_from(["K", "MN"]),
+    st.integers(0, 2**32 - 1),
+)
 def test_read_matrix_reads_a_batch(element_type, operand, swizzle, major, seed):
     """A batch (leading axes of images and of descriptors, broadcast) reads what each instance's
     descriptor describes in its image, element for element as the hand-assembled oracle."""
@@ -463,7 +468,7 @@ def test_sparse_a_fragments_are_bijections(shape, element_type):
 @pytest.mark.parametrize("dtype", ["f16", "f32", "s32"])
 @pytest.mark.parametrize("n", (8, 24, 64, 256))
 def test_d_fragments_are_bijections(dtype, n):
-    """"N/4 .f16x2 registers" (.f16), "N/2 .f32/.s32 registers"."""
+    """ "N/4 .f16x2 registers" (.f16), "N/2 .f32/.s32 registers"."""
     layout = wl.fragment_layout(f"m64n{n}k16", "d", dtype)
     assert layout.registers == (n // 4 if dtype == "f16" else n // 2)
     _assert_bijection(layout)
@@ -492,7 +497,10 @@ def test_d_fragment_is_the_m16n8_accumulator_per_warp_and_column_block():
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.sampled_from(A_CASES + [(s, t, True) for s, t in SPARSE_A_CASES] + [("m64n40k16", "f16", "d"), ("m64n48k8", "f32", "d"), ("m64n16k32", "s32", "c")]), st.integers(0, 2**32 - 1))
+@given(
+    st.sampled_from(A_CASES + [(s, t, True) for s, t in SPARSE_A_CASES] + [("m64n40k16", "f16", "d"), ("m64n48k8", "f32", "d"), ("m64n16k32", "s32", "c")]),
+    st.integers(0, 2**32 - 1),
+)
 def test_fragments_round_trip(case, seed):
     shape, element_type, *extra = case
     if extra and extra[0] in ("c", "d"):
@@ -602,8 +610,8 @@ def test_sparse_selectors_and_invalid_metadata():
 
 
 def _form(text: str, registers: bool = False) -> Form:
-    form = wg.parse(text)
-    return Form(wg.CATALOGUE.family(form.family.key + ".a"), form.choices) if registers else form
+    form = parse(text)
+    return Form(CATALOGUE.family(form.family.key + ".a"), form.choices) if registers else form
 
 
 @pytest.mark.parametrize(
@@ -646,7 +654,14 @@ def test_operands_from_shared_memory_and_registers(text, trans_a, trans_b, swizz
 
 
 @pytest.mark.parametrize("registers", [False, True])
-@pytest.mark.parametrize(("text", "selector"), [("wgmma.mma_async.sp.sync.aligned.m64n16k32.f32.f16.f16", 1), ("wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.u8.u8", 0), ("wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.tf32.tf32", 0)])
+@pytest.mark.parametrize(
+    ("text", "selector"),
+    [
+        ("wgmma.mma_async.sp.sync.aligned.m64n16k32.f32.f16.f16", 1),
+        ("wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.u8.u8", 0),
+        ("wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.tf32.tf32", 0),
+    ],
+)
 def test_sparse_operands(text, selector, registers):
     rng = np.random.default_rng(9)
     form = _form(text, registers)

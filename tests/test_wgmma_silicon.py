@@ -68,8 +68,16 @@ def test_fp8_datapath_keeps_13_mantissa_bits():
     a = [encode("e4m3", Fraction(1, 2**7)), encode("e4m3", Fraction(1, 2**7))] + [0] * 30
     b = [encode("e4m3", Fraction(1, 2**6)), encode("e4m3", Fraction(1, 2**7))] + [0] * 30
     one = 0x3F800000
-    d = mma.datapath_matrix(sm90_wgmma.FP8_F32, "e4m3", "e4m3", "f32", "f32",
-                            np.array([[a]], dtype=np.uint64), np.array([b], dtype=np.uint64).T[None], np.array([[[one]]], dtype=np.uint64))
+    d = mma.datapath_matrix(
+        sm90_wgmma.FP8_F32,
+        "e4m3",
+        "e4m3",
+        "f32",
+        "f32",
+        np.array([[a]], dtype=np.uint64),
+        np.array([b], dtype=np.uint64).T[None],
+        np.array([[[one]]], dtype=np.uint64),
+    )
     assert int(d[0, 0, 0]) == one + (1 << 10)  # 1 + 2^-13: bit 23 - 13 = 10
 
 
@@ -78,8 +86,15 @@ def test_fp8_datapath_keeps_13_mantissa_bits():
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("combo", [wc.Combination("f16", "f16", "f32", a_registers=True), wc.Combination("e4m3", "e5m2", "f16"),
-                                   wc.Combination("tf32", "tf32", "f32", sparse=True), wc.Combination("s8", "s8", "s32", sparse=True)])
+@pytest.mark.parametrize(
+    "combo",
+    [
+        wc.Combination("f16", "f16", "f32", a_registers=True),
+        wc.Combination("e4m3", "e5m2", "f16"),
+        wc.Combination("tf32", "tf32", "f32", sparse=True),
+        wc.Combination("s8", "s8", "s32", sparse=True),
+    ],
+)
 def test_random_instances_regenerate(combo):
     entry = _entry(combo, 64, 3)
     first, again, other = wd.random_instance(entry, 1), wd.random_instance(entry, 1), wd.random_instance(entry, 2)
@@ -159,7 +174,11 @@ def test_selfcheck_expectation_matches_model():
 
 
 def test_sparse_probe_pattern_is_2_4():
-    for combo in (wc.Combination("f16", "f16", "f32", sparse=True), wc.Combination("s8", "s8", "s32", sparse=True), wc.Combination("tf32", "tf32", "f32", sparse=True)):
+    for combo in (
+        wc.Combination("f16", "f16", "f32", sparse=True),
+        wc.Combination("s8", "s8", "s32", sparse=True),
+        wc.Combination("tf32", "tf32", "f32", sparse=True),
+    ):
         kept = wc._kept_positions(combo)
         assert len(kept) == combo.k // 2
         dense = np.zeros((64, combo.k), dtype=np.uint64)
@@ -170,10 +189,17 @@ def test_sparse_probe_pattern_is_2_4():
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
-@pytest.mark.parametrize("combo", [wc.Combination("f16", "f16", "f32", trans_a=1, trans_b=1), wc.Combination("e4m3", "e4m3", "f32", sparse=True),
-                                   wc.Combination("b1", "b1", "s32"), wc.Combination("f16", "f16", "f16", a_registers=True, trans_b=1)])
+@pytest.mark.parametrize(
+    "combo",
+    [
+        wc.Combination("f16", "f16", "f32", trans_a=1, trans_b=1),
+        wc.Combination("e4m3", "e4m3", "f32", sparse=True),
+        wc.Combination("b1", "b1", "s32"),
+        wc.Combination("f16", "f16", "f16", a_registers=True, trans_b=1),
+    ],
+)
 def test_kernels_assemble(combo):
-    from ptxspec.conformance.silicon.record import assemble
+    from ptxspec.conformance.silicon.campaign import assemble
 
     entry = _entry(combo, 24 if combo.atype != "b1" else 16)
     ok, msg, _ = assemble(wc.HEADER + wc.kernel(combo, entry["n"], "k", entry["image_bytes"]))
@@ -250,9 +276,9 @@ def test_spec_level_sets_hold_except_fp8(recordings):
     """The manual's guarantee (mma.spec_dot: accumulation "with at least single precision") holds
     for the f16/bf16/tf32 recordings and is broken by the fp8 ones (13-bit accumulation)."""
     for name in ("f32-f16-f16-n32", "f16-f16-f16-n32", "f32-bf16-bf16-n32", "f32-tf32-tf32-n32"):
-        checked, outside = wc.spec_check(recordings[name], instances=range(4))
+        checked, outside = wc.outside_spec(recordings[name], instances=range(4))
         assert checked == 256 and outside == 0, name
-    checked, outside = wc.spec_check(recordings["f32-e4m3-e4m3-n256"], instances=[0], per_instance=64)
+    checked, outside = wc.outside_spec(recordings["f32-e4m3-e4m3-n256"], instances=[0], per_instance=64)
     assert outside > 0
 
 
@@ -270,9 +296,21 @@ def test_replay_through_wgmma_semantics(recordings):
             continue
         i = 0
         a = rec.a[i] if e["a_registers"] else int(rec.desc[i, 0])
-        out = wgmma_mma_async(wc.form_of(rec), rec.image[i], a, int(rec.desc[i, 1]), rec.c[i], scale_d=bool(rec.scale[i]),
-                              imm_scale_a=e["scale_a"], imm_scale_b=e["scale_b"], imm_trans_a=e["trans_a"], imm_trans_b=e["trans_b"], sp_meta=rec.meta[i] if e["sparse"] else None,
-                              sp_sel=e["sp_sel"], profile=profile_named("sm_90"))
+        out = wgmma_mma_async(
+            wc.form_of(rec),
+            rec.image[i],
+            a,
+            int(rec.desc[i, 1]),
+            rec.c[i],
+            scale_d=bool(rec.scale[i]),
+            imm_scale_a=e["scale_a"],
+            imm_scale_b=e["scale_b"],
+            imm_trans_a=e["trans_a"],
+            imm_trans_b=e["trans_b"],
+            sp_meta=rec.meta[i] if e["sparse"] else None,
+            sp_sel=e["sp_sel"],
+            profile=profile_named("sm_90"),
+        )
         assert np.array_equal(out.registers.astype(np.uint32), rec.d[i]), rec.name
 
 
@@ -361,8 +399,18 @@ def _digest_recording(combo, n, random, stored):
     x = wd.kernel_inputs(entry, {})
     rec = wc.Recording(entry, x["image"], x["desc"], x["a"], x["d"], x["meta"], x["scale"], x["d"][:stored], np.zeros(random))
     regs = np.stack([wc.model_registers(rec, i) for i in range(random)])
-    return wc.Recording(entry, x["image"], x["desc"], x["a"], x["d"], x["meta"], x["scale"], regs[:stored], np.zeros(random),
-                        wd.instance_digests(regs[stored:], entry["digest_bits"]))
+    return wc.Recording(
+        entry,
+        x["image"],
+        x["desc"],
+        x["a"],
+        x["d"],
+        x["meta"],
+        x["scale"],
+        regs[:stored],
+        np.zeros(random),
+        wd.instance_digests(regs[stored:], entry["digest_bits"]),
+    )
 
 
 def test_digest_replay_names_the_wrong_block():
@@ -433,11 +481,17 @@ def test_more_planned_layouts_are_legal(index):
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
-@pytest.mark.parametrize("combo", [wc.Combination("e5m2", "e4m3", "f32", a_registers=True), wc.Combination("u8", "u8", "s32", sparse=True, satfinite=True),
-                                   wc.Combination("tf32", "tf32", "f32", sparse=True, a_registers=True, sp_sel=1),
-                                   wc.Combination("bf16", "bf16", "f32", scale_a=-1, scale_b=-1)])
+@pytest.mark.parametrize(
+    "combo",
+    [
+        wc.Combination("e5m2", "e4m3", "f32", a_registers=True),
+        wc.Combination("u8", "u8", "s32", sparse=True, satfinite=True),
+        wc.Combination("tf32", "tf32", "f32", sparse=True, a_registers=True, sp_sel=1),
+        wc.Combination("bf16", "bf16", "f32", scale_a=-1, scale_b=-1),
+    ],
+)
 def test_more_kernels_assemble(combo):
-    from ptxspec.conformance.silicon.record import assemble
+    from ptxspec.conformance.silicon.campaign import assemble
 
     entry = _entry(combo, 64)
     ok, msg, _ = assemble(wc.HEADER + wc.kernel(combo, 64, "k", entry["image_bytes"]))
@@ -472,7 +526,6 @@ def test_more_files_round_trip(tmp_path):
     assert all(r["mismatches"] == 0 for r in report.values()) and len(report) == 3
     (tmp_path / "meta-wgmma.json").write_text(json.dumps({"kernels": []}))
     assert wc.load(tmp_path) == [] and len(wc.load_all(tmp_path)) == 3
-
 
 
 # ---------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from ptxspec.semantics import wgmma_layout as wl
 from ptxspec.semantics.results import SM_90, SPEC, contains
 from ptxspec.semantics.wgmma import wgmma_batch, wgmma_mma_async
 from ptxspec.spec import wgmma as wg
-from ptxspec.spec.matrix import parse as parse_mma
+from ptxspec.spec.catalogue import parse
 
 #: (exponent bits, mantissa bits, shift in its container): the formats as §5.2.5 describes them.
 LAYOUT = {"f32": (8, 23, 0), "f16": (5, 10, 0), "bf16": (8, 7, 0), "tf32": (8, 10, 13), "e4m3": (4, 3, 0), "e5m2": (5, 2, 0)}
@@ -38,11 +38,16 @@ SP = "wgmma.mma_async.sp.sync.aligned"
 #: (form, sparsity selector): every wgmma.sp multiplicand type, both selectors where the manual
 #: allows them ("the sparsity selector must be 0" for 8-bit types).
 FORMS = [
-    (SP + ".m64n16k32.f32.f16.f16", 0), (SP + ".m64n16k32.f32.f16.f16", 1),
+    (SP + ".m64n16k32.f32.f16.f16", 0),
+    (SP + ".m64n16k32.f32.f16.f16", 1),
     (SP + ".m64n16k32.f16.f16.f16", 1),
-    (SP + ".m64n16k32.f32.bf16.bf16", 0), (SP + ".m64n16k32.f32.bf16.bf16", 1),
-    (SP + ".m64n16k16.f32.tf32.tf32", 0), (SP + ".m64n16k16.f32.tf32.tf32", 1),
-    (SP + ".m64n16k64.f32.e4m3.e4m3", 0), (SP + ".m64n16k64.f32.e5m2.e5m2", 0), (SP + ".m64n16k64.f16.e4m3.e5m2", 0),
+    (SP + ".m64n16k32.f32.bf16.bf16", 0),
+    (SP + ".m64n16k32.f32.bf16.bf16", 1),
+    (SP + ".m64n16k16.f32.tf32.tf32", 0),
+    (SP + ".m64n16k16.f32.tf32.tf32", 1),
+    (SP + ".m64n16k64.f32.e4m3.e4m3", 0),
+    (SP + ".m64n16k64.f32.e5m2.e5m2", 0),
+    (SP + ".m64n16k64.f16.e4m3.e5m2", 0),
 ]
 SMALL = [Fraction(v) for v in (1, 2, 3, -1, -2, -3)] + [Fraction(1, 2), Fraction(-3, 2), Fraction(3, 4)]
 
@@ -66,8 +71,12 @@ def specials(t: str) -> dict[str, int]:
     top = (1 << e_bits) - 1
     if t == "e4m3":
         return {"inf": 0x7F, "-inf": 0xFF, "nan": 0x7F, "huge": 0x7E}
-    return {"inf": top << m_bits << shift, "-inf": ((1 << (e_bits + m_bits)) | top << m_bits) << shift,
-            "nan": (top << m_bits | 1 << (m_bits - 1)) << shift, "huge": ((top - 1) << m_bits | ((1 << m_bits) - 1)) << shift}
+    return {
+        "inf": top << m_bits << shift,
+        "-inf": ((1 << (e_bits + m_bits)) | top << m_bits) << shift,
+        "nan": (top << m_bits | 1 << (m_bits - 1)) << shift,
+        "huge": ((top - 1) << m_bits | ((1 << m_bits) - 1)) << shift,
+    }
 
 
 def value_of(t: str, bits: int):
@@ -126,8 +135,9 @@ def _instance(text: str, selector: int, seed: int, registers: bool = False):
     A[rows_kept] = [encode(atype, SMALL[i]) for i in rng.integers(0, len(SMALL), int(rows_kept.sum()))]
     s = specials(btype)
     pool = [s["inf"], s["-inf"], s["nan"], s["huge"]]
-    B = np.array([[encode(btype, SMALL[rng.integers(len(SMALL))]) if kept[q] else pool[rng.integers(len(pool))] for _ in range(n)] for q in range(k)],
-                 dtype=np.uint64)
+    B = np.array(
+        [[encode(btype, SMALL[rng.integers(len(SMALL))]) if kept[q] else pool[rng.integers(len(pool))] for _ in range(n)] for q in range(k)], dtype=np.uint64
+    )
     C = np.array([[encode(dtype, SMALL[rng.integers(len(SMALL))]) for _ in range(n)] for _ in range(m)], dtype=np.uint64)
     stored, meta = wl.compress_sparse(form["shape"], atype, A, selector)
     desc_a = packed_descriptor(0, "none", "K", BITS[atype], m, k // 2, 0)
@@ -160,7 +170,7 @@ def _is_nan(dtype: str, bits: int) -> bool:
 def _check(dtype: str, got: np.ndarray, expected: np.ndarray, sets: bool) -> int:
     """Every element the oracle knows; returns how many were checked."""
     checked = 0
-    nan = (0x7FFFFFFF if dtype == "f32" else 0x7FFF)
+    nan = 0x7FFFFFFF if dtype == "f32" else 0x7FFF
     for (i, j), want in np.ndenumerate(expected):
         if want is None:
             continue
@@ -195,8 +205,17 @@ def test_pruned_positions_of_b_are_never_read(text, selector):
     assert finite == 48 * C.shape[1]  # every row that prunes the specials has a finite, exactly known D
     one = wgmma_mma_async(form, image, a, desc_b, c_regs, sp_meta=meta, sp_sel=selector, profile="sm_90")
     assert _check(form["dtype"], one.d, expected, sets=False) >= 48 * C.shape[1]
-    batch = wgmma_batch(form, image[None], np.array([a], dtype=np.uint64), np.array([desc_b], dtype=np.uint64), c_regs[None], sp_meta=meta[None],
-                        sp_sel=selector, profile="sm_90", matrices=True)
+    batch = wgmma_batch(
+        form,
+        image[None],
+        np.array([a], dtype=np.uint64),
+        np.array([desc_b], dtype=np.uint64),
+        c_regs[None],
+        sp_meta=meta[None],
+        sp_sel=selector,
+        profile="sm_90",
+        matrices=True,
+    )
     np.testing.assert_array_equal(batch[0], one.d)
     regs_form, rimage, ra, rdesc_b, rc, rmeta, _ = _instance(text, selector, seed=len(text) + selector, registers=True)
     np.testing.assert_array_equal(wgmma_mma_async(regs_form, rimage, ra, rdesc_b, rc, sp_meta=rmeta, sp_sel=selector, profile="sm_90").d, one.d)
@@ -217,7 +236,7 @@ def test_wgmma_sp_equals_mma_sp_on_the_same_stored_elements(text, selector):
     wgmma_d = wgmma_mma_async(form, image, a, desc_b, c_regs, sp_meta=meta, sp_sel=selector, profile="sm_90").d
     atype, btype = form["atype"], form["btype"]
     shape = MMA_SHAPE[atype]
-    mma_form = parse_mma(f"mma.sp.sync.aligned.{shape}.row.col.f32.{atype}.{btype}.f32")
+    mma_form = parse(f"mma.sp.sync.aligned.{shape}.row.col.f32.{atype}.{btype}.f32")
     la = ml.fragment_layout(shape, "a", atype, sparse=True)
     a_regs, e = ml.compress_sparse(la, A[:16], selector)
     b_regs = ml.fragment_layout(shape, "b", btype, sparse=True).from_matrix(B[:, :8])
@@ -235,8 +254,12 @@ def test_wgmma_sp_equals_mma_sp_on_the_same_stored_elements(text, selector):
 
 NIBBLES = {"pairs": [0x4, 0x8, 0xC, 0x9, 0xD, 0xE], "tf32": [0x4, 0xE]}  # two different indices (§9.7.14.6.1)
 PROPERTY_FORMS = [
-    (SP + ".m64n8k32.f32.f16.f16", (0, 1)), (SP + ".m64n8k32.f16.f16.f16", (0, 1)), (SP + ".m64n8k32.f32.bf16.bf16", (0, 1)),
-    (SP + ".m64n8k16.f32.tf32.tf32", (0, 1)), (SP + ".m64n8k64.f32.e4m3.e5m2", (0,)), (SP + ".m64n8k64.f16.e5m2.e4m3", (0,)),
+    (SP + ".m64n8k32.f32.f16.f16", (0, 1)),
+    (SP + ".m64n8k32.f16.f16.f16", (0, 1)),
+    (SP + ".m64n8k32.f32.bf16.bf16", (0, 1)),
+    (SP + ".m64n8k16.f32.tf32.tf32", (0, 1)),
+    (SP + ".m64n8k64.f32.e4m3.e5m2", (0,)),
+    (SP + ".m64n8k64.f16.e5m2.e4m3", (0,)),
     (SP + ".m64n8k64.s32.s8.u8", (0,)),
 ]
 
@@ -313,8 +336,15 @@ def _wgmma_case(case, profile: str) -> None:
         images.append(wl.write_matrix(image, desc_b, b, btype, "K", operand="b"))
     c_regs = wl.wgmma_result_registers(form, C)
     kw = {"sp_sel": selector, "profile": profile, "matrices": True}
-    d = wgmma_batch(form, np.stack(images), np.full(2, desc_a.encode(), dtype=np.uint64), np.full(2, desc_b.encode(), dtype=np.uint64),
-                    np.stack([c_regs, c_regs]), sp_meta=np.stack([meta, meta]), **kw)
+    d = wgmma_batch(
+        form,
+        np.stack(images),
+        np.full(2, desc_a.encode(), dtype=np.uint64),
+        np.full(2, desc_b.encode(), dtype=np.uint64),
+        np.stack([c_regs, c_regs]),
+        sp_meta=np.stack([meta, meta]),
+        **kw,
+    )
     _same_elements(d[0], d[1], reaches)
     if uniform:
         assert not reaches.any()  # only positions every row prunes changed
@@ -336,16 +366,19 @@ def test_wgmma_sp_spec_sets_do_not_depend_on_pruned_b(case):
 
 
 MMA_SP_FORMS = [
-    ("mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32", (0, 1)), ("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", (0, 1, 2, 3)),
-    ("mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32", (0, 1)), ("mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32", (0, 1)),
-    ("mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32", (0,)), ("mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.u8.s32", (0,)),
+    ("mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32", (0, 1)),
+    ("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", (0, 1, 2, 3)),
+    ("mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32", (0, 1)),
+    ("mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32", (0, 1)),
+    ("mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32", (0,)),
+    ("mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.u8.s32", (0,)),
 ]
 
 
 def _mma_case(case, profile) -> None:
     text, selector, seed, uniform = case
     rng = np.random.default_rng(seed)
-    form = parse_mma(text)
+    form = parse(text)
     shape, atype, btype, dtype = form["shape"], form["atype"], form["btype"], form["dtype"]
     la = ml.fragment_layout(shape, "a", atype, sparse=True)
     lb, lc = ml.fragment_layout(shape, "b", btype, sparse=True), ml.fragment_layout(shape, "c", form["ctype"])
@@ -475,5 +508,5 @@ def test_pruned_recording_lies_in_the_spec_level_sets(pruned):
     f16/bf16/tf32 results -- a random sample of elements of each instance."""
     for rec in pruned.values():
         if rec.entry["atype"] in ("f16", "bf16", "tf32") and rec.entry["n"] == 16:
-            checked, outside = wc.spec_check(rec, per_instance=12)
+            checked, outside = wc.outside_spec(rec, per_instance=12)
             assert checked == 12 * wc.PRUNED_INSTANCES and outside == 0, rec.name

@@ -77,8 +77,17 @@ def build(name, initial, threads, condition, domain, placements=None, aliases=No
         addresses[alias] = Address(alias, target, alias)
     eid = itertools.count()
     initial_events = tuple(
-        Event(eid=next(eid), thread=None, index=-1, instruction=f"init {loc}", writes=True,
-              address=addresses[loc], proxy="generic", order="weak", write_value=value)
+        Event(
+            eid=next(eid),
+            thread=None,
+            index=-1,
+            instruction=f"init {loc}",
+            writes=True,
+            address=addresses[loc],
+            proxy="generic",
+            order="weak",
+            write_value=value,
+        )
         for loc, value in initial.items()
     )
     built = []
@@ -98,30 +107,39 @@ def build(name, initial, threads, condition, domain, placements=None, aliases=No
                     value = next(chosen)
                     registers[op[1]] = value
                     defined_by[op[1]] = common["eid"]
-                    events.append(Event(**common, reads=True, address=addresses[op[2]], proxy="generic",
-                                        order=op[3], scope=op[4], read_value=value))
+                    events.append(Event(**common, reads=True, address=addresses[op[2]], proxy="generic", order=op[3], scope=op[4], read_value=value))
                 elif kind == "st":
                     value = op[2]
                     if isinstance(value, str):  # a register: a data dependency on the load that set it
                         data.add((defined_by[value], common["eid"]))
                         value = registers[value]
-                    events.append(Event(**common, writes=True, address=addresses[op[1]], proxy="generic",
-                                        order=op[3], scope=op[4], write_value=value))
+                    events.append(Event(**common, writes=True, address=addresses[op[1]], proxy="generic", order=op[3], scope=op[4], write_value=value))
                 elif kind == "atom":
                     value = next(chosen)
                     registers[op[1]] = value
                     defined_by[op[1]] = common["eid"]
                     new = _ATOM_OPS[op[3]](value, op[4]) & MASK
-                    events.append(Event(**common, reads=True, writes=True, atomic=True, address=addresses[op[2]],
-                                        proxy="generic", order=op[5], scope=op[6], read_value=value, write_value=new))
+                    events.append(
+                        Event(
+                            **common,
+                            reads=True,
+                            writes=True,
+                            atomic=True,
+                            address=addresses[op[2]],
+                            proxy="generic",
+                            order=op[5],
+                            scope=op[6],
+                            read_value=value,
+                            write_value=new,
+                        )
+                    )
                 elif kind == "fence":
                     events.append(Event(**common, fence=op[1], order=op[1], scope=op[2]))
                 elif kind == "proxy_fence":
                     events.append(Event(**common, proxy_fence=op[1]))
                 elif kind == "bar":
                     _, bar_op, barrier_id, count, level = op
-                    phase = sum(1 for e in events if e.barrier is not None and e.barrier.level == level
-                                and e.barrier.barrier_id == barrier_id)
+                    phase = sum(1 for e in events if e.barrier is not None and e.barrier.level == level and e.barrier.barrier_id == barrier_id)
                     events.append(Event(**common, barrier=Barrier(level, bar_op, barrier_id, count, phase)))
             traces.append(Trace(thread=t, events=tuple(events), registers=registers, data=frozenset(data)))
         placement = (placements or {}).get(t, Placement(cta=t))
@@ -140,8 +158,7 @@ def build(name, initial, threads, condition, domain, placements=None, aliases=No
                 collect(item)
 
     collect(condition.formula)
-    return Program(name=name, source="<test>", addresses=addresses, initial=initial_events,
-                   threads=tuple(built), condition=condition, observed=tuple(observed))
+    return Program(name=name, source="<test>", addresses=addresses, initial=initial_events, threads=tuple(built), condition=condition, observed=tuple(observed))
 
 
 def reg(thread, name):
@@ -173,6 +190,7 @@ def _concrete_set(expr, sets, pairs, events):
 
 def _concrete(expr, sets, pairs, events):
     """The relation ``expr`` as a set of pairs (``pairs`` holds base relations and definitions)."""
+
     def go(e):
         return _concrete(e, sets, pairs, events)
 
@@ -233,10 +251,7 @@ def _vocabulary(program, events):
     for event in events:
         for name in base.event_sets(event):
             sets[name].add(event.eid)
-    pairs = {
-        name: {(a.eid, b.eid) for a in events for b in events if base.static_pair(name, a, b, program)}
-        for name in base.STATIC_RELATIONS
-    }
+    pairs = {name: {(a.eid, b.eid) for a in events for b in events if base.static_pair(name, a, b, program)} for name in base.STATIC_RELATIONS}
     return sets, pairs
 
 
@@ -251,8 +266,7 @@ def brute_force_states(program, model):
             base[name] = set(dependencies)
         readers = [e for e in events if e.takes_value]
         sources = [
-            [w.eid for w in events if w.writes and w.eid != r.eid and w.address.physical == r.address.physical
-             and w.write_value == r.read_value]
+            [w.eid for w in events if w.writes and w.eid != r.eid and w.address.physical == r.address.physical and w.write_value == r.read_value]
             for r in readers
         ]
         locations = sorted({e.address.physical for e in events if e.writes})
@@ -371,7 +385,6 @@ def random_model(seed):
     return rel.Model(f"random{seed}", definitions, axioms)
 
 
-
 # ---- the manual's litmus tests (§8.10), under the model of ptx.py ------------------------------------
 
 SYS = "sys"
@@ -388,34 +401,51 @@ def _manual_tests():
     x, y = LocationTerm("x"), LocationTerm("y")
     tests = []
     # §8.10.3 litmus 1: "atomicity is guaranteed when the operations are morally strong".
-    tests.append((build("atomicity-1", {"x": 0}, [[_atom("r0", "x", "add", 1, scope=SYS)], [_atom("r0", "x", "add", 1, scope=SYS)]],
-                        Condition("forall", eq(x, 2)), {"x": [0, 1, 2]}), True))
+    tests.append(
+        (
+            build(
+                "atomicity-1",
+                {"x": 0},
+                [[_atom("r0", "x", "add", 1, scope=SYS)], [_atom("r0", "x", "add", 1, scope=SYS)]],
+                Condition("forall", eq(x, 2)),
+                {"x": [0, 1, 2]},
+            ),
+            True,
+        )
+    )
     # §8.10.3 litmus 2: "atomicity is not guaranteed if the operations are not morally strong"
     # (atom.cta and atom.gpu in different CTAs): FINAL STATE x == 1 OR x == 2.
     two = [[_atom("r0", "x", "add", 1, scope="cta")], [_atom("r0", "x", "add", 1, scope="gpu")]]
     tests.append((build("atomicity-2", {"x": 0}, two, Condition("exists", eq(x, 1)), {"x": [0, 1, 2]}), True))
-    tests.append((build("atomicity-2-forall", {"x": 0}, two, Condition("forall", Or((eq(x, 1), eq(x, 2)))),
-                        {"x": [0, 1, 2]}), True))
+    tests.append((build("atomicity-2-forall", {"x": 0}, two, Condition("forall", Or((eq(x, 1), eq(x, 2)))), {"x": [0, 1, 2]}), True))
     # §8.10.4 LB: each thread copies what it read; "if each variable is initially zero, the final
     # result should also be zero" (the domain offers 1 to tempt a self-satisfying speculation).
     lb = [[_ld("r0", "x"), _st("y", "r0")], [_ld("r1", "y"), _st("x", "r1")]]
-    tests.append((build("LB", {"x": 0, "y": 0}, lb, Condition("forall", And((eq(x, 0), eq(y, 0)))),
-                        {"x": [0, 1], "y": [0, 1]}), True))
+    tests.append((build("LB", {"x": 0, "y": 0}, lb, Condition("forall", And((eq(x, 0), eq(y, 0)))), {"x": [0, 1], "y": [0, 1]}), True))
     # §8.10.5 CoRR: "R2 cannot read the initial value of x in such an execution".
     corr = [[_st("x", 1, "relaxed", SYS)], [_ld("r0", "x", "relaxed", SYS), _ld("r1", "x", "relaxed", SYS)]]
-    tests.append((build("CoRR", {"x": 0}, corr, Condition("exists", And((eq(reg(1, "r0"), 1), eq(reg(1, "r1"), 0)))),
-                        {"x": [0, 1]}), False))
+    tests.append((build("CoRR", {"x": 0}, corr, Condition("exists", And((eq(reg(1, "r0"), 1), eq(reg(1, "r1"), 0)))), {"x": [0, 1]}), False))
     # §8.10.6 MP: "IF %r0 == 1 THEN %r1 == 1" (fence.sys read as fence.sc.sys; a fence.acq_rel
     # makes the same release and acquire patterns).
     for kind in ("sc", "acq_rel"):
         mp = [[_st("x", 1), _fence(kind), _st("y", 1, "relaxed", SYS)], [_ld("r0", "y", "relaxed", SYS), _fence(kind), _ld("r1", "x")]]
-        tests.append((build(f"MP-{kind}", {"x": 0, "y": 0}, mp,
-                            Condition("forall", Or((Compare("!=", reg(1, "r0"), Constant(1)), eq(reg(1, "r1"), 1)))),
-                            {"x": [0, 1], "y": [0, 1]}), True))
+        tests.append(
+            (
+                build(
+                    f"MP-{kind}",
+                    {"x": 0, "y": 0},
+                    mp,
+                    Condition("forall", Or((Compare("!=", reg(1, "r0"), Constant(1)), eq(reg(1, "r1"), 1)))),
+                    {"x": [0, 1], "y": [0, 1]},
+                ),
+                True,
+            )
+        )
     # MP without fences and with weak flag accesses: nothing synchronizes.
     mp = [[_st("x", 1), _st("y", 1)], [_ld("r0", "y"), _ld("r1", "x")]]
-    tests.append((build("MP-weak", {"x": 0, "y": 0}, mp, Condition("exists", And((eq(reg(1, "r0"), 1), eq(reg(1, "r1"), 0)))),
-                        {"x": [0, 1], "y": [0, 1]}), True))
+    tests.append(
+        (build("MP-weak", {"x": 0, "y": 0}, mp, Condition("exists", And((eq(reg(1, "r0"), 1), eq(reg(1, "r1"), 0)))), {"x": [0, 1], "y": [0, 1]}), True)
+    )
     # §8.10.6 SB: with fence.sc "%r0 == 1 OR %r1 == 1"; "if each fence.sc were replaced by
     # fence.acq_rel ... both R1 and R2 may return the initial value 0".
     for kind, quantifier, expected in (("sc", "forall", True), ("acq_rel", "exists", True)):
@@ -423,15 +453,24 @@ def _manual_tests():
         formula = Or((eq(reg(0, "r0"), 1), eq(reg(1, "r1"), 1)))
         if quantifier == "exists":
             formula = And((eq(reg(0, "r0"), 0), eq(reg(1, "r1"), 0)))
-        tests.append((build(f"SB-{kind}", {"x": 0, "y": 0}, sb, Condition(quantifier, formula),
-                            {"x": [0, 1], "y": [0, 1]}, placements={0: Placement(cta=0), 1: Placement(cta=0)}), expected))
+        tests.append(
+            (
+                build(
+                    f"SB-{kind}",
+                    {"x": 0, "y": 0},
+                    sb,
+                    Condition(quantifier, formula),
+                    {"x": [0, 1], "y": [0, 1]},
+                    placements={0: Placement(cta=0), 1: Placement(cta=0)},
+                ),
+                expected,
+            )
+        )
     # §8.10.6 CoWR: "virtual aliases require an alias proxy fence along the synchronization path".
     cowr = [[_st("a", 1), _proxy_fence("alias"), _ld("r1", "b")]]
-    tests.append((build("CoWR-alias-fence", {"a": 0}, cowr, Condition("forall", eq(reg(0, "r1"), 1)), {"a": [0, 1]},
-                        aliases={"b": "a"}), True))
+    tests.append((build("CoWR-alias-fence", {"a": 0}, cowr, Condition("forall", eq(reg(0, "r1"), 1)), {"a": [0, 1]}, aliases={"b": "a"}), True))
     cowr = [[_st("a", 1), _ld("r1", "b")]]
-    tests.append((build("CoWR-alias-no-fence", {"a": 0}, cowr, Condition("exists", eq(reg(0, "r1"), 0)), {"a": [0, 1]},
-                        aliases={"b": "a"}), True))
+    tests.append((build("CoWR-alias-no-fence", {"a": 0}, cowr, Condition("exists", eq(reg(0, "r1"), 0)), {"a": [0, 1]}, aliases={"b": "a"}), True))
     return tests
 
 
@@ -465,10 +504,12 @@ def _check_witness_and_why(program, model, result):
     # The named axioms alone forbid the outcome, and each of them is needed.
     names = set(result.why)
     assert names <= {axiom.name for axiom in model.axioms}
+
     def outcomes(kept):
         reduced = rel.Model("reduced", model.definitions, [a for a in model.axioms if a.name in kept])
         states = z3_engine.run(program, reduced).states
         return [s for s in states if state_holds(condition.formula, s) == outcome]
+
     assert not outcomes(names)
     for name in names:
         assert outcomes(names - {name}), f"{name} is not needed"
@@ -508,8 +549,7 @@ def _random_programs():
     mp = [[_st("x", 1), _fence("sc"), _st("y", 1, "relaxed", SYS)], [_ld("r0", "y", "relaxed", SYS), _fence("sc"), _ld("r1", "x")]]
     atoms = [[_atom("r0", "x", "add", 1), _st("x", 5)], [_atom("r1", "x", "add", 1)]]
     return [
-        build("MP+sc", {"x": 0, "y": 0}, mp, Condition("exists", And((eq(reg(1, "r0"), 1), eq(reg(1, "r1"), 0)))),
-              {"x": [0, 1], "y": [0, 1]}),
+        build("MP+sc", {"x": 0, "y": 0}, mp, Condition("exists", And((eq(reg(1, "r0"), 1), eq(reg(1, "r1"), 0)))), {"x": [0, 1], "y": [0, 1]}),
         build("atoms", {"x": 0}, atoms, Condition("exists", eq(LocationTerm("x"), 2)), {"x": [0, 1, 2, 5, 6]}),
     ]
 
@@ -540,9 +580,7 @@ def test_random_models_are_not_trivial():
     strict = 0
     for program in _random_programs():
         everything = z3_engine.run(program, rel.Model("none", [], [])).states
-        strict += sum(
-            1 for seed in range(60) if 0 < len(z3_engine.run(program, random_model(seed)).states) < len(everything)
-        )
+        strict += sum(1 for seed in range(60) if 0 < len(z3_engine.run(program, random_model(seed)).states) < len(everything))
     assert strict >= 8
 
 
@@ -551,7 +589,6 @@ def test_timeout_is_unknown_not_a_guess():
     result = z3_engine.run(program, _models()["ptx-8.7"], timeout_s=0.0)
     assert result.ok is None and result.states is None and result.positive is None and result.negative is None
     assert result.engine == "z3"
-
 
 
 # ---- the shared corpus ----------------------------------------------------------------------------------
@@ -647,9 +684,7 @@ def check_witness(program, model, execution):
     what its traces and coherence order leave."""
     events = list(execution.events)
     eids = [event.eid for event in events]
-    assert sorted(eids) == sorted(
-        [event.eid for event in program.initial] + [event.eid for trace in execution.traces for event in trace.events]
-    )
+    assert sorted(eids) == sorted([event.eid for event in program.initial] + [event.eid for trace in execution.traces for event in trace.events])
     sets, base = _vocabulary(program, events)
     base.update({name: set(pairs) for name, pairs in _dependencies(execution.traces).items()})
     relations = execution.relations
@@ -749,9 +784,20 @@ def test_random_barrier_programs_agree_with_explicit(chunk):
 # ---- mutants of the corpus: orders, scopes, fences, placements and barriers changed one at a time -------
 
 _SWAPS = (
-    ("relaxed", "acquire"), ("relaxed", "release"), ("weak", "relaxed.gpu"), ("cta", "gpu"), ("gpu", "cta"),
-    ("acquire", "relaxed"), ("release", "relaxed"), ("sys", "cta"), ("fence.sc", "fence.acq_rel"),
-    ("acq_rel", "sc"), ("cta 1", "cta 0"), ("cta 0", "cta 1"), ("sync", "arrive"), ("arrive", "sync"),
+    ("relaxed", "acquire"),
+    ("relaxed", "release"),
+    ("weak", "relaxed.gpu"),
+    ("cta", "gpu"),
+    ("gpu", "cta"),
+    ("acquire", "relaxed"),
+    ("release", "relaxed"),
+    ("sys", "cta"),
+    ("fence.sc", "fence.acq_rel"),
+    ("acq_rel", "sc"),
+    ("cta 1", "cta 0"),
+    ("cta 0", "cta 1"),
+    ("sync", "arrive"),
+    ("arrive", "sync"),
 )
 
 
@@ -772,7 +818,7 @@ def _mutants(seed, per_test):
                 continue
             at = rng.choice(spots)
             try:
-                program = lowering.load(text[:at] + new + text[at + len(old):])
+                program = lowering.load(text[:at] + new + text[at + len(old) :])
             except Exception:  # noqa: BLE001 - a mutant the front end rejects is simply skipped
                 continue
             if sum(len(thread.traces) for thread in program.threads) <= 40:

@@ -1,9 +1,11 @@
-"""The .approx forms on silicon (issue 6): bit-exact 16-bit tables and measured f32/f64 errors.
+"""The approx campaign: the .approx forms on silicon, bit-exact 16-bit tables and measured f32/f64 errors.
 
-Three commands (``python -m ptxspec.conformance.silicon.approx ...``):
+Three commands (``python -m ptxspec.conformance.silicon approx ...``, the one command line of
+:mod:`ptxspec.conformance.silicon.__main__`):
 
 ``tables [--write]``
-    Extract, from the issue-3 recording (``conformance/data/sm_90/meta-issue3.json``, the
+    Extract, from the catalogue campaign's ``integer-half-video-warp`` recording
+    (``conformance/data/sm_90/meta-integer-half-video-warp.json``, the
     ``#all-inputs`` entries: every one of the 2^16 inputs), the result table of each 16-bit
     .approx form into ``semantics/data/approx16-sm90.npz`` (uint16 arrays, one per
     ``(opcode, type)``), which the sm_90 profile of :mod:`ptxspec.semantics.half_precision` reads.
@@ -29,17 +31,14 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
-import click
 import numpy as np
 
-from ptxspec.conformance.silicon.record import assemble, ptxas_version
+from ptxspec.conformance.silicon.campaign import HEADER, assemble_each, assemble_module, ptxas_version, save_arrays
 from ptxspec.spec.errors import PtxSpecError
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "sm_90"
@@ -47,18 +46,35 @@ TABLES = Path(__file__).resolve().parent.parent.parent / "semantics" / "data" / 
 
 #: Families scanned on their whole input space or a hashed sample of it.
 SCANNED_FAMILIES = (
-    "sin.approx", "cos.approx", "lg2.approx", "ex2.approx", "rcp.approx", "sqrt.approx", "rsqrt.approx",
-    "tanh.approx", "div.approx", "div.full", "rcp.approx.ftz.f64", "rsqrt.approx.ftz.f64", "rsqrt.approx.f64",
+    "sin.approx",
+    "cos.approx",
+    "lg2.approx",
+    "ex2.approx",
+    "rcp.approx",
+    "sqrt.approx",
+    "rsqrt.approx",
+    "tanh.approx",
+    "div.approx",
+    "div.full",
+    "rcp.approx.ftz.f64",
+    "rsqrt.approx.ftz.f64",
+    "rsqrt.approx.f64",
 )
 #: The 16-bit families whose x2 forms are recorded as tables.
 TABLE_FAMILIES = ("tanh.approx.half", "ex2.approx.half")
-#: The 16-bit forms recorded on every input by the issue-3 campaign, and the x2 form of each.
+#: The 16-bit forms recorded on every input by the catalogue campaign, and the x2 form of each.
 SCALAR_TABLE_FORMS = {
-    ("tanh", "f16"): "tanh.approx.f16", ("tanh", "bf16"): "tanh.approx.bf16",
-    ("ex2", "f16"): "ex2.approx.f16", ("ex2", "bf16"): "ex2.approx.ftz.bf16",
+    ("tanh", "f16"): "tanh.approx.f16",
+    ("tanh", "bf16"): "tanh.approx.bf16",
+    ("ex2", "f16"): "ex2.approx.f16",
+    ("ex2", "bf16"): "ex2.approx.ftz.bf16",
 }
-X2_FORMS = {"tanh.approx.f16x2": ("tanh", "f16"), "tanh.approx.bf16x2": ("tanh", "bf16"),
-            "ex2.approx.f16x2": ("ex2", "f16"), "ex2.approx.ftz.bf16x2": ("ex2", "bf16")}
+X2_FORMS = {
+    "tanh.approx.f16x2": ("tanh", "f16"),
+    "tanh.approx.bf16x2": ("tanh", "bf16"),
+    "ex2.approx.f16x2": ("ex2", "f16"),
+    "ex2.approx.ftz.bf16x2": ("ex2", "bf16"),
+}
 
 #: Inputs kept per form by the largest error in the manual's metric, and by the largest ulp error.
 K = 256
@@ -221,27 +237,103 @@ def _f32(x: float) -> int:
     return int(np.array([x], dtype=np.float32).view(np.uint32)[0])
 
 
-F32_SPECIALS = sorted({
-    0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0x7FFFFFFF,
-    0x00000001, 0x80000001, 0x007FFFFF, 0x807FFFFF, 0x00800000, 0x80800000, 0x7F7FFFFF, 0xFF7FFFFF,
-    0x3F800000, 0xBF800000, 0x3F000000, 0x40000000, 0x3F000001, 0x3FFFFFFF, 0x3F7FFFFF, 0x3F800001,
-    0x7E800000, 0x7E800001, 0x7F000000, 0x02800000, 0x01000000,
-    _f32(6.2831855), _f32(6.283185), _f32(-6.2831855), _f32(314.15927), _f32(314.15924), _f32(-314.15927),
-    _f32(128.0), _f32(127.99999), _f32(-126.0), _f32(-149.0), _f32(-150.0), _f32(-151.99998), _f32(-152.0),
-    _f32(1.5707964), _f32(3.1415927), _f32(0.7853982), _f32(9.0), _f32(-9.0), _f32(0.5), _f32(-0.5),
-})
+F32_SPECIALS = sorted(
+    {
+        0x00000000,
+        0x80000000,
+        0x7F800000,
+        0xFF800000,
+        0x7FC00000,
+        0xFFC00000,
+        0x7F800001,
+        0x7FFFFFFF,
+        0x00000001,
+        0x80000001,
+        0x007FFFFF,
+        0x807FFFFF,
+        0x00800000,
+        0x80800000,
+        0x7F7FFFFF,
+        0xFF7FFFFF,
+        0x3F800000,
+        0xBF800000,
+        0x3F000000,
+        0x40000000,
+        0x3F000001,
+        0x3FFFFFFF,
+        0x3F7FFFFF,
+        0x3F800001,
+        0x7E800000,
+        0x7E800001,
+        0x7F000000,
+        0x02800000,
+        0x01000000,
+        _f32(6.2831855),
+        _f32(6.283185),
+        _f32(-6.2831855),
+        _f32(314.15927),
+        _f32(314.15924),
+        _f32(-314.15927),
+        _f32(128.0),
+        _f32(127.99999),
+        _f32(-126.0),
+        _f32(-149.0),
+        _f32(-150.0),
+        _f32(-151.99998),
+        _f32(-152.0),
+        _f32(1.5707964),
+        _f32(3.1415927),
+        _f32(0.7853982),
+        _f32(9.0),
+        _f32(-9.0),
+        _f32(0.5),
+        _f32(-0.5),
+    }
+)
 
 
 def _specials(form: ScanForm) -> list[tuple[int, ...]]:
     if form.width == 32 and form.arity == 1:
         return [(s,) for s in F32_SPECIALS]
     if form.arity == 2:
-        few = [0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 1, 0x807FFFFF, 0x00800000, 0x3F800000, 0xBF800000,
-               0x40400000, 0x7F7FFFFF, 0x7E800000, 0x7E800001, 0x7F000000, 0x01000000, 0x3EAAAAAB]
+        few = [
+            0,
+            0x80000000,
+            0x7F800000,
+            0xFF800000,
+            0x7FC00000,
+            1,
+            0x807FFFFF,
+            0x00800000,
+            0x3F800000,
+            0xBF800000,
+            0x40400000,
+            0x7F7FFFFF,
+            0x7E800000,
+            0x7E800001,
+            0x7F000000,
+            0x01000000,
+            0x3EAAAAAB,
+        ]
         return [(a, b) for a in few for b in few]
-    f64 = [0, 1 << 63, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000, 0x7FF0000000000001, 1,
-           0x000FFFFFFFFFFFFF, 0x0010000000000000, 0x3FF0000000000000, 0xBFF0000000000000, 0x7FEFFFFFFFFFFFFF,
-           0x4010000000000000, 0x3FE0000000000000, 0x7FF0000000000000 | 1 << 32, 0x00000000FFFFFFFF]
+    f64 = [
+        0,
+        1 << 63,
+        0x7FF0000000000000,
+        0xFFF0000000000000,
+        0x7FF8000000000000,
+        0x7FF0000000000001,
+        1,
+        0x000FFFFFFFFFFFFF,
+        0x0010000000000000,
+        0x3FF0000000000000,
+        0xBFF0000000000000,
+        0x7FEFFFFFFFFFFFFF,
+        0x4010000000000000,
+        0x3FE0000000000000,
+        0x7FF0000000000000 | 1 << 32,
+        0x00000000FFFFFFFF,
+    ]
     f64 += [(0x3FF00000 | i) << 32 | 0xDEADBEEF for i in (0, 1, 0xFFFFF)] + [u << 32 for u in (0x00100000, 0x000FFFFF, 0x80000001, 0x7FEFFFFF)]
     return [(s,) for s in f64]
 
@@ -285,8 +377,6 @@ def digest(column: np.ndarray) -> str:
 # PTX and the bundle
 # ---------------------------------------------------------------------------------------------
 
-HEADER = ".version 8.7\n.target sm_90a\n.address_size 64\n"
-
 
 def kernel(form: ScanForm, name: str) -> str:
     """One ``.entry``: d[i] = op(a[i] (, b[i])) for i < n, operands as raw words of the form's
@@ -295,27 +385,46 @@ def kernel(form: ScanForm, name: str) -> str:
     names = ["pa", "pb"][: form.arity] + ["pd"]
     params = ", ".join(f".param .u64 {p}" for p in names) + ", .param .u32 n"
     body = [
-        "  .reg .pred %p;", "  .reg .b32 %r<6>;", "  .reg .b64 %rd<8>;", f"  .reg .b{w} %va, %vb, %vd;",
-        "  mov.u32 %r1, %tid.x;", "  mov.u32 %r2, %ctaid.x;", "  mov.u32 %r3, %ntid.x;",
-        "  mad.lo.u32 %r4, %r2, %r3, %r1;", "  ld.param.u32 %r5, [n];", "  setp.ge.u32 %p, %r4, %r5;",
-        "  @%p bra DONE;", f"  mul.wide.u32 %rd1, %r4, {size};",
+        "  .reg .pred %p;",
+        "  .reg .b32 %r<6>;",
+        "  .reg .b64 %rd<8>;",
+        f"  .reg .b{w} %va, %vb, %vd;",
+        "  mov.u32 %r1, %tid.x;",
+        "  mov.u32 %r2, %ctaid.x;",
+        "  mov.u32 %r3, %ntid.x;",
+        "  mad.lo.u32 %r4, %r2, %r3, %r1;",
+        "  ld.param.u32 %r5, [n];",
+        "  setp.ge.u32 %p, %r4, %r5;",
+        "  @%p bra DONE;",
+        f"  mul.wide.u32 %rd1, %r4, {size};",
     ]
     for reg, p in zip(["%va", "%vb"], names[:-1]):
-        body += [f"  ld.param.u64 %rd2, [{p}];", "  cvta.to.global.u64 %rd2, %rd2;", "  add.u64 %rd2, %rd2, %rd1;",
-                 f"  ld.global.b{w} {reg}, [%rd2];"]
+        body += [f"  ld.param.u64 %rd2, [{p}];", "  cvta.to.global.u64 %rd2, %rd2;", "  add.u64 %rd2, %rd2, %rd1;", f"  ld.global.b{w} {reg}, [%rd2];"]
     body.append(f"  {form.text} %vd, " + ", ".join(["%va", "%vb"][: form.arity]) + ";")
-    body += ["  ld.param.u64 %rd3, [pd];", "  cvta.to.global.u64 %rd3, %rd3;", "  add.u64 %rd3, %rd3, %rd1;",
-             f"  st.global.b{w} [%rd3], %vd;", "DONE:", "  ret;"]
+    body += [
+        "  ld.param.u64 %rd3, [pd];",
+        "  cvta.to.global.u64 %rd3, %rd3;",
+        "  add.u64 %rd3, %rd3, %rd1;",
+        f"  st.global.b{w} [%rd3], %vd;",
+        "DONE:",
+        "  ret;",
+    ]
     return f".visible .entry {name}({params})\n{{\n" + "\n".join(body) + "\n}\n"
-
-
 
 
 def plan_entry(form: ScanForm, index: int) -> dict:
     """What approx_device.py needs of a form: kernel, layout, space, and the bound as floats
     (for ranking on the GPU only; the report recomputes everything exactly)."""
-    entry = {"index": index, "kernel": f"a{index:03d}", "text": form.text, "width": form.width, "arity": form.arity,
-             "space": form.space, "count": form.count, "ftz": int(form.ftz)}
+    entry = {
+        "index": index,
+        "kernel": f"a{index:03d}",
+        "text": form.text,
+        "width": form.width,
+        "arity": form.arity,
+        "space": form.space,
+        "count": form.count,
+        "ftz": int(form.ftz),
+    }
     if form.space == "table":
         return {**entry, "fn": -1, "metric": -1, "b1": 0.0, "b2": 0.0}
     near, far, _ = bounds(form)
@@ -323,23 +432,18 @@ def plan_entry(form: ScanForm, index: int) -> dict:
     return {**entry, "fn": fn, "metric": METRIC[form.metric], "b1": float(near), "b2": float(far or 0)}
 
 
-def prepare(bundle: Path) -> None:
+def prepare(bundle: Path, ptxas: str = "ptxas") -> None:
     """Assemble every form alone (ptxas must accept each), then all in one cubin; write the plan
     and the sample inputs."""
     bundle.mkdir(parents=True, exist_ok=True)
     scan = forms()
     named = [(f"a{i:03d}", f) for i, f in enumerate(scan)]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        verdicts = list(pool.map(lambda nf: assemble(HEADER + kernel(nf[1], nf[0])), named))
-    rejected = {f.text: msg for (_, f), (ok, msg, _) in zip(named, verdicts) if not ok}
-    if rejected:
-        raise PtxSpecError(f"ptxas rejected {sorted(rejected)}: {next(iter(rejected.values()))}", where="approx prepare")
-    ok, msg, cubin = assemble(HEADER + "\n".join(kernel(f, n) for n, f in named))
-    if not ok:
-        raise PtxSpecError(f"the combined module did not assemble: {msg}", where="approx prepare")
-    version = ptxas_version()
-    plan = {"k": K, "k_ulp": K_ULP, "assembler": f"ptxas -arch=sm_90a ({version})",
-            "forms": [plan_entry(f, i) for i, f in enumerate(scan)]}
+    _, refused = assemble_each(named, lambda nf: HEADER + kernel(nf[1], nf[0]), ptxas)
+    if refused:
+        raise PtxSpecError(f"ptxas rejected {sorted(f.text for (_, f), _ in refused)}: {refused[0][1]}", where="approx prepare")
+    cubin = assemble_module(HEADER + "\n".join(kernel(f, n) for n, f in named), ptxas)
+    version = ptxas_version(ptxas)
+    plan = {"k": K, "k_ulp": K_ULP, "assembler": f"ptxas -arch=sm_90a ({version})", "forms": [plan_entry(f, i) for i, f in enumerate(scan)]}
     arrays = {}
     for i, f in enumerate(scan):
         cols = sample_inputs(f)
@@ -348,12 +452,12 @@ def prepare(bundle: Path) -> None:
             arrays[f"s{i}_b"] = cols[1]
     (bundle / "approx.cubin").write_bytes(cubin)
     (bundle / "approx-plan.json").write_text(json.dumps(plan, indent=1))
-    np.savez_compressed(bundle / "approx-sample-inputs.npz", **arrays)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
+    save_arrays(bundle / "approx-sample-inputs.npz", arrays)
     print(f"{len(scan)} forms assembled into {bundle}")
 
 
 # ---------------------------------------------------------------------------------------------
-# The 16-bit tables (issue-3 recording, "#all-inputs" entries)
+# The 16-bit tables (the integer-half-video-warp recording, "#all-inputs" entries)
 # ---------------------------------------------------------------------------------------------
 
 #: The recorded entry of each table, by the key :mod:`ptxspec.semantics.half_precision` reads.
@@ -365,22 +469,24 @@ TABLE_SOURCES = {
 }
 
 
-def _plan_recording(directory: Path, name: str = "issue3") -> tuple[dict, dict[str, np.ndarray]]:
+#: The catalogue round that recorded the ``#all-inputs`` entries.
+TABLE_ROUND = "integer-half-video-warp"
+
+
+def _plan_recording(directory: Path, name: str = TABLE_ROUND) -> tuple[dict, dict[str, np.ndarray]]:
+    from ptxspec.conformance.silicon.campaign import load_arrays
+
     meta = json.loads((directory / f"meta-{name}.json").read_text())
-    arrays: dict[str, np.ndarray] = {}
-    for file in meta["files"]:
-        with np.load(directory / file) as z:
-            arrays.update({k: z[k] for k in z.files})
-    return meta, arrays
+    return meta, load_arrays(directory / file for file in meta["files"])
 
 
 def recorded(directory: Path, texts: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """(input, output) columns of one-source issue-3 entries, by their text."""
+    """(input, output) columns of one-source entries of the :data:`TABLE_ROUND` recording, by their text."""
     meta, arrays = _plan_recording(directory)
     out = {}
     for text in texts:
         if text not in meta["forms"]:
-            raise PtxSpecError(f"{text} is not in the issue-3 recording", where=str(directory))
+            raise PtxSpecError(f"{text} is not in the {TABLE_ROUND} recording", where=str(directory))
         i = meta["forms"].index(text)
         out[text] = arrays[f"g{meta['groups'][i]}_in0"], arrays[f"f{i}_out0"]
     return out
@@ -419,7 +525,8 @@ def x2_coverage(words: np.ndarray, outputs: np.ndarray, table: np.ndarray) -> di
     (lo_in, hi_in), (lo_out, hi_out) = x2_lanes(words), x2_lanes(outputs)
     return {
         "rows": int(len(words)),
-        "low_inputs": int(len(np.unique(lo_in))), "high_inputs": int(len(np.unique(hi_in))),
+        "low_inputs": int(len(np.unique(lo_in))),
+        "high_inputs": int(len(np.unique(hi_in))),
         "low_disagree": np.flatnonzero(table[lo_in] != lo_out).tolist(),
         "high_disagree": np.flatnonzero(table[hi_in] != hi_out).tolist(),
     }
@@ -576,9 +683,15 @@ def exact_error(form: ScanForm, a: int, b: int, d: int) -> ExactError | None:
         if outside_domain:  # NaN or an infinity: the special-value tables, not the bound
             return None
         y = {
-            "sin": lambda: gmpy2.sin(x), "cos": lambda: gmpy2.cos(x), "lg2": lambda: gmpy2.log2(x),
-            "ex2": lambda: gmpy2.exp2(x), "rcp": lambda: 1 / x, "sqrt": lambda: gmpy2.sqrt(x),
-            "rsqrt": lambda: gmpy2.rec_sqrt(x), "tanh": lambda: gmpy2.tanh(x), "div": lambda: x / y_in,
+            "sin": lambda: gmpy2.sin(x),
+            "cos": lambda: gmpy2.cos(x),
+            "lg2": lambda: gmpy2.log2(x),
+            "ex2": lambda: gmpy2.exp2(x),
+            "rcp": lambda: 1 / x,
+            "sqrt": lambda: gmpy2.sqrt(x),
+            "rsqrt": lambda: gmpy2.rec_sqrt(x),
+            "tanh": lambda: gmpy2.tanh(x),
+            "div": lambda: x / y_in,
         }[op]()
         if form.ftz and dv == 0 and abs(y) < mpfr(2) ** emin_normal:
             return None
@@ -653,12 +766,23 @@ def report_rows(scans: list[Scan]) -> list[Row]:
             worst = max(errors, key=lambda e: (e.ratio, e.ulps), default=None)
             ulps = [e.ulps for e in errors if e.metric != "absolute"]
             reliable = gpu_reference_reliable(scan, form)
-            rows.append(Row(
-                scan.chip, form.text, summary["scanned"], worst.metric if worst else form.metric,
-                worst.error if worst else 0.0, worst.ratio if worst else 0.0, worst.steps if worst else 0, max(ulps) if ulps else None,
-                bounds(form)[2], summary["outside"] if reliable else None, summary["special"],
-                sum(e.outside for e in errors), len(kept),
-            ))
+            rows.append(
+                Row(
+                    scan.chip,
+                    form.text,
+                    summary["scanned"],
+                    worst.metric if worst else form.metric,
+                    worst.error if worst else 0.0,
+                    worst.ratio if worst else 0.0,
+                    worst.steps if worst else 0,
+                    max(ulps) if ulps else None,
+                    bounds(form)[2],
+                    summary["outside"] if reliable else None,
+                    summary["special"],
+                    sum(e.outside for e in errors),
+                    len(kept),
+                )
+            )
     return rows
 
 
@@ -676,17 +800,36 @@ def _error_cell(r: Row) -> str:
 
 def report_table(rows: list[Row]) -> str:
     """The report as an RST list-table (what docs/silicon-approx.rst includes)."""
-    head = ["chip", "form", "inputs scanned", "max error (manual's metric)", "error / bound", "max ulps (rel./ulp metrics)",
-            "manual's bound", "outside the bound (GPU reference, whole scan)", "outside the bound (exact, kept inputs)"]
+    head = [
+        "chip",
+        "form",
+        "inputs scanned",
+        "max error (manual's metric)",
+        "error / bound",
+        "max ulps (rel./ulp metrics)",
+        "manual's bound",
+        "outside the bound (GPU reference, whole scan)",
+        "outside the bound (exact, kept inputs)",
+    ]
     merged: dict[tuple, list[str]] = {}  # chips with the same line share it
     for r in rows:
         merged.setdefault(tuple(v for k, v in vars(r).items() if k != "chip"), []).append(r.chip)
     rows = [Row(", ".join(chips), *key) for key, chips in merged.items()]
     lines = [".. list-table::", "   :header-rows: 1", ""]
-    body = [[r.chip, f"``{r.text}``", f"{r.scanned:,}", _error_cell(r), f"{r.max_ratio:.4f}",
-             "--" if r.max_ulps is None else f"{r.max_ulps:.3f}", r.bound.replace("|", "\\|"),  # |b| is no substitution
-             "n/a (version-1 reference)" if r.outside_gpu is None else f"{r.outside_gpu:,}" + (f" ({r.special_gpu:,} special)" if r.special_gpu else ""),
-             f"{r.outside_exact} of {r.kept}"] for r in rows]
+    body = [
+        [
+            r.chip,
+            f"``{r.text}``",
+            f"{r.scanned:,}",
+            _error_cell(r),
+            f"{r.max_ratio:.4f}",
+            "--" if r.max_ulps is None else f"{r.max_ulps:.3f}",
+            r.bound.replace("|", "\\|"),  # |b| is no substitution
+            "n/a (version-1 reference)" if r.outside_gpu is None else f"{r.outside_gpu:,}" + (f" ({r.special_gpu:,} special)" if r.special_gpu else ""),
+            f"{r.outside_exact} of {r.kept}",
+        ]
+        for r in rows
+    ]
     for cells in [head] + body:
         lines.append("   * - " + cells[0])
         lines += [f"     - {c}" for c in cells[1:]]
@@ -694,7 +837,7 @@ def report_table(rows: list[Row]) -> str:
 
 
 DOC = Path(__file__).resolve().parent.parent.parent / "docs" / "silicon-approx.rst"
-DOC_BEGIN = ".. BEGIN approx report (generated by `python -m ptxspec.conformance.silicon.approx report --write-docs`)"
+DOC_BEGIN = ".. BEGIN approx report (generated by `python -m ptxspec.conformance.silicon approx report --write-docs`)"
 DOC_END = ".. END approx report"
 
 
@@ -714,67 +857,35 @@ def current_doc_section(text: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# The command
+# The commands (``python -m ptxspec.conformance.silicon approx tables|report``)
 # ---------------------------------------------------------------------------------------------
 
 
-@click.group("approx")
-def approx() -> None:
-    """The .approx forms on silicon: 16-bit tables, the f32/f64 error scan, its report."""
-
-
-@approx.command("prepare")
-@click.argument("bundle", type=click.Path(path_type=Path))
-def prepare_command(bundle: Path) -> None:
-    """Assemble the scan kernels and write the plan into BUNDLE (run it with approx_device.py)."""
-    prepare(bundle)
-
-
-@approx.command("tables")
-@click.option("--write", is_flag=True, help="write semantics/data/approx16-sm90.npz (else: check it)")
-def tables_command(write: bool) -> None:
-    """Extract the 16-bit .approx tables from the issue-3 recording (or check the stored file)."""
-    tables = extract_tables()
+def tables(write: bool = False) -> str:
+    """Extract the 16-bit .approx tables from the :data:`TABLE_ROUND` recording into :data:`TABLES`
+    (``write``), or check that the stored file equals a fresh extraction. Returns what was done."""
+    extracted = extract_tables()
     if write:
         TABLES.parent.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(TABLES, **tables)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
-        click.echo(f"wrote {len(tables)} tables to {TABLES}")
-        return
+        save_arrays(TABLES, extracted)
+        return f"wrote {len(extracted)} tables to {TABLES}"
     if not TABLES.exists():
         raise PtxSpecError(f"{TABLES} is missing; run `approx tables --write`", where="approx tables")
     stored = stored_tables()
-    stale = sorted(k for k in set(tables) | set(stored) if k not in stored or k not in tables or not np.array_equal(stored[k], tables[k]))
+    stale = sorted(k for k in set(extracted) | set(stored) if k not in stored or k not in extracted or not np.array_equal(stored[k], extracted[k]))
     if stale:
         raise PtxSpecError(f"{TABLES.name} differs from the recording in {stale}; run `approx tables --write`", where="approx tables")
-    click.echo(f"{TABLES.name}: {len(tables)} tables, equal to the recording")
+    return f"{TABLES.name}: {len(extracted)} tables, equal to the recording"
 
 
-@approx.command("report")
-@click.option("--write-docs", is_flag=True, help="rewrite the table in docs/silicon-approx.rst")
-@click.option("--data", type=click.Path(path_type=Path, file_okay=False), default=DATA, help="the recording's folder")
-def report_command(write_docs: bool, data: Path) -> None:
-    """Recompute the kept extremes exactly and print the table of the .approx scan."""
+def report(write_docs: bool = False, data: Path = DATA) -> str:
+    """Recompute the kept extremes exactly: the table of the .approx scan, or (``write_docs``) that
+    table written into docs/silicon-approx.rst."""
     if write_docs:
         text = DOC.read_text()
         DOC.write_text(text.replace(current_doc_section(text), generated_section(data)))
-        click.echo(f"rewrote the table in {DOC}")
-        return
+        return f"rewrote the table in {DOC}"
     scans = load_scans(data)
     if not scans:
         raise PtxSpecError(f"no meta-approx-*.json under {data}: the scan has not been recorded yet", where="approx report")
-    click.echo(report_table(report_rows(scans)))
-
-
-def main() -> None:
-    try:
-        approx(standalone_mode=False)
-    except PtxSpecError as e:
-        click.echo(f"error: {e}", err=True)
-        raise SystemExit(2) from None
-    except click.ClickException as e:
-        e.show()
-        raise SystemExit(e.exit_code) from None
-
-
-if __name__ == "__main__":
-    main()
+    return report_table(report_rows(scans))

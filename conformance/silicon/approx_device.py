@@ -2,7 +2,7 @@
 
     python3 conformance/silicon/approx_device.py run BUNDLE OUT [SUBSTRING]
 
-BUNDLE comes from ``python -m ptxspec.conformance.silicon.approx prepare BUNDLE`` (here, with
+BUNDLE comes from ``python -m ptxspec.conformance.silicon approx prepare BUNDLE`` (here, with
 ptxas): ``approx.cubin`` (one kernel per form, assembled for sm_90a), ``approx-plan.json`` (per
 form: its kernel, operand layout, input space, and the manual's bound, as numbers for ranking) and
 ``approx-sample-inputs.npz`` (the seeded sample inputs per form). For every form this
@@ -246,8 +246,9 @@ def scan(mod, kernels, form: dict, k: int, k_ulp: int) -> tuple[dict, dict]:
             del a64, b64
         d = cp.empty(n, dtype=dtype)
         _launch(kernel, n, (a, b, d) if binary else (a, d))
-        key, ulp, out, spec = error(a, b, d, np.int32(form["fn"]), np.int32(form["metric"]), np.int32(form["ftz"]),
-                                    np.int32(wide), np.float64(form["b1"]), np.float64(form["b2"]))
+        key, ulp, out, spec = error(
+            a, b, d, np.int32(form["fn"]), np.int32(form["metric"]), np.int32(form["ftz"]), np.int32(wide), np.float64(form["b1"]), np.float64(form["b2"])
+        )
         outside += int(out.sum(dtype=cp.int64))
         special += int(spec.sum(dtype=cp.int64))
         for store, values in ((by_key, key), (by_ulp, ulp)):
@@ -256,13 +257,24 @@ def scan(mod, kernels, form: dict, k: int, k_ulp: int) -> tuple[dict, dict]:
                 k_, u_, a_, b_, d_ = (cp.asnumpy(x[idx]) for x in (key, ulp, a, b, d))
                 index = cp.asnumpy(idx).astype(np.uint64) + np.uint64(base)
                 primary = k_ if store is by_key else u_
-                store.merge([(float(primary[j]), int(index[j]), int(a_[j]), int(b_[j]) if binary else 0, int(d_[j]), float(k_[j]), float(u_[j]))
-                             for j in range(idx.size)])
+                store.merge(
+                    [
+                        (float(primary[j]), int(index[j]), int(a_[j]), int(b_[j]) if binary else 0, int(d_[j]), float(k_[j]), float(u_[j]))
+                        for j in range(idx.size)
+                    ]
+                )
         del a, b, d, key, ulp, out, spec
     cp.cuda.runtime.deviceSynchronize()
-    summary = {"text": form["text"], "space": space, "scanned": total, "outside": outside, "special": special,
-               "gpu_max_key": by_key.rows[0][0] if by_key.rows else 0.0, "gpu_max_ulp": by_ulp.rows[0][0] if by_ulp.rows else 0.0,
-               "seconds": round(time.time() - start, 2)}
+    summary = {
+        "text": form["text"],
+        "space": space,
+        "scanned": total,
+        "outside": outside,
+        "special": special,
+        "gpu_max_key": by_key.rows[0][0] if by_key.rows else 0.0,
+        "gpu_max_ulp": by_ulp.rows[0][0] if by_ulp.rows else 0.0,
+        "seconds": round(time.time() - start, 2),
+    }
     np_dtype = np.uint64 if wide else np.uint32
     arrays = {}
     for tag, store in (("e", by_key), ("u", by_ulp)):
@@ -334,9 +346,11 @@ def run(bundle: Path, out: Path, only: str | None = None) -> None:
         "nvidia_smi": _nvidia_smi(),
         "assembler": plan["assembler"],
         "cupy": cp.__version__,
-        "campaign": "issue 6 .approx scan: conformance/silicon/approx.py",
+        "campaign": "approx campaign, round approx: the .approx error scan and 16-bit tables (conformance/silicon/approx.py, approx_device.py)",
         "reference": 2,  # f32 <-> f64 by integer arithmetic; 1/sqrt for rsqrt
-        "k": plan["k"], "k_ulp": plan["k_ulp"], "chunk": CHUNK,
+        "k": plan["k"],
+        "k_ulp": plan["k_ulp"],
+        "chunk": CHUNK,
         "forms": [f["text"] for f in plan["forms"]],
         "scans": summaries,
         "sample_input_sha256": sample_digests,
@@ -349,9 +363,19 @@ def run(bundle: Path, out: Path, only: str | None = None) -> None:
     print(f"scanned {len(summaries)} forms on {meta['gpu']} in {meta['seconds']} s")
 
 
-if __name__ == "__main__":
-    if len(sys.argv) >= 4 and sys.argv[1] == "run":
-        run(Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4] if len(sys.argv) >= 5 else None)
-    else:
+def main(argv: list[str]) -> int:
+    """``run BUNDLE OUT [SUBSTRING]`` (see the module docstring); ``argv`` without the program name."""
+    if len(argv) not in (3, 4) or argv[0] != "run":
         print(__doc__)
-        sys.exit(2)
+        return 2
+    bundle = Path(argv[1])
+    for name in ("approx.cubin", "approx-plan.json", "approx-sample-inputs.npz"):
+        if not (bundle / name).is_file():
+            print(f"error: {bundle / name}: no such file (prepare the bundle first)", file=sys.stderr)
+            return 2
+    run(bundle, Path(argv[2]), argv[3] if len(argv) == 4 else None)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

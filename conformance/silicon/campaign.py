@@ -1,261 +1,187 @@
-"""What a silicon recording campaign runs: instruction forms and their seeded inputs.
+"""What every silicon campaign shares: ptxas, bundles, recordings and the second chip's digests.
 
-A campaign entry names a PTX instruction form, the register width of each operand, and how its
-inputs are drawn. :func:`inputs_for` makes the same arrays on every machine for the same seed, so
-the device only has to execute them; :mod:`ptxspec.conformance.silicon.device_run` does that on a
-GPU and :mod:`ptxspec.conformance.silicon.replay` compares the recording with the semantics.
+A campaign records PTX instruction forms on an H100/H200 in two steps. ``prepare`` (here, with
+ptxas) writes a *bundle*: the kernels, assembled for sm_90a into one cubin, a plan that says what
+each kernel reads and writes, and the inputs that are stored rather than regenerated. The
+campaign's device script (``*_device.py``: numpy and CuPy only, no ptxspec) runs the bundle on the
+GPU machine and writes the *recording*, which is copied unchanged into ``conformance/data/sm_90/``
+(recorded data is ground truth: it is re-recorded, never edited). The replay reads it back and
+compares it with the semantics under the ``sm_90`` profile.
 
-Only numpy is used here: this module runs on the device machine too.
+A campaign is one or more *rounds*; a round is a description (its forms, the names of its files,
+how its outputs are stored) and the campaign's functions take the round. The rounds, by the stem
+of their files in ``conformance/data/sm_90/``:
+
+* float-cvt (:mod:`.float_cvt_campaign`): ``float-cvt``, 381 forms of §9.7.3 and cvt (§9.7.9.21);
+* catalogue (:mod:`.catalogue_campaign`): ``integer-half-video-warp`` (§9.7.1-2, §9.7.4-8, prmt,
+  video, warp collectives), ``fma-oob-probes`` (the OOB-NaN of fma.oob) and ``remaining-forms``
+  (every other sm_90a form outside video and the matrix chapters);
+* mma (:mod:`.mma_campaign`, §9.7.14): ``mma``, ``mma-sp``, ``mma-more``, ``mma-sp-more``;
+* wgmma (:mod:`.wgmma_campaign`, §9.7.15): ``wgmma``, ``wgmma-more``, ``wgmma-pruned``;
+* movement (:mod:`.movement_campaign`): ``movement``, ldmatrix, stmatrix and movmatrix (§9.7.14.5.15-17);
+* approx (:mod:`.approx`): ``approx``, the error scan of the .approx forms and their 16-bit tables;
+* exhaustive (:mod:`.exhaustive`): ``exhaustive``, every input of the small forms, as digests.
+
+``python -m ptxspec.conformance.silicon CAMPAIGN COMMAND ...`` (:mod:`.__main__`) is the one
+command line. This module holds the plumbing the campaigns share: ptxas on each kernel alone and
+on the combined module (:func:`assemble_each`, :func:`assemble_module`), the output-file policy
+(:func:`split_files`), bundle and recording files, the digests that stand for a second chip's
+run (:func:`array_digests`), and :class:`CampaignError`, which the command line reports in one
+line with exit status 2.
 """
 
 from __future__ import annotations
 
-import zlib
-from dataclasses import dataclass
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
-#: Operand kinds: register width in bits and the value distribution to draw from.
-KIND_BITS = {"f64": 64, "f32": 32, "f16": 16, "bf16": 16, "f16x2": 32, "bf16x2": 32, "e4m3x2": 16, "e5m2x2": 16,
-             "b16": 16, "u8": 16, "s8": 16, "u16": 16, "s16": 16, "u32": 32, "s32": 32, "u64": 64, "s64": 64, "pred": 32}
+from ptxspec.spec.errors import PtxSpecError
+
+#: The recordings of the sm_90 profile (H100 and H200).
+DATA = Path(__file__).resolve().parent.parent / "data" / "sm_90"
+#: The start of every campaign's PTX module (§11: PTX 8.7, sm_90a, 64-bit addresses).
+HEADER = ".version 8.7\n.target sm_90a\n.address_size 64\n"
+
+T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class Entry:
-    """One form to record: ``text`` is the PTX instruction, ``dst`` and ``src`` the operand kinds.
-
-    ``dst`` of kind "pred" is stored through ``selp.u32 1, 0``.
-    """
-
-    text: str
-    dst: tuple[str, ...]
-    src: tuple[str, ...]
-    #: Record every combination of the operands' special values (for NaN-propagation order and
-    #: the other rules that only show when several operands are special at once).
-    all_specials: bool = False
-
-    def count(self, n: int) -> int:
-        """How many vectors this entry records when a campaign asks for ``n``."""
-        if not self.all_specials:
-            return n
-        total = 1
-        for kind in self.src:
-            total *= len(_specials(kind))
-        return max(n, total)
-
-    @property
-    def instruction(self) -> str:
-        """The PTX instruction (``text`` may carry a ``#tag`` that tells two entries apart)."""
-        return self.text.split("#")[0]
-
-    @property
-    def seed(self) -> int:
-        return zlib.crc32(self.text.encode())
+class CampaignError(PtxSpecError):
+    """A campaign command that cannot go on (ptxas refused the combined module, a plan needs more
+    files than come back from the device, an option out of range): one line, exit status 2."""
 
 
-def _f32_specials() -> list[int]:
-    return [0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007FFFFF, 0x807FFFFF, 0x00800000, 0x80800000,
-            0x00800001, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7FC12345,
-            0xFFD54321, 0x7F800001, 0xFFA00005, 0x3F800000, 0xBF800000, 0x3F800001, 0x3F7FFFFF, 0x40000000,
-            0x3F000000, 0x33800000, 0x34000000, 0x4B800000, 0x477FE000, 0x477FF000, 0x477FEFFF, 0x38800000,
-            0x387FC000, 0x33000000, 0x33000001, 0x43E00000, 0x43F00000, 0x3C000000, 0x3B000000, 0x3A800000]
+# ---------------------------------------------------------------------------------------------
+# ptxas
+# ---------------------------------------------------------------------------------------------
 
 
-def _f64_specials() -> list[int]:
-    return [0x0, 0x8000000000000000, 0x1, 0x8000000000000001, 0x000FFFFFFFFFFFFF, 0x0010000000000000,
-            0x8010000000000000, 0x7FEFFFFFFFFFFFFF, 0xFFEFFFFFFFFFFFFF, 0x7FF0000000000000, 0xFFF0000000000000,
-            0x7FF8000000000000, 0xFFF8000000000000, 0x7FF8000000012345, 0xFFF80000ABCDEF01, 0x7FF0000000000001,
-            0xFFF4000000000007, 0x3FF0000000000000, 0xBFF0000000000000, 0x3FF0000000000001, 0x3FEFFFFFFFFFFFFF,
-            0x4000000000000000, 0x3CA0000000000000, 0x36A0000000000000, 0x47EFFFFFE0000000, 0x47EFFFFFF0000000,
-            0x3810000000000000, 0x380FFFFFFFFFFFFF, 0x36A0000000000001, 0x4330000000000000]
+def assemble(ptx: str, ptxas: str = "ptxas", arch: str = "sm_90a") -> tuple[bool, str, bytes]:
+    """``ptxas -arch=ARCH`` on ``ptx``: (accepted, ptxas's message, cubin)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp, "k.ptx"), Path(tmp, "k.cubin")
+        src.write_text(ptx)
+        proc = subprocess.run([ptxas, f"-arch={arch}", str(src), "-o", str(out)], capture_output=True, text=True)
+        if proc.returncode != 0:
+            return False, proc.stderr.strip(), b""
+        return True, "", out.read_bytes()
 
 
-def _f16_specials() -> list[int]:
-    return [0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x8400, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00,
-            0xFE00, 0x7E55, 0x7C01, 0xFD23, 0x3C00, 0xBC00, 0x3C01, 0x3BFF]
+def ptxas_version(ptxas: str = "ptxas") -> str:
+    """The release line of ``ptxas --version`` (recorded in each campaign's plan or meta)."""
+    lines = subprocess.run([ptxas, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
+    return next((line for line in lines if "release" in line), lines[-1] if lines else "unknown")
 
 
-def _bf16_specials() -> list[int]:
-    return [0x0000, 0x8000, 0x0001, 0x8001, 0x007F, 0x0080, 0x8080, 0x7F7F, 0xFF7F, 0x7F80, 0xFF80, 0x7FC0,
-            0xFFC0, 0x7FD5, 0x7F81, 0xFFA3, 0x3F80, 0xBF80, 0x3F81, 0x3F7F]
+def assemble_each(items: Sequence[T], ptx: Callable[[T], str], ptxas: str = "ptxas") -> tuple[list[T], list[tuple[T, str]]]:
+    """ptxas on each item's module ``ptx(item)`` alone, in parallel: the items it accepted, and
+    (item, ptxas's message) for those it refused, both in the order given. A campaign lists the
+    refused ones in its plan and leaves them out of the combined module."""
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        verdicts = list(pool.map(lambda item: assemble(ptx(item), ptxas), items))
+    accepted = [item for item, (ok, _, _) in zip(items, verdicts) if ok]
+    refused = [(item, message) for item, (ok, message, _) in zip(items, verdicts) if not ok]
+    return accepted, refused
 
 
-def _random_float_bits(rng: np.random.Generator, n: int, bits: int, exponent_bits: int) -> np.ndarray:
-    """Half uniform random bit patterns (every exponent), half with exponents near the middle of
-    the range and near the subnormal boundary, where rounding and flushing decide results."""
-    dtype = np.uint64
-    raw = rng.integers(0, 1 << bits, size=n, dtype=np.uint64) if bits < 64 else rng.integers(0, 2**63, size=n, dtype=np.uint64) * np.uint64(2) + rng.integers(0, 2, size=n, dtype=np.uint64)
-    mantissa_bits = bits - 1 - exponent_bits
-    bias = (1 << (exponent_bits - 1)) - 1
-    half = n // 2
-    exps = np.concatenate([
-        rng.integers(bias - 8, bias + 8, size=half // 2),
-        rng.integers(0, min(mantissa_bits + 3, bias), size=half - half // 2),
-    ]).astype(np.uint64)
-    mant = raw[:half] & np.uint64((1 << mantissa_bits) - 1)
-    sign = (raw[:half] >> np.uint64(bits - 1)) & np.uint64(1)
-    shaped = (sign << np.uint64(bits - 1)) | (exps << np.uint64(mantissa_bits)) | mant
-    return np.concatenate([shaped, raw[half:]]).astype(dtype)
+def assemble_module(source: str, ptxas: str = "ptxas") -> bytes:
+    """The cubin of the combined module; :class:`CampaignError` with ptxas's message if the kernels
+    that each assembled alone do not assemble together."""
+    ok, message, cubin = assemble(source, ptxas)
+    if not ok:
+        raise CampaignError(f"the combined module did not assemble: {message}", where="ptxas")
+    return cubin
 
 
-def _column(kind: str, rng: np.random.Generator, n: int) -> np.ndarray:
-    if kind == "f32":
-        return _random_float_bits(rng, n, 32, 8)
-    if kind == "f64":
-        return _random_float_bits(rng, n, 64, 11)
-    if kind in ("f16", "b16"):
-        return _random_float_bits(rng, n, 16, 5)
-    if kind == "bf16":
-        return _random_float_bits(rng, n, 16, 8)
-    if kind == "f16x2":
-        return (_column("f16", rng, n) << np.uint64(16)) | _column("f16", rng, n)
-    if kind == "bf16x2":
-        return (_column("bf16", rng, n) << np.uint64(16)) | _column("bf16", rng, n)
-    if kind in ("e4m3x2", "e5m2x2"):
-        return rng.integers(0, 1 << 16, size=n, dtype=np.uint64)
-    bits = int(kind[1:])
-    if kind in ("u8", "s8"):
-        bits = 8
-    values = rng.integers(0, 1 << min(bits, 63), size=n, dtype=np.uint64)
-    if bits == 64:
-        values = values * np.uint64(2) + rng.integers(0, 2, size=n, dtype=np.uint64)
-    return values
+# ---------------------------------------------------------------------------------------------
+# Bundle and recording files
+# ---------------------------------------------------------------------------------------------
 
 
-def _specials(kind: str) -> list[int]:
-    table = {"f32": _f32_specials, "f64": _f64_specials, "f16": _f16_specials, "b16": _f16_specials, "bf16": _bf16_specials}
-    if kind in table:
-        return table[kind]()
-    if kind == "f16x2":
-        s = _f16_specials()
-        return [(a << 16) | b for a, b in zip(s, reversed(s))]
-    if kind == "bf16x2":
-        s = _bf16_specials()
-        return [(a << 16) | b for a, b in zip(s, reversed(s))]
-    if kind in ("e4m3x2", "e5m2x2"):
-        return list(range(0, 1 << 16, 257))  # every byte value in both halves (pairs (k, k))
-    bits = 8 if kind in ("u8", "s8") else int(kind[1:])
-    return [0, 1, (1 << bits) - 1, 1 << (bits - 1), (1 << (bits - 1)) - 1, (1 << (bits - 1)) + 1]
+def split_files(sizes: Iterable[int], limit: int, most: int) -> list[int]:
+    """The output file of each plan entry (``sizes``: its bytes): a new file where the next entry
+    would take the current one past ``limit`` bytes (the device machine returns files of at most
+    16 MiB). :class:`CampaignError` if that makes more than ``most`` files."""
+    files, file, used = [], 0, 0
+    for size in sizes:
+        if used and used + size > limit:
+            file, used = file + 1, 0
+        used += size
+        files.append(file)
+    if file >= most:
+        raise CampaignError(f"{file + 1} output files: more than the {most} that come back from the device", where="plan")
+    return files
 
 
-def inputs_for(entry: Entry, n: int) -> list[np.ndarray]:
-    """Seeded inputs: every combination of the kinds' special values first (up to n), then random."""
-    rng = np.random.default_rng(entry.seed)
-    n = entry.count(n)
-    columns = [_column(kind, rng, n) for kind in entry.src]
-    specials = [_specials(kind) for kind in entry.src]
-    if entry.src and (len(entry.src) <= 2 or entry.all_specials):
-        grid = np.array(np.meshgrid(*[np.array(s, dtype=np.uint64) for s in specials], indexing="ij")).reshape(len(entry.src), -1)
-        m = min(grid.shape[1], n)
-        for col, row in zip(columns, grid):
-            col[:m] = row[:m]
-    elif entry.src:
-        m = min(len(s) for s in specials)
-        for col, s in zip(columns, specials):
-            col[: min(len(s), n)] = np.array(s[:n], dtype=np.uint64)
-    return columns
+def write_json(path: Path, content: object, indent: int = 1) -> None:
+    path.write_text(json.dumps(content, indent=indent))
 
 
-def _forms() -> list[Entry]:
-    out: list[Entry] = []
-    rnd = ("rn", "rz", "rm", "rp")
-    for op in ("add", "sub", "mul"):
-        for r in rnd:
-            for ftz in ("", ".ftz"):
-                out.append(Entry(f"{op}.{r}{ftz}.f32", ("f32",), ("f32", "f32")))
-            out.append(Entry(f"{op}.{r}.f64", ("f64",), ("f64", "f64")))
-        out.append(Entry(f"{op}.rn.sat.f32", ("f32",), ("f32", "f32")))
-        out.append(Entry(f"{op}.rz.ftz.sat.f32", ("f32",), ("f32", "f32")))
-    for r in rnd:
-        for ftz in ("", ".ftz"):
-            out.append(Entry(f"fma.{r}{ftz}.f32", ("f32",), ("f32", "f32", "f32")))
-            out.append(Entry(f"div.{r}{ftz}.f32", ("f32",), ("f32", "f32")))
-            out.append(Entry(f"rcp.{r}{ftz}.f32", ("f32",), ("f32",)))
-            out.append(Entry(f"sqrt.{r}{ftz}.f32", ("f32",), ("f32",)))
-        out.append(Entry(f"fma.{r}.f64", ("f64",), ("f64", "f64", "f64")))
-        out.append(Entry(f"div.{r}.f64", ("f64",), ("f64", "f64")))
-        out.append(Entry(f"rcp.{r}.f64", ("f64",), ("f64",)))
-        out.append(Entry(f"sqrt.{r}.f64", ("f64",), ("f64",)))
-    out += [Entry("fma.rn.sat.f32", ("f32",), ("f32",) * 3), Entry("fma.rn.ftz.sat.f32", ("f32",), ("f32",) * 3),
-            Entry("mad.rn.f32", ("f32",), ("f32",) * 3), Entry("mad.rz.ftz.sat.f32", ("f32",), ("f32",) * 3),
-            Entry("mad.rn.f64", ("f64",), ("f64",) * 3)]
-    for ftz in ("", ".ftz"):
-        for name in ("div.approx", "div.full"):
-            out.append(Entry(f"{name}{ftz}.f32", ("f32",), ("f32", "f32")))
-        for fn in ("rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2"):
-            out.append(Entry(f"{fn}.approx{ftz}.f32", ("f32",), ("f32",)))
-        for fn in ("abs", "neg"):
-            out.append(Entry(f"{fn}{ftz}.f32", ("f32",), ("f32",)))
-        for fn in ("min", "max"):
-            out.append(Entry(f"{fn}{ftz}.f32", ("f32",), ("f32", "f32")))
-            out.append(Entry(f"{fn}{ftz}.NaN.f32", ("f32",), ("f32", "f32")))
-    out += [Entry("tanh.approx.f32", ("f32",), ("f32",)), Entry("rcp.approx.ftz.f64", ("f64",), ("f64",)),
-            Entry("rsqrt.approx.f64", ("f64",), ("f64",)), Entry("rsqrt.approx.ftz.f64", ("f64",), ("f64",)),
-            Entry("abs.f64", ("f64",), ("f64",)), Entry("neg.f64", ("f64",), ("f64",)),
-            Entry("min.f64", ("f64",), ("f64", "f64")), Entry("max.f64", ("f64",), ("f64", "f64")),
-            Entry("min.xorsign.abs.f32", ("f32",), ("f32", "f32")), Entry("max.xorsign.abs.f32", ("f32",), ("f32", "f32")),
-            Entry("min.NaN.xorsign.abs.f32", ("f32",), ("f32", "f32")),
-            Entry("copysign.f32", ("f32",), ("f32", "f32")), Entry("copysign.f64", ("f64",), ("f64", "f64"))]
-    for cls in ("finite", "infinite", "number", "notanumber", "normal", "subnormal"):
-        out.append(Entry(f"testp.{cls}.f32", ("pred",), ("f32",)))
-        out.append(Entry(f"testp.{cls}.f64", ("pred",), ("f64",)))
-    # cvt: float <-> float
-    for r in rnd:
-        for ftz in ("", ".ftz"):
-            out.append(Entry(f"cvt.{r}{ftz}.f32.f64", ("f32",), ("f64",)))
-            out.append(Entry(f"cvt.{r}{ftz}.f16.f32", ("f16",), ("f32",)))
-        out.append(Entry(f"cvt.{r}.f16.f64", ("f16",), ("f64",)))
-        out.append(Entry(f"cvt.{r}.bf16.f64", ("bf16",), ("f64",)))
-    out += [Entry("cvt.f64.f32", ("f64",), ("f32",)), Entry("cvt.ftz.f64.f32", ("f64",), ("f32",)),
-            Entry("cvt.f32.f16", ("f32",), ("f16",)), Entry("cvt.ftz.f32.f16", ("f32",), ("f16",)), Entry("cvt.f64.f16", ("f64",), ("f16",)),
-            Entry("cvt.f32.bf16", ("f32",), ("bf16",)), Entry("cvt.f64.bf16", ("f64",), ("bf16",)),
-            Entry("cvt.rn.f16.bf16", ("f16",), ("bf16",)), Entry("cvt.rn.bf16.f16", ("bf16",), ("f16",)),
-            Entry("cvt.rz.bf16.f16", ("bf16",), ("f16",)),
-            Entry("cvt.sat.f32.f32", ("f32",), ("f32",)), Entry("cvt.ftz.sat.f32.f32", ("f32",), ("f32",)),
-            Entry("cvt.rn.sat.f16.f32", ("f16",), ("f32",)), Entry("cvt.rn.sat.f32.f64", ("f32",), ("f64",))]
-    for r in ("rn", "rz"):
-        for relu in ("", ".relu"):
-            for sf in ("", ".satfinite"):
-                out.append(Entry(f"cvt.{r}{relu}{sf}.f16.f32", ("f16",), ("f32",)))
-                out.append(Entry(f"cvt.{r}{relu}{sf}.bf16.f32", ("bf16",), ("f32",)))
-                out.append(Entry(f"cvt.{r}{relu}{sf}.f16x2.f32", ("f16x2",), ("f32", "f32")))
-                out.append(Entry(f"cvt.{r}{relu}{sf}.bf16x2.f32", ("bf16x2",), ("f32", "f32")))
-        out.append(Entry(f"cvt.{r}.tf32.f32", ("f32",), ("f32",)))
-        out.append(Entry(f"cvt.{r}.relu.tf32.f32", ("f32",), ("f32",)))
-        out.append(Entry(f"cvt.{r}.satfinite.tf32.f32", ("f32",), ("f32",)))
-    out += [Entry("cvt.rna.tf32.f32", ("f32",), ("f32",)), Entry("cvt.rna.satfinite.tf32.f32", ("f32",), ("f32",))]
-    for f8 in ("e4m3x2", "e5m2x2"):
-        for relu in ("", ".relu"):
-            out.append(Entry(f"cvt.rn.satfinite{relu}.{f8}.f32", (f8,), ("f32", "f32")))
-            out.append(Entry(f"cvt.rn.satfinite{relu}.{f8}.f16x2", (f8,), ("f16x2",)))
-            out.append(Entry(f"cvt.rn{relu}.f16x2.{f8}", ("f16x2",), (f8,)))
-    # cvt: float <-> integer, and integer <-> integer
-    for irnd in ("rni", "rzi", "rmi", "rpi"):
-        for it in ("s32", "u32", "s64", "u64", "s16", "u16", "s8", "u8"):
-            out.append(Entry(f"cvt.{irnd}.{it}.f32", (it,), ("f32",)))
-        for it in ("s32", "u64", "s64"):
-            out.append(Entry(f"cvt.{irnd}.{it}.f64", (it,), ("f64",)))
-        out.append(Entry(f"cvt.{irnd}.s32.f16", ("s32",), ("f16",)))
-        out.append(Entry(f"cvt.{irnd}.f32.f32", ("f32",), ("f32",)))
-        out.append(Entry(f"cvt.{irnd}.ftz.f32.f32", ("f32",), ("f32",)))
-        out.append(Entry(f"cvt.{irnd}.f64.f64", ("f64",), ("f64",)))
-        out.append(Entry(f"cvt.{irnd}.ftz.s32.f32", ("s32",), ("f32",)))
-    for r in rnd:
-        for it in ("s32", "u32", "s64", "u64", "s16", "u8"):
-            out.append(Entry(f"cvt.{r}.f32.{it}", ("f32",), (it,)))
-            out.append(Entry(f"cvt.{r}.f16.{it}", ("f16",), (it,)))
-        for it in ("s64", "u64"):
-            out.append(Entry(f"cvt.{r}.f64.{it}", ("f64",), (it,)))
-    out += [Entry("cvt.f64.s32", ("f64",), ("s32",)), Entry("cvt.f64.u32", ("f64",), ("u32",))]
-    for d, s in (("s16", "s32"), ("u16", "u32"), ("s32", "s16"), ("u32", "s16"), ("s64", "s32"), ("u64", "s32"),
-                 ("s32", "u64"), ("u8", "s32"), ("s8", "u32"), ("s32", "s8"), ("u32", "u8")):
-        out.append(Entry(f"cvt.{d}.{s}", (d,), (s,)))
-        out.append(Entry(f"cvt.sat.{d}.{s}", (d,), (s,)))
-    # Every combination of special operands, for the rules of several special operands at once.
-    out += [Entry(f"{t}#all-specials", ("f64",), ("f64",) * 3, all_specials=True) for t in ("fma.rn.f64", "fma.rz.f64")]
-    out += [Entry(f"{t}#all-specials", ("f32",), ("f32",) * 3, all_specials=True) for t in ("fma.rn.f32", "fma.rm.ftz.f32", "fma.rn.ftz.sat.f32")]
-    return out
+def read_json(path: Path) -> dict:
+    """A plan or meta file (a missing one raises OSError naming it: the command line's one line)."""
+    return json.loads(Path(path).read_text())
 
 
-#: The sm_90 campaign of issue 2: every §9.7.3 and cvt form that sm_90 executes.
-FORMS: list[Entry] = _forms()
+def save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """``arrays`` into one compressed ``.npz``, in the order given."""
+    np.savez_compressed(path, **arrays)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
+
+
+def load_arrays(paths: Iterable[Path]) -> dict[str, np.ndarray]:
+    """Every array of the ``.npz`` files ``paths``, by name."""
+    arrays: dict[str, np.ndarray] = {}
+    for path in paths:
+        with np.load(path) as z:
+            arrays.update({k: z[k] for k in z.files})
+    return arrays
+
+
+# ---------------------------------------------------------------------------------------------
+# A second chip's run, kept as digests
+# ---------------------------------------------------------------------------------------------
+
+#: The fields of a recording's meta that name the chip and its software: what a second chip's
+#: digest record keeps of its run.
+CHIP_FIELDS = ("gpu", "compute_capability", "driver_version", "cuda_runtime_version", "nvidia_smi", "assembler")
+
+
+def chip_meta(meta: dict) -> dict:
+    """The chip's fields of a recording's meta: at its top level, or under ``device``."""
+    return {**meta, **meta.get("device", {})}
+
+
+def chip_fields(meta: dict) -> dict:
+    """:data:`CHIP_FIELDS` of a recording's meta."""
+    meta = chip_meta(meta)
+    return {k: meta.get(k) for k in CHIP_FIELDS}
+
+
+def file_digests(directory: Path) -> dict[str, str]:
+    """File name -> SHA-256 of every ``.npz`` and ``.json`` file of ``directory``."""
+    return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(directory.iterdir()) if f.suffix in (".npz", ".json")}
+
+
+def recorded_array_digests(directory: Path, pattern: str) -> dict[str, str]:
+    """Array name -> SHA-256 of its bytes, over the ``.npz`` files of ``directory`` matching ``pattern``."""
+    out = {}
+    for f in sorted(directory.glob(pattern)):
+        with np.load(f) as z:
+            out.update({k: hashlib.sha256(np.ascontiguousarray(z[k]).tobytes()).hexdigest() for k in z.files})
+    return dict(sorted(out.items()))
+
+
+def array_digests(directory: Path, meta_name: str, pattern: str) -> dict:
+    """A second chip's run of a round, kept as digests instead of data: the chip's meta (from
+    ``meta_name``), the SHA-256 of every file, and of every array (its bytes in order) of the files
+    matching ``pattern``. ``arrays`` is compared with :func:`recorded_array_digests` of the first
+    chip's files (tests/test_second_chip.py)."""
+    meta = read_json(directory / meta_name)
+    return {**chip_fields(meta), "meta": meta_name, "pattern": pattern, "files": file_digests(directory), "arrays": recorded_array_digests(directory, pattern)}

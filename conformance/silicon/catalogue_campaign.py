@@ -1,7 +1,7 @@
-"""The issue-3 silicon campaign: every sm_90a form of the scalar and warp chapters, from the catalogue.
+"""The catalogue campaign: every sm_90a form of the scalar and warp chapters, from the catalogue.
 
-Where :mod:`ptxspec.conformance.silicon.campaign` lists the §9.7.3 and cvt forms by hand, this
-module asks the catalogue: every legal form of the integer (§9.7.1), extended-precision (§9.7.2),
+Where :mod:`ptxspec.conformance.silicon.float_cvt_campaign` lists the §9.7.3 and cvt forms by
+hand, this module asks the catalogue: every legal form of the integer (§9.7.1), extended-precision (§9.7.2),
 half- and mixed-precision (§9.7.4-5), comparison and selection (§9.7.6-7), logic and shift
 (§9.7.8), prmt (§9.7.9.7), video (§9.7.18) and warp-collective (§9.7.9.6, §9.7.13) families whose
 target sm_90a satisfies, with the operands the catalogue gives it. :func:`plan` makes
@@ -24,18 +24,34 @@ lane, ``membermask`` is one value per warp, and the lanes that execute the instr
 branch around it: an executing thread outside membermask is undefined behaviour, §9.7.13.9).
 
 Everything here is deterministic: the same catalogue and seed give the same bytes.
+
+The campaign has three rounds (:data:`ROUNDS`), each recorded with its own files (``meta-NAME.json``,
+``NAME-inputs.npz``, ``NAME-outputs*.npz``, ``rejected-NAME.json``):
+
+* ``integer-half-video-warp``: :func:`plan` (the chapters above), three output files;
+* ``fma-oob-probes``: the ``#oob-probes`` entries of :func:`plan` (the OOB-NaN of fma.oob), one file;
+* ``remaining-forms``: :func:`rest_plan`, every other sm_90a form, three output files.
+
+Commands::
+
+    python -m ptxspec.conformance.silicon catalogue prepare BUNDLE [--round NAME]   # here (ptxas)
+    python3 conformance/silicon/scalar_device.py run BUNDLE OUT [NAME]              # on the GPU
 """
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-from ptxspec.conformance.silicon.campaign import _bf16_specials, _column, _f16_specials, _specials
+from ptxspec.conformance.silicon.float_cvt_campaign import _bf16_specials, _column, _f16_specials, _specials
+from ptxspec.conformance.silicon.campaign import HEADER
 from ptxspec.spec.catalogue import CATALOGUE, Form, Operand
 
 #: Vectors per scalar form; video forms (thousands of selector combinations) record fewer, and a
@@ -45,7 +61,7 @@ VIDEO_SAMPLES = 1024
 VIDEO_FORMS_PER_FAMILY = 40
 WARPS = 512
 
-#: The chapters of issue 3, by the section prefix of their families.
+#: The chapters of the campaign, by the section prefix of their families.
 CHAPTERS: dict[str, tuple[str, ...]] = {
     "integer": ("9.7.1.",),
     "extended precision": ("9.7.2.",),
@@ -157,7 +173,9 @@ def _kind_specials(kind: str) -> list[int]:
     if kind[0] in "us" and kind[1:].isdigit():
         bits = int(kind[1:])
         top = (1 << bits) - 1
-        return sorted({0, 1, 2, 3, top, top - 1, 1 << (bits - 1), (1 << (bits - 1)) - 1, (1 << (bits - 1)) + 1, bits - 1, bits, bits + 1, 16, 0x55 & top, 0xAAAA & top})
+        return sorted(
+            {0, 1, 2, 3, top, top - 1, 1 << (bits - 1), (1 << (bits - 1)) - 1, (1 << (bits - 1)) + 1, bits - 1, bits, bits + 1, 16, 0x55 & top, 0xAAAA & top}
+        )
     return _specials(kind)
 
 
@@ -234,11 +252,7 @@ def _oob_probe_lanes(kind: str, rng: np.random.Generator, n: int) -> list[np.nda
     partners = [one, one | 0x8000, 0x0000, 0x8000, inf, inf | 0x8000, qnan]
     probes = oob_probe_patterns(kind)
     rows = [
-        tuple(p if k == position else (x, y)[k - (k > position)] for k in range(3))
-        for p in probes
-        for position in range(3)
-        for x in partners
-        for y in partners
+        tuple(p if k == position else (x, y)[k - (k > position)] for k in range(3)) for p in probes for position in range(3) for x in partners for y in partners
     ]
     assert len(rows) <= n, len(rows)
     columns = [np.array([r[k] for r in rows], dtype=np.uint64) for k in range(3)]
@@ -246,8 +260,9 @@ def _oob_probe_lanes(kind: str, rng: np.random.Generator, n: int) -> list[np.nda
     pool = [np.array(probes, dtype=np.uint64), np.array(specials, dtype=np.uint64), column(scalar, rng, rest)]
     for k in range(3):
         which = rng.integers(0, 3, size=rest)
-        picked = np.where(which == 0, pool[0][rng.integers(0, len(probes), size=rest)],
-                          np.where(which == 1, pool[1][rng.integers(0, len(specials), size=rest)], pool[2]))
+        picked = np.where(
+            which == 0, pool[0][rng.integers(0, len(probes), size=rest)], np.where(which == 1, pool[1][rng.integers(0, len(specials), size=rest)], pool[2])
+        )
         columns[k] = np.concatenate([columns[k], picked.astype(np.uint64)])
     return columns
 
@@ -381,7 +396,7 @@ def _immediates(form: Form) -> list[dict]:
 
 
 def plan() -> list[PlanEntry]:
-    """Every recorded form of the issue-3 campaign, in catalogue order."""
+    """Every recorded form of the catalogue campaign, in catalogue order."""
     from ptxspec.semantics.instructions import SEMANTICS, _load_chapters
 
     _load_chapters()
@@ -413,7 +428,7 @@ def plan() -> list[PlanEntry]:
 
 
 # ---------------------------------------------------------------------------------------------
-# The rest: every other form sm_90a has (issue 6), recorded apart as ``issue3-rest``
+# The rest: every other form sm_90a has, recorded apart as ``remaining-forms``
 # ---------------------------------------------------------------------------------------------
 
 #: Families the "rest" plan leaves out: video (sampled above: its families have 10^4 to 10^10
@@ -441,20 +456,24 @@ def every_sm90_form(family) -> list[Form]:
 
 
 def rest_plan() -> list[PlanEntry]:
-    """Every legal sm_90a form with semantics that neither the issue-2 campaign
-    (:data:`ptxspec.conformance.silicon.campaign.FORMS`) nor :func:`plan` records, outside video
+    """Every legal sm_90a form with semantics that neither the float-cvt campaign
+    (:data:`ptxspec.conformance.silicon.float_cvt_campaign.FORMS`) nor :func:`plan` records, outside video
     and the matrix chapters: what sampling left out of the comparison and conversion families
     (set/setp over every boolean operation and type, cvt over every type pair and modifier),
     cvt.pack, and the spellings without a rounding modifier."""
-    from ptxspec.conformance.silicon.campaign import FORMS
+    from ptxspec.conformance.silicon.float_cvt_campaign import FORMS
     from ptxspec.semantics.instructions import SEMANTICS, _load_chapters
 
     _load_chapters()
     known = {e.text for e in FORMS} | {e.instruction for e in plan()}
     out: list[PlanEntry] = []
     for family in CATALOGUE.families():
-        if (family.key not in SEMANTICS or family.opcode in REST_EXCLUDED_OPCODES or family.key in REST_EXCLUDED_FAMILIES
-                or chapter_of(family.section) in ("video", "warp collectives")):
+        if (
+            family.key not in SEMANTICS
+            or family.opcode in REST_EXCLUDED_OPCODES
+            or family.key in REST_EXCLUDED_FAMILIES
+            or chapter_of(family.section) in ("video", "warp collectives")
+        ):
             continue
         chapter = chapter_of(family.section) or f"§{family.section}"
         n = REST_SAMPLES.get(family.opcode, SAMPLES)
@@ -538,7 +557,11 @@ def instruction_text(entry: PlanEntry, form: Form) -> str:
             tokens.append(token)
     explicit = [o for o in form.operands if not o.name.startswith("CC")]
     dests = "|".join(_reg(o) + selectors.get(o.name, "") for o in explicit if o.destination)
-    srcs = [str(entry.immediates[o.name]) if o.name.startswith("imm") else ("-" if o.name in negated else "") + _reg(o) + selectors.get(o.name, "") for o in explicit if not o.destination]
+    srcs = [
+        str(entry.immediates[o.name]) if o.name.startswith("imm") else ("-" if o.name in negated else "") + _reg(o) + selectors.get(o.name, "")
+        for o in explicit
+        if not o.destination
+    ]
     return ".".join([form.opcode, *tokens]) + " " + ", ".join(([dests] if dests else []) + srcs) + ";"
 
 
@@ -558,13 +581,24 @@ def kernel(entry: PlanEntry, name: str) -> str:
         if o.name.startswith(("imm", "CC")):
             continue
         decl.append(f"  .reg .pred {_reg(o)};" if o.type == "pred" else f"  .reg .b{_width(o)} {_reg(o)};")
-    body = ["  mov.u32 %r10, %tid.x;", "  mov.u32 %r11, %ctaid.x;", "  mov.u32 %r12, %ntid.x;",
-            "  mad.lo.u32 %r13, %r11, %r12, %r10;", "  ld.param.u32 %r14, [n];",
-            "  setp.ge.u32 %p0, %r13, %r14;", "  @%p0 bra DONE;", "  mul.wide.u32 %rd20, %r13, 8;"]
+    body = [
+        "  mov.u32 %r10, %tid.x;",
+        "  mov.u32 %r11, %ctaid.x;",
+        "  mov.u32 %r12, %ntid.x;",
+        "  mad.lo.u32 %r13, %r11, %r12, %r10;",
+        "  ld.param.u32 %r14, [n];",
+        "  setp.ge.u32 %p0, %r13, %r14;",
+        "  @%p0 bra DONE;",
+        "  mul.wide.u32 %rd20, %r13, 8;",
+    ]
     carry_in = None
     for i, o in enumerate(sources):
-        body += [f"  ld.param.u64 %rd21, [in{i}];", "  cvta.to.global.u64 %rd21, %rd21;",
-                 "  add.u64 %rd21, %rd21, %rd20;", f"  ld.global.u64 %rd{i + 1}, [%rd21];"]
+        body += [
+            f"  ld.param.u64 %rd21, [in{i}];",
+            "  cvta.to.global.u64 %rd21, %rd21;",
+            "  add.u64 %rd21, %rd21, %rd20;",
+            f"  ld.global.u64 %rd{i + 1}, [%rd21];",
+        ]
         w = _width(o)
         if o.name.startswith("CC"):
             carry_in = i + 1
@@ -576,15 +610,27 @@ def kernel(entry: PlanEntry, name: str) -> str:
             body.append(f"  cvt.u{w}.u64 {_reg(o)}, %rd{i + 1};")
     wide = any(_width(o) == 64 for o in form.operands if o.name in ("a", "d"))
     if entry.warp:
-        body += [f"  ld.param.u64 %rd21, [in{len(sources)}];", "  cvta.to.global.u64 %rd21, %rd21;",
-                 "  add.u64 %rd21, %rd21, %rd20;", "  ld.global.u64 %rd30, [%rd21];", "  cvt.u32.u64 %r5, %rd30;",
-                 "  mov.u32 %r6, %laneid;", "  shr.u32 %r7, %r5, %r6;", "  and.b32 %r7, %r7, 1;", "  setp.eq.u32 %p2, %r7, 0;"]
+        body += [
+            f"  ld.param.u64 %rd21, [in{len(sources)}];",
+            "  cvta.to.global.u64 %rd21, %rd21;",
+            "  add.u64 %rd21, %rd21, %rd20;",
+            "  ld.global.u64 %rd30, [%rd21];",
+            "  cvt.u32.u64 %r5, %rd30;",
+            "  mov.u32 %r6, %laneid;",
+            "  shr.u32 %r7, %r5, %r6;",
+            "  and.b32 %r7, %r7, 1;",
+            "  setp.eq.u32 %p2, %r7, 0;",
+        ]
         for o in dests:
             body.append(f"  setp.ne.u32 {_reg(o)}, %r6, %r6;" if o.type == "pred" else f"  mov.b{_width(o)} {_reg(o)}, 0;")
         body.append("  @%p2 bra SKIP;")
     if carry_in is not None:
         # CC.CF = the loaded 0/1 value: x + all-ones carries out exactly when x is 1.
-        body += [f"  add.cc.u64 %rd31, %rd{carry_in}, 0xffffffffffffffff;"] if wide else [f"  cvt.u32.u64 %r2, %rd{carry_in};", "  add.cc.u32 %r3, %r2, 0xffffffff;"]
+        body += (
+            [f"  add.cc.u64 %rd31, %rd{carry_in}, 0xffffffffffffffff;"]
+            if wide
+            else [f"  cvt.u32.u64 %r2, %rd{carry_in};", "  add.cc.u32 %r3, %r2, 0xffffffff;"]
+        )
     body.append("  " + instruction_text(entry, form))
     for o in dests:
         if o.name.startswith("CC"):
@@ -600,13 +646,9 @@ def kernel(entry: PlanEntry, name: str) -> str:
             body.append(f"  mov.b64 %rd10, {_reg(o)};")
         else:
             body.append(f"  cvt.u64.u{_width(o)} %rd10, {_reg(o)};")
-        body += [f"  ld.param.u64 %rd22, [out{j}];", "  cvta.to.global.u64 %rd22, %rd22;",
-                 "  add.u64 %rd22, %rd22, %rd20;", "  st.global.u64 [%rd22], %rd10;"]
+        body += [f"  ld.param.u64 %rd22, [out{j}];", "  cvta.to.global.u64 %rd22, %rd22;", "  add.u64 %rd22, %rd22, %rd20;", "  st.global.u64 [%rd22], %rd10;"]
     body += ["DONE:", "  ret;"]
     return f".visible .entry {name}(\n  " + ",\n  ".join(params) + "\n)\n{\n" + "\n".join(decl + body) + "\n}\n"
-
-
-HEADER = ".version 8.7\n.target sm_90a\n.address_size 64\n"
 
 
 def module(entries: list[tuple[str, PlanEntry]]) -> str:
@@ -617,3 +659,92 @@ def store_bits(o: Operand) -> int:
     """The width a destination or source is stored with: predicates and the carry as 8 bits."""
     w = _width(o)
     return 8 if w <= 8 else w
+
+
+# ---------------------------------------------------------------------------------------------
+# The rounds and their bundles
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Round:
+    """One recording of the campaign: ``name`` is the stem of its files, ``entries`` its plan
+    entries, ``output_files`` how many files the device splits its outputs into."""
+
+    name: str
+    entries: Callable[[], list[PlanEntry]]
+    output_files: int
+
+    @property
+    def label(self) -> str:
+        """What the recording's meta says made it."""
+        return f"catalogue campaign, round {self.name}: conformance/silicon/catalogue_campaign.py, scalar_device.py"
+
+
+ROUNDS: dict[str, Round] = {
+    r.name: r
+    for r in (
+        Round("integer-half-video-warp", lambda: [e for e in plan() if not e.text.endswith(OOB_PROBES)], 3),
+        Round("fma-oob-probes", lambda: [e for e in plan() if e.text.endswith(OOB_PROBES)], 1),
+        Round("remaining-forms", rest_plan, 3),
+    )
+}
+
+
+def _dtype_name(bits: int) -> str:
+    return {8: "uint8", 16: "uint16", 32: "uint32", 64: "uint64"}[8 if bits <= 8 else bits]
+
+
+def _plan_form(name: str, e: PlanEntry, form: Form, group: int) -> dict:
+    """The plan's record of one kernel (what ``scalar_device.py`` reads and the meta keeps)."""
+    return {
+        "kernel": name,
+        "text": e.text,
+        "chapter": e.chapter,
+        "group": group,
+        "n": e.n,
+        "warp": e.warp,
+        "n_in": sum(1 for o in form.sources if not o.name.startswith("imm")) + (1 if e.warp else 0),
+        "immediates": e.immediates,
+        "dst_bits": [store_bits(o) for o in form.destinations],
+    }
+
+
+def _group_columns(e: PlanEntry, form: Form) -> list[tuple[np.ndarray, int]]:
+    """The stored input columns of ``e``'s group, with the bits each is stored with: a warp form's
+    own inputs (its active lanes last), else the group's shared inputs."""
+    if e.warp:
+        return list(zip(warp_inputs(e, form), [store_bits(o) for o in form.sources] + [32]))
+    sources = [o for o in form.sources if not o.name.startswith("imm")]
+    kinds = tuple(k for k, o in zip(e.kinds, form.sources) if not o.name.startswith("imm"))
+    return list(zip(plan_group_inputs(e, kinds), [store_bits(o) for o in sources]))
+
+
+def prepare(round_: Round, bundle: Path, ptxas: str = "ptxas") -> None:
+    """Here (ptxas, ptxspec): the bundle of ``round_``: ``NAME.cubin`` of every form that ptxas
+    assembles alone for sm_90a, ``NAME-plan.json``, the inputs of every input group once
+    (``NAME-inputs.npz``) and ``rejected-NAME.json``."""
+    from ptxspec.conformance.silicon.campaign import assemble_each, assemble_module, save_arrays, write_json
+    from ptxspec.semantics.instructions import as_form
+
+    bundle.mkdir(parents=True, exist_ok=True)
+    named = [(f"k{i:04d}", e) for i, e in enumerate(round_.entries())]
+    accepted, refused = assemble_each(named, lambda ne: module([ne]), ptxas)
+    cubin = assemble_module(module(accepted), ptxas)
+    groups: dict[str, int] = {}
+    arrays: dict[str, np.ndarray] = {}
+    forms = []
+    for name, e in accepted:
+        form = as_form(e.instruction)
+        key = e.text if e.warp else e.group
+        if key not in groups:
+            groups[key] = len(groups)
+            for k, (col, bits) in enumerate(_group_columns(e, form)):
+                arrays[f"g{groups[key]}_in{k}"] = col.astype(_dtype_name(bits))
+        forms.append(_plan_form(name, e, form, groups[key]))
+    (bundle / f"{round_.name}.cubin").write_bytes(cubin)
+    plan_content = {"round": round_.name, "campaign": round_.label, "output_files": round_.output_files, "forms": forms}
+    (bundle / f"{round_.name}-plan.json").write_text(json.dumps(plan_content, indent=0))
+    save_arrays(bundle / f"{round_.name}-inputs.npz", arrays)
+    write_json(bundle / f"rejected-{round_.name}.json", dict(sorted((e.text, message) for (_, e), message in refused)))
+    print(f"{round_.name}: {len(accepted)} forms assembled ({len(groups)} input groups), {len(refused)} rejected by ptxas")

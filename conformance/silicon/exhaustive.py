@@ -1,4 +1,4 @@
-"""The exhaustive silicon spaces (issue 6): every input of the small forms, checked by digest.
+"""The exhaustive campaign: every input of the small forms on silicon, checked by digest.
 
 Two spaces, enumerated from the catalogue (every form that ``form.admits((8, 7), "sm_90a")``):
 
@@ -18,11 +18,12 @@ results (:mod:`ptxspec.conformance.silicon.exhaustive_device` defines it and say
 result always shows); ``ptxspec exhaustive-check`` recomputes the digests from the semantics
 (profile ``sm_90``) and compares.
 
-Commands::
+Commands (the one command line, :mod:`ptxspec.conformance.silicon.__main__`; the check is also
+``ptxspec exhaustive-check``)::
 
-    python -m ptxspec.conformance.silicon.exhaustive prepare BUNDLE       # here: ptxas -arch=sm_90a
-    python3 conformance/silicon/exhaustive_device.py run BUNDLE OUT       # there: numpy + CuPy
-    ptxspec exhaustive-check [--forms GLOB] [--chunks all|N|A:B] [--seed S] [--jobs J] [--gpu h100|h200|all]
+    python -m ptxspec.conformance.silicon exhaustive prepare BUNDLE [--forms GLOB]   # here: ptxas -arch=sm_90a
+    python3 conformance/silicon/exhaustive_device.py run BUNDLE OUT                  # there: numpy + CuPy
+    python -m ptxspec.conformance.silicon exhaustive verify [--forms GLOB] [--chunks all|N|A:B] [--seed S] [--jobs J] [--gpu h100|h200|all]
 """
 
 from __future__ import annotations
@@ -32,11 +33,10 @@ import fnmatch
 import functools
 import itertools
 import json
-import os
 import random
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,14 +46,13 @@ import numpy as np
 from ptxspec.conformance.silicon import exhaustive_device as device
 from ptxspec.conformance.silicon.exhaustive_device import CHUNK_BITS, CHUNKS
 from ptxspec.spec.catalogue import CATALOGUE, Form
-from ptxspec.conformance.silicon.record import assemble, ptxas_version  # noqa: F401  (assemble: part of this module's API)
+from ptxspec.conformance.silicon.campaign import HEADER, assemble, assemble_each, assemble_module, ptxas_version  # noqa: F401  (assemble: part of this module's API)
 from ptxspec.spec.errors import PtxSpecError
 from ptxspec.spec.types import register_bits
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "sm_90"
 GPUS = ("h100", "h200")
 SPACES = ("binary16", "cvt32")
-HEADER = ".version 8.7\n.target sm_90a\n.address_size 64\n"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,20 +165,34 @@ def kernel(entry: ExhaustiveForm, name: str) -> str:
         operands = ", ".join(["%r9"] * len(form.sources))
     dest = "%h3" if entry.width == 16 else "%r11"
     body = [
-        "  .reg .pred %p<4>;", "  .reg .b16 %h<8>;", "  .reg .b32 %r<16>;", "  .reg .b64 %rd<8>;",
-        "  mov.u32 %r1, %tid.x;", "  mov.u32 %r2, %ctaid.x;", "  mov.u32 %r3, %ntid.x;", "  mov.u32 %r4, %nctaid.x;",
-        "  mad.lo.u32 %r5, %r2, %r3, %r1;", "  mul.lo.u32 %r6, %r3, %r4;",
-        "  ld.param.u32 %r7, [base];", "  ld.param.u32 %r8, [n];",
-        "  ld.param.u64 %rd1, [out];", "  cvta.to.global.u64 %rd1, %rd1;",
-        "  setp.ge.u32 %p0, %r5, %r8;", "  @%p0 bra DONE;",
+        "  .reg .pred %p<4>;",
+        "  .reg .b16 %h<8>;",
+        "  .reg .b32 %r<16>;",
+        "  .reg .b64 %rd<8>;",
+        "  mov.u32 %r1, %tid.x;",
+        "  mov.u32 %r2, %ctaid.x;",
+        "  mov.u32 %r3, %ntid.x;",
+        "  mov.u32 %r4, %nctaid.x;",
+        "  mad.lo.u32 %r5, %r2, %r3, %r1;",
+        "  mul.lo.u32 %r6, %r3, %r4;",
+        "  ld.param.u32 %r7, [base];",
+        "  ld.param.u32 %r8, [n];",
+        "  ld.param.u64 %rd1, [out];",
+        "  cvta.to.global.u64 %rd1, %rd1;",
+        "  setp.ge.u32 %p0, %r5, %r8;",
+        "  @%p0 bra DONE;",
         "LOOP:",
         "  add.u32 %r9, %r7, %r5;",
         *make,
         f"  {entry.text} {dest}, {operands};",
-        f"  mul.wide.u32 %rd2, %r5, {entry.width // 8};", "  add.u64 %rd3, %rd1, %rd2;",
+        f"  mul.wide.u32 %rd2, %r5, {entry.width // 8};",
+        "  add.u64 %rd3, %rd1, %rd2;",
         f"  st.global.b{entry.width} [%rd3], {dest};",
-        "  add.u32 %r5, %r5, %r6;", "  setp.lt.u32 %p1, %r5, %r8;", "  @%p1 bra LOOP;",
-        "DONE:", "  ret;",
+        "  add.u32 %r5, %r5, %r6;",
+        "  setp.lt.u32 %p1, %r5, %r8;",
+        "  @%p1 bra LOOP;",
+        "DONE:",
+        "  ret;",
     ]
     params = "  .param .u64 out,\n  .param .u32 base,\n  .param .u32 n"
     return f".visible .entry {name}(\n{params}\n)\n{{\n" + "\n".join(body) + "\n}\n"
@@ -221,13 +234,9 @@ def prepare(bundle: Path, pattern: str | None = None, ptxas: str = "ptxas") -> d
     message), then every accepted one into ``exhaustive.cubin``; write the plan JSON."""
     entries = [e for e in plan() if pattern is None or fnmatch.fnmatchcase(e.text, pattern)]
     named = [(kernel_name(i), e) for i, e in enumerate(entries)]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        verdicts = list(pool.map(lambda ne: assemble(module([ne]), ptxas), named))
-    accepted = [(n, e) for (n, e), (ok, _, _) in zip(named, verdicts) if ok]
-    rejected = {e.text: msg for (_, e), (ok, msg, _) in zip(named, verdicts) if not ok}
-    ok, msg, cubin = assemble(module(accepted), ptxas)
-    if not ok:
-        raise PtxSpecError(f"the combined module did not assemble: {msg}", where="ptxas")
+    accepted, refused = assemble_each(named, lambda ne: module([ne]), ptxas)
+    rejected = {e.text: message for (_, e), message in refused}
+    cubin = assemble_module(module(accepted), ptxas)
     bundle.mkdir(parents=True, exist_ok=True)
     (bundle / device.CUBIN_FILE).write_bytes(cubin)
     (bundle / "exhaustive.ptx").write_text(module(accepted))
@@ -238,8 +247,10 @@ def prepare(bundle: Path, pattern: str | None = None, ptxas: str = "ptxas") -> d
         "expected": expected_digests([e for _, e in accepted]),
     }
     (bundle / device.PLAN_FILE).write_text(json.dumps(content, indent=1))
-    print(f"{len(accepted)} forms assembled ({sum(e.space == 'binary16' for _, e in accepted)} binary16, "
-          f"{sum(e.space == 'cvt32' for _, e in accepted)} cvt32), {len(rejected)} rejected by ptxas")
+    print(
+        f"{len(accepted)} forms assembled ({sum(e.space == 'binary16' for _, e in accepted)} binary16, "
+        f"{sum(e.space == 'cvt32' for _, e in accepted)} cvt32), {len(rejected)} rejected by ptxas"
+    )
     for text, message in rejected.items():
         print(f"  rejected {text}: {message.splitlines()[0] if message else ''}")
     return content
@@ -325,8 +336,13 @@ def single_difference(difference: int, results: np.ndarray, w: np.ndarray, width
 def _float(kind: str, bits: int) -> str:
     import ml_dtypes
 
-    dtype = {"f16": (np.uint16, np.float16), "bf16": (np.uint16, ml_dtypes.bfloat16), "f32": (np.uint32, np.float32),
-             "e4m3": (np.uint8, ml_dtypes.float8_e4m3fn), "e5m2": (np.uint8, ml_dtypes.float8_e5m2)}[kind]
+    dtype = {
+        "f16": (np.uint16, np.float16),
+        "bf16": (np.uint16, ml_dtypes.bfloat16),
+        "f32": (np.uint32, np.float32),
+        "e4m3": (np.uint8, ml_dtypes.float8_e4m3fn),
+        "e5m2": (np.uint8, ml_dtypes.float8_e5m2),
+    }[kind]
     return repr(float(np.array([bits], dtype=dtype[0]).view(dtype[1])[0]))
 
 
@@ -425,8 +441,7 @@ class FormCheck:
     semantic: dict[int, int]
 
 
-def check_forms(wanted: dict[str, list[int]], recordings: dict, pool: ProcessPoolExecutor | None = None,
-                progress=None) -> dict[str, FormCheck]:
+def check_forms(wanted: dict[str, list[int]], recordings: dict, pool: ProcessPoolExecutor | None = None, progress=None) -> dict[str, FormCheck]:
     """Recompute the digests of ``wanted`` (form text -> chunks) and compare them with every
     recording of each form. Work is grouped by chunk, so that a chunk's weights and operands are
     made once for all the forms that need it; ``pool`` runs the groups in parallel, ``progress``
@@ -515,20 +530,39 @@ def compare_values(path: Path, shown: int = 10) -> tuple[int, list[str]]:
     kind = result_kind(entry)
     lines = [f"{text} chunk {chunk}: {len(bad)} of {size} results differ" + (f" ({open_count} left open by the profile)" if open_count else "")]
     for k in bad[:shown]:
-        lines.append(f"  {start + int(k):#010x}: {operand_text(entry, start + int(k))}  GPU {describe(kind, int(values[k]))}  semantics {describe(kind, int(results[k]))}")
+        lines.append(
+            f"  {start + int(k):#010x}: {operand_text(entry, start + int(k))}  GPU {describe(kind, int(values[k]))}  semantics {describe(kind, int(results[k]))}"
+        )
     return len(bad), lines
 
 
 @click.command("exhaustive-check")
 @click.option("--forms", "pattern", default="*", show_default=True, help="Glob over the instruction texts (add.rn.*, cvt.r?.f16.f32).")
-@click.option("--chunks", "chunks_text", default="all", show_default=True, help="all; N: a seeded sample of N of the 4096 chunks per form; A:B: chunks A to B-1 of every form.")
+@click.option(
+    "--chunks",
+    "chunks_text",
+    default="all",
+    show_default=True,
+    help="all; N: a seeded sample of N of the 4096 chunks per form; A:B: chunks A to B-1 of every form.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the chunk sample.")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Processes that evaluate chunks in parallel.")
 @click.option("--gpu", type=click.Choice(["h100", "h200", "all"]), default="all", show_default=True, help="Which recording(s) to compare with.")
-@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DATA, show_default=False,
-              help="Directory of the recordings (default: conformance/data/sm_90).")
-@click.option("--values", "values_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="A chunk's values recorded by 'exhaustive_device.py values': name every differing result.")
+@click.option(
+    "--data",
+    "data_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DATA,
+    show_default=False,
+    help="Directory of the recordings (default: conformance/data/sm_90).",
+)
+@click.option(
+    "--values",
+    "values_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="A chunk's values recorded by 'exhaustive_device.py values': name every differing result.",
+)
 def exhaustive_check_command(pattern: str, chunks_text: str, seed: int, jobs: int, gpu: str, data_dir: Path, values_file: Path | None) -> None:
     """Recompute the per-chunk digests of the exhaustive spaces from the semantics (profile
     sm_90) and compare them with the H100/H200 recordings.
@@ -557,13 +591,11 @@ def exhaustive_check_command(pattern: str, chunks_text: str, seed: int, jobs: in
     if unknown:
         raise PtxSpecError(f"recorded forms that are not in the exhaustive plan: {unknown[:5]}", where=str(data_dir))
     gpus = ", ".join(f"{name}: {meta.get('gpu', '?')}" for name, (meta, _) in recordings.items())
-    click.echo(f"exhaustive check of {len(texts)} forms against {gpus}; "
-               f"{_describe_chunks(count, seed)} chunks of 2^{CHUNK_BITS} per form")
+    click.echo(f"exhaustive check of {len(texts)} forms against {gpus}; {_describe_chunks(count, seed)} chunks of 2^{CHUNK_BITS} per form")
     began = time.perf_counter()
     with ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else contextlib.nullcontext() as pool:
         summary = _check_all(texts, by_text, count, seed, recordings, pool)
-    click.echo(f"{len(texts)} forms, {summary['chunks']} chunk digests compared, {summary['mismatched']} mismatched, "
-               f"{time.perf_counter() - began:.1f} s wall")
+    click.echo(f"{len(texts)} forms, {summary['chunks']} chunk digests compared, {summary['mismatched']} mismatched, {time.perf_counter() - began:.1f} s wall")
     sys.exit(1 if summary["failed"] else 0)
 
 
@@ -584,6 +616,7 @@ class _Progress:
 def _check_all(texts: list[str], by_text: dict, count: int | range | None, seed: int, recordings: dict, pool) -> dict:
     """Check every form, then print a line per form and the diagnosis of its first mismatching
     chunks; the totals and whether anything failed."""
+
     def chosen(text: str) -> list[int]:
         if count is None:
             return list(range(CHUNKS))
@@ -595,8 +628,10 @@ def _check_all(texts: list[str], by_text: dict, count: int | range | None, seed:
     totals = {"chunks": 0, "mismatched": 0}
     for text in texts:
         entry, result = by_text[text], checks[text]
-        parts = [f"{g} {result.matched[g]}/{result.chunks} match" + (f" ({len(result.mismatched[g])} mismatched)" if result.mismatched[g] else "")
-                 for g in result.matched]
+        parts = [
+            f"{g} {result.matched[g]}/{result.chunks} match" + (f" ({len(result.mismatched[g])} mismatched)" if result.mismatched[g] else "")
+            for g in result.matched
+        ]
         extra = ""
         if result.open_results:
             extra += f", {result.open_results} results left open by the profile"
@@ -613,16 +648,3 @@ def _check_all(texts: list[str], by_text: dict, count: int | range | None, seed:
                 click.echo(f"  ... and {len(bad) - 2} more mismatching chunks on {g}: {bad[2:12]}")
         failed |= any(result.mismatched.values()) or bool(result.gpus_disagree) or result.open_results > 0
     return {**totals, "failed": failed}
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) >= 2 and argv[0] == "prepare":
-        pattern = argv[3] if len(argv) >= 4 and argv[2] == "--forms" else None
-        prepare(Path(argv[1]), pattern)
-        return 0
-    print(__doc__)
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -5,7 +5,7 @@ This file runs on the device machine with numpy and CuPy only (no ptxspec, attrs
     python3 conformance/silicon/exhaustive_device.py run BUNDLE OUT [--forms GLOB]
     python3 conformance/silicon/exhaustive_device.py values BUNDLE OUT --form TEXT --chunk C
 
-``BUNDLE`` is what ``python -m ptxspec.conformance.silicon.exhaustive prepare BUNDLE`` made here:
+``BUNDLE`` is what ``python -m ptxspec.conformance.silicon exhaustive prepare BUNDLE`` made here:
 ``exhaustive.cubin`` (one ``.entry`` per form, assembled by ``ptxas -arch=sm_90a``) and
 ``exhaustive-plan.json`` (per form: kernel name, instruction text, space, output width).
 
@@ -16,7 +16,7 @@ to its 256 chunk digests on the GPU, and writes ``OUT/exhaustive-digests.npz`` (
 results of one chunk of one form (``OUT/exhaustive-values.npz``): the digests say *which* chunk
 differs, these values say *which* results.
 
-The digest (issue 6; the same function is used here, with CuPy, and by the checker, with numpy):
+The digest (the same function is used here, with CuPy, and by the checker, with numpy):
 for chunk ``c`` (2^20 consecutive indices), ``digest_c = sum(r_i * w(i)) mod 2^64`` with
 ``w(i) = splitmix64(i) | 1``, where ``r_i`` is the destination register's bits zero-extended to 64.
 Each weight is odd, hence invertible modulo 2^64: a single wrong result, ``r'_i = r_i + delta``
@@ -170,8 +170,9 @@ def device_meta(cp) -> dict:
     }
 
 
-def run(bundle: Path, out: Path, pattern: str | None = None, batch_bits: int = BATCH_BITS,
-        index_bits: int = INDEX_BITS, chunk_bits: int = CHUNK_BITS, cp=None) -> dict:
+def run(
+    bundle: Path, out: Path, pattern: str | None = None, batch_bits: int = BATCH_BITS, index_bits: int = INDEX_BITS, chunk_bits: int = CHUNK_BITS, cp=None
+) -> dict:
     """Every form of the plan (those matching ``pattern``) over all ``2^index_bits`` indices; see
     the module docstring (``cp``: the array module, CuPy unless a test passes a stand-in). The
     batch loop is outermost so that each batch's weights are computed once and shared by every
@@ -214,7 +215,7 @@ def run(bundle: Path, out: Path, pattern: str | None = None, batch_bits: int = B
         **device_meta(cp),
         "assembler": f"ptxas -arch=sm_90a ({plan['ptxas']})",
         "ptxas_version": plan["ptxas"],
-        "campaign": "issue 6: exhaustive spaces, conformance/silicon/exhaustive.py",
+        "campaign": "exhaustive campaign, round exhaustive: every input of the small forms as chunk digests (conformance/silicon/exhaustive.py, exhaustive_device.py)",
         "digest": "chunk c of 2^20 indices: sum(r_i * (splitmix64(i) | 1)) mod 2^64",
         "index_bits": index_bits,
         "chunk_bits": chunk_bits,
@@ -227,8 +228,11 @@ def run(bundle: Path, out: Path, pattern: str | None = None, batch_bits: int = B
     }
     meta["self_check"] = _self_check(plan, host, chunk_bits)
     (out / META_FILE).write_text(json.dumps(meta, indent=1))
-    print(f"{len(forms)} forms x 2^{index_bits} indices on {meta['gpu']} ({meta['nvidia_smi']}): "
-          f"{sum(seconds.values()):.1f} GPU seconds, {meta['wall_seconds']} s wall", flush=True)
+    print(
+        f"{len(forms)} forms x 2^{index_bits} indices on {meta['gpu']} ({meta['nvidia_smi']}): "
+        f"{sum(seconds.values()):.1f} GPU seconds, {meta['wall_seconds']} s wall",
+        flush=True,
+    )
     return meta
 
 
@@ -266,30 +270,45 @@ def values(bundle: Path, out: Path, text: str, chunk: int, cp=None) -> None:
     _launch(cp, function, buffer, chunk * size, size)
     digest = int(digests_of(cp, buffer, chunk * size)[0])
     out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out / VALUES_FILE, results=cp.asnumpy(buffer), form=np.array(text), chunk=np.array(chunk),
-                        digest=np.array(digest, dtype=np.uint64), gpu=np.array(device_meta(cp)["gpu"]))
+    np.savez_compressed(
+        out / VALUES_FILE,
+        results=cp.asnumpy(buffer),
+        form=np.array(text),
+        chunk=np.array(chunk),
+        digest=np.array(digest, dtype=np.uint64),
+        gpu=np.array(device_meta(cp)["gpu"]),
+    )
     print(f"{text} chunk {chunk}: digest {digest:#018x}, values in {out / VALUES_FILE}", flush=True)
 
 
 def main(argv: list[str]) -> int:
+    """``run BUNDLE OUT [--forms GLOB]`` or ``values BUNDLE OUT --form TEXT --chunk C`` (see the
+    module docstring); ``argv`` without the program name."""
     args = list(argv)
-
-    def option(name: str) -> str | None:
+    options: dict[str, str] = {}
+    for name in ("--forms", "--form", "--chunk"):
         if name in args:
             k = args.index(name)
-            value = args[k + 1]
-            del args[k : k + 2]
-            return value
-        return None
-
-    pattern, text, chunk = option("--forms"), option("--form"), option("--chunk")
-    if len(args) == 3 and args[0] == "run":
-        run(Path(args[1]), Path(args[2]), pattern)
-    elif len(args) == 3 and args[0] == "values" and text is not None and chunk is not None:
-        values(Path(args[1]), Path(args[2]), text, int(chunk))
-    else:
+            if k + 1 == len(args):
+                args = []  # an option without its value: the usage below
+                break
+            options[name] = args.pop(k + 1)
+            del args[k]
+    chunk = options.get("--chunk", "")
+    run_ok = len(args) == 3 and args[0] == "run"
+    values_ok = len(args) == 3 and args[0] == "values" and "--form" in options and chunk.isdigit()
+    if not (run_ok or values_ok):
         print(__doc__)
         return 2
+    bundle, out = Path(args[1]), Path(args[2])
+    refusal = missing_from_bundle(bundle, PLAN_FILE, CUBIN_FILE)
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return 2
+    if run_ok:
+        run(bundle, out, options.get("--forms"))
+    else:
+        values(bundle, out, options["--form"], int(chunk))
     return 0
 
 

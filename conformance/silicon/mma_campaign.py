@@ -1,28 +1,40 @@
-"""The mma probe campaign of issue 7: which D does sm_90 silicon compute for mma.sync.aligned?
+"""The mma campaign: which D does sm_90 silicon compute for ``mma.sync.aligned`` and ``mma.sp``?
 
-Two steps, one command each::
+(§9.7.14.5 and §9.7.14.6: the manual fixes the fragment layouts and leaves the accumulation's
+order, internal precision and rounding open; this campaign measures them.) One command line for
+every round (:mod:`ptxspec.conformance.silicon.__main__`)::
 
-    python -m ptxspec.conformance.silicon.mma_campaign prepare BUNDLE [--random N]   # here (ptxas)
-    python3 conformance/silicon/mma_device.py run BUNDLE OUT                        # on the GPU
+    python -m ptxspec.conformance.silicon mma prepare BUNDLE [--round ROUND] [--random N]   # here (ptxas)
+    python3 conformance/silicon/mma_device.py run BUNDLE OUT [ROUND]                        # on the GPU
+    python -m ptxspec.conformance.silicon mma verify DIR [--round ROUND]
+    python -m ptxspec.conformance.silicon mma fit DIR [--round ROUND] [NAME ...]
+    python -m ptxspec.conformance.silicon mma spec-check DIR [--round ROUND] [--random N]
+    python -m ptxspec.conformance.silicon mma separate DIR [--round ROUND] [NAME ...]
 
-``prepare`` assembles one kernel per :data:`COMBINATIONS` entry for sm_90a (a combination that
-ptxas refuses is listed with ptxas's message and left out), builds the designed probes (matrices of
-element bit patterns, placed into the lanes' registers with the fragment layouts of §9.7.14.5) and
-writes the plan. The random inputs are not stored: :func:`mma_device.random_registers` regenerates
-them from the seed, here and on the device, bit for bit. ``OUT`` goes to conformance/data/sm_90/
-unchanged (``mma-*.npz``, ``meta-mma.json``); :func:`load` reads it back as registers.
+The campaign is four rounds, each one :class:`Round` (:data:`ROUNDS`, named by the stem of its
+recording): its combinations, their kind (dense ``mma`` or ``mma.sp``) and its storage policy
+(every D in full, or D in full for the designed probes and the first random mma and one digest per
+block of random mma after those):
 
-Three more commands read a recording: ``verify DIR`` compares every recorded D with the sm_90
-profile, ``fit DIR [NAME ...]`` searches the datapath parameters of
-:class:`ptxspec.semantics.mma.Datapath` (coordinate search scored on the designed probes, then
-checked on every mma) and ``spec-check DIR`` counts the recorded results outside the spec-level
-sets.
+* ``mma`` (:data:`COMBINATIONS`): 15 dense combinations, every D stored;
+* ``mma-sp`` (:data:`SPARSE_COMBINATIONS`): mma.sp, one kernel per combination and sparsity
+  selector, every D stored;
+* ``mma-more`` (:data:`MORE_COMBINATIONS`): every other dense combination sm_90a has, digests;
+* ``mma-sp-more`` (:data:`SPARSE_MORE_COMBINATIONS`): every other mma.sp combination, digests.
 
-Each of the four rounds below (round 1 and round 2, dense ``mma`` and ``mma.sp``) is one
-:class:`Round`: its combinations, their kind (dense or sparse) and its storage policy (every D in
-full, or D in full for the designed probes and the first random mma and block digests after);
-:func:`prepare_round` and :func:`load_round` serve them all, and the commands are thin wrappers
-(:data:`COMMANDS`).
+Every command takes the round: :func:`prepare` assembles one kernel per combination for sm_90a (a
+combination that ptxas refuses is listed with ptxas's message and left out), builds the designed
+probes (matrices of element bit patterns, placed into the lanes' registers with the fragment
+layouts of §9.7.14.5) and writes the plan; the random inputs are not stored:
+:func:`mma_device.random_registers` regenerates them from the seed, here and on the device, bit
+for bit. The recording (``ROUND-<i>.npz``, ``meta-ROUND.json``) goes to conformance/data/sm_90/
+unchanged; :func:`load` reads it back as one record per plan entry (:class:`Recording`,
+:class:`SparseRecording`, :class:`MoreRecording`, :class:`SparseDigestRecording`, by kind and
+storage), and each record answers the same questions: :meth:`verify` (every recorded D, or its
+digest, against the sm_90 profile or a candidate datapath), :meth:`outside_spec` (the recorded
+results outside the spec-level sets), :meth:`fit_data` (the dot products a datapath is fitted to)
+and, for the digest rounds, :meth:`diagnose` (the register that explains a mismatching digest).
+:func:`verify`, :func:`fit`, :func:`spec_check` and :func:`separate` run them over a recording.
 
 The designed probes separate the candidate datapath models of :mod:`ptxspec.semantics.mma`: each
 one is a dot product ``sum_k a_k*b_k + c`` whose exact value and whose results under the candidate
@@ -46,71 +58,70 @@ models differ (see :func:`designs`):
 Each design takes one row of A, one column of B and one element of C (16 designs per mma: row r
 with column r mod 8); the other 112 dot products of the mma are cross terms, recorded as well.
 
-**mma.sp** (§9.7.14.6), the same way with its own files::
+**mma.sp** (§9.7.14.6): random valid metadata (every nibble of every lane one of the fields
+§9.7.14.6.1 defines, :func:`mma_device.random_metadata`); the designed probes are the dense
+designs of K/2 products placed on the positions each row's metadata selects
+(:func:`sparse_probes`). Each row of an mma.sp is fitted and checked as a dense mma of one row and
+K/2 products (:func:`sparse_rows_as_mma`): the stored elements of A and the rows of B its metadata
+selects.
 
-    python -m ptxspec.conformance.silicon.mma_campaign prepare-sparse BUNDLE             # here
-    python3 conformance/silicon/mma_device.py run-sparse BUNDLE OUT                    # on the GPU
-    python -m ptxspec.conformance.silicon.mma_campaign fit-sparse DIR | verify-sparse DIR | spec-check-sparse DIR
-
-:data:`SPARSE_COMBINATIONS` (one kernel per combination and allowed sparsity selector, an
-immediate); random valid metadata (every nibble of every lane one of the fields §9.7.14.6.1
-defines, :func:`mma_device.random_metadata`); the designed probes are the dense designs of K/2
-products placed on the positions each row's metadata selects (:func:`sparse_probes`). Output:
-``mma-sp-*.npz`` and ``meta-mma-sp.json``, read back by :func:`load_sparse`. Each row of an mma.sp
-is fitted and checked as a dense mma of one row and K/2 products (:func:`sparse_rows_as_mma`):
-the stored elements of A and the rows of B its metadata selects.
-
-**mma.sp round 2** (every other sm_90a form, :data:`SPARSE_MORE_COMBINATIONS`)::
-
-    python -m ptxspec.conformance.silicon.mma_campaign prepare-sparse-more BUNDLE        # here
-    python3 conformance/silicon/mma_device.py run-sparse-more BUNDLE OUT               # on the GPU
-    python -m ptxspec.conformance.silicon.mma_campaign verify-sparse-more DIR | fit-sparse-more DIR | separate-sparse-more DIR
-
-Output ``mma-sp-more-0.npz`` and ``meta-mma-sp-more.json`` (:func:`load_sparse_more`): D in full for
-the designed probes and the first ``mma_device.FULL_RANDOM`` random mma of each entry, the other
-random mma as one digest per block of ``mma_device.DIGEST_BLOCK`` (:func:`mma_device.block_digests`);
-:func:`verify_sparse_more_entry` names mismatching blocks, :func:`diagnose_sparse_block` the register
-that explains one.
-
-**Round 2, dense** (every other sm_90a dense form, :data:`MORE_COMBINATIONS`)::
-
-    python -m ptxspec.conformance.silicon.mma_campaign prepare-more BUNDLE [--random N]  # here (ptxas)
-    python3 conformance/silicon/mma_device.py run-more BUNDLE OUT                       # on the GPU
-    python -m ptxspec.conformance.silicon.mma_campaign verify-more DIR | fit-more DIR [NAME ...]
-
-Output ``mma-more-0.npz`` and ``meta-mma-more.json`` (:func:`load_more`), stored as mma.sp round 2
-is; :func:`replay_more` names mismatching blocks, :func:`diagnose_block` the register that explains
-one.
+**The digest rounds** keep D in full for the designed probes and the first
+``mma_device.FULL_RANDOM`` random mma of each entry, the other random mma as one digest per block
+of ``mma_device.DIGEST_BLOCK`` (:func:`mma_device.block_digests`); the replay recomputes the
+model's D there and compares digests (:func:`mismatching_blocks`), and :meth:`diagnose` finds the
+single register whose change would give the recorded digest.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import os
-import sys
-from concurrent.futures import ThreadPoolExecutor
+import zlib
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import attrs
 import numpy as np
 
-from ptxspec.conformance.silicon.record import assemble, command_line
 from ptxspec.conformance.silicon import mma_device
+from ptxspec.conformance.silicon.campaign import HEADER, CampaignError, assemble_each, assemble_module, save_arrays, split_files, write_json
 from ptxspec.semantics.numerics import Exact, Rounding, canonical_nan, decode, infinity, round_value, to_fraction
 from ptxspec.semantics.sparse import row_problems, selected_b, sparse_mma
 from ptxspec.spec.types import FORMATS
 
-#: Random mma per combination (besides the designed probes): 1000, i.e. 1.28 * 10^5 dot products
-#: for the m16n8 shapes (the issue asks for >= 10^5 per combination); m8n8k4 (64 dot products per
-#: mma) records twice as many. The generator is counter-based: a run with more random mma records
-#: these first ones and then more (the first H100 run recorded 10^4 of each).
+#: Random mma per combination of the ``mma`` round (besides the designed probes): 1000, i.e. 1.28 *
+#: 10^5 dot products for the m16n8 shapes (at least 10^5 per combination); m8n8k4 (64 dot products
+#: per mma) records twice as many. The generator is counter-based: a run with more random mma
+#: records these first ones and then more (the first H100 run recorded 10^4 of each).
 RANDOM = 1000
 #: At most this many designed probe mma per combination (8 designs each, and their mirror images).
 PROBE_MMA = 1700
 #: Raw bytes per output file at most (the device machine returns at most 8 files of 16 MiB).
 FILE_BYTES = 13 << 20
+#: Random mma.sp per combination of the ``mma-sp`` round, shared out over its sparsity selectors
+#: (1.28 * 10^5 dot products).
+SPARSE_RANDOM = 1000
+#: At most this many designed probe mma per ``mma-sp`` combination (over all its selectors).
+SPARSE_PROBE_MMA = 600
+#: Random mma per ``mma-more`` combination (times ``random_scale``), a multiple of the digest
+#: block: 1024 mma of an m16n8 shape are 131072 dot products; m8n8 shapes (64 dot products) record
+#: 2048, m8n8k4.f16 (four 8x8x4 mma per warp, 256 dot products) 1024.
+MORE_RANDOM = 1024
+#: At most this many designed probe mma (warps) per ``mma-more`` float combination.
+MORE_PROBE_MMA = 200
+#: Designed probe mma per ``mma-sp-more`` combination at most (over its selectors): the storage budget.
+SPARSE_MORE_PROBE_MMA = 256
+#: Random mma.sp per ``mma-sp-more`` combination (shared out over its selectors; 2.6 * 10^5 dot products).
+SPARSE_MORE_RANDOM = 2048
+#: Random mma (after the designed probes) a fit is scored on, besides the probes.
+FIT_SAMPLE = 64
+
+
+# ---------------------------------------------------------------------------------------------
+# The combinations of the four rounds
+# ---------------------------------------------------------------------------------------------
 
 
 @attrs.frozen
@@ -129,6 +140,10 @@ class Combination:
 
     @property
     def name(self) -> str:
+        return self._stem()
+
+    def _stem(self) -> str:
+        """The shape, the types of D, A, B, C and the qualifier: the name of a ``.row.col`` form."""
         q = self.qualifier.replace(".", "-")
         return f"{self.shape}-{self.d}-{self.a}-{self.b}-{self.c}{q}"
 
@@ -197,85 +212,198 @@ def operand_description(combo: Combination, operand: str) -> dict:
     return {"registers": registers, "register_bits": register_bits, "rows": rows, "cols": cols, "element": element}
 
 
-# ---------------------------------------------------------------------------------------------
-# Fragment layouts
-# ---------------------------------------------------------------------------------------------
+@attrs.frozen
+class SparseCombination:
+    """One ``mma.sp{::ordered_metadata}.sync.aligned`` form to record (row.col, sm_90a)."""
+
+    shape: str
+    d: str
+    a: str
+    b: str
+    c: str
+    qualifier: str = ""  # ".satfinite"
+    ordered: bool = False
+
+    @property
+    def spelling(self) -> str:
+        return "mma.sp::ordered_metadata" if self.ordered else "mma.sp"
+
+    @property
+    def name(self) -> str:
+        q = self.qualifier.replace(".", "-")
+        return f"{'spo' if self.ordered else 'sp'}-{self.shape}-{self.d}-{self.a}-{self.b}-{self.c}{q}"
+
+    def instruction(self) -> str:
+        sat = ".satfinite" if self.qualifier == ".satfinite" else ""
+        return f"{self.spelling}.sync.aligned.{self.shape}.row.col{sat}.{self.d}.{self.a}.{self.b}.{self.c}"
+
+    @property
+    def mnk(self) -> tuple[int, int, int]:
+        return Combination(self.shape, self.d, self.a, self.b, self.c).mnk
+
+    @property
+    def half(self) -> Combination:
+        """The dense combination of the same types with K/2: the products one row of D sums."""
+        m, n, k = self.mnk
+        return Combination(f"m{m}n{n}k{k // 2}", self.d, self.a, self.b, self.c, self.qualifier)
+
+    @property
+    def selectors(self) -> tuple[int, ...]:
+        """The sparsity selectors the manual allows for the shape and type (§9.7.14.6.1)."""
+        from ptxspec.semantics.matrix_layout import metadata_layout
+
+        return metadata_layout(self.shape, self.a).selectors
+
+    @property
+    def fields(self) -> list[int]:
+        """The 4-bit metadata fields with a defined meaning (§9.7.14.6.1). For the 8-bit float
+        types the manual lists only the ordered index pairs as meaningful, with or without
+        ::ordered_metadata."""
+        from ptxspec.semantics.matrix_layout import field_defined
+
+        ordered = self.ordered or self.a in ("e4m3", "e5m2")
+        return [f for f in range(16) if field_defined(f, self.a, ordered)]
 
 
-def _manual_position(shape: str, operand: str, bits: int, lane: int, i: int) -> tuple[int, int]:
-    """(row, col) of element ``i`` (in the order a0, a1, ... of §9.7.14.5) held by ``lane``, for the
-    shapes of :data:`COMBINATIONS`: the manual's formulas with groupID = %laneid >> 2 and
-    threadID_in_group = %laneid % 4. Used only where H7's matrix_layout is not there yet."""
-    g, t = lane >> 2, lane % 4
-    if operand in "cd":
-        if shape == "m8n8k4":
-            return g, t * 2 + i
-        return g + 8 * (i >= 2), t * 2 + (i & 1)
-    if shape == "m8n8k4":
-        return (g, t) if operand == "a" else (t, g)
-    if shape == "m16n8k16":
-        if operand == "a":
-            return g + 8 * ((i // 2) % 2), t * 2 + (i & 1) + 8 * (i >= 4)
-        return t * 2 + (i & 1) + 8 * (i >= 2), g
-    if shape == "m16n8k8":
-        if operand == "a":
-            return g + 8 * (i % 2), t + 4 * (i >= 2)
-        return t + 4 * i, g
-    if shape == "m16n8k32" and bits == 8:
-        if operand == "a":
-            return g + 8 * ((i // 4) % 2), t * 4 + (i & 3) + 16 * (i >= 8)
-        return t * 4 + (i & 3) + 16 * (i >= 4), g
-    raise KeyError((shape, operand, bits))
+SPARSE_COMBINATIONS: tuple[SparseCombination, ...] = (
+    SparseCombination("m16n8k32", "f32", "f16", "f16", "f32"),
+    SparseCombination("m16n8k32", "f16", "f16", "f16", "f16"),
+    SparseCombination("m16n8k32", "f32", "bf16", "bf16", "f32"),
+    SparseCombination("m16n8k16", "f32", "tf32", "tf32", "f32"),
+    SparseCombination("m16n8k64", "f32", "e4m3", "e4m3", "f32"),
+    SparseCombination("m16n8k64", "f32", "e5m2", "e4m3", "f32"),
+    SparseCombination("m16n8k64", "f16", "e4m3", "e4m3", "f16"),  # refused: f16 accumulators need ::ordered_metadata
+    SparseCombination("m16n8k64", "f16", "e4m3", "e4m3", "f16", ordered=True),
+    SparseCombination("m16n8k64", "s32", "s8", "s8", "s32"),
+    SparseCombination("m16n8k64", "s32", "u8", "s8", "s32", ".satfinite"),
+    SparseCombination("m16n8k32", "f32", "f16", "f16", "f32", ordered=True),
+)
+
+
+def _more(shape: str, d: str, a: str, b: str, c: str, qualifier: str = "", ordered: bool = False) -> SparseCombination:
+    return SparseCombination(shape, d, a, b, c, qualifier, ordered)
+
+
+_I8 = [("s8", "s8"), ("s8", "u8"), ("u8", "s8"), ("u8", "u8")]
+_I4 = [("s4", "s4"), ("s4", "u4"), ("u4", "s4"), ("u4", "u4")]
+
+#: The mma.sp forms legal on sm_90a (spec/matrix.py) that ``mma-sp`` did not record; each family
+#: has at least one ::ordered_metadata member (the fp8 one, and m16n8k32 .f16, are ``mma-sp``'s).
+SPARSE_MORE_COMBINATIONS: tuple[SparseCombination, ...] = (
+    _more("m16n8k16", "f32", "f16", "f16", "f32"),
+    _more("m16n8k16", "f16", "f16", "f16", "f16"),
+    _more("m16n8k16", "f32", "bf16", "bf16", "f32"),
+    _more("m16n8k16", "f32", "bf16", "bf16", "f32", ordered=True),
+    _more("m16n8k8", "f32", "tf32", "tf32", "f32"),
+    _more("m16n8k8", "f32", "tf32", "tf32", "f32", ordered=True),
+    _more("m16n8k64", "f32", "e4m3", "e5m2", "f32"),
+    _more("m16n8k64", "f32", "e5m2", "e5m2", "f32"),
+    *[_more("m16n8k32", "s32", a, b, "s32") for a, b in _I8],
+    _more("m16n8k32", "s32", "s8", "s8", "s32", ".satfinite"),
+    _more("m16n8k32", "s32", "u8", "u8", "s32", ordered=True),
+    _more("m16n8k64", "s32", "s8", "u8", "s32"),
+    _more("m16n8k64", "s32", "u8", "u8", "s32"),
+    _more("m16n8k64", "s32", "s8", "s8", "s32", ".satfinite", ordered=True),
+    *[_more("m16n8k64", "s32", a, b, "s32") for a, b in _I4],
+    *[_more("m16n8k128", "s32", a, b, "s32") for a, b in _I4],
+    _more("m16n8k128", "s32", "s4", "s4", "s32", ".satfinite"),
+    _more("m16n8k128", "s32", "u4", "s4", "s32", ordered=True),
+)
 
 
 @attrs.frozen
-class _ManualLayout:
-    rows: int
-    cols: int
-    element_bits: int
-    register_bits: int
-    registers: int
-    positions: tuple  # [lane][register][index] -> (row, col)
+class MoreCombination(Combination):
+    """A combination of round ``mma-more``: :class:`Combination` with the layouts of A and B (only m8n8k4 with
+    .f16 takes others than .row.col, §9.7.14.5.14) and the .b1 operation (``"and"``/``"xor"``,
+    then ``.popc``)."""
 
-    def to_matrix(self, lanes) -> np.ndarray:
-        lanes = np.asarray(lanes, dtype=np.uint64)
-        out = np.zeros(lanes.shape[:-2] + (self.rows, self.cols), dtype=np.uint64)
-        mask = np.uint64((1 << self.element_bits) - 1)
-        for lane, regs in enumerate(self.positions):
-            for r, elements in enumerate(regs):
-                for idx, (row, col) in enumerate(elements):
-                    out[..., row, col] = (lanes[..., lane, r] >> np.uint64(idx * self.element_bits)) & mask
-        return out
+    alayout: str = "row"
+    blayout: str = "col"
+    bit_op: str = ""
 
-    def from_matrix(self, matrix) -> np.ndarray:
-        matrix = np.asarray(matrix, dtype=np.uint64)
-        out = np.zeros(matrix.shape[:-2] + (32, self.registers), dtype=np.uint64)
-        for lane, regs in enumerate(self.positions):
-            for r, elements in enumerate(regs):
-                for idx, (row, col) in enumerate(elements):
-                    out[..., lane, r] |= matrix[..., row, col] << np.uint64(idx * self.element_bits)
-        return out
+    @property
+    def name(self) -> str:
+        layouts = "" if (self.alayout, self.blayout) == ("row", "col") else f"-{self.alayout}-{self.blayout}"
+        op = f"-{self.bit_op}-popc" if self.bit_op else ""
+        return self._stem() + layouts + op
+
+    @property
+    def instruction(self) -> str:
+        sat = ".satfinite" if self.qualifier == ".satfinite" else ""
+        rnd = self.qualifier if self.qualifier in (".rn", ".rz", ".rm", ".rp") else ""
+        op = f".{self.bit_op}.popc" if self.bit_op else ""
+        return f"mma.sync.aligned.{self.shape}.{self.alayout}.{self.blayout}{sat}.{self.d}.{self.a}.{self.b}.{self.c}{rnd}{op}"
+
+    @property
+    def quad_pairs(self) -> bool:
+        """§9.7.14.5.1: "a warp executing mma.m8n8k4 with .f16 computes 4 MMA operations"."""
+        return self.shape == "m8n8k4" and self.a == "f16"
+
+    def descriptions(self) -> dict:
+        """Every operand's :func:`more_description`."""
+        return {o: more_description(self, o) for o in "abcd"}
+
+    def probe_registers(self) -> dict:
+        return more_probes(self)
 
 
-def _manual_layout(shape: str, operand: str, element_type: str) -> _ManualLayout:
-    combo = Combination(shape, element_type, element_type, element_type, element_type)
-    desc = operand_description(combo, operand)
-    bits = desc["element"]["bits"]
-    per = desc["register_bits"] // bits
-    positions = tuple(
-        tuple(tuple(_manual_position(shape, operand, bits, lane, r * per + idx) for idx in range(per)) for r in range(desc["registers"]))
-        for lane in range(32)
-    )
-    return _ManualLayout(desc["rows"], desc["cols"], bits, desc["register_bits"], desc["registers"], positions)
+def _more_combinations() -> tuple[MoreCombination, ...]:
+    C = MoreCombination
+    out = [C("m16n8k8", d, "f16", "f16", c) for d, c in (("f32", "f32"), ("f16", "f16"), ("f32", "f16"), ("f16", "f32"))]
+    out += [
+        C("m8n8k4", d, "f16", "f16", c, alayout=al, blayout=bl)
+        for d, c in (("f16", "f16"), ("f32", "f32"), ("f32", "f16"))
+        for al in ("row", "col")
+        for bl in ("row", "col")
+    ]
+    out += [C("m16n8k8", "f32", "bf16", "bf16", "f32"), C("m16n8k4", "f32", "tf32", "tf32", "f32")]
+    out += [C(shape, "f64", "f64", "f64", "f64", q) for shape in ("m16n8k4", "m16n8k16") for q in (".rn", ".rz", ".rm", ".rp")]
+    out += [C("m16n8k8", "f64", "f64", "f64", "f64", q) for q in (".rn", ".rm", ".rp")]
+    fp8 = ("e4m3", "e5m2")
+    out += [C("m16n8k16", d, a, b, d) for d in ("f32", "f16") for a in fp8 for b in fp8]
+    out += [C("m16n8k32", "f32", "e5m2", "e4m3", "f32"), C("m16n8k32", "f16", "e5m2", "e5m2", "f16"), C("m16n8k32", "f16", "e4m3", "e5m2", "f16")]
+    taken = {c.name for c in COMBINATIONS}
+    for shapes, types in ((("m16n8k16", "m16n8k32", "m8n8k16"), ("s8", "u8")), (("m16n8k32", "m16n8k64", "m8n8k32"), ("s4", "u4"))):
+        for shape in shapes:
+            scale = 2 if shape.startswith("m8n8") else 1
+            for a in types:
+                for b in types:
+                    for q in ("", ".satfinite"):
+                        # i4: .satfinite on one shape (m16n8k64), every sign pair.
+                        if q and types[0] == "s4" and shape != "m16n8k64":
+                            continue
+                        c = C(shape, "s32", a, b, "s32", q, random_scale=scale)
+                        if Combination(shape, "s32", a, b, "s32", q).name not in taken:
+                            out.append(c)
+    out += [
+        C(shape, "s32", "b1", "b1", "s32", bit_op=op, random_scale=2 if shape == "m8n8k128" else 1)
+        for shape in ("m16n8k128", "m16n8k256", "m8n8k128")
+        for op in ("and", "xor")
+    ]
+    out = [attrs.evolve(c, random_scale=2) if c.shape == "m8n8k4" and c.a == "f64" else c for c in out]
+    return tuple(out)
+
+
+MORE_COMBINATIONS: tuple[MoreCombination, ...] = _more_combinations()
+
+#: Every combination of every round, by name (the names are unique across the rounds).
+_BY_NAME = {c.name: c for c in COMBINATIONS + SPARSE_COMBINATIONS + SPARSE_MORE_COMBINATIONS + MORE_COMBINATIONS}
+
+
+def combination_named(name: str):
+    """The combination (of any round) named ``name``."""
+    return _BY_NAME[name]
+
+
+# ---------------------------------------------------------------------------------------------
+# Fragment layouts (§9.7.14.5, §9.7.14.6.2: semantics/matrix_layout.py)
+# ---------------------------------------------------------------------------------------------
 
 
 def layout(shape: str, operand: str, element_type: str):
-    """The fragment layout of H7's semantics/matrix_layout.py (the interface of issue 7), or the
-    manual's formulas for this campaign's shapes until that module exists."""
-    try:
-        from ptxspec.semantics.matrix_layout import fragment_layout
-    except ImportError:
-        return _manual_layout(shape, operand, element_type)
+    """The fragment layout of ``operand`` (:func:`ptxspec.semantics.matrix_layout.fragment_layout`)."""
+    from ptxspec.semantics.matrix_layout import fragment_layout
+
     return fragment_layout(shape, operand, element_type)
 
 
@@ -286,6 +414,76 @@ def matrices_to_registers(combo: Combination, operand: str, matrices: np.ndarray
 
 def registers_to_matrices(combo: Combination, operand: str, registers: np.ndarray) -> np.ndarray:
     return np.asarray(layout(combo.shape, operand, getattr(combo, operand)).to_matrix(registers))
+
+
+def sparse_layout(combo: SparseCombination, operand: str):
+    """The fragment layout of ``operand`` of ``combo`` (A: its stored M x K/2 half)."""
+    from ptxspec.semantics.matrix_layout import fragment_layout
+
+    t = getattr(combo, operand)
+    return fragment_layout(combo.shape, operand, t, sparse=operand in "ab")
+
+
+def sparse_description(combo: SparseCombination) -> dict:
+    """Registers per lane and element type of A (the stored half), B, C, D and the metadata E."""
+    half = combo.half
+    ops = {"a": operand_description(half, "a")}
+    full = Combination(combo.shape, combo.d, combo.a, combo.b, combo.c)
+    ops.update({o: operand_description(full, o) for o in "bcd"})
+    ops["e"] = {"registers": 1, "register_bits": 32, "element": {"type": "b32", "kind": "metadata"}}
+    return ops
+
+
+def sparse_positions(combo: SparseCombination, e_lanes: np.ndarray, selector: int) -> tuple[np.ndarray, np.ndarray]:
+    """For metadata ``e_lanes`` ``[..., 32]``: the dense column of each stored element of A
+    ``[..., M, K/2]`` and the rows whose metadata is undefined ``[..., M]``
+    (:func:`ptxspec.semantics.mma.sparse_rows`)."""
+    from ptxspec.semantics.mma import sparse_rows
+
+    la = sparse_layout(combo, "a")
+    e_lanes = np.asarray(e_lanes, dtype=np.uint64)
+    zeros = np.zeros(e_lanes.shape[:-1] + (32, la.registers), dtype=np.uint64)
+    _, cols, undefined = sparse_rows(la, zeros, e_lanes, selector, ordered=combo.ordered)
+    return cols, undefined
+
+
+def _random_fields(rng, fields: list[int], shape) -> np.ndarray:
+    return np.asarray(fields, dtype=np.uint64)[rng.integers(0, len(fields), size=shape)]
+
+
+def more_layout(combo: MoreCombination, operand: str):
+    """The fragment layout (semantics/matrix_layout.py) of ``operand`` of ``combo``; for
+    m8n8k4.f16 the four computations' matrices are stacked along the rows."""
+    from ptxspec.semantics.matrix_layout import fragment_layout
+
+    chosen = {"a": combo.alayout, "b": combo.blayout}.get(operand) if combo.quad_pairs else None
+    return fragment_layout(combo.shape, operand, getattr(combo, operand), layout=chosen)
+
+
+def more_description(combo: MoreCombination, operand: str) -> dict:
+    """:func:`operand_description` from the fragment layouts (registers of sub-byte, .b1 and
+    quad-pair operands included), as the device generator reads it."""
+    lay = more_layout(combo, operand)
+    t = getattr(combo, operand)
+    if t in INTEGER:
+        element = {"type": t, "kind": "int", "bits": lay.element_bits, "signed": INTEGER[t][1]}
+    else:
+        f = FORMATS[t]
+        element = {"type": t, "kind": "float", "bits": lay.element_bits, "exponent_bits": f.exponent_bits, "mantissa_bits": f.mantissa_bits, "shift": f.shift}
+    return {"registers": lay.registers, "register_bits": lay.register_bits, "rows": lay.rows, "cols": lay.cols, "element": element}
+
+
+def _stack(combo: MoreCombination, A, B, C):
+    """m8n8k4.f16: four consecutive 8x8x4 problems -> one warp's stacked matrices (padded)."""
+    m, n, k = combo.mnk
+    pad = -len(A) % 4
+    A, B, C = (np.concatenate([x, np.zeros((pad,) + x.shape[1:], dtype=x.dtype)]) for x in (A, B, C))
+    return A.reshape(-1, 4 * m, k), B.reshape(-1, 4 * k, n), C.reshape(-1, 4 * m, n)
+
+
+def _unstack(combo: MoreCombination, *xs):
+    """The inverse of :func:`_stack`: ``[warp, 4*R, cols]`` -> ``[4*warp, R, cols]``."""
+    return tuple(x.reshape(-1, x.shape[-2] // 4, x.shape[-1]) for x in xs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -318,14 +516,14 @@ def encode(t: str, value) -> int:
         return infinity(fmt, int(value == "-inf"))
     if value == "-0":
         return round_value(Exact(1, 0), fmt)
-    v = Fraction(value)
-    sign, den = int(v < 0), v.denominator
+    q = Fraction(value)
+    sign, den = int(q < 0), q.denominator
     if den & (den - 1):
         raise ValueError("not dyadic")
-    x = Exact(sign, abs(v.numerator), -(den.bit_length() - 1))
+    x = Exact(sign, abs(q.numerator), -(den.bit_length() - 1))
     bits = round_value(x, fmt, Rounding.RN)
     back = decode(fmt, bits)
-    if not isinstance(back, Exact) or to_fraction(back) != v:
+    if not isinstance(back, Exact) or to_fraction(back) != q:
         raise ValueError("not representable")
     return bits
 
@@ -344,7 +542,7 @@ def designs(combo: Combination) -> list[Design]:
     lo_a, hi_a = _range(combo.a)
     lo_b, hi_b = _range(combo.b)
     zero = (Fraction(0), Fraction(0))
-    out: list[Design] = []
+    out: list[Design | None] = []
 
     def product(e: int, sign: int = 1, mant: Fraction = Fraction(1)):
         """(a, b) with a * b = sign * mant * 2^e, or None."""
@@ -422,7 +620,7 @@ def designs(combo: Combination) -> list[Design]:
         for s in (1, -1):
             out.append(terms(product(e, s), c=Fraction(0)))
             out.append(terms(product(e, s, Fraction(3)), c=Fraction(0)))
-            out.append(terms(product(f_c.min_normal_exponent, s), c=-s * (P2 ** f_c.min_normal_exponent - P2 ** (e))))
+            out.append(terms(product(f_c.min_normal_exponent, s), c=-s * (P2**f_c.min_normal_exponent - P2 ** (e))))
     c_min = P2 ** (f_c.min_normal_exponent - f_c.mantissa_bits)
     for j in (1, 2, 3, 1 << f_c.mantissa_bits):
         out.append(terms(c=j * c_min))
@@ -530,7 +728,27 @@ def _negate(t: str, bits: int) -> int:
     return bits ^ f.sign_mask
 
 
-def probes(combo: Combination, cap: int = PROBE_MMA) -> dict[str, np.ndarray]:
+#: A design encoded: K (a, b) element bit patterns and c's.
+Encoded = tuple[list[tuple[int, int]], int]
+
+
+def encoded_designs(combo: Combination) -> list[Encoded]:
+    """:func:`designs` of ``combo`` encoded in its types, the unrepresentable ones left out."""
+    encoded: list[Encoded] = []
+    for pairs, c in designs(combo):
+        try:
+            encoded.append(([(encode(combo.a, a), encode(combo.b, b)) for a, b in pairs], encode(combo.c, c)))
+        except (ValueError, ZeroDivisionError):
+            continue
+    return encoded
+
+
+def sample_designs(encoded: list[Encoded], slots: int) -> list[Encoded]:
+    """At most ``slots`` of ``encoded``: beyond that, a fixed stride, so every family keeps members."""
+    return encoded if len(encoded) <= slots else [encoded[(i * len(encoded)) // slots] for i in range(slots)]
+
+
+def probes(combo: Combination, cap: int = PROBE_MMA) -> dict[str, Any]:
     """The designed probes as A, B, C matrices of element bits ``[mma, rows, cols]``.
 
     Design s of an mma sits in row r = s (< N) of A, column r of B and C[r, r]; row r + N (M = 2N)
@@ -538,649 +756,28 @@ def probes(combo: Combination, cap: int = PROBE_MMA) -> dict[str, np.ndarray]:
     zero from a rounding toward one infinity). Other elements of C are zero.
     """
     m, n, k = combo.mnk
-    encoded = []
-    for pairs, c in designs(combo):
-        try:
-            encoded.append(([(encode(combo.a, a), encode(combo.b, b)) for a, b in pairs], encode(combo.c, c)))
-        except (ValueError, ZeroDivisionError):
-            continue
+    encoded = encoded_designs(combo)
     per = min(m, n)
-    slots = cap * per
-    # Beyond PROBE_MMA mma, sample the designs with a fixed stride, so every family keeps members.
-    chosen = encoded if len(encoded) <= slots else [encoded[(i * len(encoded)) // slots] for i in range(slots)]
+    chosen = sample_designs(encoded, cap * per)
     count = (len(chosen) + per - 1) // per
     A = np.zeros((count, m, k), dtype=np.uint64)
     B = np.zeros((count, k, n), dtype=np.uint64)
     C = np.zeros((count, m, n), dtype=np.uint64)
-    for s, (pairs, c) in enumerate(chosen):
+    for s, (codes, code_c) in enumerate(chosen):
         t, r = divmod(s, per)
-        for kk, (a, b) in enumerate(pairs):
+        for kk, (a, b) in enumerate(codes):
             A[t, r, kk] = a
             B[t, kk, r] = b
             if m > n:
                 A[t, r + n, kk] = _negate(combo.a, a)
-        C[t, r, r] = c
+        C[t, r, r] = code_c
         if m > n:
-            C[t, r + n, r] = _negate(combo.c, c)
+            C[t, r + n, r] = _negate(combo.c, code_c)
     return {"a": A, "b": B, "c": C, "designed": len(chosen), "available": len(encoded)}
 
 
-# ---------------------------------------------------------------------------------------------
-# Kernels
-# ---------------------------------------------------------------------------------------------
-
-HEADER = ".version 8.7\n.target sm_90a\n.address_size 64\n"
-
-#: Every kernel's start: the warp index of the thread (%t4); a warp at or past ``n`` leaves (so
-#: .aligned holds); %q0 is the thread's index, which addresses its registers.
-_WARP_PROLOGUE = (
-    "  mov.u32 %t0, %tid.x;", "  mov.u32 %t1, %ctaid.x;", "  mov.u32 %t2, %ntid.x;",
-    "  mad.lo.u32 %t3, %t1, %t2, %t0;", "  shr.u32 %t4, %t3, 5;", "  ld.param.u32 %t5, [n];",
-    "  setp.ge.u32 %p, %t4, %t5;", "  @%p bra DONE;", "  cvt.u64.u32 %q0, %t3;",
-)
-
-
-def _entry(name: str, pointers: str, lines: list[str]) -> str:
-    """The kernel ``name``: one .u64 parameter per operand in ``pointers``, then ``n``; ``lines``
-    its body (ending at ``DONE``)."""
-    params = ",\n  ".join([f".param .u64 p{o}" for o in pointers] + [".param .u32 n"])
-    return f".visible .entry {name}(\n  {params}\n)\n{{\n" + "\n".join(lines + ["DONE:", "  ret;"]) + "\n}\n"
-
-
-def kernel(combo: Combination, name: str, ops: dict | None = None) -> str:
-    """One warp per mma: lane L of warp W loads its registers from ``X[W, L, :]``, executes the
-    mma and stores D[W, L, :]; a warp past ``n`` leaves as a whole (so .aligned holds). ``ops``:
-    the operand descriptions (default :func:`operand_description`)."""
-    ops = ops or combo.descriptions()
-    lines = [
-        "  .reg .pred %p;", "  .reg .b32 %t<8>;", "  .reg .b64 %q<16>;",
-        *[f"  .reg .b{ops[o]['register_bits']} %{o}<{max(2, ops[o]['registers'])}>;" for o in "abcd"],
-        *_WARP_PROLOGUE,
-    ]
-    for i, o in enumerate("abcd"):
-        width = ops[o]["register_bits"] // 8
-        lines += [f"  ld.param.u64 %q{1 + i}, [p{o}];", f"  cvta.to.global.u64 %q{1 + i}, %q{1 + i};",
-                  f"  mul.lo.u64 %q{5 + i}, %q0, {ops[o]['registers'] * width};", f"  add.u64 %q{1 + i}, %q{1 + i}, %q{5 + i};"]
-    for i, o in enumerate("abc"):
-        width = ops[o]["register_bits"] // 8
-        for r in range(ops[o]["registers"]):
-            lines.append(f"  ld.global.b{ops[o]['register_bits']} %{o}{r}, [%q{1 + i}+{r * width}];")
-    reg = lambda o: "{" + ", ".join(f"%{o}{r}" for r in range(ops[o]["registers"])) + "}"
-    lines.append(f"  {combo.instruction} {reg('d')}, {reg('a')}, {reg('b')}, {reg('c')};")
-    width = ops["d"]["register_bits"] // 8
-    for r in range(ops["d"]["registers"]):
-        lines.append(f"  st.global.b{ops['d']['register_bits']} [%q4+{r * width}], %d{r};")
-    return _entry(name, "abcd", lines)
-
-
-# ---------------------------------------------------------------------------------------------
-# A round of the campaign: one description, the commands every round shares
-# ---------------------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class Round:
-    """One round of the campaign as data: its combinations, their kind, how D is stored and the
-    names of its files. :func:`prepare_round` and :func:`load_round` do the rest; the rounds are
-    :data:`ROUND_1`, :data:`SPARSE_ROUND_1`, :data:`ROUND_2` and :data:`SPARSE_ROUND_2`."""
-
-    combinations: tuple
-    #: The device side of the round (:class:`mma_device.Campaign`): the bundle's and the
-    #: recording's file stems, the inputs of each mma and how D is stored, read from one place.
-    device: mma_device.Campaign
-    #: Kernel names ``{kernel}00``, ``{kernel}01``, ... (one per combination asked of ptxas).
-    kernel: str
-
-    @property
-    def sparse(self) -> bool:
-        """The combination kind: ``mma.sp`` (inputs A, B, C and the metadata E; one kernel per
-        sparsity selector) or dense ``mma`` (A, B, C)."""
-        return self.device.inputs is mma_device.sparse_inputs
-
-    @property
-    def digests(self) -> bool:
-        """The storage policy: D of every mma stored in full (False), or in full for the designed
-        probes and the first ``mma_device.FULL_RANDOM`` random mma and as one digest per block of
-        ``mma_device.DIGEST_BLOCK`` mma after those (True; the record's ``digests``)."""
-        return self.device.kept is not None
-
-    @property
-    def bundle(self) -> str:
-        """The bundle ``{bundle}.cubin``, ``{bundle}-plan.json``, ``{bundle}-probes.npz``."""
-        return self.device.bundle
-
-    @property
-    def recording(self) -> str:
-        """The recording ``meta-{recording}.json``, ``{recording}-0.npz``, ..."""
-        return self.device.out
-
-    @property
-    def inputs(self) -> str:
-        """The input operands of each mma (registers stored for the designed probes)."""
-        return "abce" if self.sparse else "abc"
-
-    def recorded_files(self, directory: Path) -> list[Path]:
-        """The recording's npz files under ``directory`` (``mma-0.npz``, not ``mma-sp-0.npz``)."""
-        return sorted(directory.glob(f"{self.recording}-[0-9]*.npz"))
-
-    def plan(self, named, random: int) -> tuple[list[dict], dict[str, np.ndarray], list[str]]:
-        """The plan entries, probe registers and kernels' PTX of ``named`` ((kernel name,
-        combination) pairs that ptxas accepted): :func:`dense_plan`, or :func:`sparse_plan`
-        (kernels named anew, one per selector; round 2's probe budget: :func:`sparse_more_plan`),
-        with this round's storage policy."""
-        if self.sparse:
-            combos = [c for _, c in named]
-            return sparse_more_plan(combos, random) if self.digests else sparse_plan(combos, random)
-        return (*dense_plan(named, random, self.digests), dense_kernels(named))
-
-    @property
-    def record(self) -> type:
-        """The record class of one plan entry (read back by its ``from_entry``), by kind and storage."""
-        if self.sparse:
-            return SparseDigestRecording if self.digests else SparseRecording
-        return MoreRecording if self.digests else Recording
-
-    def instruction(self, combo) -> str:
-        return combo.instruction() if self.sparse else combo.instruction
-
-    def trial_kernel(self, name: str, combo) -> str:
-        """The one kernel of ``combo`` that ptxas is asked about (mma.sp: its first selector)."""
-        return sparse_kernel(combo, combo.selectors[0], name) if self.sparse else kernel(combo, name, combo.descriptions())
-
-    def device_inputs(self, entry: dict, probes: dict) -> list[np.ndarray]:
-        """Every mma's inputs: the designed probes, then the random ones the device generated."""
-        return (mma_device.sparse_inputs if self.sparse else mma_device.combination_inputs)(entry, probes)
-
-
-def prepare_round(round_: Round, bundle: Path, random: int) -> None:
-    """Write the bundle of ``round_``: one kernel per combination that ptxas accepts (asked one
-    kernel at a time; a refused one is listed under ``rejected`` with ptxas's message), the plan
-    and the designed probes' registers."""
-    bundle.mkdir(parents=True, exist_ok=True)
-    named = [(f"{round_.kernel}{i:02d}", c) for i, c in enumerate(round_.combinations)]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        verdicts = list(pool.map(lambda nc: assemble(HEADER + round_.trial_kernel(*nc)), named))
-    accepted = [(n, c) for (n, c), (ok, _, _) in zip(named, verdicts) if ok]
-    rejected = {round_.instruction(c): msg for (n, c), (ok, msg, _) in zip(named, verdicts) if not ok}
-    plan, arrays, kernels = round_.plan(accepted, random)
-    ok, msg, cubin = assemble(HEADER + "\n".join(kernels))
-    if not ok:
-        raise SystemExit(f"the combined {'mma.sp ' if round_.sparse else ''}module did not assemble: {msg}")
-    (bundle / f"{round_.bundle}.cubin").write_bytes(cubin)
-    (bundle / f"{round_.bundle}-plan.json").write_text(json.dumps({"combinations": plan, "rejected": rejected}, indent=1))
-    np.savez_compressed(bundle / f"{round_.bundle}-probes.npz", **arrays)
-    if round_.sparse:
-        print(f"{len(accepted)} mma.sp combinations ({len(plan)} kernels) assembled, {len(rejected)} rejected by ptxas: {rejected}")
-    else:
-        print(f"{len(accepted)} combinations assembled, {len(rejected)} rejected by ptxas: {sorted(rejected)}")
-
-
-def load_round(round_: Round, directory: Path, names=None) -> list:
-    """Every plan entry recorded under ``directory`` for ``round_`` (only those named in
-    ``names`` when given), as its record class: the recorded arrays, and the random inputs
-    regenerated (:func:`Round.device_inputs`)."""
-    meta = json.loads((directory / f"meta-{round_.recording}.json").read_text())
-    arrays: dict[str, np.ndarray] = {}
-    for f in round_.recorded_files(directory):
-        with np.load(f) as z:
-            arrays.update({k: z[k] for k in z.files})
-    out = []
-    for entry in meta["combinations"]:
-        name = entry["name"]
-        if names is not None and name not in names:
-            continue
-        inputs = round_.device_inputs(entry, {f"{name}_{o}": arrays[f"{name}_{o}"] for o in round_.inputs})
-        out.append(round_.record.from_entry(entry, inputs, arrays))
-    return out
-
-
-def mismatching_blocks(model_d, first: int, digests: np.ndarray, block: int, blocks=None) -> list[int]:
-    """A round with digests: the blocks ``blocks`` (default all) whose recorded digest differs
-    from the digest of the model's D. Block ``i`` holds the ``block`` mma from ``first + i * block``
-    on; ``model_d(select)`` gives the model's D registers of the mma ``select`` (one call, over
-    the span of ``blocks``)."""
-    blocks = range(len(digests)) if blocks is None else blocks
-    if not len(blocks):
-        return []
-    lo, hi = min(blocks), max(blocks) + 1
-    mine = mma_device.block_digests(np, model_d(slice(first + lo * block, first + hi * block)), block)
-    return [int(i) for i in blocks if mine[i - lo] != digests[i]]
-
-
-def one_register_changes(expected: np.ndarray, digest: int):
-    """The single registers of one digest block's model D ``expected`` ``[mma, 32, registers]``
-    whose change would give the recorded ``digest`` (the digest is all there is of the silicon's D
-    there): :func:`exhaustive_device.one_value_changes`, as (mma in the block, lane, register,
-    model value, implied silicon value)."""
-    from ptxspec.conformance.silicon.exhaustive_device import one_value_changes
-
-    for (t, lane, register), model, silicon in one_value_changes(expected, digest):
-        yield t, lane, register, model, silicon
-
-
-def seed_of(combo: Combination) -> int:
-    import zlib
-
-    return zlib.crc32(combo.name.encode())
-
-
-def dense_plan(named, random: int = RANDOM, digests: bool = False) -> tuple[list[dict], dict[str, np.ndarray]]:
-    """The plan entries and probe registers of ``named`` ((kernel name, combination) pairs; no
-    ptxas here); ``digests``: the storage policy (:attr:`Round.digests`, :func:`output_files`)."""
-    plan, arrays, sizes = [], {}, []
-    for name, combo in named:
-        p = combo.probe_registers()
-        ops = combo.descriptions()
-        arrays.update({f"{combo.name}_{o}": p[o] for o in "abc"})
-        n_random = random * combo.random_scale
-        d_bytes = (p["a"].shape[0] + n_random) * 32 * ops["d"]["registers"] * ops["d"]["register_bits"] // 8
-        sizes.append(sum(p[o].nbytes for o in "abc") + d_bytes)
-        plan.append({
-            "name": combo.name, "kernel": name, "instruction": combo.instruction, "file": 0, "operands": ops,
-            "probes": int(p["a"].shape[0]), "designed": p["designed"], "random": n_random, "seed": seed_of(combo),
-        })
-    output_files(plan, sizes, digests)
-    if digests:
-        for entry in plan:
-            entry |= {"full": mma_device.FULL_RANDOM, "block": mma_device.DIGEST_BLOCK}
-    return plan, arrays
-
-
-def dense_kernels(named) -> list[str]:
-    """The kernels of ``named`` ((kernel name, combination) pairs)."""
-    return [kernel(c, n, c.descriptions()) for n, c in named]
-
-
-def output_files(plan: list[dict], sizes: list[int], digests: bool) -> None:
-    """The output file of each plan entry (of ``sizes`` bytes with every D) by the storage policy:
-    with ``digests`` the one file; else a new file where the next entry would take the current
-    one past :data:`FILE_BYTES` (the device returns files of 16 MiB, 7 beside its meta file)."""
-    file, used = 0, 0
-    for entry, size in zip(plan, sizes):
-        if not digests and used and used + size > FILE_BYTES:
-            file, used = file + 1, 0
-        used += size
-        entry["file"] = file
-    if file >= 7:
-        raise SystemExit(f"{file + 1} output files: more than the 7 that come back beside the meta file")
-
-
-def prepare(bundle: Path, random: int = RANDOM) -> None:
-    """The round-1 bundle: ``mma.cubin``, ``mma-plan.json``, ``mma-probes.npz`` (for
-    ``mma_device.py run``; :func:`prepare_round` of :data:`ROUND_1`)."""
-    prepare_round(ROUND_1, bundle, random)
-
-
-# ---------------------------------------------------------------------------------------------
-# Reading a recording back
-# ---------------------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class Recording:
-    """One combination's recorded mma: registers ``[mma, 32, registers]`` of A, B, C and D."""
-
-    combination: Combination
-    a: np.ndarray
-    b: np.ndarray
-    c: np.ndarray
-    d: np.ndarray
-    probes: int
-
-    @classmethod
-    def from_entry(cls, entry: dict, inputs: list[np.ndarray], arrays: dict) -> Recording:
-        return cls(combination_named(entry["name"]), *inputs, arrays[f"{entry['name']}_d"], entry["probes"])
-
-
-def combination_named(name: str) -> Combination:
-    return next(c for c in COMBINATIONS if c.name == name)
-
-
-def load(directory: Path) -> list[Recording]:
-    """Every combination recorded under ``directory`` (``meta-mma.json`` and ``mma-*.npz``)."""
-    return load_round(ROUND_1, directory)
-
-
-# ---------------------------------------------------------------------------------------------
-# Fitting the datapath model to a recording
-# ---------------------------------------------------------------------------------------------
-
-
-def matrices(rec: Recording, select=slice(None)) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """A, B, C, D of the recorded mma ``select`` as matrices of element bits."""
-    combo = rec.combination
-    return tuple(registers_to_matrices(combo, o, getattr(rec, o)[select]) for o in "abcd")  # type: ignore[return-value]
-
-
-def model_d(model, combo: Combination, A, B, C) -> np.ndarray:
-    from ptxspec.semantics.mma import datapath_matrix
-
-    return datapath_matrix(model, combo.a, combo.b, combo.c, combo.d, A, B, C)
-
-
-def mismatches(model, combo: Combination, A, B, C, D) -> np.ndarray:
-    """Indices ``(mma, row, col)`` where the model's D differs from the recorded one."""
-    return np.argwhere(model_d(model, combo, A, B, C) != D)
-
-
-def _dimensions(combo: Combination) -> dict[str, list]:
-    from ptxspec.semantics.numerics import Rounding
-
-    _, _, k = combo.mnk
-    chunks = [None] + [c for c in (2, 4, 8, 16) if c < k]
-    accumulators = [None, (8, 10), (8, 12), (8, 13), (8, 14), (8, 15), (8, 16), (8, 23), (8, 24), (8, 25), (8, 26), (8, 28), (8, 31), (8, 34)]
-    return {
-        "alignment_bits": list(range(0, 46)),
-        "reference": ["exponent", "msb"],
-        "truncation": ["zero", "floor"],
-        "rounding": [Rounding.RN, Rounding.RZ],
-        "chunk": chunks,
-        "accumulator": accumulators,
-        "accumulator_rounding": [Rounding.RZ, Rounding.RN],
-        "c_step": ["first", "last", "alone", "tree"],
-        "via": [None, (8, 23)] if combo.d == "f16" else [None],
-        "via_rounding": [Rounding.RZ, Rounding.RN],
-        "flush_inputs": [False, True],
-        "flush_c": [False, True],
-        "flush_output": [False, True],
-        "zero_sign": ["ieee", "positive"],
-        "order": ["ascending", "descending", "pairs"],
-        "overflow": ["rounding", "infinity"],
-    }
-
-
-def fit(rec: Recording | None, sample: int | None = None, start=None, log=print, *, data=None, combo: Combination | None = None):
-    """Coordinate search for a datapath that reproduces the recorded D of ``rec``: from ``start``
-    (or a plain one), try every value of one parameter with the others fixed, keep the best, and
-    repeat until no parameter improves; scored on the designed probes (and ``sample`` random mma).
-    ``data`` (A, B, C, D matrices) and ``combo`` score other mma instead (mma.sp's per-row
-    problems: :func:`sparse_rows_as_mma`). Returns (model, mismatches on the scored mma, the table
-    of scores seen)."""
-    import attrs as _attrs
-
-    from ptxspec.semantics.mma import Datapath, vectorisable
-
-    if data is None:
-        combo = rec.combination
-        n = rec.probes + (sample or 0)
-        A, B, C, D = matrices(rec, slice(0, n))
-    else:
-        A, B, C, D = data
-    _, _, k = combo.mnk
-    seen: dict = {}
-
-    def score(m) -> int:
-        if m in seen:
-            return seen[m]
-        if not vectorisable(m, combo.a, combo.b, k):
-            seen[m] = 1 << 62
-            return seen[m]
-        seen[m] = int(len(mismatches(m, combo, A, B, C, D)))
-        return seen[m]
-
-    best = start or Datapath(alignment_bits=24)
-    best_score = score(best)
-    dims = _dimensions(combo)
-    improved = True
-    while improved and best_score:
-        improved = False
-        for name, values in dims.items():
-            for v in values:
-                candidate = _attrs.evolve(best, **{name: v})
-                if ((candidate.chunk is not None and candidate.chunk < k) or candidate.c_step in ("alone", "tree")) and candidate.accumulator is None:
-                    candidate = _attrs.evolve(candidate, accumulator=(8, 23))
-                s = score(candidate)
-                if s < best_score:
-                    best, best_score, improved = candidate, s, True
-                    log(f"  {combo.name}: {s} mismatches with {best.describe()}")
-    return best, best_score, seen
-
-
-def best_fit(starts, data, combo: Combination):
-    """:func:`fit` to ``data`` (A, B, C, D matrices of ``combo``) from each of ``starts`` in turn,
-    up to the first that reproduces every D: the best model, its mismatches and its start."""
-    best = None
-    for start in starts:
-        model, s, _ = fit(None, start=start, data=data, combo=combo)
-        if best is None or s < best[1]:
-            best = (model, s, start)
-        if s == 0:
-            break
-    return best
-
-
-def by_combination(records) -> dict[str, list]:
-    """``records`` (mma.sp: one per selector) grouped by their combination's name, in order."""
-    out: dict[str, list] = {}
-    for r in records:
-        out.setdefault(r.combination.name, []).append(r)
-    return out
-
-
-def float_groups(records, names: list[str] | None = None) -> dict[str, list]:
-    """:func:`by_combination` of the records of float combinations (the ones a datapath is
-    fitted to), only those named in ``names`` unless it is empty."""
-    groups = by_combination(records).items()
-    return {name: recs for name, recs in groups if not (names and name not in names) and recs[0].combination.a not in INTEGER}
-
-
-def f64_candidates(rounding) -> list:
-    """.f64 datapaths: one rounding of the exact sum, or fused multiply-add chains (steps of 1, 2
-    or 4 products, exact inside a step, rounded to f64 in the form's mode between steps), in
-    either order, C first or last."""
-    from ptxspec.semantics.mma import Datapath
-
-    out = [Datapath(rounding=rounding)]
-    for chunk in (1, 2, 4):
-        for order in ("ascending", "descending"):
-            for c_step in ("first", "last"):
-                out.append(Datapath(chunk=chunk, accumulator=(11, 52), accumulator_rounding=rounding, rounding=rounding, order=order, c_step=c_step))
-    return out
-
-
-def fit_f64(rec: Recording, sample: int = 0) -> dict:
-    from ptxspec.semantics.numerics import Rounding
-
-    combo = rec.combination
-    rounding = Rounding(combo.qualifier.lstrip(".") or "rn")
-    A, B, C, D = matrices(rec, slice(0, rec.probes + sample))
-    scores = []
-    for model in f64_candidates(rounding):
-        s = len(mismatches(model, combo, A, B, C, D))
-        scores.append((s, model.describe()))
-        print(f"  {combo.name}: {s} mismatches with {model.describe()}")
-    scores.sort()
-    return {"model": scores[0][1], "probe_mismatches": scores[0][0], "candidates": scores}
-
-
-def fit_all(directory: Path, names: list[str] | None = None) -> dict:
-    """Fit every float combination recorded under ``directory``; verify each fit on every mma."""
-    from ptxspec.semantics.mma import Datapath
-
-    results = {}
-    for rec, in float_groups(load(directory), names).values():
-        combo = rec.combination
-        if combo.a == "f64":
-            results[combo.name] = fit_f64(rec)
-            continue
-        starts = [Datapath(alignment_bits=bits) for bits in (3, 8, 13, 24, 25, 26, 27)]
-        model, s, _ = best_fit(starts, matrices(rec, slice(0, rec.probes)), combo)
-        A, B, C, D = matrices(rec)
-        total = len(mismatches(model, combo, A, B, C, D))
-        results[combo.name] = {"model": model.describe(), "probe_mismatches": s, "all_mismatches": total, "dots": int(D.size)}
-        print(f"{combo.name}: {model.describe()} -> {s} on probes, {total} of {D.size} over all")
-    return results
-
-
-def verify(directory: Path) -> dict:
-    """Every recorded D against the sm_90 profile (the measured datapaths, exact integers): per
-    combination, the dot products compared and the mismatches (docs/mma.rst's table)."""
-    from ptxspec.semantics.mma import datapath_for, datapath_matrix, integer_matrix
-    from ptxspec.semantics.numerics import Rounding
-    from ptxspec.semantics.results import SM_90
-
-    out = {}
-    for rec in load(directory):
-        combo = rec.combination
-        A, B, C, D = matrices(rec)
-        if combo.a in INTEGER:
-            expected = integer_matrix(combo.a, combo.b, A, B, C, satfinite=combo.qualifier == ".satfinite")
-        else:
-            rounding = Rounding(combo.qualifier.lstrip(".")) if combo.qualifier else Rounding.RN
-            model = datapath_for(SM_90, combo.a, combo.b, combo.c, combo.d, rounding, combo.shape)
-            if model is None:
-                out[combo.name] = {"dots": int(D.size), "mismatches": None}
-                continue
-            expected = datapath_matrix(model, combo.a, combo.b, combo.c, combo.d, A, B, C)
-        bad = np.argwhere(expected != D)
-        out[combo.name] = {"dots": int(D.size), "mismatches": len(bad), "first": bad[:5].tolist()}
-        print(combo.name, out[combo.name], flush=True)
-    return out
-
-
-def spec_check(directory: Path) -> dict:
-    """Whether every recorded float result lies in the spec-level set (:func:`spec_dot`): per
-    combination, the number of results checked and those outside."""
-    out = {}
-    for rec in load(directory):
-        combo = rec.combination
-        if combo.a in INTEGER:
-            continue
-        A, B, C, D = matrices(rec)
-        out[combo.name] = outside_spec(combo, A, lambda t, i, j: B[t, :, j], C, D)
-        print(combo.name, out[combo.name], flush=True)
-    return out
-
-
-def outside_spec(combo, A, column, C, D) -> dict:
-    """The recorded results ``D`` outside the spec-level sets (:func:`spec_dot` of row ``A[t, i]``,
-    ``column(t, i, j)`` and ``C[t, i, j]``): the count checked, the count outside, the first few."""
-    from ptxspec.semantics.mma import spec_dot
-    from ptxspec.semantics.results import contains
-
-    outside = []
-    for t, i, j in np.ndindex(*D.shape):
-        allowed = spec_dot(combo.a, combo.b, combo.c, combo.d, [int(x) for x in A[t, i]], [int(y) for y in column(t, i, j)], int(C[t, i, j]))
-        if not contains(allowed, int(D[t, i, j])):
-            outside.append([int(t), int(i), int(j)])
-    return {"checked": int(D.size), "outside": len(outside), "first": outside[:5]}
-
-
-# ---------------------------------------------------------------------------------------------
-# mma.sp: the sparse campaign (§9.7.14.6)
-# ---------------------------------------------------------------------------------------------
-
-#: Random mma.sp per combination, shared out over its sparsity selectors (1.28 * 10^5 dot products).
-SPARSE_RANDOM = 1000
-#: At most this many designed probe mma per combination (over all its selectors).
-SPARSE_PROBE_MMA = 600
-
-
-@attrs.frozen
-class SparseCombination:
-    """One ``mma.sp{::ordered_metadata}.sync.aligned`` form to record (row.col, sm_90a)."""
-
-    shape: str
-    d: str
-    a: str
-    b: str
-    c: str
-    qualifier: str = ""  # ".satfinite"
-    ordered: bool = False
-
-    @property
-    def spelling(self) -> str:
-        return "mma.sp::ordered_metadata" if self.ordered else "mma.sp"
-
-    @property
-    def name(self) -> str:
-        q = self.qualifier.replace(".", "-")
-        return f"{'spo' if self.ordered else 'sp'}-{self.shape}-{self.d}-{self.a}-{self.b}-{self.c}{q}"
-
-    def instruction(self) -> str:
-        sat = ".satfinite" if self.qualifier == ".satfinite" else ""
-        return f"{self.spelling}.sync.aligned.{self.shape}.row.col{sat}.{self.d}.{self.a}.{self.b}.{self.c}"
-
-    @property
-    def mnk(self) -> tuple[int, int, int]:
-        return Combination(self.shape, self.d, self.a, self.b, self.c).mnk
-
-    @property
-    def half(self) -> Combination:
-        """The dense combination of the same types with K/2: the products one row of D sums."""
-        m, n, k = self.mnk
-        return Combination(f"m{m}n{n}k{k // 2}", self.d, self.a, self.b, self.c, self.qualifier)
-
-    @property
-    def selectors(self) -> tuple[int, ...]:
-        """The sparsity selectors the manual allows for the shape and type (§9.7.14.6.1)."""
-        from ptxspec.semantics.matrix_layout import metadata_layout
-
-        return metadata_layout(self.shape, self.a).selectors
-
-    @property
-    def fields(self) -> list[int]:
-        """The 4-bit metadata fields with a defined meaning (§9.7.14.6.1). For the 8-bit float
-        types the manual lists only the ordered index pairs as meaningful, with or without
-        ::ordered_metadata."""
-        from ptxspec.semantics.matrix_layout import field_defined
-
-        ordered = self.ordered or self.a in ("e4m3", "e5m2")
-        return [f for f in range(16) if field_defined(f, self.a, ordered)]
-
-
-SPARSE_COMBINATIONS: tuple[SparseCombination, ...] = (
-    SparseCombination("m16n8k32", "f32", "f16", "f16", "f32"),
-    SparseCombination("m16n8k32", "f16", "f16", "f16", "f16"),
-    SparseCombination("m16n8k32", "f32", "bf16", "bf16", "f32"),
-    SparseCombination("m16n8k16", "f32", "tf32", "tf32", "f32"),
-    SparseCombination("m16n8k64", "f32", "e4m3", "e4m3", "f32"),
-    SparseCombination("m16n8k64", "f32", "e5m2", "e4m3", "f32"),
-    SparseCombination("m16n8k64", "f16", "e4m3", "e4m3", "f16"),  # refused: f16 accumulators need ::ordered_metadata
-    SparseCombination("m16n8k64", "f16", "e4m3", "e4m3", "f16", ordered=True),
-    SparseCombination("m16n8k64", "s32", "s8", "s8", "s32"),
-    SparseCombination("m16n8k64", "s32", "u8", "s8", "s32", ".satfinite"),
-    SparseCombination("m16n8k32", "f32", "f16", "f16", "f32", ordered=True),
-)
-
-
-def sparse_layout(combo: SparseCombination, operand: str):
-    """The fragment layout of ``operand`` of ``combo`` (A: its stored M x K/2 half)."""
-    from ptxspec.semantics.matrix_layout import fragment_layout
-
-    t = getattr(combo, operand)
-    return fragment_layout(combo.shape, operand, t, sparse=operand in "ab")
-
-
-def sparse_description(combo: SparseCombination) -> dict:
-    """Registers per lane and element type of A (the stored half), B, C, D and the metadata E."""
-    half = combo.half
-    ops = {"a": operand_description(half, "a")}
-    full = Combination(combo.shape, combo.d, combo.a, combo.b, combo.c)
-    ops.update({o: operand_description(full, o) for o in "bcd"})
-    ops["e"] = {"registers": 1, "register_bits": 32, "element": {"type": "b32", "kind": "metadata"}}
-    return ops
-
-
-def sparse_positions(combo: SparseCombination, e_lanes: np.ndarray, selector: int) -> tuple[np.ndarray, np.ndarray]:
-    """For metadata ``e_lanes`` ``[..., 32]``: the dense column of each stored element of A
-    ``[..., M, K/2]`` and the rows whose metadata is undefined ``[..., M]``
-    (:func:`ptxspec.semantics.mma.sparse_rows`)."""
-    from ptxspec.semantics.mma import sparse_rows
-
-    la = sparse_layout(combo, "a")
-    e_lanes = np.asarray(e_lanes, dtype=np.uint64)
-    zeros = np.zeros(e_lanes.shape[:-1] + (32, la.registers), dtype=np.uint64)
-    _, cols, undefined = sparse_rows(la, zeros, e_lanes, selector, ordered=combo.ordered)
-    return cols, undefined
-
-
-def _random_fields(rng, fields: list[int], shape) -> np.ndarray:
-    return np.asarray(fields, dtype=np.uint64)[rng.integers(0, len(fields), size=shape)]
-
-
 @functools.cache
-def half_probes(combo: Combination) -> dict[str, np.ndarray]:
+def half_probes(combo: Combination) -> dict[str, Any]:
     """:func:`probes` of a dense combination, computed once (read-only use)."""
     return probes(combo)
 
@@ -1250,18 +847,98 @@ def sparse_probes(combo: SparseCombination, limit: int = SPARSE_PROBE_MMA) -> di
     return out
 
 
+def more_probes(combo: MoreCombination) -> dict:
+    """The designed probes (:func:`probes`) of ``combo`` as registers, at most
+    :data:`MORE_PROBE_MMA` warps for a float combination."""
+    cap = MORE_PROBE_MMA * (4 if combo.quad_pairs else 1) if combo.a not in INTEGER else PROBE_MMA
+    p = probes(combo, cap)
+    A, B, C = p["a"], p["b"], p["c"]
+    if combo.quad_pairs:
+        A, B, C = _stack(combo, A, B, C)
+    out = {}
+    for o, x in zip("abc", (A, B, C)):
+        lay = more_layout(combo, o)
+        out[o] = np.asarray(lay.from_matrix(x)).astype(np.uint64 if lay.register_bits == 64 else np.uint32)
+    return out | {"designed": p["designed"], "available": p["available"]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Kernels
+# ---------------------------------------------------------------------------------------------
+
+#: Every kernel's start: the warp index of the thread (%t4); a warp at or past ``n`` leaves (so
+#: .aligned holds); %q0 is the thread's index, which addresses its registers.
+_WARP_PROLOGUE = (
+    "  mov.u32 %t0, %tid.x;",
+    "  mov.u32 %t1, %ctaid.x;",
+    "  mov.u32 %t2, %ntid.x;",
+    "  mad.lo.u32 %t3, %t1, %t2, %t0;",
+    "  shr.u32 %t4, %t3, 5;",
+    "  ld.param.u32 %t5, [n];",
+    "  setp.ge.u32 %p, %t4, %t5;",
+    "  @%p bra DONE;",
+    "  cvt.u64.u32 %q0, %t3;",
+)
+
+
+def _entry(name: str, pointers: str, lines: list[str]) -> str:
+    """The kernel ``name``: one .u64 parameter per operand in ``pointers``, then ``n``; ``lines``
+    its body (ending at ``DONE``)."""
+    params = ",\n  ".join([f".param .u64 p{o}" for o in pointers] + [".param .u32 n"])
+    return f".visible .entry {name}(\n  {params}\n)\n{{\n" + "\n".join(lines + ["DONE:", "  ret;"]) + "\n}\n"
+
+
+def kernel(combo: Combination, name: str, ops: dict | None = None) -> str:
+    """One warp per mma: lane L of warp W loads its registers from ``X[W, L, :]``, executes the
+    mma and stores D[W, L, :]; a warp past ``n`` leaves as a whole (so .aligned holds). ``ops``:
+    the operand descriptions (default :func:`operand_description`)."""
+    ops = ops or combo.descriptions()
+    lines = [
+        "  .reg .pred %p;",
+        "  .reg .b32 %t<8>;",
+        "  .reg .b64 %q<16>;",
+        *[f"  .reg .b{ops[o]['register_bits']} %{o}<{max(2, ops[o]['registers'])}>;" for o in "abcd"],
+        *_WARP_PROLOGUE,
+    ]
+    for i, o in enumerate("abcd"):
+        width = ops[o]["register_bits"] // 8
+        lines += [
+            f"  ld.param.u64 %q{1 + i}, [p{o}];",
+            f"  cvta.to.global.u64 %q{1 + i}, %q{1 + i};",
+            f"  mul.lo.u64 %q{5 + i}, %q0, {ops[o]['registers'] * width};",
+            f"  add.u64 %q{1 + i}, %q{1 + i}, %q{5 + i};",
+        ]
+    for i, o in enumerate("abc"):
+        width = ops[o]["register_bits"] // 8
+        for r in range(ops[o]["registers"]):
+            lines.append(f"  ld.global.b{ops[o]['register_bits']} %{o}{r}, [%q{1 + i}+{r * width}];")
+    reg = lambda o: "{" + ", ".join(f"%{o}{r}" for r in range(ops[o]["registers"])) + "}"
+    lines.append(f"  {combo.instruction} {reg('d')}, {reg('a')}, {reg('b')}, {reg('c')};")
+    width = ops["d"]["register_bits"] // 8
+    for r in range(ops["d"]["registers"]):
+        lines.append(f"  st.global.b{ops['d']['register_bits']} [%q4+{r * width}], %d{r};")
+    return _entry(name, "abcd", lines)
+
+
 def sparse_kernel(combo: SparseCombination, selector: int, name: str) -> str:
     """One warp per mma.sp, as :func:`kernel`, with the metadata E loaded per lane from ``pe`` and
     the sparsity selector as an immediate."""
     ops = sparse_description(combo)
     lines = [
-        "  .reg .pred %p;", "  .reg .b32 %t<8>;", "  .reg .b64 %q<20>;", "  .reg .b32 %e0;",
+        "  .reg .pred %p;",
+        "  .reg .b32 %t<8>;",
+        "  .reg .b64 %q<20>;",
+        "  .reg .b32 %e0;",
         *[f"  .reg .b32 %{o}<{max(2, ops[o]['registers'])}>;" for o in "abcd"],
         *_WARP_PROLOGUE,
     ]
     for i, o in enumerate("abcde"):
-        lines += [f"  ld.param.u64 %q{1 + i}, [p{o}];", f"  cvta.to.global.u64 %q{1 + i}, %q{1 + i};",
-                  f"  mul.lo.u64 %q{6 + i}, %q0, {ops[o]['registers'] * 4};", f"  add.u64 %q{1 + i}, %q{1 + i}, %q{6 + i};"]
+        lines += [
+            f"  ld.param.u64 %q{1 + i}, [p{o}];",
+            f"  cvta.to.global.u64 %q{1 + i}, %q{1 + i};",
+            f"  mul.lo.u64 %q{6 + i}, %q0, {ops[o]['registers'] * 4};",
+            f"  add.u64 %q{1 + i}, %q{1 + i}, %q{6 + i};",
+        ]
     for i, o in enumerate("abc"):
         for r in range(ops[o]["registers"]):
             lines.append(f"  ld.global.b32 %{o}{r}, [%q{1 + i}+{r * 4}];")
@@ -1273,14 +950,53 @@ def sparse_kernel(combo: SparseCombination, selector: int, name: str) -> str:
     return _entry(name, "abced", lines)
 
 
-def sparse_plan(combos, random: int = SPARSE_RANDOM, probe_mma: int = SPARSE_PROBE_MMA,
-                digests: bool = False) -> tuple[list[dict], dict[str, np.ndarray], list[str]]:
+# ---------------------------------------------------------------------------------------------
+# Plans: what a round's bundle holds
+# ---------------------------------------------------------------------------------------------
+
+
+def seed_of(combo: Combination) -> int:
+    return zlib.crc32(combo.name.encode())
+
+
+def dense_plan(named, random: int = RANDOM, digests: bool = False) -> tuple[list[dict], dict[str, np.ndarray]]:
+    """The plan entries and probe registers of ``named`` ((kernel name, combination) pairs; no
+    ptxas here); ``digests``: the storage policy (:attr:`Round.digests`, :func:`output_files`)."""
+    plan, arrays, sizes = [], {}, []
+    for name, combo in named:
+        p = combo.probe_registers()
+        ops = combo.descriptions()
+        arrays.update({f"{combo.name}_{o}": p[o] for o in "abc"})
+        n_random = random * combo.random_scale
+        d_bytes = (p["a"].shape[0] + n_random) * 32 * ops["d"]["registers"] * ops["d"]["register_bits"] // 8
+        sizes.append(sum(p[o].nbytes for o in "abc") + d_bytes)
+        plan.append(
+            {
+                "name": combo.name,
+                "kernel": name,
+                "instruction": combo.instruction,
+                "file": 0,
+                "operands": ops,
+                "probes": int(p["a"].shape[0]),
+                "designed": p["designed"],
+                "random": n_random,
+                "seed": seed_of(combo),
+            }
+        )
+    output_files(plan, sizes, digests)
+    if digests:
+        for entry in plan:
+            entry |= {"full": mma_device.FULL_RANDOM, "block": mma_device.DIGEST_BLOCK}
+    return plan, arrays
+
+
+def sparse_plan(
+    combos, random: int = SPARSE_RANDOM, probe_mma: int = SPARSE_PROBE_MMA, digests: bool = False
+) -> tuple[list[dict], dict[str, np.ndarray], list[str]]:
     """The plan entries (one per combination and selector), the probe arrays and the kernels'
     PTX of ``combos`` (no ptxas here); ``digests``: the storage policy (:attr:`Round.digests`,
     :func:`output_files`), with each entry's random mma rounded up to whole blocks of
     ``mma_device.DIGEST_BLOCK`` after the ``mma_device.FULL_RANDOM`` kept ones."""
-    import zlib
-
     plan, arrays, kernels, sizes = [], {}, [], []
     for i, combo in enumerate(combos):
         ops = sparse_description(combo)
@@ -1294,11 +1010,22 @@ def sparse_plan(combos, random: int = SPARSE_RANDOM, probe_mma: int = SPARSE_PRO
                 arrays[f"{name}_{o}"] = pr[s][o]
             t = pr[s]["a"].shape[0]
             sizes.append(sum(pr[s][o].nbytes for o in "abce") + (t + per) * 32 * ops["d"]["registers"] * 4)
-            plan.append({
-                "name": name, "combination": combo.name, "kernel": kname, "instruction": combo.instruction(), "selector": s,
-                "file": 0, "operands": ops, "fields": combo.fields, "probes": int(t), "designed": int(pr[s]["designed"]),
-                "random": per, "seed": zlib.crc32(name.encode()),
-            })
+            plan.append(
+                {
+                    "name": name,
+                    "combination": combo.name,
+                    "kernel": kname,
+                    "instruction": combo.instruction(),
+                    "selector": s,
+                    "file": 0,
+                    "operands": ops,
+                    "fields": combo.fields,
+                    "probes": int(t),
+                    "designed": int(pr[s]["designed"]),
+                    "random": per,
+                    "seed": zlib.crc32(name.encode()),
+                }
+            )
     output_files(plan, sizes, digests)
     if digests:
         block, keep = mma_device.DIGEST_BLOCK, mma_device.FULL_RANDOM
@@ -1309,17 +1036,225 @@ def sparse_plan(combos, random: int = SPARSE_RANDOM, probe_mma: int = SPARSE_PRO
     return plan, arrays, kernels
 
 
-def prepare_sparse(bundle: Path, random: int = SPARSE_RANDOM) -> None:
-    """The mma.sp bundle: ``sparse.cubin`` (one kernel per combination and selector),
-    ``sparse-plan.json`` and ``sparse-probes.npz`` (for ``mma_device.py run-sparse``;
-    :func:`prepare_round` of :data:`SPARSE_ROUND_1`)."""
-    prepare_round(SPARSE_ROUND_1, bundle, random)
+def output_files(plan: list[dict], sizes: list[int], digests: bool) -> None:
+    """The output file of each plan entry (of ``sizes`` bytes with every D) by the storage policy:
+    with ``digests`` the one file; else :func:`~ptxspec.conformance.silicon.campaign.split_files`
+    at :data:`FILE_BYTES` (the device returns files of 16 MiB, 7 beside its meta file)."""
+    files = [0] * len(plan) if digests else split_files(sizes, FILE_BYTES, 7)
+    for entry, file in zip(plan, files):
+        entry["file"] = file
+
+
+# ---------------------------------------------------------------------------------------------
+# A round of the campaign: one description, the commands every round shares
+# ---------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Round:
+    """One round of the campaign as data: its combinations, their kind, how D is stored and the
+    names of its files. :func:`prepare` and :func:`load` serve every round, and the records
+    :func:`load` returns answer :func:`verify`, :func:`fit`, :func:`spec_check` and :func:`separate`;
+    the rounds are :data:`ROUND_1`, :data:`SPARSE_ROUND_1`, :data:`ROUND_2` and :data:`SPARSE_ROUND_2`."""
+
+    combinations: tuple
+    #: The device side of the round (:class:`mma_device.Campaign`): the bundle's and the
+    #: recording's file stems, the inputs of each mma and how D is stored, read from one place.
+    device: mma_device.Campaign
+    #: Kernel names ``{kernel}00``, ``{kernel}01``, ... (one per combination asked of ptxas).
+    kernel: str
+    #: Random mma per combination unless ``prepare`` is told otherwise.
+    random: int
+    #: mma.sp: at most this many designed probe mma per combination (dense combinations carry
+    #: their own cap, :meth:`Combination.probe_registers`).
+    probe_mma: int | None = None
+
+    @property
+    def name(self) -> str:
+        """The round's name: the stem of its recording."""
+        return self.device.out
+
+    @property
+    def sparse(self) -> bool:
+        """The combination kind: ``mma.sp`` (inputs A, B, C and the metadata E; one kernel per
+        sparsity selector) or dense ``mma`` (A, B, C)."""
+        return self.device.inputs is mma_device.sparse_inputs
+
+    @property
+    def digests(self) -> bool:
+        """The storage policy: D of every mma stored in full (False), or in full for the designed
+        probes and the first ``mma_device.FULL_RANDOM`` random mma and as one digest per block of
+        ``mma_device.DIGEST_BLOCK`` mma after those (True; the record's ``digests``)."""
+        return self.device.kept is not None
+
+    @property
+    def bundle(self) -> str:
+        """The bundle ``{bundle}.cubin``, ``{bundle}-plan.json``, ``{bundle}-probes.npz``."""
+        return self.device.bundle
+
+    @property
+    def recording(self) -> str:
+        """The recording ``meta-{recording}.json``, ``{recording}-0.npz``, ..."""
+        return self.device.out
+
+    @property
+    def inputs(self) -> str:
+        """The input operands of each mma (registers stored for the designed probes)."""
+        return "abce" if self.sparse else "abc"
+
+    def recorded_files(self, directory: Path) -> list[Path]:
+        """The recording's npz files under ``directory`` (``mma-0.npz``, not ``mma-sp-0.npz``)."""
+        return sorted(directory.glob(f"{self.recording}-[0-9]*.npz"))
+
+    def plan(self, named, random: int) -> tuple[list[dict], dict[str, np.ndarray], list[str]]:
+        """The plan entries, probe registers and kernels' PTX of ``named`` ((kernel name,
+        combination) pairs that ptxas accepted): :func:`dense_plan`, or :func:`sparse_plan`
+        (kernels named anew, one per selector), with this round's storage policy."""
+        if self.sparse:
+            assert self.probe_mma is not None, f"{self.name}: an mma.sp round caps its designed probes"
+            return sparse_plan([c for _, c in named], random, self.probe_mma, digests=self.digests)
+        return (*dense_plan(named, random, self.digests), [kernel(c, n, c.descriptions()) for n, c in named])
+
+    @property
+    def record(self) -> type[Recording] | type[SparseRecording] | type[MoreRecording] | type[SparseDigestRecording]:
+        """The record class of one plan entry (read back by its ``from_entry``), by kind and storage."""
+        if self.sparse:
+            return SparseDigestRecording if self.digests else SparseRecording
+        return MoreRecording if self.digests else Recording
+
+    def instruction(self, combo) -> str:
+        return combo.instruction() if self.sparse else combo.instruction
+
+    def trial_kernel(self, name: str, combo) -> str:
+        """The one kernel of ``combo`` that ptxas is asked about (mma.sp: its first selector)."""
+        return sparse_kernel(combo, combo.selectors[0], name) if self.sparse else kernel(combo, name, combo.descriptions())
+
+    def device_inputs(self, entry: dict, probes: dict) -> list[np.ndarray]:
+        """Every mma's inputs: the designed probes, then the random ones the device generated."""
+        return self.device.inputs(entry, probes)
+
+
+def prepare(round_: Round, bundle: Path, random: int | None = None, ptxas: str = "ptxas") -> None:
+    """Write the bundle of ``round_``: one kernel per combination that ptxas accepts (asked one
+    kernel at a time; a refused one is listed under ``rejected`` with ptxas's message), the plan
+    and the designed probes' registers; ``random`` mma per combination (default the round's)."""
+    random = round_.random if random is None else random
+    if round_.digests and (random % mma_device.DIGEST_BLOCK or random <= mma_device.FULL_RANDOM):
+        raise CampaignError(
+            f"{random} random mma: a digest round takes a multiple of {mma_device.DIGEST_BLOCK} above {mma_device.FULL_RANDOM}", where="--random"
+        )
+    bundle.mkdir(parents=True, exist_ok=True)
+    named = [(f"{round_.kernel}{i:02d}", c) for i, c in enumerate(round_.combinations)]
+    accepted, refused = assemble_each(named, lambda nc: HEADER + round_.trial_kernel(*nc), ptxas)
+    rejected = {round_.instruction(c): message for (_, c), message in refused}
+    plan, arrays, kernels = round_.plan(accepted, random)
+    cubin = assemble_module(HEADER + "\n".join(kernels), ptxas)
+    (bundle / f"{round_.bundle}.cubin").write_bytes(cubin)
+    write_json(bundle / f"{round_.bundle}-plan.json", {"combinations": plan, "rejected": rejected})
+    save_arrays(bundle / f"{round_.bundle}-probes.npz", arrays)
+    print(f"{round_.name}: {len(accepted)} combinations ({len(plan)} kernels) assembled, {len(rejected)} rejected by ptxas: {sorted(rejected)}")
+
+
+def load(directory: Path, round_: Round | None = None, names=None) -> list:
+    """Every plan entry recorded under ``directory`` for ``round_`` (default :data:`ROUND_1`; only
+    those named in ``names`` when given), as its record class: the recorded arrays, and the
+    random inputs regenerated (:meth:`Round.device_inputs`)."""
+    from ptxspec.conformance.silicon.campaign import load_arrays, read_json
+
+    round_ = round_ or ROUND_1
+    meta = read_json(directory / f"meta-{round_.recording}.json")
+    arrays = load_arrays(round_.recorded_files(directory))
+    out = []
+    for entry in meta["combinations"]:
+        name = entry["name"]
+        if names is not None and name not in names:
+            continue
+        inputs = round_.device_inputs(entry, {f"{name}_{o}": arrays[f"{name}_{o}"] for o in round_.inputs})
+        out.append(round_.record.from_entry(entry, inputs, arrays))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The records of a recording: one per plan entry, by kind and storage
+# ---------------------------------------------------------------------------------------------
+
+
+def measured_datapath(combo, profile=None):
+    """The datapath the profile (default sm_90) pins for the float combination ``combo`` (dense:
+    by its rounding and shape; mma.sp: its sparse datapath), None for integers (exact) and where
+    the profile pins none (the spec-level sets only)."""
+    from ptxspec.semantics.mma import datapath_for
+    from ptxspec.semantics.results import SM_90
+
+    if combo.a in INTEGER:
+        return None
+    if isinstance(combo, SparseCombination):
+        return datapath_for(profile or SM_90, combo.a, combo.b, combo.c, combo.d, None, combo.shape, sparse=True)
+    rounding = Rounding(combo.qualifier.lstrip(".")) if combo.qualifier else Rounding.RN
+    return datapath_for(profile or SM_90, combo.a, combo.b, combo.c, combo.d, rounding, combo.shape)
+
+
+def _unpinned(combo, model) -> bool:
+    """A float combination without a datapath to compare with (none given, none measured)."""
+    return combo.a not in INTEGER and model is None and measured_datapath(combo) is None
+
+
+@attrs.frozen
+class Recording:
+    """A dense combination recorded in full (round ``mma``): registers ``[mma, 32, registers]`` of
+    A, B, C and D; the first ``probes`` mma are the designed probes."""
+
+    combination: Combination
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    d: np.ndarray
+    probes: int
+
+    @classmethod
+    def from_entry(cls, entry: dict, inputs: list[np.ndarray], arrays: dict) -> Recording:
+        a, b, c = inputs
+        return cls(combination_named(entry["name"]), a, b, c, arrays[f"{entry['name']}_d"], entry["probes"])
+
+    @property
+    def name(self) -> str:
+        return self.combination.name
+
+    @property
+    def problem(self) -> Combination:
+        """The dense problem whose dot products D holds."""
+        return self.combination
+
+    def verify(self, model=None) -> dict:
+        """Every recorded D against ``model`` (default: the sm_90 profile; exact integers): the dot
+        products compared, the mismatching elements ``[mma, row, col]`` (None: nothing pinned)."""
+        combo = self.combination
+        A, B, C, D = matrices(self)
+        if _unpinned(combo, model):
+            return {"dots": int(D.size), "mismatches": None}
+        if combo.a in INTEGER:
+            from ptxspec.semantics.mma import integer_matrix
+
+            expected = integer_matrix(combo.a, combo.b, A, B, C, satfinite=combo.qualifier == ".satfinite")
+        else:
+            expected = model_d(model or measured_datapath(combo), combo, A, B, C)
+        bad = np.argwhere(expected != D)
+        return {"dots": int(D.size), "mismatches": len(bad), "first": bad[:5].tolist()}
+
+    def fit_data(self, sample: int) -> tuple[np.ndarray, ...]:
+        """A, B, C, D of the designed probes and the first ``sample`` random mma."""
+        return matrices(self, slice(0, self.probes + sample))
+
+    def outside_spec(self, random: int | None = None) -> dict:
+        """:func:`outside_spec` of every recorded mma (``random``: the probes and so many random mma)."""
+        A, B, C, D = matrices(self, slice(None) if random is None else slice(0, self.probes + random))
+        return outside_spec(self.combination, A, lambda t, i, j: B[t, :, j], C, D)
 
 
 @attrs.frozen
 class SparseRecording:
-    """One recorded mma.sp entry (a combination and one sparsity selector): registers
-    ``[mma, 32, registers]`` of A (stored half), B, C, D and the metadata E ``[mma, 32]``."""
+    """One recorded mma.sp entry (a combination and one sparsity selector; round ``mma-sp``):
+    registers ``[mma, 32, registers]`` of A (stored half), B, C, D and the metadata E ``[mma, 32]``."""
 
     combination: SparseCombination
     selector: int
@@ -1333,18 +1268,286 @@ class SparseRecording:
 
     @classmethod
     def from_entry(cls, entry: dict, inputs: list[np.ndarray], arrays: dict) -> SparseRecording:
-        return cls(sparse_combination_named(entry["combination"]), entry["selector"], entry["name"], *inputs,
-                   arrays[f"{entry['name']}_d"], entry["probes"])
+        a, b, c, e = inputs
+        return cls(combination_named(entry["combination"]), entry["selector"], entry["name"], a, b, c, e, arrays[f"{entry['name']}_d"], entry["probes"])
+
+    @property
+    def problem(self) -> Combination:
+        """The dense problem each row of D is (§9.7.14.6): K/2 products of the stored elements."""
+        return self.combination.half
+
+    def verify(self, model=None) -> dict:
+        """Every recorded D against ``model`` (default: the sm_90 profile, through the semantics'
+        sparse path): the dot products compared and the mismatching elements (None: nothing pinned)."""
+        D = sparse_layout(self.combination, "d").to_matrix(self.d)
+        if _unpinned(self.combination, model):
+            return {"dots": int(D.size), "mismatches": None}
+        expected = sparse_expected(self) if model is None else sparse_layout(self.combination, "d").to_matrix(sparse_model_registers(self, model))
+        bad = np.argwhere(expected != D)
+        return {"dots": int(D.size), "mismatches": len(bad), "first": bad[:5].tolist()}
+
+    def fit_data(self, sample: int) -> tuple[np.ndarray, ...]:
+        """The probes and the first ``sample`` random mma as dense problems of one row (:func:`sparse_rows_as_mma`)."""
+        return sparse_rows_as_mma(self, slice(0, self.probes + sample))
+
+    def outside_spec(self, random: int | None = None) -> dict:
+        """:func:`outside_spec` of the K/2 selected products of every recorded mma (``random``: the
+        probes and so many random mma)."""
+        A, G, C, D = sparse_matrices(self, slice(None) if random is None else slice(0, self.probes + random))
+        return outside_spec(self.combination, A, lambda t, i, j: G[t, i, :, j], C, D)
+
+    def zeros_multiplied(self, model, select=slice(None)) -> int:
+        """The recorded dot products (of the mma ``select``) that change when the dense K-wide row
+        -- A expanded with its zeros, every row of B multiplied (``0 * inf`` a NaN) -- goes through
+        ``model`` instead of the K/2 selected products: what tells the two readings apart."""
+        from ptxspec.semantics.matrix_layout import expand_sparse
+        from ptxspec.semantics.mma import datapath_matrix
+
+        combo = self.combination
+        A, _ = expand_sparse(sparse_layout(combo, "a"), self.a[select], self.e[select], self.selector, ordered=combo.ordered)
+        B = sparse_layout(combo, "b").to_matrix(self.b[select])
+        C = sparse_layout(combo, "c").to_matrix(self.c[select])
+        D = datapath_matrix(model, combo.a, combo.b, combo.c, combo.d, A, B, C)
+        return int((np.asarray(D, dtype=np.uint64) != sparse_layout(combo, "d").to_matrix(self.d[select])).sum())
 
 
-def sparse_combination_named(name: str) -> SparseCombination:
-    return next(c for c in SPARSE_COMBINATIONS + SPARSE_MORE_COMBINATIONS if c.name == name)
+@attrs.frozen
+class MoreRecording:
+    """A dense combination of round ``mma-more``: registers ``[mma, 32, registers]`` of A, B, C for
+    every mma (the random ones regenerated), D of the first ``full`` mma (the probes and the first
+    random ones) and one digest per block of ``block`` mma after those."""
+
+    combination: MoreCombination
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    d: np.ndarray
+    digests: np.ndarray
+    probes: int
+    block: int
+
+    @classmethod
+    def from_entry(cls, entry: dict, inputs: list[np.ndarray], arrays: dict) -> MoreRecording:
+        name = entry["name"]
+        a, b, c = inputs
+        return cls(combination_named(name), a, b, c, arrays[f"{name}_d"], arrays[f"{name}_digests"], entry["probes"], entry["block"])
+
+    @property
+    def name(self) -> str:
+        return self.combination.name
+
+    @property
+    def full(self) -> int:
+        return self.d.shape[0]
+
+    @property
+    def dots_per_mma(self) -> int:
+        m, n, _ = self.combination.mnk
+        return m * n * (4 if self.combination.quad_pairs else 1)
+
+    @property
+    def dots(self) -> int:
+        return (self.full - self.probes + len(self.digests) * self.block) * self.dots_per_mma
+
+    @property
+    def problem(self) -> Combination:
+        """The dense problem of one computation (m8n8k4.f16: one of the four a warp computes)."""
+        combo = self.combination
+        return Combination(combo.shape, combo.d, combo.a, combo.b, combo.c, combo.qualifier)
+
+    def verify(self, model=None, blocks=None) -> dict:
+        """Compare with ``model`` (default: the sm_90 profile): every stored D register, and the
+        digests of the blocks ``blocks`` (default all). Returns the dot products compared, the
+        mismatching elements of the stored part (``[mma, row, col]`` of the computation matrices),
+        the indices of the blocks whose digest differs, and their sum (None: nothing pinned)."""
+        combo, full = self.combination, self.full
+        if _unpinned(combo, model):
+            return {"dots": self.dots, "mismatches": None}
+        expected = more_expected(combo, self.a[:full], self.b[:full], self.c[:full], model)
+        got = more_matrices(combo, self.a[:full], self.b[:full], self.c[:full], self.d)[3]
+        want = more_matrices(combo, self.a[:full], self.b[:full], self.c[:full], expected)[3]
+        bad = np.argwhere(got != want)
+        blocks = range(len(self.digests)) if blocks is None else blocks
+        registers = lambda select: more_expected(combo, self.a[select], self.b[select], self.c[select], model)
+        bad_blocks = mismatching_blocks(registers, full, self.digests, self.block, blocks)
+        dots = int(got.size) + len(blocks) * self.block * self.dots_per_mma
+        return {"dots": dots, "mismatches": len(bad) + len(bad_blocks), "stored_mismatches": len(bad), "first": bad[:5].tolist(), "bad_blocks": bad_blocks}
+
+    def diagnose(self, block: int, model=None) -> list[dict]:
+        """Which D register of digest block ``block`` differs, from the digest alone
+        (:func:`one_register_changes`): (mma index, lane, register, model value, implied silicon value)."""
+        lo = self.full + block * self.block
+        sel = slice(lo, lo + self.block)
+        expected = more_expected(self.combination, self.a[sel], self.b[sel], self.c[sel], model)
+        return _candidates(expected, int(self.digests[block]), lo)
+
+    def fit_data(self, sample: int) -> tuple[np.ndarray, ...]:
+        """A, B, C, D of the probes and the first ``sample`` random mma (at most the stored ones)."""
+        n = min(self.full, self.probes + sample)
+        return more_matrices(self.combination, self.a[:n], self.b[:n], self.c[:n], self.d[:n])
+
+    def outside_spec(self, random: int | None = None) -> dict:
+        """:func:`outside_spec` of the stored D (``random``: the probes and so many random mma)."""
+        n = self.full if random is None else min(self.full, self.probes + random)
+        A, B, C, D = more_matrices(self.combination, self.a[:n], self.b[:n], self.c[:n], self.d[:n])
+        return outside_spec(self.problem, A, lambda t, i, j: B[t, :, j], C, D)
 
 
-def load_sparse(directory: Path) -> list[SparseRecording]:
-    """Every mma.sp entry recorded under ``directory`` (``meta-mma-sp.json``, ``mma-sp-*.npz``);
-    the random inputs regenerated by :func:`mma_device.sparse_inputs`."""
-    return load_round(SPARSE_ROUND_1, directory)
+@attrs.frozen
+class SparseDigestRecording:
+    """An mma.sp entry of round ``mma-sp-more``: ``recording`` holds every input and the kept D
+    (the designed probes and the first ``keep`` random mma); ``digests`` the other random mma,
+    one per block of ``mma_device.DIGEST_BLOCK``."""
+
+    recording: SparseRecording
+    keep: int
+    digests: np.ndarray
+
+    @classmethod
+    def from_entry(cls, entry: dict, inputs: list[np.ndarray], arrays: dict) -> SparseDigestRecording:
+        return cls(SparseRecording.from_entry(entry, inputs, arrays), entry["keep"], arrays[f"{entry['name']}_digests"])
+
+    @property
+    def kept(self) -> int:
+        return self.recording.probes + self.keep
+
+    @property
+    def combination(self) -> SparseCombination:
+        return self.recording.combination
+
+    @property
+    def name(self) -> str:
+        return self.recording.name
+
+    @property
+    def problem(self) -> Combination:
+        return self.recording.problem
+
+    def verify(self, model=None) -> dict:
+        """The kept D element by element (mismatching mma indices and elements), the rest by digest
+        (mismatching block indices), against ``model`` (default: the sm_90 profile; None: nothing pinned)."""
+        rec, combo = self.recording, self.combination
+        if _unpinned(combo, model):
+            return {"mismatches": None}
+        expected = sparse_model_registers(rec, model)
+        kept_bad = np.nonzero((expected[: self.kept] != rec.d).reshape(self.kept, -1).any(axis=1))[0]
+        layout_d = sparse_layout(combo, "d")
+        elements = int((layout_d.to_matrix(expected[: self.kept]) != layout_d.to_matrix(rec.d)).sum())
+        bad_blocks = mismatching_blocks(lambda select: expected[select], self.kept, self.digests, mma_device.DIGEST_BLOCK)
+        dots = int(expected.shape[0]) * combo.mnk[0] * combo.mnk[1]
+        return {
+            "dots": dots,
+            "mma": int(expected.shape[0]),
+            "mismatches": elements + len(bad_blocks),
+            "kept_mismatching_mma": kept_bad.tolist()[:10],
+            "kept_mismatches": len(kept_bad),
+            "digest_blocks": len(self.digests),
+            "mismatching_blocks": bad_blocks,
+        }
+
+    def diagnose(self, block: int, model=None) -> list[dict]:
+        """Which D register of digest block ``block`` differs, from the digest alone
+        (:func:`one_register_changes`): (mma index, lane, register, model value, implied silicon value)."""
+        lo = self.kept + block * mma_device.DIGEST_BLOCK
+        expected = sparse_model_registers(self.recording, model, slice(lo, lo + mma_device.DIGEST_BLOCK))
+        return _candidates(expected, int(self.digests[block]), lo)
+
+    def fit_data(self, sample: int) -> tuple[np.ndarray, ...]:
+        return self.recording.fit_data(min(sample, self.keep))
+
+    def outside_spec(self, random: int | None = None) -> dict:
+        return self.recording.outside_spec(self.keep if random is None else min(random, self.keep))
+
+    def zeros_multiplied(self, model) -> int:
+        return self.recording.zeros_multiplied(model, slice(0, self.kept))
+
+
+# ---------------------------------------------------------------------------------------------
+# Digests: the blocks that differ, and the one register that explains one
+# ---------------------------------------------------------------------------------------------
+
+
+def mismatching_blocks(model_d, first: int, digests: np.ndarray, block: int, blocks=None) -> list[int]:
+    """A round with digests: the blocks ``blocks`` (default all) whose recorded digest differs
+    from the digest of the model's D. Block ``i`` holds the ``block`` mma from ``first + i * block``
+    on; ``model_d(select)`` gives the model's D registers of the mma ``select`` (one call, over
+    the span of ``blocks``)."""
+    blocks = range(len(digests)) if blocks is None else blocks
+    if not len(blocks):
+        return []
+    lo, hi = min(blocks), max(blocks) + 1
+    mine = mma_device.block_digests(np, model_d(slice(first + lo * block, first + hi * block)), block)
+    return [int(i) for i in blocks if mine[i - lo] != digests[i]]
+
+
+def one_register_changes(expected: np.ndarray, digest: int):
+    """The single registers of one digest block's model D ``expected`` ``[mma, 32, registers]``
+    whose change would give the recorded ``digest`` (the digest is all there is of the silicon's D
+    there): with one wrong register i, the difference of the digests is ``delta * w_i mod 2^64``
+    (w_i odd, invertible), so ``delta = diff * w_i^-1``; the candidates are the i whose delta gives
+    a value that fits the register (:func:`exhaustive_device.one_value_changes`). Yields (mma in
+    the block, lane, register, model value, implied silicon value)."""
+    from ptxspec.conformance.silicon.exhaustive_device import one_value_changes
+
+    for (t, lane, register), model, silicon in one_value_changes(expected, digest):
+        yield t, lane, register, model, silicon
+
+
+def _candidates(expected: np.ndarray, digest: int, first: int) -> list[dict]:
+    return [
+        {"mma": first + t, "lane": lane, "register": reg, "model": value, "silicon": silicon}
+        for t, lane, reg, value, silicon in one_register_changes(expected, digest)
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# The model's D of recorded inputs
+# ---------------------------------------------------------------------------------------------
+
+
+def matrices(rec: Recording, select=slice(None)) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A, B, C, D of the recorded mma ``select`` (round ``mma``) as matrices of element bits."""
+    combo = rec.combination
+    return tuple(registers_to_matrices(combo, o, getattr(rec, o)[select]) for o in "abcd")  # type: ignore[return-value]
+
+
+def model_d(model, combo: Combination, A, B, C) -> np.ndarray:
+    """D ``[mma, M, N]`` of the matrices under the datapath ``model`` (:mod:`ptxspec.semantics.mma`)."""
+    from ptxspec.semantics.mma import datapath_matrix
+
+    return datapath_matrix(model, combo.a, combo.b, combo.c, combo.d, A, B, C)
+
+
+def mismatches(model, combo: Combination, A, B, C, D) -> np.ndarray:
+    """Indices ``(mma, row, col)`` where the model's D differs from the recorded one."""
+    return np.argwhere(model_d(model, combo, A, B, C) != D)
+
+
+def more_matrices(combo: MoreCombination, *registers) -> tuple[np.ndarray, ...]:
+    """Registers of A, B, C (and D) -> the matrices of element bits of each mma computation
+    (``[mma, M, K]``...; the four computations of an m8n8k4.f16 warp as four mma)."""
+    out = tuple(np.asarray(more_layout(combo, o).to_matrix(x)) for o, x in zip("abcd", registers))
+    return _unstack(combo, *out) if combo.quad_pairs else out
+
+
+def more_expected(combo: MoreCombination, a, b, c, model=None) -> np.ndarray:
+    """D registers ``[mma, 32, registers]`` of the inputs under ``model`` (default: the sm_90
+    datapath; exact :func:`integer_matrix` for integers); LookupError where nothing is pinned."""
+    from ptxspec.semantics.mma import datapath_matrix, integer_matrix
+
+    A, B, C = more_matrices(combo, a, b, c)
+    if combo.a in INTEGER:
+        D = integer_matrix(combo.a, combo.b, A, B, C, satfinite=combo.qualifier == ".satfinite", bit_op=combo.bit_op or None)
+    else:
+        model = model or measured_datapath(combo)
+        if model is None:
+            raise LookupError(f"{combo.name}: no measured datapath")
+        D = datapath_matrix(model, combo.a, combo.b, combo.c, combo.d, A, B, C)
+    D = np.asarray(D, dtype=np.uint64)
+    if combo.quad_pairs:
+        D = D.reshape(-1, 4 * D.shape[-2], D.shape[-1])
+    lay = more_layout(combo, "d")
+    return np.asarray(lay.from_matrix(D)).astype(np.uint64 if lay.register_bits == 64 else np.uint32)
 
 
 def sparse_operands(rec: SparseRecording, select=slice(None)):
@@ -1379,7 +1582,7 @@ def _defined_operands(rec: SparseRecording, select=slice(None)):
 def sparse_rows_as_mma(rec: SparseRecording, select=slice(None)):
     """The recorded mma as dense mma of one row and K/2 products each
     (:func:`ptxspec.semantics.sparse.row_problems`): ``[mma*M, 1, K/2]``, ``[mma*M, K/2, N]``,
-    ``[mma*M, 1, N]`` twice (the shapes :func:`fit` and :func:`mismatches` take)."""
+    ``[mma*M, 1, N]`` twice (the shapes :func:`search` and :func:`mismatches` take)."""
     stored, cols, B, C, D = _defined_operands(rec, select)
     A1, G1, C1 = row_problems(stored, cols, B, C)
     return A1, G1, C1, D.reshape(C1.shape)
@@ -1393,161 +1596,9 @@ def sparse_expected(rec: SparseRecording, profile=None, select=slice(None)) -> n
 
     combo = rec.combination
     stored, cols, _, B, C = sparse_operands(rec, select)
-    return sparse_matrix(combo.shape, combo.a, combo.b, combo.c, combo.d, stored, cols, B, C, profile=profile or SM_90,
-                         satfinite=combo.qualifier == ".satfinite")
-
-
-def fit_sparse(directory: Path, names: list[str] | None = None, starts=None, from_dense: bool = True, sample: int = 64) -> dict:
-    """Fit each float mma.sp combination (its selectors pooled) with :func:`fit`: the per-row
-    problems of K/2 products, scored on the designed probes and the first ``sample`` random mma
-    of each selector (the probes alone let a wrong fp8 step structure through); then every mma
-    checked. The search
-    starts from the dense datapath of the K/2 shape (unless ``from_dense`` is false), then from
-    ``starts`` (default: plain datapaths of several alignment widths)."""
-    from ptxspec.semantics.mma import Datapath, datapath_for
-    from ptxspec.semantics.results import SM_90
-
-    results = {}
-    for name, recs in float_groups(load_sparse(directory), names).items():
-        combo = recs[0].combination
-        probe_parts = [sparse_rows_as_mma(r, slice(0, r.probes + sample)) for r in recs]
-        data = tuple(np.concatenate([p[i] for p in probe_parts]) for i in range(4))
-        dense = datapath_for(SM_90, combo.a, combo.b, combo.c, combo.d, None, combo.half.shape)
-        begin = [dense] if dense is not None and from_dense else []
-        begin += [Datapath(alignment_bits=b) for b in (25, 24, 26, 13, 8)] if starts is None else list(starts)
-        model, s, _ = best_fit(begin, data, combo.half)
-        total, dots = 0, 0
-        for r in recs:
-            A, G, C, D = sparse_rows_as_mma(r)
-            total += len(mismatches(model, combo.half, A, G, C, D))
-            dots += int(D.size)
-        results[name] = {"model": model.describe(), "datapath": model, "probe_mismatches": s, "all_mismatches": total, "dots": dots,
-                         "dense_model_same": model == dense}
-        print(f"{name}: {model.describe()} -> {s} on probes, {total} of {dots} over all (same as dense: {model == dense})", flush=True)
-    return results
-
-
-def sparse_model(combo: SparseCombination):
-    """The sm_90 datapath measured for the float mma.sp ``combo``, None where there is none (the
-    spec-level sets only)."""
-    from ptxspec.semantics.mma import datapath_for
-    from ptxspec.semantics.results import SM_90
-
-    return datapath_for(SM_90, combo.a, combo.b, combo.c, combo.d, None, combo.shape, sparse=True)
-
-
-def verify_sparse(directory: Path) -> dict:
-    """Every recorded mma.sp D against the sm_90 profile: per entry, dot products and mismatches."""
-    out = {}
-    for rec in load_sparse(directory):
-        combo = rec.combination
-        D = sparse_layout(combo, "d").to_matrix(rec.d)
-        if combo.a not in INTEGER and sparse_model(combo) is None:
-            out[rec.name] = {"dots": int(D.size), "mismatches": None}
-            continue
-        bad = np.argwhere(sparse_expected(rec) != D)
-        out[rec.name] = {"dots": int(D.size), "mismatches": len(bad), "first": bad[:5].tolist()}
-        print(rec.name, out[rec.name], flush=True)
-    return out
-
-
-def spec_check_sparse(directory: Path, random: int = 0) -> dict:
-    """Whether the recorded mma.sp float results lie in the spec-level sets (:func:`spec_dot` of
-    the K/2 selected products): per entry, over the designed probes and the first ``random``
-    random mma, the results checked and those outside."""
-    out = {}
-    for rec in load_sparse(directory):
-        combo = rec.combination
-        if combo.a in INTEGER:
-            continue
-        A, G, C, D = sparse_matrices(rec, slice(0, rec.probes + random))
-        out[rec.name] = outside_spec(combo, A, lambda t, i, j: G[t, i, :, j], C, D)
-        print(rec.name, out[rec.name], flush=True)
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# mma.sp round 2: every remaining sm_90a type combination (mma-sp-more-*.npz, digests)
-# ---------------------------------------------------------------------------------------------
-
-#: Designed probe mma per round-2 combination at most (over its selectors): the storage budget.
-SPARSE_MORE_PROBE_MMA = 256
-#: Random mma.sp per round-2 combination (shared out over its selectors; 2.6 * 10^5 dot products).
-SPARSE_MORE_RANDOM = 2048
-
-
-def _more(shape: str, d: str, a: str, b: str, c: str, qualifier: str = "", ordered: bool = False) -> SparseCombination:
-    return SparseCombination(shape, d, a, b, c, qualifier, ordered)
-
-
-_I8 = [("s8", "s8"), ("s8", "u8"), ("u8", "s8"), ("u8", "u8")]
-_I4 = [("s4", "s4"), ("s4", "u4"), ("u4", "s4"), ("u4", "u4")]
-
-#: The mma.sp forms legal on sm_90a (spec/matrix.py) that round 1 did not record; each family
-#: has at least one ::ordered_metadata member (the fp8 one, and m16n8k32 .f16, are round 1's).
-SPARSE_MORE_COMBINATIONS: tuple[SparseCombination, ...] = (
-    _more("m16n8k16", "f32", "f16", "f16", "f32"),
-    _more("m16n8k16", "f16", "f16", "f16", "f16"),
-    _more("m16n8k16", "f32", "bf16", "bf16", "f32"),
-    _more("m16n8k16", "f32", "bf16", "bf16", "f32", ordered=True),
-    _more("m16n8k8", "f32", "tf32", "tf32", "f32"),
-    _more("m16n8k8", "f32", "tf32", "tf32", "f32", ordered=True),
-    _more("m16n8k64", "f32", "e4m3", "e5m2", "f32"),
-    _more("m16n8k64", "f32", "e5m2", "e5m2", "f32"),
-    *[_more("m16n8k32", "s32", a, b, "s32") for a, b in _I8],
-    _more("m16n8k32", "s32", "s8", "s8", "s32", ".satfinite"),
-    _more("m16n8k32", "s32", "u8", "u8", "s32", ordered=True),
-    _more("m16n8k64", "s32", "s8", "u8", "s32"),
-    _more("m16n8k64", "s32", "u8", "u8", "s32"),
-    _more("m16n8k64", "s32", "s8", "s8", "s32", ".satfinite", ordered=True),
-    *[_more("m16n8k64", "s32", a, b, "s32") for a, b in _I4],
-    *[_more("m16n8k128", "s32", a, b, "s32") for a, b in _I4],
-    _more("m16n8k128", "s32", "s4", "s4", "s32", ".satfinite"),
-    _more("m16n8k128", "s32", "u4", "s4", "s32", ordered=True),
-)
-
-
-def sparse_more_plan(combos, random: int = SPARSE_MORE_RANDOM) -> tuple[list[dict], dict[str, np.ndarray], list[str]]:
-    """:func:`sparse_plan` of ``combos`` with the round-2 storage: at most
-    :data:`SPARSE_MORE_PROBE_MMA` probe mma per combination; each entry's random mma rounded up
-    to whole blocks of ``mma_device.DIGEST_BLOCK`` after the ``mma_device.FULL_RANDOM`` kept ones (at least
-    ``random`` (:data:`SPARSE_MORE_RANDOM`: >= 2.6 * 10^5 dot products) per combination); one output file."""
-    return sparse_plan(combos, random, SPARSE_MORE_PROBE_MMA, digests=True)
-
-
-def prepare_sparse_more(bundle: Path) -> None:
-    """The round-2 mma.sp bundle: ``sparse-more.cubin``, ``sparse-more-plan.json``,
-    ``sparse-more-probes.npz`` (for ``mma_device.py run-sparse-more``; :func:`prepare_round` of
-    :data:`SPARSE_ROUND_2`)."""
-    prepare_round(SPARSE_ROUND_2, bundle, SPARSE_MORE_RANDOM)
-
-
-@attrs.frozen
-class SparseDigestRecording:
-    """A round-2 mma.sp entry: ``recording`` holds every input and the kept D (the designed
-    probes and the first ``keep`` random mma); ``digests`` the other random mma, one per block."""
-
-    recording: SparseRecording
-    keep: int
-    digests: np.ndarray
-
-    @property
-    def kept(self) -> int:
-        return self.recording.probes + self.keep
-
-    @property
-    def combination(self) -> SparseCombination:
-        return self.recording.combination
-
-    @classmethod
-    def from_entry(cls, entry: dict, inputs: list[np.ndarray], arrays: dict) -> SparseDigestRecording:
-        return cls(SparseRecording.from_entry(entry, inputs, arrays), entry["keep"], arrays[f"{entry['name']}_digests"])
-
-
-def load_sparse_more(directory: Path) -> list[SparseDigestRecording]:
-    """Every round-2 mma.sp entry under ``directory`` (``meta-mma-sp-more.json``,
-    ``mma-sp-more-*.npz``); the random inputs regenerated by :func:`mma_device.sparse_inputs`."""
-    return load_round(SPARSE_ROUND_2, directory)
+    return sparse_matrix(
+        combo.shape, combo.a, combo.b, combo.c, combo.d, stored, cols, B, C, profile=profile or SM_90, satfinite=combo.qualifier == ".satfinite"
+    )
 
 
 def sparse_model_registers(rec: SparseRecording, model=None, select=slice(None)) -> np.ndarray:
@@ -1566,55 +1617,201 @@ def sparse_model_registers(rec: SparseRecording, model=None, select=slice(None))
     return np.asarray(sparse_layout(combo, "d").from_matrix(np.asarray(D, dtype=np.uint64))).astype(np.uint32)
 
 
-def verify_sparse_more_entry(r: SparseDigestRecording, model=None) -> dict:
-    """One round-2 entry against the sm_90 profile (or ``model``): the kept D element by element
-    (mismatching mma indices), the rest by digest (mismatching block indices)."""
-    rec = r.recording
-    expected = sparse_model_registers(rec, model)
-    kept_bad = np.nonzero((expected[: r.kept] != rec.d).reshape(r.kept, -1).any(axis=1))[0]
-    bad_blocks = mismatching_blocks(lambda select: expected[select], r.kept, r.digests, mma_device.DIGEST_BLOCK)
-    dots = int(expected.shape[0]) * rec.combination.mnk[0] * rec.combination.mnk[1]
-    return {"dots": dots, "mma": int(expected.shape[0]), "kept_mismatching_mma": kept_bad.tolist()[:10], "kept_mismatches": len(kept_bad),
-            "digest_blocks": len(r.digests), "mismatching_blocks": bad_blocks}
+def outside_spec(combo, A, column, C, D) -> dict:
+    """The recorded results ``D`` outside the spec-level sets (:func:`spec_dot` of row ``A[t, i]``,
+    ``column(t, i, j)`` and ``C[t, i, j]``; §9.7.14.5.14 leaves the order and precision of the sum
+    open): the count checked, the count outside, the first few."""
+    from ptxspec.semantics.mma import spec_dot
+    from ptxspec.semantics.results import contains
+
+    outside = []
+    for t, i, j in np.ndindex(*D.shape):
+        allowed = spec_dot(combo.a, combo.b, combo.c, combo.d, [int(x) for x in A[t, i]], [int(y) for y in column(t, i, j)], int(C[t, i, j]))
+        if not contains(allowed, int(D[t, i, j])):
+            outside.append([int(t), int(i), int(j)])
+    return {"checked": int(D.size), "outside": len(outside), "first": outside[:5]}
 
 
-def verify_sparse_more(directory: Path) -> dict:
-    """Every round-2 entry (:func:`verify_sparse_more_entry`) under the sm_90 profile; entries of
-    a float combination without a measured sparse datapath are reported with ``None``."""
-    out = {}
-    for r in load_sparse_more(directory):
-        combo = r.combination
-        if combo.a not in INTEGER and sparse_model(combo) is None:
-            out[r.recording.name] = {"mismatches": None}
-        else:
-            out[r.recording.name] = verify_sparse_more_entry(r)
-        print(r.recording.name, out[r.recording.name], flush=True)
+# ---------------------------------------------------------------------------------------------
+# Fitting a datapath to recorded dot products
+# ---------------------------------------------------------------------------------------------
+
+
+def _dimensions(combo: Combination) -> dict[str, list]:
+    """The parameters of :class:`ptxspec.semantics.mma.Datapath` the search varies, and their values."""
+    _, _, k = combo.mnk
+    chunks = [None] + [c for c in (2, 4, 8, 16) if c < k]
+    accumulators = [None, (8, 10), (8, 12), (8, 13), (8, 14), (8, 15), (8, 16), (8, 23), (8, 24), (8, 25), (8, 26), (8, 28), (8, 31), (8, 34)]
+    return {
+        "alignment_bits": list(range(0, 46)),
+        "reference": ["exponent", "msb"],
+        "truncation": ["zero", "floor"],
+        "rounding": [Rounding.RN, Rounding.RZ],
+        "chunk": chunks,
+        "accumulator": accumulators,
+        "accumulator_rounding": [Rounding.RZ, Rounding.RN],
+        "c_step": ["first", "last", "alone", "tree"],
+        "via": [None, (8, 23)] if combo.d == "f16" else [None],
+        "via_rounding": [Rounding.RZ, Rounding.RN],
+        "flush_inputs": [False, True],
+        "flush_c": [False, True],
+        "flush_output": [False, True],
+        "zero_sign": ["ieee", "positive"],
+        "order": ["ascending", "descending", "pairs"],
+        "overflow": ["rounding", "infinity"],
+    }
+
+
+def coordinate_search(start, score: Callable[[Any], int], dims: dict[str, list], k: int, log=print, label: str = ""):
+    """From ``start``, try every value of one parameter of ``dims`` with the others fixed, keep
+    the best by ``score`` (mismatching results), and repeat until no parameter improves or nothing
+    mismatches; a K-chunked or C-apart datapath gets an accumulator when it has none. Returns
+    (model, score). The mma and wgmma fits share it."""
+    best, best_score = start, score(start)
+    improved = True
+    while improved and best_score:
+        improved = False
+        for name, values in dims.items():
+            for v in values:
+                candidate = attrs.evolve(best, **{name: v})
+                if ((candidate.chunk is not None and candidate.chunk < k) or candidate.c_step in ("alone", "tree")) and candidate.accumulator is None:
+                    candidate = attrs.evolve(candidate, accumulator=(8, 23))
+                s = score(candidate)
+                if s < best_score:
+                    best, best_score, improved = candidate, s, True
+                    log(f"  {label}: {s} mismatches with {best.describe()}")
+    return best, best_score
+
+
+def mismatch_score(problems, atype: str, btype: str, ctype: str, dtype: str, k: int) -> Callable[[Any], int]:
+    """The score of a candidate datapath: its mismatching elements over ``problems`` ((A, B, C, D)
+    matrices, one element-bit problem each), remembered per datapath; one the vectorised datapath
+    cannot evaluate scores 2^62."""
+    from ptxspec.semantics.mma import datapath_matrix
+    from ptxspec.semantics.mma_vectorised import vectorisable
+
+    seen: dict = {}
+
+    def score(m) -> int:
+        if m not in seen:
+            if not vectorisable(m, atype, btype, k):
+                seen[m] = 1 << 62
+            else:
+                seen[m] = sum(int(np.count_nonzero(datapath_matrix(m, atype, btype, ctype, dtype, A, B, C) != D)) for A, B, C, D in problems)
+        return seen[m]
+
+    return score
+
+
+def search(start, data, combo: Combination, log=print):
+    """:func:`coordinate_search` for the datapath that reproduces ``data`` (A, B, C, D matrices of
+    the dense problem ``combo``) from ``start`` (default a plain one): (model, mismatches)."""
+    from ptxspec.semantics.mma import Datapath
+
+    score = mismatch_score([data], combo.a, combo.b, combo.c, combo.d, combo.mnk[2])
+    return coordinate_search(start or Datapath(alignment_bits=24), score, _dimensions(combo), combo.mnk[2], log, combo.name)
+
+
+def best_fit(starts, data, combo: Combination):
+    """:func:`search` on ``data`` (A, B, C, D matrices of ``combo``) from each of ``starts`` in turn,
+    up to the first that reproduces every D: the best model, its mismatches and its start."""
+    best = None
+    for start in starts:
+        model, s = search(start, data, combo)
+        if best is None or s < best[1]:
+            best = (model, s, start)
+        if s == 0:
+            break
+    return best
+
+
+def by_combination(records) -> dict[str, list]:
+    """``records`` (mma.sp: one per selector) grouped by their combination's name, in order."""
+    out: dict[str, list] = {}
+    for r in records:
+        out.setdefault(r.combination.name, []).append(r)
     return out
 
 
-def diagnose_sparse_block(r: SparseDigestRecording, block: int, model=None) -> dict:
-    """A mismatching digest block: recomputes the block's D and, element by element, finds which
-    single register change would explain the recorded digest (the digest is all there is of the
-    silicon's D there). Returns the block, the expected and recorded digests and, where one wrong
-    register explains the difference, its (mma, lane, register) and the silicon's value."""
-    rec = r.recording
-    block_size = mma_device.DIGEST_BLOCK
-    lo = r.kept + block * block_size
-    expected = sparse_model_registers(rec, model, slice(lo, lo + block_size))
-    want = int(mma_device.block_digests(np, expected, block_size)[0])
-    got = int(r.digests[block])
-    out = {"entry": rec.name, "block": block, "mma": [lo, lo + block_size], "expected_digest": want, "recorded_digest": got}
-    if want == got:
-        return out | {"explained": "no difference"}
-    for t, lane, reg, value, silicon in one_register_changes(expected, got):
-        return out | {"explained": "one register", "mma_index": lo + t, "lane": lane, "register": reg, "expected": value, "recorded": silicon}
-    return out | {"explained": "more than one register differs"}
+def float_groups(records, names: list[str] | None = None) -> dict[str, list]:
+    """:func:`by_combination` of the records of float combinations (the ones a datapath is
+    fitted to), only those named in ``names`` unless it is empty."""
+    groups = by_combination(records).items()
+    return {name: recs for name, recs in groups if not (names and name not in names) and recs[0].combination.a not in INTEGER}
 
 
-def sparse_more_variants(model) -> dict:
-    """One-part changes of a fitted mma.sp datapath (:func:`separate_sparse_more`)."""
-    from ptxspec.semantics.numerics import Rounding
+def f64_candidates(rounding) -> list:
+    """.f64 datapaths: one rounding of the exact sum, or fused multiply-add chains (steps of 1, 2
+    or 4 products, exact inside a step, rounded to f64 in the form's mode between steps), in
+    either order, C first or last."""
+    from ptxspec.semantics.mma import Datapath
 
+    out = [Datapath(rounding=rounding)]
+    for chunk in (1, 2, 4):
+        for order in ("ascending", "descending"):
+            for c_step in ("first", "last"):
+                out.append(Datapath(chunk=chunk, accumulator=(11, 52), accumulator_rounding=rounding, rounding=rounding, order=order, c_step=c_step))
+    return out
+
+
+def fit_starts(combo, plain: bool = True) -> list:
+    """Where the search for ``combo``'s datapath starts: the measured sm_90 datapaths nearest to it
+    (mma.sp: the dense one of its K/2 shape; then the same types of its kind and of the other
+    kind, the same A, B, C, the same C and D of the same multiplicand family; .f64: the measured
+    m8n8k4 chain in the form's rounding), then (``plain``) datapaths of several alignment widths."""
+    from ptxspec.profiles import MatrixKey
+    from ptxspec.semantics.mma import Datapath, datapath_for
+    from ptxspec.semantics.results import SM_90
+
+    table = SM_90.mma_datapaths
+    sparse = isinstance(combo, SparseCombination)
+    types = (combo.a, combo.b, combo.c, combo.d)
+    fp8 = ("e4m3", "e5m2")
+    near = [datapath_for(SM_90, *types, None, combo.half.shape)] if sparse else []
+    if combo.a == "f64":
+        rounding = Rounding(combo.qualifier.lstrip(".") or "rn")
+        base = table[MatrixKey("f64", "f64", "f64", "f64", shape="m8n8k4", rounding="rn")]
+        near.append(attrs.evolve(base, accumulator_rounding=rounding, rounding=rounding))
+    near += [m for key, m in table.items() if key.types == types and key.sparse == sparse]
+    near += [m for key, m in table.items() if key.types == types]
+    near += [m for key, m in table.items() if key.types[:3] == types[:3]]
+    near += [m for key, m in table.items() if key.types[2:] == types[2:] and (key.atype in fp8) == (combo.a in fp8)]
+    widths = [Datapath(alignment_bits=b) for b in (24, 25, 26, 27, 13, 8, 3)] if plain else []
+    return list(dict.fromkeys(m for m in near + widths if m is not None))
+
+
+def fit_group(recs: list, log=print) -> dict:
+    """The datapath of one float combination (``recs``: its records, mma.sp: one per selector):
+    scored on the designed probes and the first :data:`FIT_SAMPLE` random mma of each record, from
+    :func:`fit_starts` (.f64: the best of those and of :func:`f64_candidates`, no search); then
+    checked on every recorded mma (:meth:`Recording.verify` and the like: digests included)."""
+    combo, problem = recs[0].combination, recs[0].problem
+    parts = [r.fit_data(FIT_SAMPLE) for r in recs]
+    data = tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+    if combo.a == "f64":
+        candidates = fit_starts(combo, plain=False) + f64_candidates(Rounding(combo.qualifier.lstrip(".") or "rn"))
+        scores = [len(mismatches(m, problem, *data)) for m in candidates]
+        score = min(scores)
+        model = start = candidates[scores.index(score)]
+    else:
+        model, score, start = best_fit(fit_starts(combo), data, problem)
+    checks = [r.verify(model) for r in recs]
+    result = {
+        "model": model.describe(),
+        "datapath": model,
+        "start": start.describe(),
+        "scored_mismatches": score,
+        "mismatches": sum(c["mismatches"] for c in checks),
+        "dots": sum(c["dots"] for c in checks),
+    }
+    log(f"{combo.name}: {model.describe()} -> {score} mismatches on the probes and first random mma, {result['mismatches']} over all")
+    return result
+
+
+def variants(model) -> dict:
+    """One-part changes of a datapath (:func:`separate`): the alignment one bit narrower and wider
+    and on the leading bit, the final rounding flipped; for a chunked sum, C with the first step,
+    the products in index order, one step of all products."""
     out = {f"alignment {model.alignment_bits + d} bits": attrs.evolve(model, alignment_bits=model.alignment_bits + d) for d in (-1, 1)}
     out["alignment on the leading bit"] = attrs.evolve(model, reference="msb" if model.reference == "exponent" else "exponent")
     out["final rounding flipped"] = attrs.evolve(model, rounding=Rounding.RN if model.rounding == Rounding.RZ else Rounding.RZ)
@@ -1625,458 +1822,91 @@ def sparse_more_variants(model) -> dict:
     return out
 
 
-def separate_sparse_more(directory: Path, names: list[str] | None = None) -> dict:
-    """The separating evidence of each pinned round-2 float datapath: per one-part change
-    (:func:`sparse_more_variants`), the kept dot products that change (designed probes and the
-    first random mma) and the digest blocks that no longer match; and, for the elements of B that
-    meet A's zeros, the kept dot products that change when the dense K-wide row (zeros multiplied:
-    ``0 * inf`` a NaN) goes through the datapath instead of the K/2 selected products."""
-    from ptxspec.semantics.matrix_layout import expand_sparse
-    from ptxspec.semantics.mma import datapath_matrix
+# ---------------------------------------------------------------------------------------------
+# The commands every round shares
+# ---------------------------------------------------------------------------------------------
 
+
+def verify(directory: Path, round_: Round | None = None, log=print) -> dict:
+    """Every recorded D of ``round_`` (default ``mma``), or its digest, against the sm_90 profile:
+    per plan entry, the dot products compared and the mismatches (docs/mma.rst's tables); None
+    where the profile pins no datapath for the combination."""
     out = {}
-    for name, recs in float_groups(load_sparse_more(directory), names).items():
-        combo = recs[0].combination
-        model = sparse_model(combo)
+    for rec in load(directory, round_):
+        out[rec.name] = rec.verify()
+        log(f"{rec.name}: {out[rec.name]}")
+    return out
+
+
+def spec_check(directory: Path, round_: Round | None = None, random: int | None = None, log=print) -> dict:
+    """Whether the recorded float results lie in the spec-level sets (:func:`outside_spec`): per
+    plan entry, over every stored D (``random``: the designed probes and so many random mma), the
+    results checked and those outside."""
+    out = {}
+    for rec in load(directory, round_):
+        if rec.combination.a not in INTEGER:
+            out[rec.name] = rec.outside_spec(random)
+            log(f"{rec.name}: {out[rec.name]}")
+    return out
+
+
+def fit(directory: Path, round_: Round | None = None, names: list[str] | None = None, log=print) -> dict:
+    """:func:`fit_group` of every float combination recorded under ``directory`` for ``round_``
+    (only those named in ``names`` unless it is empty)."""
+    return {name: fit_group(recs, log) for name, recs in float_groups(load(directory, round_), names).items()}
+
+
+def separate(directory: Path, round_: Round | None = None, names: list[str] | None = None, log=print) -> dict:
+    """The separating evidence of each pinned float datapath: its mismatches (none, where it is
+    pinned right) and those of each one-part change (:func:`variants`) over every recorded mma;
+    for mma.sp also the dot products that change when A's zeros are multiplied (the dense K-wide
+    row, :meth:`SparseRecording.zeros_multiplied`)."""
+    out = {}
+    for name, recs in float_groups(load(directory, round_), names).items():
+        model = measured_datapath(recs[0].combination)
         if model is None:
             continue
-        row = {}
-        for label, variant in sparse_more_variants(model).items():
-            checks = [verify_sparse_more_entry(r, variant) for r in recs]
-            kept = 0
-            for r in recs:
-                rec = r.recording
-                expected = sparse_layout(combo, "d").to_matrix(sparse_model_registers(rec, variant, slice(0, r.kept)))
-                kept += int((expected != sparse_layout(combo, "d").to_matrix(rec.d)).sum())
-            row[label] = {"kept_dots": kept, "blocks": sum(len(c["mismatching_blocks"]) for c in checks)}
-        dense_kept = 0
-        for r in recs:
-            rec = r.recording
-            sel = slice(0, r.kept)
-            A, _ = expand_sparse(sparse_layout(combo, "a"), rec.a[sel], rec.e[sel], rec.selector, ordered=combo.ordered)
-            B = sparse_layout(combo, "b").to_matrix(rec.b[sel])
-            C = sparse_layout(combo, "c").to_matrix(rec.c[sel])
-            dense = attrs.evolve(model, order="pairs") if model.order == "pairs" else model
-            D = datapath_matrix(dense, combo.a, combo.b, combo.c, combo.d, A, B, C)
-            dense_kept += int((np.asarray(D, dtype=np.uint64) != sparse_layout(combo, "d").to_matrix(rec.d)).sum())
-        row["zeros of A multiplied (dense row)"] = {"kept_dots": dense_kept, "blocks": None}
-        row["kept dot products"] = sum(r.kept for r in recs) * 128
+        pinned = [r.verify(model) for r in recs]
+        row = {"pinned datapath": sum(c["mismatches"] for c in pinned), "dots": sum(c["dots"] for c in pinned)}
+        row |= {label: sum(r.verify(variant)["mismatches"] for r in recs) for label, variant in variants(model).items()}
+        if isinstance(recs[0].combination, SparseCombination):
+            row["zeros of A multiplied (dense row)"] = sum(r.zeros_multiplied(model) for r in recs)
         out[name] = row
-        print(name, row, flush=True)
+        log(f"{name}: {row}")
     return out
 
 
-def fit_sparse_more(directory: Path, names: list[str] | None = None, sample: int = 64) -> dict:
-    """:func:`fit_sparse` for the round-2 float combinations: scored on the probes and the first
-    ``sample`` kept random mma of each selector, starting from the measured datapath of the nearest
-    measured combination (the dense one of the K/2 shape, then round 1's sparse one of the same
-    types), then plain datapaths; each candidate then checked on every mma (kept D and digests)."""
-    from ptxspec.semantics.mma import Datapath, datapath_for
-    from ptxspec.semantics.results import SM_90
-
-    results = {}
-    for name, recs in float_groups(load_sparse_more(directory), names).items():
-        combo = recs[0].combination
-        parts = [sparse_rows_as_mma(r.recording, slice(0, r.kept if sample is None else r.recording.probes + sample)) for r in recs]
-        data = tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
-        begin = [datapath_for(SM_90, combo.a, combo.b, combo.c, combo.d, None, combo.half.shape)]
-        begin += [v for k, v in SM_90.mma_datapaths.items() if k.types == (combo.a, combo.b, combo.c, combo.d) and k.sparse]
-        begin += [v for k, v in SM_90.mma_datapaths.items() if k.types[2:] == (combo.c, combo.d) and k.rounding is None and k.sparse]
-        begin += [Datapath(alignment_bits=b) for b in (25, 24, 26, 13, 8)]
-        model, s, start = best_fit([b for b in begin if b is not None], data, combo.half)
-        checks = [verify_sparse_more_entry(r, model) for r in recs]
-        results[name] = {"model": model.describe(), "datapath": model, "start": start.describe(), "probe_mismatches": s,
-                         "kept_mismatches": sum(c["kept_mismatches"] for c in checks),
-                         "mismatching_blocks": sum(len(c["mismatching_blocks"]) for c in checks), "dots": sum(c["dots"] for c in checks)}
-        print(name, {k: v for k, v in results[name].items() if k != "datapath"}, flush=True)
-    return results
-
-
-
 # ---------------------------------------------------------------------------------------------
-# Round 2: every remaining dense combination (mma-more-*.npz, meta-mma-more.json)
+# The SASS of the m8n8k4 .f16 kernels
 # ---------------------------------------------------------------------------------------------
-#
-# (Commands: the module docstring, "Round 2, dense".) The same probes, kernels and counter-based random inputs as round 1, for every dense
-# combination legal on sm_90a that round 1 did not record (:data:`MORE_COMBINATIONS`). To keep the
-# repository small, D is stored in full only for the designed probes and the first
-# ``mma_device.FULL_RANDOM`` random mma; the other random mma are stored as one digest per block
-# of ``mma_device.DIGEST_BLOCK`` mma (exhaustive_device's digest; :func:`mma_device.block_digests`),
-# which the replay recomputes from the model's D.
-
-#: Random mma per round-2 combination (times ``random_scale``), a multiple of the digest block:
-#: 1024 mma of an m16n8 shape are 131072 dot products; m8n8 shapes (64 dot products) record 2048,
-#: m8n8k4.f16 (four 8x8x4 mma per warp, 256 dot products) 1024.
-MORE_RANDOM = 1024
-#: At most this many designed probe mma (warps) per round-2 float combination.
-MORE_PROBE_MMA = 200
 
 
-@attrs.frozen
-class MoreCombination(Combination):
-    """A round-2 combination: :class:`Combination` with the layouts of A and B (only m8n8k4 with
-    .f16 takes others than .row.col, §9.7.14.5.14) and the .b1 operation (``"and"``/``"xor"``,
-    then ``.popc``)."""
-
-    alayout: str = "row"
-    blayout: str = "col"
-    bit_op: str = ""
-
-    @property
-    def name(self) -> str:
-        layouts = "" if (self.alayout, self.blayout) == ("row", "col") else f"-{self.alayout}-{self.blayout}"
-        op = f"-{self.bit_op}-popc" if self.bit_op else ""
-        return Combination.name.fget(self) + layouts + op
-
-    @property
-    def instruction(self) -> str:
-        sat = ".satfinite" if self.qualifier == ".satfinite" else ""
-        rnd = self.qualifier if self.qualifier in (".rn", ".rz", ".rm", ".rp") else ""
-        op = f".{self.bit_op}.popc" if self.bit_op else ""
-        return f"mma.sync.aligned.{self.shape}.{self.alayout}.{self.blayout}{sat}.{self.d}.{self.a}.{self.b}.{self.c}{rnd}{op}"
-
-    @property
-    def quad_pairs(self) -> bool:
-        """§9.7.14.5.1: "a warp executing mma.m8n8k4 with .f16 computes 4 MMA operations"."""
-        return self.shape == "m8n8k4" and self.a == "f16"
-
-    def descriptions(self) -> dict:
-        """Every operand's :func:`more_description`."""
-        return {o: more_description(self, o) for o in "abcd"}
-
-    def probe_registers(self) -> dict:
-        return more_probes(self)
+def sass_plan(plan: dict) -> dict:
+    """The SASS plan of an ``mma-more`` bundle plan: its cubin and the kernels of the m8n8k4 .f16
+    forms, which sm_90 runs as binary32 code (docs/mma.rst "m8n8k4 .f16 on sm_90")."""
+    kernels = [e["kernel"] for e in plan["combinations"] if combination_named(e["name"]).quad_pairs]
+    return {"cubin": f"{ROUND_2.bundle}.cubin", "kernels": kernels}
 
 
-def _more_combinations() -> tuple[MoreCombination, ...]:
-    C = MoreCombination
-    out = [C("m16n8k8", d, "f16", "f16", c) for d, c in (("f32", "f32"), ("f16", "f16"), ("f32", "f16"), ("f16", "f32"))]
-    out += [C("m8n8k4", d, "f16", "f16", c, alayout=al, blayout=bl)
-            for d, c in (("f16", "f16"), ("f32", "f32"), ("f32", "f16")) for al in ("row", "col") for bl in ("row", "col")]
-    out += [C("m16n8k8", "f32", "bf16", "bf16", "f32"), C("m16n8k4", "f32", "tf32", "tf32", "f32")]
-    out += [C(shape, "f64", "f64", "f64", "f64", q) for shape in ("m16n8k4", "m16n8k16") for q in (".rn", ".rz", ".rm", ".rp")]
-    out += [C("m16n8k8", "f64", "f64", "f64", "f64", q) for q in (".rn", ".rm", ".rp")]
-    fp8 = ("e4m3", "e5m2")
-    out += [C("m16n8k16", d, a, b, d) for d in ("f32", "f16") for a in fp8 for b in fp8]
-    out += [C("m16n8k32", "f32", "e5m2", "e4m3", "f32"), C("m16n8k32", "f16", "e5m2", "e5m2", "f16"), C("m16n8k32", "f16", "e4m3", "e5m2", "f16")]
-    taken = {c.name for c in COMBINATIONS}
-    for shapes, types in ((("m16n8k16", "m16n8k32", "m8n8k16"), ("s8", "u8")), (("m16n8k32", "m16n8k64", "m8n8k32"), ("s4", "u4"))):
-        for shape in shapes:
-            scale = 2 if shape.startswith("m8n8") else 1
-            for a in types:
-                for b in types:
-                    for q in ("", ".satfinite"):
-                        # i4: .satfinite on one shape (m16n8k64), every sign pair.
-                        if q and types[0] == "s4" and shape != "m16n8k64":
-                            continue
-                        c = C(shape, "s32", a, b, "s32", q, random_scale=scale)
-                        if Combination(shape, "s32", a, b, "s32", q).name not in taken:
-                            out.append(c)
-    out += [C(shape, "s32", "b1", "b1", "s32", bit_op=op, random_scale=2 if shape == "m8n8k128" else 1)
-            for shape in ("m16n8k128", "m16n8k256", "m8n8k128") for op in ("and", "xor")]
-    out = [attrs.evolve(c, random_scale=2) if c.shape == "m8n8k4" and c.a == "f64" else c for c in out]
-    return tuple(out)
+def prepare_sass(bundle: Path, ptxas: str = "ptxas") -> None:
+    """Here (ptxas): the ``mma-more`` bundle into ``bundle`` and ``sass-plan.json`` naming its cubin
+    and the kernels whose SASS ``sass_device.py run`` records."""
+    prepare(ROUND_2, bundle, ptxas=ptxas)
+    plan = json.loads((bundle / f"{ROUND_2.bundle}-plan.json").read_text())
+    (bundle / "sass-plan.json").write_text(json.dumps(sass_plan(plan), indent=1) + "\n")
 
-
-MORE_COMBINATIONS: tuple[MoreCombination, ...] = _more_combinations()
-
-
-def more_layout(combo: MoreCombination, operand: str):
-    """The fragment layout (semantics/matrix_layout.py) of ``operand`` of ``combo``; for
-    m8n8k4.f16 the four computations' matrices are stacked along the rows."""
-    from ptxspec.semantics.matrix_layout import fragment_layout
-
-    chosen = {"a": combo.alayout, "b": combo.blayout}.get(operand) if combo.quad_pairs else None
-    return fragment_layout(combo.shape, operand, getattr(combo, operand), layout=chosen)
-
-
-def more_description(combo: MoreCombination, operand: str) -> dict:
-    """:func:`operand_description` from the fragment layouts (registers of sub-byte, .b1 and
-    quad-pair operands included), as the device generator reads it."""
-    lay = more_layout(combo, operand)
-    t = getattr(combo, operand)
-    if t in INTEGER:
-        element = {"type": t, "kind": "int", "bits": lay.element_bits, "signed": INTEGER[t][1]}
-    else:
-        f = FORMATS[t]
-        element = {"type": t, "kind": "float", "bits": lay.element_bits, "exponent_bits": f.exponent_bits, "mantissa_bits": f.mantissa_bits, "shift": f.shift}
-    return {"registers": lay.registers, "register_bits": lay.register_bits, "rows": lay.rows, "cols": lay.cols, "element": element}
-
-
-def _stack(combo: MoreCombination, A, B, C):
-    """m8n8k4.f16: four consecutive 8x8x4 problems -> one warp's stacked matrices (padded)."""
-    m, n, k = combo.mnk
-    pad = -len(A) % 4
-    A, B, C = (np.concatenate([x, np.zeros((pad,) + x.shape[1:], dtype=x.dtype)]) for x in (A, B, C))
-    return A.reshape(-1, 4 * m, k), B.reshape(-1, 4 * k, n), C.reshape(-1, 4 * m, n)
-
-
-def _unstack(combo: MoreCombination, *xs):
-    """The inverse of :func:`_stack`: ``[warp, 4*R, cols]`` -> ``[4*warp, R, cols]``."""
-    return tuple(x.reshape(-1, x.shape[-2] // 4, x.shape[-1]) for x in xs)
-
-
-def more_probes(combo: MoreCombination) -> dict:
-    """The designed probes (:func:`probes`) of ``combo`` as registers, at most
-    :data:`MORE_PROBE_MMA` warps for a float combination."""
-    cap = MORE_PROBE_MMA * (4 if combo.quad_pairs else 1) if combo.a not in INTEGER else PROBE_MMA
-    p = probes(combo, cap)
-    A, B, C = p["a"], p["b"], p["c"]
-    if combo.quad_pairs:
-        A, B, C = _stack(combo, A, B, C)
-    out = {}
-    for o, x in zip("abc", (A, B, C)):
-        lay = more_layout(combo, o)
-        out[o] = np.asarray(lay.from_matrix(x)).astype(np.uint64 if lay.register_bits == 64 else np.uint32)
-    return out | {"designed": p["designed"], "available": p["available"]}
-
-
-def more_plan(named, random: int = MORE_RANDOM) -> tuple[list[dict], dict[str, np.ndarray]]:
-    """The round-2 plan entries and probe registers of ``named`` ((kernel name, combination)
-    pairs; no ptxas here): :func:`dense_plan` with digests."""
-    return dense_plan(named, random, digests=True)
-
-
-def prepare_more(bundle: Path, random: int = MORE_RANDOM) -> None:
-    """The round-2 bundle: ``more.cubin`` (one kernel per combination ptxas accepts),
-    ``more-plan.json`` and ``more-probes.npz`` (for ``mma_device.py run-more``; :func:`prepare_round`
-    of :data:`ROUND_2`)."""
-    block = mma_device.DIGEST_BLOCK
-    if random % block or random <= mma_device.FULL_RANDOM:
-        raise SystemExit(f"--random must be a multiple of {block} above {mma_device.FULL_RANDOM}")
-    prepare_round(ROUND_2, bundle, random)
-
-
-@attrs.frozen
-class MoreRecording:
-    """One round-2 combination: registers ``[mma, 32, registers]`` of A, B, C for every mma (the
-    random ones regenerated), D of the first ``full`` mma (the probes and the first random ones)
-    and one digest per block of ``block`` mma after those."""
-
-    combination: MoreCombination
-    a: np.ndarray
-    b: np.ndarray
-    c: np.ndarray
-    d: np.ndarray
-    digests: np.ndarray
-    probes: int
-    block: int
-
-    @property
-    def full(self) -> int:
-        return self.d.shape[0]
-
-    @property
-    def dots_per_mma(self) -> int:
-        m, n, _ = self.combination.mnk
-        return m * n * (4 if self.combination.quad_pairs else 1)
-
-    @property
-    def dots(self) -> int:
-        return (self.full - self.probes + len(self.digests) * self.block) * self.dots_per_mma
-
-    @classmethod
-    def from_entry(cls, entry: dict, inputs: list[np.ndarray], arrays: dict) -> MoreRecording:
-        name = entry["name"]
-        return cls(more_combination_named(name), *inputs, arrays[f"{name}_d"], arrays[f"{name}_digests"], entry["probes"], entry["block"])
-
-
-def more_combination_named(name: str) -> MoreCombination:
-    return next(c for c in MORE_COMBINATIONS if c.name == name)
-
-
-def load_more(directory: Path, names=None) -> list[MoreRecording]:
-    """Every round-2 combination recorded under ``directory`` (``meta-mma-more.json``,
-    ``mma-more-*.npz``), or those named in ``names``."""
-    return load_round(ROUND_2, directory, names)
-
-
-def more_matrices(combo: MoreCombination, *registers) -> tuple[np.ndarray, ...]:
-    """Registers of A, B, C (and D) -> the matrices of element bits of each mma computation
-    (``[mma, M, K]``...; the four computations of an m8n8k4.f16 warp as four mma)."""
-    out = tuple(np.asarray(more_layout(combo, o).to_matrix(x)) for o, x in zip("abcd", registers))
-    return _unstack(combo, *out) if combo.quad_pairs else out
-
-
-def more_model(combo: MoreCombination, profile=None):
-    """The datapath ``profile`` (default sm_90) gives ``combo``, None for integers; raises
-    LookupError if the profile has none (the combination is not pinned)."""
-    from ptxspec.semantics.mma import datapath_for
-    from ptxspec.semantics.numerics import Rounding
-    from ptxspec.semantics.results import SM_90
-
-    if combo.a in INTEGER:
-        return None
-    rounding = Rounding(combo.qualifier.lstrip(".")) if combo.qualifier else Rounding.RN
-    model = datapath_for(profile or SM_90, combo.a, combo.b, combo.c, combo.d, rounding, combo.shape)
-    if model is None:
-        raise LookupError(f"{combo.name}: no measured datapath")
-    return model
-
-
-def more_expected(combo: MoreCombination, a, b, c, model=None) -> np.ndarray:
-    """D registers ``[mma, 32, registers]`` of the inputs under ``model`` (default: the sm_90
-    datapath; exact :func:`integer_matrix` for integers)."""
-    from ptxspec.semantics.mma import datapath_matrix, integer_matrix
-
-    A, B, C = more_matrices(combo, a, b, c)
-    if combo.a in INTEGER:
-        D = integer_matrix(combo.a, combo.b, A, B, C, satfinite=combo.qualifier == ".satfinite", bit_op=combo.bit_op or None)
-    else:
-        D = datapath_matrix(model or more_model(combo), combo.a, combo.b, combo.c, combo.d, A, B, C)
-    D = np.asarray(D, dtype=np.uint64)
-    if combo.quad_pairs:
-        D = D.reshape(-1, 4 * D.shape[-2], D.shape[-1])
-    lay = more_layout(combo, "d")
-    return np.asarray(lay.from_matrix(D)).astype(np.uint64 if lay.register_bits == 64 else np.uint32)
-
-
-def replay_more(rec: MoreRecording, model=None, blocks=None) -> dict:
-    """Compare ``rec`` with ``model``: every stored D register, and the digests of the blocks
-    ``blocks`` (default all). Returns the dot products compared, the mismatching elements of the
-    stored part (``[mma, row, col]`` of the computation matrices) and the indices of the blocks
-    whose digest differs."""
-    full = rec.full
-    expected = more_expected(rec.combination, rec.a[:full], rec.b[:full], rec.c[:full], model)
-    got_m = more_matrices(rec.combination, rec.a[:full], rec.b[:full], rec.c[:full], rec.d)[3]
-    want_m = more_matrices(rec.combination, rec.a[:full], rec.b[:full], rec.c[:full], expected)[3]
-    bad = np.argwhere(got_m != want_m)
-    blocks = range(len(rec.digests)) if blocks is None else blocks
-    model_d = lambda select: more_expected(rec.combination, rec.a[select], rec.b[select], rec.c[select], model)
-    bad_blocks = mismatching_blocks(model_d, full, rec.digests, rec.block, blocks)
-    dots = (int(got_m.size) + len(blocks) * rec.block * rec.dots_per_mma)
-    return {"dots": dots, "stored_mismatches": len(bad), "first": bad[:5].tolist(), "bad_blocks": bad_blocks}
-
-
-def diagnose_block(rec: MoreRecording, block: int, model=None) -> list[dict]:
-    """Which D register of digest block ``block`` differs, from the digest alone: with one wrong
-    register i, the difference of the digests is ``delta * w_i mod 2^64`` (w_i odd, invertible),
-    so ``delta = diff * w_i^-1``; the candidates are the i whose delta gives a value that fits
-    the register. Returns them (mma index, lane, register, model value, implied silicon value)."""
-    lo = rec.full + block * rec.block
-    sel = slice(lo, lo + rec.block)
-    d = more_expected(rec.combination, rec.a[sel], rec.b[sel], rec.c[sel], model)
-    return [{"mma": lo + t, "lane": lane, "register": reg, "model": value, "silicon": silicon}
-            for t, lane, reg, value, silicon in one_register_changes(d, int(rec.digests[block]))]
-
-
-def verify_more(directory: Path, blocks: int | None = None) -> dict:
-    """Every round-2 recording against the sm_90 profile (``blocks``: only the first so many
-    digest blocks of each)."""
-    out = {}
-    for rec in load_more(directory):
-        try:
-            model = more_model(rec.combination)
-        except LookupError:
-            out[rec.combination.name] = {"dots": rec.dots, "mismatches": None}
-            print(rec.combination.name, "not pinned", flush=True)
-            continue
-        r = replay_more(rec, model, None if blocks is None else range(min(blocks, len(rec.digests))))
-        out[rec.combination.name] = r
-        print(rec.combination.name, r, flush=True)
-    return out
-
-
-def nearest_measured(combo: MoreCombination):
-    """The measured sm_90 datapath of the nearest round-1 combination: same types, the measured
-    shape of that type family (the search for ``combo`` starts there)."""
-    from ptxspec.profiles import MatrixKey
-    from ptxspec.semantics.numerics import Rounding
-    from ptxspec.semantics.results import SM_90
-
-    table = SM_90.mma_datapaths
-    if combo.a == "f64":
-        rounding = Rounding(combo.qualifier.lstrip(".") or "rn")
-        base = table[MatrixKey("f64", "f64", "f64", "f64", shape="m8n8k4", rounding="rn")]
-        return attrs.evolve(base, accumulator_rounding=rounding, rounding=rounding)
-    for key, model in table.items():
-        if key.types == (combo.a, combo.b, combo.c, combo.d) and not key.sparse:
-            return model
-    for key, model in table.items():
-        if key.types[:3] == (combo.a, combo.b, combo.c) and not key.sparse:
-            return model
-    for key, model in table.items():
-        if key.types[2:] == (combo.c, combo.d) and not key.sparse and (combo.a in ("e4m3", "e5m2")) == (key.atype in ("e4m3", "e5m2")):
-            return model
-    return None
-
-
-def fit_more(directory: Path, names: list[str] | None = None) -> dict:
-    """Fit each round-2 float combination: the nearest measured datapath first
-    (:func:`nearest_measured`), scored on the stored D (probes and the first random mma); if it
-    does not reproduce them, :func:`fit`'s coordinate search from it (f64: the candidates of
-    :func:`f64_candidates`). Each result is then replayed on every mma (digests included)."""
-    from ptxspec.semantics.numerics import Rounding
-
-    results = {}
-    for rec, in float_groups(load_more(directory), names).values():
-        combo = rec.combination
-        full = rec.full
-        data = more_matrices(combo, rec.a[:full], rec.b[:full], rec.c[:full], rec.d)
-        start = nearest_measured(combo)
-        logical = Combination(combo.shape, combo.d, combo.a, combo.b, combo.c, combo.qualifier)
-        start_score = len(mismatches(start, logical, *data)) if start is not None else None
-        if start_score == 0:
-            model, score = start, 0
-        elif combo.a == "f64":
-            rounding = Rounding(combo.qualifier.lstrip(".") or "rn")
-            model, score = min(((m, len(mismatches(m, logical, *data))) for m in f64_candidates(rounding)), key=lambda t: t[1])
-        else:
-            model, score, _ = fit(None, start=start, data=data, combo=logical)
-        r = replay_more(rec, model)
-        results[combo.name] = {"start": start.describe() if start is not None else None, "start_mismatches": start_score, "model": model.describe(),
-                               "datapath": model, "stored_mismatches": score, **r}
-        print(f"{combo.name}: start {start_score} -> {model.describe()}: {score} stored, bad blocks {r['bad_blocks'][:10]}", flush=True)
-    return results
 
 # ---------------------------------------------------------------------------------------------
 # The campaign's rounds (:class:`Round`)
 # ---------------------------------------------------------------------------------------------
 
-#: Round 1, dense: every D in full (``prepare``, ``mma_device.py run``).
-ROUND_1 = Round(COMBINATIONS, mma_device.DENSE, kernel="mma")
-#: Round 1, mma.sp: every D in full (``prepare-sparse``, ``run-sparse``).
-SPARSE_ROUND_1 = Round(SPARSE_COMBINATIONS, mma_device.SPARSE, kernel="msp")
-#: Round 2, dense: the random D after the first ones as block digests (``prepare-more``, ``run-more``).
-ROUND_2 = Round(MORE_COMBINATIONS, mma_device.MORE, kernel="mmx")
-#: Round 2, mma.sp: likewise (``prepare-sparse-more``, ``run-sparse-more``).
-SPARSE_ROUND_2 = Round(SPARSE_MORE_COMBINATIONS, mma_device.SPARSE_MORE, kernel="msp")
-
-
-def _random_option(args: list[str], default: int) -> int:
-    """``BUNDLE --random N``: N, else ``default``."""
-    return int(args[2]) if len(args) >= 3 and args[1] == "--random" else default
-
-
-#: The command line: command -> what it does with its arguments (``DIR`` or ``BUNDLE`` first).
-COMMANDS = {
-    "prepare": lambda args: prepare(Path(args[0]), _random_option(args, RANDOM)),
-    "prepare-sparse": lambda args: prepare_sparse(Path(args[0]), _random_option(args, SPARSE_RANDOM)),
-    "prepare-more": lambda args: prepare_more(Path(args[0]), _random_option(args, MORE_RANDOM)),
-    "prepare-sparse-more": lambda args: prepare_sparse_more(Path(args[0])),
-    "verify": lambda args: verify(Path(args[0])),
-    "verify-sparse": lambda args: verify_sparse(Path(args[0])),
-    "verify-more": lambda args: verify_more(Path(args[0])),
-    "verify-sparse-more": lambda args: verify_sparse_more(Path(args[0])),
-    "spec-check": lambda args: spec_check(Path(args[0])),
-    "spec-check-sparse": lambda args: spec_check_sparse(Path(args[0])),
-    "fit": lambda args: fit_all(Path(args[0]), args[1:] or None),
-    "fit-sparse": lambda args: fit_sparse(Path(args[0]), args[1:] or None),
-    "fit-more": lambda args: fit_more(Path(args[0]), args[1:] or None),
-    "fit-sparse-more": lambda args: fit_sparse_more(Path(args[0]), args[1:] or None),
-    "separate-sparse-more": lambda args: separate_sparse_more(Path(args[0]), args[1:] or None),
-}
-
-
-def main() -> int:
-    """The command line (see the module docstring); ``sys.argv`` as given."""
-    command = COMMANDS.get(sys.argv[1]) if len(sys.argv) >= 3 else None
-    if command is None:
-        print(__doc__)
-        return 2
-    command(sys.argv[2:])
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(command_line(main))
+#: ``mma``: 15 dense combinations, every D in full.
+ROUND_1 = Round(COMBINATIONS, mma_device.DENSE, kernel="mma", random=RANDOM)
+#: ``mma-sp``: mma.sp, every D in full.
+SPARSE_ROUND_1 = Round(SPARSE_COMBINATIONS, mma_device.SPARSE, kernel="msp", random=SPARSE_RANDOM, probe_mma=SPARSE_PROBE_MMA)
+#: ``mma-more``: every other dense combination; the random D after the first ones as block digests.
+ROUND_2 = Round(MORE_COMBINATIONS, mma_device.MORE, kernel="mmx", random=MORE_RANDOM)
+#: ``mma-sp-more``: every other mma.sp combination; likewise.
+SPARSE_ROUND_2 = Round(SPARSE_MORE_COMBINATIONS, mma_device.SPARSE_MORE, kernel="msp", random=SPARSE_MORE_RANDOM, probe_mma=SPARSE_MORE_PROBE_MMA)
+#: Every round, by name (the stem of its recording).
+ROUNDS: dict[str, Round] = {r.name: r for r in (ROUND_1, SPARSE_ROUND_1, ROUND_2, SPARSE_ROUND_2)}

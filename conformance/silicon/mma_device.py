@@ -1,33 +1,31 @@
-"""The device side of the mma probe campaign (numpy + CuPy only; no ptxspec needed there).
+"""The device side of the mma campaign (numpy + CuPy only; no ptxspec needed there).
 
 ::
 
-    python -m ptxspec.conformance.silicon.mma_campaign prepare BUNDLE   # here, with ptxas
-    python3 conformance/silicon/mma_device.py run BUNDLE OUT            # on the GPU machine
-    python -m ptxspec.conformance.silicon.mma_campaign prepare-sparse BUNDLE   # mma.sp, here
-    python3 conformance/silicon/mma_device.py run-sparse BUNDLE OUT     # mma.sp, on the GPU
-    python -m ptxspec.conformance.silicon.mma_campaign prepare-more BUNDLE     # round 2, here
-    python3 conformance/silicon/mma_device.py run-more BUNDLE OUT       # round 2, on the GPU
-    python -m ptxspec.conformance.silicon.mma_campaign prepare-sparse-more BUNDLE   # here
-    python3 conformance/silicon/mma_device.py run-sparse-more BUNDLE OUT  # on the GPU
+    python -m ptxspec.conformance.silicon mma prepare BUNDLE [--round ROUND]   # here, with ptxas
+    python3 conformance/silicon/mma_device.py run BUNDLE OUT [ROUND]          # on the GPU machine
 
-exhaustive_device.py must lie beside this file (its splitmix64, digest and device meta are
-imported, not copied).
+``ROUND`` is one of :data:`ROUNDS` (default ``mma``): ``mma`` and ``mma-sp`` store every D,
+``mma-more`` and ``mma-sp-more`` the D of the designed probes and the first random mma and one
+digest per block of random mma after those. exhaustive_device.py must lie beside this file (its
+splitmix64, digest and device meta are imported, not copied).
 
-``BUNDLE`` holds ``mma.cubin`` (one kernel per combination), ``mma-plan.json`` (the combinations:
-kernel, instruction, per operand its registers and element type, the number of designed probes and
-of random mma, the seed) and ``mma-probes.npz`` (the designed probe registers, made on the host with
-the fragment layouts). ``run`` appends the random inputs -- regenerated here by :func:`random_registers`,
-a counter-based generator written with numpy integer operations only, so that the replay on any
-machine regenerates the same bits -- launches one warp per mma, and writes ``mma-<i>.npz`` (per
-combination: the probe inputs and every D register) and ``meta-mma.json``.
+A round's bundle holds ``STEM.cubin`` (one kernel per combination; mma.sp: per combination and
+sparsity selector), ``STEM-plan.json`` (the combinations: kernel, instruction, per operand its
+registers and element type, the number of designed probes and of random mma, the seed) and
+``STEM-probes.npz`` (the designed probe registers, made on the host with the fragment layouts),
+``STEM`` being the round's bundle stem (``mma``, ``sparse``, ``more``, ``sparse-more``). ``run``
+appends the random inputs -- regenerated here by :func:`random_registers`, a counter-based
+generator written with numpy integer operations only, so that the replay on any machine
+regenerates the same bits -- launches one warp per mma, and writes ``ROUND-<i>.npz`` (per
+combination: the probe inputs and D) and ``meta-ROUND.json``.
 
 Register arrays are ``[mma, lane, register]``: uint32, or uint64 where the register is 64 bits
 (f64). Each lane loads its own registers, executes the one ``mma.sync.aligned`` of the combination
 and stores its D registers: no layout is computed on the device.
 
-The four commands are one loop, :func:`record`, over a :class:`Campaign` (which bundle files,
-which inputs, whether the random D is kept whole or as block digests, what the meta says).
+Every round is one loop, :func:`record`, over a :class:`Campaign` (which bundle files, which
+inputs, whether the random D is kept whole or as block digests, what the meta says).
 """
 
 from __future__ import annotations
@@ -163,7 +161,7 @@ def sparse_inputs(entry: dict, probes: dict) -> list[np.ndarray]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Round 2: the bulk of the random D as per-block digests
+# The digest rounds (mma-more, mma-sp-more): the bulk of the random D as per-block digests
 # ---------------------------------------------------------------------------------------------
 
 #: Random mma per digest block, and random mma (after the probes) whose D is kept in full.
@@ -180,7 +178,7 @@ def block_digests(xp, d, block: int = DIGEST_BLOCK):
 
 
 # ---------------------------------------------------------------------------------------------
-# The one recording loop, and the four campaigns it runs
+# The one recording loop, and the four rounds it runs
 # ---------------------------------------------------------------------------------------------
 
 #: Threads of a launch block: one warp per mma.
@@ -285,74 +283,56 @@ def record(campaign: Campaign, bundle: Path, out: Path, cp=None) -> dict:
 
 
 DENSE = Campaign(
-    "mma", "mma", combination_inputs, None,
-    campaign="issue 7: conformance/silicon/mma_campaign.py, conformance/silicon/mma_device.py",
+    "mma",
+    "mma",
+    combination_inputs,
+    None,
+    campaign="mma campaign, round mma: dense mma.sync, every D stored (conformance/silicon/mma_campaign.py, mma_device.py)",
     generator="mma_device.random_registers",
     assembler="ptxas -arch=sm_90a (CUDA 13.0); see rejected in this file for forms ptxas refused",
 )
 SPARSE = Campaign(
-    "sparse", "mma-sp", sparse_inputs, None,
-    campaign="issue 7 mma.sp: conformance/silicon/mma_campaign.py (prepare-sparse), conformance/silicon/mma_device.py (run-sparse)",
+    "sparse",
+    "mma-sp",
+    sparse_inputs,
+    None,
+    campaign="mma campaign, round mma-sp: mma.sp, every D stored (conformance/silicon/mma_campaign.py, mma_device.py)",
     generator="mma_device.random_registers, mma_device.random_metadata",
 )
 MORE = Campaign(
-    "more", "mma-more", combination_inputs, "full",
-    campaign="issue 7 round 2, every remaining dense mma: conformance/silicon/mma_campaign.py (prepare-more), conformance/silicon/mma_device.py (run-more)",
+    "more",
+    "mma-more",
+    combination_inputs,
+    "full",
+    campaign="mma campaign, round mma-more: every remaining dense mma, random D as block digests (conformance/silicon/mma_campaign.py, mma_device.py)",
     # random_metadata is named although the dense round draws none: the recorded meta says so.
     generator="mma_device.random_registers, mma_device.random_metadata",
     digest=f"per block of {DIGEST_BLOCK} random mma after the first {FULL_RANDOM}: sum_i r_i * (splitmix64(i) | 1) mod 2^64 (exhaustive_device)",
 )
 SPARSE_MORE = Campaign(
-    "sparse-more", "mma-sp-more", sparse_inputs, "keep",
-    campaign="issue 7 mma.sp round 2: conformance/silicon/mma_campaign.py (prepare-sparse-more), conformance/silicon/mma_device.py (run-sparse-more)",
+    "sparse-more",
+    "mma-sp-more",
+    sparse_inputs,
+    "keep",
+    campaign="mma campaign, round mma-sp-more: every remaining mma.sp, random D as block digests (conformance/silicon/mma_campaign.py, mma_device.py)",
     generator="mma_device.random_registers, mma_device.random_metadata",
     digest=f"mma_device.block_digests: one uint64 per block of {DIGEST_BLOCK} random mma after the first kept ones",
 )
 
-
-def run(bundle: Path, out: Path, cp=None) -> dict:
-    """The dense campaign: ``mma.cubin``, ``mma-plan.json``, ``mma-probes.npz`` in ``bundle``;
-    writes ``mma-<i>.npz`` (per combination: probe A, B, C and every D) and ``meta-mma.json``."""
-    return record(DENSE, bundle, out, cp)
-
-
-def run_sparse(bundle: Path, out: Path, cp=None) -> dict:
-    """The mma.sp campaign: ``sparse.cubin``, ``sparse-plan.json``, ``sparse-probes.npz`` in
-    ``bundle``; writes ``mma-sp-<i>.npz`` (per entry: probe A, B, C, E and every D) and
-    ``meta-mma-sp.json``. One kernel per (combination, sparsity selector): the selector is an
-    immediate."""
-    return record(SPARSE, bundle, out, cp)
-
-
-def run_more(bundle: Path, out: Path, cp=None) -> dict:
-    """Round 2: ``more.cubin``, ``more-plan.json``, ``more-probes.npz`` in ``bundle``; writes
-    ``mma-more-0.npz`` (per combination: probe A, B, C; D of the probes and of the first
-    ``full`` random mma; the digests of the other random mma, one per ``block``) and
-    ``meta-mma-more.json``."""
-    return record(MORE, bundle, out, cp)
-
-
-def run_sparse_more(bundle: Path, out: Path, cp=None) -> dict:
-    """mma.sp round 2: ``sparse-more.cubin``, ``sparse-more-plan.json``, ``sparse-more-probes.npz``
-    in ``bundle``; writes ``mma-sp-more-<i>.npz`` (per entry: probe A, B, C, E; D of the probes and
-    the first ``keep`` random mma; the digests of the other random mma, one per block of
-    :data:`DIGEST_BLOCK`) and ``meta-mma-sp-more.json``."""
-    return record(SPARSE_MORE, bundle, out, cp)
-
-
-#: The command line's commands and the campaign each records.
-CAMPAIGNS = {"run": DENSE, "run-sparse": SPARSE, "run-more": MORE, "run-sparse-more": SPARSE_MORE}
-COMMANDS = {"run": run, "run-sparse": run_sparse, "run-more": run_more, "run-sparse-more": run_sparse_more}
+#: The rounds, by the stem of their recording (``meta-<name>.json``, ``<name>-<i>.npz``).
+ROUNDS = {c.out: c for c in (DENSE, SPARSE, MORE, SPARSE_MORE)}
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) >= 3 and argv[0] in COMMANDS:
-        stem, bundle = CAMPAIGNS[argv[0]].bundle, Path(argv[1])
+    """``run BUNDLE OUT [ROUND]`` (see the module docstring); ``argv`` without the program name."""
+    if len(argv) in (3, 4) and argv[0] == "run" and (len(argv) == 3 or argv[3] in ROUNDS):
+        campaign, bundle = ROUNDS[argv[3] if len(argv) == 4 else "mma"], Path(argv[1])
+        stem = campaign.bundle
         refusal = exhaustive_device.missing_from_bundle(bundle, *(f"{stem}{suffix}" for suffix in (".cubin", "-plan.json", "-probes.npz")))
         if refusal:
             print(refusal, file=sys.stderr)
             return 2
-        COMMANDS[argv[0]](bundle, Path(argv[2]))
+        record(campaign, bundle, Path(argv[2]))
         return 0
     print(__doc__)
     return 2

@@ -1,11 +1,12 @@
-"""ldmatrix / stmatrix / movmatrix on sm_90 silicon (issue 7): record, then replay against
-:mod:`ptxspec.semantics.matrix_data_movement`.
+"""The movement campaign: ldmatrix / stmatrix / movmatrix (§9.7.14.5.15-17) on sm_90 silicon,
+recorded, then replayed against :mod:`ptxspec.semantics.matrix_data_movement`.
 
-Two steps, one command each, then the replay::
+Two steps, one command each, then the replay (the one command line,
+:mod:`ptxspec.conformance.silicon.__main__`; one round, ``movement``)::
 
-    python -m ptxspec.conformance.silicon.movement_campaign prepare BUNDLE [--executions N]   # here (ptxas)
-    python3 conformance/silicon/movement_device.py run BUNDLE OUT                             # on the GPU
-    python -m ptxspec.conformance.silicon.movement_campaign replay DIR                        # here
+    python -m ptxspec.conformance.silicon movement prepare BUNDLE [--executions N]   # here (ptxas)
+    python3 conformance/silicon/movement_device.py run BUNDLE OUT                    # on the GPU
+    python -m ptxspec.conformance.silicon movement verify DIR                        # here
 
 The forms are every ldmatrix / stmatrix / movmatrix form the catalogue (:mod:`ptxspec.spec.matrix`)
 calls legal (:func:`catalogue_forms`); those PTX 8.7 admits on sm_90a are planned (the ``.m8n8``
@@ -14,7 +15,7 @@ calls legal (:func:`catalogue_forms`); those PTX 8.7 admits on sm_90a are planne
 forms of sm_100a/sm_101a/sm_120a) are listed as not recordable with the catalogue's target.
 ``prepare`` asks ptxas (``-arch=sm_90a``) about every one of them, one kernel at a time, and records
 its verdict: a planned form ptxas refuses is left out and listed under ``rejected`` with ptxas's
-message (the pattern of ``mma_campaign.prepare_round``).
+message (:func:`ptxspec.conformance.silicon.campaign.assemble_each`, as every campaign does).
 
 Each form runs ``executions`` warps (default :data:`EXECUTIONS`) on inputs regenerated from its
 seed by :mod:`movement_device` (nothing but the plan and the cubin is stored): a random
@@ -25,7 +26,7 @@ The spellings of one form with and without a state space share their seed (their
 stored against each other, losslessly). The outputs of the first :data:`FULL` executions are
 stored whole, the others as one digest per :data:`BLOCK` executions.
 
-:func:`replay` compares every recorded output, as integers, with ``ldmatrix`` / ``stmatrix`` /
+:func:`verify` compares every recorded output, as integers, with ``ldmatrix`` / ``stmatrix`` /
 ``movmatrix`` of the semantics, and locates each mismatch (form, execution, lane and register, or
 byte of the image; in a digest block, the block and the single values that explain its digest).
 """
@@ -34,22 +35,20 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import attrs
 import numpy as np
 
 from ptxspec.conformance.silicon import movement_device
-from ptxspec.conformance.silicon.record import assemble, ptxas_version
+from ptxspec.conformance.silicon.campaign import HEADER, CampaignError, assemble_each, assemble_module, ptxas_version
 from ptxspec.semantics.matrix_data_movement import ldmatrix, movmatrix, stmatrix
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.errors import PtxSpecError
-from ptxspec.spec.matrix import CATALOGUE, LDMATRIX_FAMILY, LDMATRIX_FMT, MOVMATRIX_FAMILY, STMATRIX_FAMILY
+from ptxspec.spec.catalogue import parse
+from ptxspec.spec.matrix import LDMATRIX_FAMILY, LDMATRIX_FMT, MOVMATRIX_FAMILY, STMATRIX_FAMILY
 
-#: Warp executions per form (the issue asks for at least 2,000): the first :data:`FULL` stored
+#: Warp executions per form (at least 2,000): the first :data:`FULL` stored
 #: whole, the others as one digest per :data:`BLOCK` executions.
 EXECUTIONS = 2048
 FULL = 128
@@ -61,7 +60,6 @@ STMATRIX_IMAGE = 2048
 #: The target recorded: PTX 8.7 on sm_90a.
 ARCH = "sm_90a"
 PTX = (8, 7)
-HEADER = ".version 8.7\n.target sm_90a\n.address_size 64\n"
 FAMILIES = (LDMATRIX_FAMILY, LDMATRIX_FMT, STMATRIX_FAMILY, MOVMATRIX_FAMILY)
 #: Located mismatches kept per form (all are counted).
 KEEP = 20
@@ -81,7 +79,7 @@ def catalogue_forms() -> list[Form]:
         for combo in itertools.product(*choices):
             text = ".".join([family.opcode, *[t for t in combo if t is not None]])
             try:
-                form = CATALOGUE.parse(text)
+                form = parse(text)
             except PtxSpecError:
                 continue
             out.setdefault(form.text, form)
@@ -128,8 +126,12 @@ def _copy(lines: list[str], size: int, to_shared: bool) -> None:
 def _pointer(lines: list[str], q: int, param: str, stride: int, per_lane: int | None) -> None:
     """%q{q} = the global address of this execution's (and, with ``per_lane``, this lane's) slice
     of parameter ``param``: ``base + execution * stride (+ lane * per_lane)``."""
-    lines += [f"  ld.param.u64 %q{q}, [{param}];", f"  cvta.to.global.u64 %q{q}, %q{q};",
-              f"  mul.wide.u32 %q9, %t1, {stride};", f"  add.u64 %q{q}, %q{q}, %q9;"]
+    lines += [
+        f"  ld.param.u64 %q{q}, [{param}];",
+        f"  cvta.to.global.u64 %q{q}, %q{q};",
+        f"  mul.wide.u32 %q9, %t1, {stride};",
+        f"  add.u64 %q{q}, %q{q}, %q9;",
+    ]
     if per_lane is not None:
         lines += [f"  mul.wide.u32 %q9, %t0, {per_lane};", f"  add.u64 %q{q}, %q{q}, %q9;"]
 
@@ -190,7 +192,7 @@ def plan(executions: int = EXECUTIONS) -> tuple[list[dict], dict[str, str]]:
     each spelling without a state space before those with one) and the not-recordable forms with
     the reason. ``executions``: at most :data:`FULL`, or :data:`FULL` plus whole digest blocks."""
     if executions > FULL and (executions - FULL) % BLOCK:
-        raise ValueError(f"{executions} executions: not {FULL} plus whole blocks of {BLOCK}")
+        raise CampaignError(f"{executions} executions: not {FULL} plus whole blocks of {BLOCK}", where="--executions")
     forms = catalogue_forms()
     planned = [f for f in forms if recordable(f)]
     groups = sorted({group_of(f) for f in planned}, key=repr)
@@ -201,13 +203,25 @@ def plan(executions: int = EXECUTIONS) -> tuple[list[dict], dict[str, str]]:
     for i, f in enumerate(planned):
         g = group_of(f)
         name = entry_name(f)
-        entries.append({
-            "name": name, "kernel": f"mv{i:02d}", "form": f.text, "opcode": f.opcode, "registers": registers_of(f),
-            "image_bytes": image_bytes(f), "seed": seeds[g], "executions": executions, "full": min(FULL, executions), "block": BLOCK,
-            "xor_with": base.get(g),
-        })
+        entries.append(
+            {
+                "name": name,
+                "kernel": f"mv{i:02d}",
+                "form": f.text,
+                "opcode": f.opcode,
+                "registers": registers_of(f),
+                "image_bytes": image_bytes(f),
+                "seed": seeds[g],
+                "executions": executions,
+                "full": min(FULL, executions),
+                "block": BLOCK,
+                "xor_with": base.get(g),
+            }
+        )
         base.setdefault(g, name)
-    not_recordable = {f.text: f"the catalogue's target is {f.targets} (PTX 8.7 on sm_90a does not admit it): Hopper cannot run it" for f in forms if not recordable(f)}
+    not_recordable = {
+        f.text: f"the catalogue's target is {f.targets} (PTX 8.7 on sm_90a does not admit it): Hopper cannot run it" for f in forms if not recordable(f)
+    }
     return entries, dict(sorted(not_recordable.items()))
 
 
@@ -219,19 +233,16 @@ def prepare(bundle: Path, executions: int = EXECUTIONS, ptxas: str = "ptxas") ->
     entries, not_recordable = plan(executions)
     by_text = {f.text: f for f in catalogue_forms()}
     trials = [(e["kernel"], by_text[e["form"]]) for e in entries] + [(f"nr{i:02d}", by_text[t]) for i, t in enumerate(not_recordable)]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        verdicts = list(pool.map(lambda nf: assemble(HEADER + kernel(nf[1], nf[0]), ptxas), trials))
-    verdict = {f.text: (ok, msg) for (_, f), (ok, msg, _) in zip(trials, verdicts)}
-    rejected = {e["form"]: verdict[e["form"]][1] for e in entries if not verdict[e["form"]][0]}
+    _, refused = assemble_each(trials, lambda nf: HEADER + kernel(nf[1], nf[0]), ptxas)
+    messages = {f.text: message for (_, f), message in refused}
+    rejected = {e["form"]: messages[e["form"]] for e in entries if e["form"] in messages}
     entries = [e for e in entries if e["form"] not in rejected]
     for e in entries:  # a base refused by ptxas: store against nothing
         if e["xor_with"] and e["xor_with"] not in {x["name"] for x in entries}:
             e["xor_with"] = None
-    nr = {t: {"reason": why, "ptxas_sm_90a": "accepted" if verdict[t][0] else _first_error(verdict[t][1])} for t, why in not_recordable.items()}
+    nr = {t: {"reason": why, "ptxas_sm_90a": _first_error(messages[t]) if t in messages else "accepted"} for t, why in not_recordable.items()}
     source = HEADER + "\n".join(kernel(by_text[e["form"]], e["kernel"]) for e in entries)
-    ok, msg, cubin = assemble(source, ptxas)
-    if not ok:
-        raise SystemExit(f"the combined module did not assemble: {msg}")
+    cubin = assemble_module(source, ptxas)
     content = {"arch": ARCH, "ptxas": ptxas_version(ptxas), "entries": entries, "rejected": rejected, "not_recordable": nr}
     (bundle / movement_device.CUBIN_FILE).write_bytes(cubin)
     (bundle / movement_device.PTX_FILE).write_text(source)
@@ -296,7 +307,7 @@ _FORMS: dict[str, Form] = {}
 
 def _form(text: str) -> Form:
     if text not in _FORMS:
-        _FORMS[text] = CATALOGUE.parse(text)
+        _FORMS[text] = parse(text)
     return _FORMS[text]
 
 
@@ -320,7 +331,15 @@ def compare(rec: Recording, executions=None, blocks=None) -> dict:
         wrong_executions += 1
         wrong_values += len(bad)
         for where in bad[: max(0, KEEP - len(located))]:
-            located.append({"form": entry["form"], "execution": e, **_where(entry, tuple(int(i) for i in where)), "expected": int(want[tuple(where)]), "recorded": int(got[tuple(where)])})
+            located.append(
+                {
+                    "form": entry["form"],
+                    "execution": e,
+                    **_where(entry, tuple(int(i) for i in where)),
+                    "expected": int(want[tuple(where)]),
+                    "recorded": int(got[tuple(where)]),
+                }
+            )
     for i in blocks:
         span = rec.block(i)
         want = np.stack([np.asarray(expected(entry, known, e)) for e in span]).astype(np.uint8 if entry["opcode"] == "stmatrix" else np.uint32)
@@ -329,11 +348,18 @@ def compare(rec: Recording, executions=None, blocks=None) -> dict:
             continue
         wrong_blocks += 1
         if len(located) < KEEP:
-            candidates = [{"execution": span[0] + where[0], **_where(entry, where[1:]), "expected": old, "implied": new}
-                          for where, old, new in one_value_changes(want, int(rec.digests[i]))]
+            candidates = [
+                {"execution": span[0] + where[0], **_where(entry, where[1:]), "expected": old, "implied": new}
+                for where, old, new in one_value_changes(want, int(rec.digests[i]))
+            ]
             located.append({"form": entry["form"], "block": i, "executions": [span[0], span[-1] + 1], "single_value_explanations": candidates[:KEEP]})
-    return {"executions": len(executions) + len(blocks) * entry["block"], "wrong_executions": wrong_executions, "wrong_values": wrong_values,
-            "wrong_blocks": wrong_blocks, "located": located}
+    return {
+        "executions": len(executions) + len(blocks) * entry["block"],
+        "wrong_executions": wrong_executions,
+        "wrong_values": wrong_values,
+        "wrong_blocks": wrong_blocks,
+        "located": located,
+    }
 
 
 def _where(entry: dict, index: tuple) -> dict:
@@ -344,7 +370,7 @@ def _where(entry: dict, index: tuple) -> dict:
 one_value_changes = movement_device.exhaustive_device.one_value_changes
 
 
-def replay(directory: Path, names=None, executions=None) -> dict:
+def verify(directory: Path, names=None, executions=None) -> dict:
     """Every recorded form (those in ``names``) compared with the semantics: the executions stored
     whole (``executions``, a range, limits them) and every digest block."""
     meta, recordings = load(directory)
@@ -360,38 +386,3 @@ def replay(directory: Path, names=None, executions=None) -> dict:
         "not_recordable": meta["plan"]["not_recordable"],
         "rejected": meta["plan"]["rejected"],
     }
-
-
-def main(argv: list[str]) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="movement_campaign", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("prepare", help="write the bundle (ptxas)")
-    p.add_argument("bundle", type=Path)
-    p.add_argument("--executions", type=int, default=EXECUTIONS)
-    r = sub.add_parser("replay", help="compare a recording with the semantics")
-    r.add_argument("directory", type=Path)
-    args = parser.parse_args(argv)
-    if args.command == "prepare":
-        content = prepare(args.bundle, args.executions)
-        print(f"{len(content['entries'])} forms planned ({args.executions} executions each), {len(content['rejected'])} rejected by ptxas, "
-              f"{len(content['not_recordable'])} not recordable on sm_90a")
-        for text, why in content["rejected"].items():
-            print(f"  rejected: {text}: {why}")
-        return 0
-    result = replay(args.directory)
-    for text, f in result["forms"].items():
-        print(f"{text}: {f['executions']} executions, {f['wrong_executions']} stored whole mismatching ({f['wrong_values']} values), "
-              f"{f['wrong_blocks']} digest blocks mismatching")
-        for item in f["located"][:5]:
-            print(f"    {item}")
-    print(f"{len(result['forms'])} forms, {result['executions']} executions on {result['device'].get('gpu')}: "
-          f"{len(result['mismatching_forms'])} forms mismatch")
-    return 1 if result["mismatching_forms"] else 0
-
-
-if __name__ == "__main__":
-    from ptxspec.conformance.silicon.record import command_line
-
-    sys.exit(command_line(main, sys.argv[1:]))

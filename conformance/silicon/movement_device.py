@@ -1,8 +1,8 @@
 """The device side of the ldmatrix / stmatrix / movmatrix recording (numpy + CuPy only; no ptxspec
 needed there)::
 
-    python -m ptxspec.conformance.silicon.movement_campaign prepare BUNDLE     # here, with ptxas
-    python3 conformance/silicon/movement_device.py run BUNDLE OUT           # on the GPU machine
+    python -m ptxspec.conformance.silicon movement prepare BUNDLE     # here, with ptxas
+    python3 conformance/silicon/movement_device.py run BUNDLE OUT     # on the GPU machine
 
 exhaustive_device.py must lie beside this file (its splitmix64 and device meta are imported).
 
@@ -240,17 +240,18 @@ def run(bundle: Path, out: Path, cp=None, meta_of=None) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 4 or argv[1] != "run":
+    """``run BUNDLE OUT`` (see the module docstring); ``argv`` without the program name."""
+    if len(argv) != 3 or argv[0] != "run":
         print(__doc__)
         return 2
-    refusal = exhaustive_device.missing_from_bundle(Path(argv[2]), PLAN_FILE, CUBIN_FILE)
+    refusal = exhaustive_device.missing_from_bundle(Path(argv[1]), PLAN_FILE, CUBIN_FILE)
     if refusal:
         print(refusal, file=sys.stderr)
         return 2
-    meta = run(Path(argv[2]), Path(argv[3]))
+    meta = run(Path(argv[1]), Path(argv[2]))
     print(f"{len(meta['plan']['entries'])} forms, {meta['executions']} warp executions in {meta['seconds']} s on {meta['device'].get('gpu')}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(sys.argv[1:]))

@@ -1,8 +1,11 @@
 """Replay a recording from real silicon against the semantics.
 
 A recording (``conformance/data/sm_90/``) holds, per instruction form, the inputs the kernel read
-and the outputs the GPU wrote, as the register values stored by
-:mod:`ptxspec.conformance.silicon.kernels`. :func:`replay_form` asks, for every recorded vector,
+and the outputs the GPU wrote, as the register values its kernel stored (zero-extended to the
+stored width). :func:`load` reads the scalar rounds: ``float-cvt``
+(:mod:`ptxspec.conformance.silicon.float_cvt_campaign`: ``meta-float-cvt.json``,
+``float-cvt-<i>.npz``) and every round of :mod:`ptxspec.conformance.silicon.catalogue_campaign`
+(``meta-ROUND.json`` with its input groups). :func:`replay_form` asks, for every recorded vector,
 whether the observed destination is an allowed result of the form under a profile: for ``sm_90``
 the exact forms must match bit for bit, the ``.approx`` forms must lie in the manual's bound.
 """
@@ -20,6 +23,8 @@ from ptxspec.spec.errors import PtxSpecError
 from ptxspec.spec.types import register_bits
 
 DATA = Path(__file__).resolve().parent.parent / "data"
+#: The float-cvt round's name: the stem of its files.
+FLOAT_CVT = "float-cvt"
 
 
 @attrs.frozen
@@ -31,13 +36,14 @@ class RecordedForm:
     text: str
     inputs: tuple[np.ndarray, ...]
     outputs: tuple[np.ndarray, ...]
-    campaign: str = "issue 2"
+    #: The round that recorded it (the stem of its files: ``float-cvt``, ``fma-oob-probes``, ...).
+    campaign: str = "float-cvt"
     warp: bool = False
 
 
 @attrs.frozen
 class Recording:
-    #: The meta file of the issue-2 campaign (meta.json); ``campaigns`` holds every campaign's.
+    #: The meta file of the float-cvt round (meta-float-cvt.json); ``campaigns`` holds every round's, by name.
     meta: dict
     rejected: dict
     forms: dict[str, RecordedForm]
@@ -45,16 +51,14 @@ class Recording:
 
 
 def _load_plan_campaign(directory: Path, meta_path: Path, forms: dict[str, RecordedForm], rejected: dict) -> tuple[str, dict]:
-    """A campaign of :mod:`ptxspec.conformance.silicon.catalogue_campaign`: inputs stored once per
+    """A round of :mod:`ptxspec.conformance.silicon.catalogue_campaign`: inputs stored once per
     input group, outputs per form, immediates in the meta file."""
+    from ptxspec.conformance.silicon.campaign import load_arrays
     from ptxspec.semantics.instructions import as_form
 
     meta = json.loads(meta_path.read_text())
     name = meta_path.stem.removeprefix("meta-")
-    arrays: dict[str, np.ndarray] = {}
-    for file in meta["files"]:
-        with np.load(directory / file) as z:
-            arrays.update({k: z[k] for k in z.files})
+    arrays = load_arrays(directory / file for file in meta["files"])
     for i, text in enumerate(meta["forms"]):
         group, n_in, imm = meta["groups"][i], meta["inputs_per_form"][i], meta["immediates"][i]
         stored = iter(arrays[f"g{group}_in{k}"] for k in range(n_in))
@@ -70,19 +74,21 @@ def _load_plan_campaign(directory: Path, meta_path: Path, forms: dict[str, Recor
 
 
 def load(directory: Path | str = DATA / "sm_90") -> Recording:
+    """Every scalar round recorded under ``directory``: the float-cvt round (inputs and outputs
+    per form) and each catalogue round (a ``meta-*.json`` with input groups)."""
+    from ptxspec.conformance.silicon.campaign import load_arrays
+
     directory = Path(directory)
-    meta = json.loads((directory / "meta.json").read_text())
-    rejected = json.loads((directory / "rejected.json").read_text()) if (directory / "rejected.json").exists() else {}
-    arrays: dict[str, np.ndarray] = {}
-    for path in sorted(directory.glob("recording-*.npz")):
-        with np.load(path) as z:
-            arrays.update({k: z[k] for k in z.files})
+    meta = json.loads((directory / f"meta-{FLOAT_CVT}.json").read_text())
+    rejected_path = directory / f"rejected-{FLOAT_CVT}.json"
+    rejected = json.loads(rejected_path.read_text()) if rejected_path.exists() else {}
+    arrays = load_arrays(sorted(directory.glob(f"{FLOAT_CVT}-[0-9]*.npz")))
     forms = {}
     for i, text in enumerate(meta["forms"]):
         inputs = tuple(arrays[f"f{i}_in{k}"] for k in range(8) if f"f{i}_in{k}" in arrays)
         outputs = tuple(arrays[f"f{i}_out{k}"] for k in range(8) if f"f{i}_out{k}" in arrays)
         forms[text] = RecordedForm(text, inputs, outputs)
-    campaigns = {"issue 2": meta}
+    campaigns = {FLOAT_CVT: meta}
     for path in sorted(directory.glob("meta-*.json")):
         if "groups" not in json.loads(path.read_text()):
             continue  # not a plan campaign of vectors (exhaustive digests, approx scans: their own modules)
@@ -111,9 +117,8 @@ def _extension_ok(observed: int, value: int, bits: int, stored_bits: int, signed
 
 def output_digest(recorded: RecordedForm) -> str:
     """SHA-256 of one form's outputs (each output array's bytes, in order): what the repository
-    keeps of a second chip's run instead of its data (see
-    :func:`ptxspec.conformance.silicon.record.output_digests`, which computes the same digest on the
-    device from the raw files)."""
+    keeps of a second chip's run instead of its data (see ``scalar_device.py digest``, which
+    computes the same digest on the device from the raw files)."""
     import hashlib
 
     h = hashlib.sha256()
@@ -123,18 +128,15 @@ def output_digest(recorded: RecordedForm) -> str:
 
 
 def second_chip_digests(directory: Path) -> dict:
-    """The digest record of a recording directory in the issue-2 layout (``meta.json``,
-    ``recording-*.npz``): the chip's meta, per form :func:`output_digest`, and the SHA-256 of each
-    recorded file. It replaced the H100's copy of the issue-2 recording, whose files were
-    byte-identical to the H200's (the ``files`` digests show it)."""
-    import hashlib
+    """The digest record of a float-cvt recording directory (``meta-float-cvt.json``,
+    ``float-cvt-*.npz``): the chip's meta, per form :func:`output_digest`, and the SHA-256 of each
+    recorded file. ``float-cvt-h100-digests.json`` replaced the H100's copy of the recording, whose
+    files were byte-identical to the H200's (the ``files`` digests show it)."""
+    from ptxspec.conformance.silicon.campaign import chip_fields, file_digests
 
-    meta = json.loads((directory / "meta.json").read_text())
+    meta = json.loads((directory / f"meta-{FLOAT_CVT}.json").read_text())
     recording = load(directory)
-    from ptxspec.conformance.silicon.record import chip_fields
-
-    files = {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(directory.iterdir()) if f.suffix in (".npz", ".json")}
-    return {**chip_fields(meta), "files": files, "forms": {t: output_digest(f) for t, f in sorted(recording.forms.items())}}
+    return {**chip_fields(meta), "files": file_digests(directory), "forms": {t: output_digest(f) for t, f in sorted(recording.forms.items())}}
 
 
 def sample_rows(recorded: RecordedForm, count: int, seed: int = 0) -> list[int]:
@@ -173,8 +175,7 @@ def replay_form(recorded: RecordedForm, profile: str = "sm_90", rows: list[int] 
         results = evaluate(form, sources, profile)
         observed = tuple(s & ((1 << w) - 1) for s, w in zip(stored, widths))
         ok = all(contains(r, o) for r, o in zip(results, observed)) and all(
-            _extension_ok(s, o, w, col.dtype.itemsize * 8, sg)
-            for s, o, w, col, sg in zip(stored, observed, widths, recorded.outputs, signed)
+            _extension_ok(s, o, w, col.dtype.itemsize * 8, sg) for s, o, w, col, sg in zip(stored, observed, widths, recorded.outputs, signed)
         )
         if not ok:
             expected = "; ".join(f"{r:#x}" if isinstance(r, int) else r.describe() for r in results if isinstance(r, (int, Allowed)))
@@ -224,4 +225,25 @@ def replay_warp_form(recorded: RecordedForm, profile: str = "sm_90", warps: list
             lane = r.lanes[bad]
             lane_texts.append(lane if isinstance(lane, str) else (f"{lane:#x}" if isinstance(lane, int) else lane.describe()))
         expected = "; ".join(lane_texts)
-        yield Mismatch(32 * w, (bad, *(op if isinstance(op, int) else op[bad] for op in operands), executing), tuple(o[bad] for o in observed), f"lane {bad}: {expected}")
+        yield Mismatch(
+            32 * w, (bad, *(op if isinstance(op, int) else op[bad] for op in operands), executing), tuple(o[bad] for o in observed), f"lane {bad}: {expected}"
+        )
+
+
+def verify(
+    directory: Path | str = DATA / "sm_90", rounds: list[str] | None = None, forms: list[str] | None = None, profile: str = "sm_90", log=print
+) -> dict[str, int]:
+    """Every recorded vector of the scalar rounds ``rounds`` (default all; only the forms ``forms``
+    when given) against the semantics under ``profile``: per form, the mismatching vectors (the
+    first few logged). ``ptxspec check-vectors --recording DIR`` checks the same, faster."""
+    recording = load(directory)
+    out = {}
+    for text, recorded in recording.forms.items():
+        if (rounds and recorded.campaign not in rounds) or (forms and text not in forms):
+            continue
+        mismatches = list(replay_form(recorded, profile))
+        out[text] = len(mismatches)
+        for m in mismatches[:3]:
+            log(f"{text} #{m.index}: inputs {[hex(x) for x in m.inputs]} observed {[hex(x) for x in m.observed]} expected {m.expected}")
+    log(f"{len(out)} forms replayed, {sum(1 for n in out.values() if n)} with mismatches")
+    return out

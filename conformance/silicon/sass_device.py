@@ -5,8 +5,8 @@ is evidence for a datapath that ptxas builds in software rather than a tensor-co
 (m8n8k4 .f16 on sm_90: docs/mma.rst, profiles/sm_90/mma.py ``M8N8K4_F32``/``_F16``), so it is
 recorded like any other result and never edited by hand::
 
-    python -m ptxspec.conformance.silicon.record prepare-sass BUNDLE     # here: cubin + sass-plan.json
-    python3 conformance/silicon/sass_device.py run BUNDLE OUT           # on the GPU machine
+    python -m ptxspec.conformance.silicon mma prepare-sass BUNDLE     # here: cubin + sass-plan.json
+    python3 conformance/silicon/sass_device.py run BUNDLE OUT         # on the GPU machine
 
 ``run`` writes ``OUT/sass-KERNEL.txt`` (``cuobjdump -sass -fun KERNEL CUBIN``, unchanged) for
 every kernel the plan names and ``OUT/sass-meta.json`` (the cubin's SHA-256, the cuobjdump
@@ -47,17 +47,22 @@ def record(cubin: Path, out: Path, kernels: list[str]) -> dict:
             raise Refused(f"{cubin}: no kernel {kernel} ({listing.stderr.strip() or 'empty listing'})")
         (out / f"sass-{kernel}.txt").write_text(listing.stdout)
     version = subprocess.run([tool, "--version"], capture_output=True, text=True, check=False).stdout.strip().splitlines()
-    meta = {"cubin": cubin.name, "cubin_sha256": hashlib.sha256(cubin.read_bytes()).hexdigest(), "cuobjdump": version[-1] if version else "",
-            "kernels": kernels}
+    meta = {
+        "cubin": cubin.name,
+        "cubin_sha256": hashlib.sha256(cubin.read_bytes()).hexdigest(),
+        "cuobjdump": version[-1] if version else "",
+        "kernels": kernels,
+    }
     (out / "sass-meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     return meta
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 4 or argv[1] != "run":
+    """``run BUNDLE OUT`` (see the module docstring); ``argv`` without the program name."""
+    if len(argv) != 3 or argv[0] != "run":
         print("usage: sass_device.py run BUNDLE OUT", file=sys.stderr)
         return 2
-    bundle, out = Path(argv[2]), Path(argv[3])
+    bundle, out = Path(argv[1]), Path(argv[2])
     try:
         if not (bundle / "sass-plan.json").is_file():
             raise Refused(f"{bundle / 'sass-plan.json'}: no such plan")
@@ -74,4 +79,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(sys.argv[1:]))

@@ -1,28 +1,30 @@
-"""The wgmma probe campaign of issue 7: do our shared-memory layouts, fragments and numerics of
+"""The wgmma campaign: do our shared-memory layouts, fragments and numerics of
 ``wgmma.mma_async{.sp}`` (§9.7.15.5.2, §9.7.15.6.3) reproduce sm_90a silicon?
 
-Commands::
+Commands (the one command line, :mod:`ptxspec.conformance.silicon.__main__`)::
 
-    python -m ptxspec.conformance.silicon.wgmma_campaign prepare BUNDLE [more|pruned] # here (ptxas)
-    python3 conformance/silicon/wgmma_device.py selfcheck BUNDLE OUT       # GPU: the quick check
-    python3 conformance/silicon/wgmma_device.py run BUNDLE OUT             # GPU: the campaign
-    python -m ptxspec.conformance.silicon.wgmma_campaign verify DIR        # here: replay
-    python -m ptxspec.conformance.silicon.wgmma_campaign fit DIR [NAME...] # here: datapath search
-    python -m ptxspec.conformance.silicon.wgmma_campaign spec-check DIR [NAME...]  # manual's sets
-    python -m ptxspec.conformance.silicon.wgmma_campaign digests DIR       # SHA-256 per kernel
+    python -m ptxspec.conformance.silicon wgmma prepare BUNDLE [--round ROUND]   # here (ptxas)
+    python3 BUNDLE/wgmma_device.py selfcheck BUNDLE OUT                         # GPU: the quick check
+    python3 BUNDLE/wgmma_device.py run BUNDLE OUT                               # GPU: the campaign
+    python -m ptxspec.conformance.silicon wgmma verify DIR [--round ROUND] [NAME ...]       # replay
+    python -m ptxspec.conformance.silicon wgmma fit DIR [--round ROUND] [NAME ...]          # datapath search
+    python -m ptxspec.conformance.silicon wgmma spec-check DIR [--round ROUND] [NAME ...]   # manual's sets
+    python -m ptxspec.conformance.silicon wgmma separate DIR [--round ROUND] NAME ...       # one-part changes
+    python -m ptxspec.conformance.silicon wgmma digests DIR                                 # SHA-256 per kernel
 
-Round 3 (issue 14: infinities, NaNs and the largest finite numbers in B where a sparse A is pruned,
-:data:`PRUNED_COMBINATIONS`, :func:`pruned_matrices`) is the part ``pruned``: ``prepare BUNDLE
-pruned``, then ``verify --part pruned``; its files are ``wgmma-pruned-0.npz`` and
-``meta-wgmma-pruned.json``, every instance stored.
+The campaign is three rounds (:data:`ROUNDS`, named by the stem of their files; a round's
+``part`` is what its bundle plan and the device script call it):
 
-Round 2 (every sm_90a combination round 1 did not record: :data:`MORE_COMBINATIONS`) is the part
-``more``: ``prepare BUNDLE more``, then ``verify``/``fit``/``spec-check`` with ``--more``; its
-files are ``wgmma-more-*.npz`` and ``meta-wgmma-more.json``. To keep the repository small, round 2 stores
-D in full only for the designed probes and the random instances at N <= 64; every random instance
-at N = 256 is recorded as ONE 64-bit digest of its D registers, computed on the device with
-:mod:`exhaustive_device`'s scheme (:func:`wgmma_device.instance_digests`); the replay digests our D
-the same way (:func:`digest_mismatches`), so a mismatch names the instance (block), not the element.
+* ``wgmma`` (part ``""``, :data:`COMBINATIONS`): every instance's D stored;
+* ``wgmma-more`` (part ``more``, :data:`MORE_COMBINATIONS`): every sm_90a combination ``wgmma``
+  did not record. To keep the repository small it stores D in full only for the designed probes and
+  the random instances at N <= 64; every random instance at N = 256 is recorded as ONE 64-bit
+  digest of its D registers, computed on the device with :mod:`exhaustive_device`'s scheme
+  (:func:`wgmma_device.instance_digests`); the replay digests our D the same way
+  (:func:`digest_mismatches`), so a mismatch names the instance (block), not the element;
+* ``wgmma-pruned`` (part ``pruned``, :data:`PRUNED_COMBINATIONS`, :func:`pruned_matrices`):
+  infinities, NaNs and the largest finite numbers in B where a sparse A is pruned, every instance
+  stored.
 
 What is tested is the whole chain of the model, not only the arithmetic: each recorded instance is
 a shared-memory byte image, two matrix descriptors (start address relative to the image), the
@@ -56,23 +58,24 @@ from __future__ import annotations
 import functools
 import gzip
 import json
-import os
-import sys
 import zlib
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import attrs
 import numpy as np
 
 from ptxspec.conformance.silicon import mma_campaign, wgmma_device
-from ptxspec.conformance.silicon.record import assemble, ptxas_version
+from ptxspec.conformance.silicon.campaign import HEADER as _HEADER
+from ptxspec.conformance.silicon.campaign import assemble_each, assemble_module, ptxas_version, save_arrays, split_files, write_json
 from ptxspec.semantics import wgmma_layout as wl
-from ptxspec.semantics.sparse import SparseOperand, row_problems
+from ptxspec.semantics.mma_vectorised import vectorisable
+from ptxspec.semantics.sparse import SparseOperand, row_problems, selected_b
 from ptxspec.spec import wgmma as wg
 from ptxspec.spec.types import FORMATS
 
-#: Dot products per main combination at least (the issue asks for 10^5): random instances at
+#: Dot products per main combination at least (10^5): random instances at
 #: N = 256 (16384 each) are added to the designed probes and the other N until there are this many.
 DOTS = 100_000
 #: Random instances of the variant combinations (imm-trans, imm-scale, sparsity selector 1, ...).
@@ -104,9 +107,9 @@ class Combination:
     scale_b: int = 1
     satfinite: bool = False
     main: bool = True  # main: RANDOM instances, other N, probes; else a variant: RANDOM_VARIANT
-    tag: str = ""  # appended to the name (round 2: a form round 1 recorded as a variant)
-    scale_probe: bool = False  # round 2: only the designed scale-d-false instances (:func:`scale_d_matrices`)
-    pruned: bool = False  # round 3 (issue 14): only the designed pruned-position instances (:func:`pruned_matrices`)
+    tag: str = ""  # appended to the name (wgmma-more: a form that wgmma recorded as a variant)
+    scale_probe: bool = False  # wgmma-more: only the designed scale-d-false instances (:func:`scale_d_matrices`)
+    pruned: bool = False  # wgmma-pruned: only the designed pruned-position instances (:func:`pruned_matrices`)
 
     @property
     def k(self) -> int:
@@ -194,8 +197,8 @@ COMBINATIONS: tuple[Combination, ...] = (
 )
 
 
-#: Round 2 (the part ``more``; files ``wgmma-more-*.npz``, ``meta-wgmma-more.json``): every sm_90a
-#: combination round 1 did not record. Random D of N = 256 is kept as one digest per instance
+#: The round ``wgmma-more`` (the part ``more``; files ``wgmma-more-*.npz``, ``meta-wgmma-more.json``):
+#: every sm_90a combination ``wgmma`` did not record. Random D of N = 256 is kept as one digest per instance
 #: (:mod:`exhaustive_device`'s scheme), D of the designed probes and of the random instances at
 #: the small other N in full.
 _FP8S = ("e4m3", "e5m2")
@@ -239,7 +242,7 @@ MORE_COMBINATIONS: tuple[Combination, ...] = (
     C("f16", "f16", "f16", scale_probe=True, main=False),
 )
 
-#: Round 3 (the part ``pruned``, issue 14; files ``wgmma-pruned-*.npz``, ``meta-wgmma-pruned.json``):
+#: The round ``wgmma-pruned`` (the part ``pruned``; files ``wgmma-pruned-*.npz``, ``meta-wgmma-pruned.json``):
 #: does wgmma.sp read B where A is pruned? Designed instances only (:func:`pruned_matrices`): B holds
 #: infinities, NaNs and the largest finite numbers at the K positions the rows of A prune, A and C
 #: ordinary and special values; every floating-point wgmma.sp multiplicand type, both sparsity
@@ -247,28 +250,35 @@ MORE_COMBINATIONS: tuple[Combination, ...] = (
 PRUNED_COMBINATIONS: tuple[Combination, ...] = tuple(
     C(a, b, d, sparse=True, sp_sel=sel, a_registers=regs, main=False, pruned=True)
     for a, b, d, sel, regs in (
-        ("f16", "f16", "f32", 0, False), ("f16", "f16", "f32", 1, False), ("f16", "f16", "f16", 0, False), ("f16", "f16", "f16", 1, False),
-        ("bf16", "bf16", "f32", 0, False), ("bf16", "bf16", "f32", 1, False), ("tf32", "tf32", "f32", 0, False), ("tf32", "tf32", "f32", 1, False),
-        ("e4m3", "e4m3", "f32", 0, False), ("e5m2", "e5m2", "f32", 0, False), ("e4m3", "e5m2", "f16", 0, False),
-        ("f16", "f16", "f32", 1, True), ("e4m3", "e4m3", "f32", 0, True),
+        ("f16", "f16", "f32", 0, False),
+        ("f16", "f16", "f32", 1, False),
+        ("f16", "f16", "f16", 0, False),
+        ("f16", "f16", "f16", 1, False),
+        ("bf16", "bf16", "f32", 0, False),
+        ("bf16", "bf16", "f32", 1, False),
+        ("tf32", "tf32", "f32", 0, False),
+        ("tf32", "tf32", "f32", 1, False),
+        ("e4m3", "e4m3", "f32", 0, False),
+        ("e5m2", "e5m2", "f32", 0, False),
+        ("e4m3", "e5m2", "f16", 0, False),
+        ("f16", "f16", "f32", 1, True),
+        ("e4m3", "e4m3", "f32", 0, True),
     )
 )
 PRUNED_N = (16, 40)
 #: Instances per pruned kernel: the four designs of :func:`pruned_matrices`, twice.
 PRUNED_INSTANCES = 8
 
-#: The campaign's parts: round 1 (""), round 2 ("more") and round 3 ("pruned"); a part's files
-#: are ``wgmma{-part}-<i>.npz`` and ``meta-wgmma{-part}.json``.
-PARTS: dict[str, tuple[Combination, ...]] = {"": COMBINATIONS, "more": MORE_COMBINATIONS, "pruned": PRUNED_COMBINATIONS}
-#: Round 2: the other N (powers of two: one digest covers 2^k registers) and the largest N whose
+#: wgmma-more: the other N (powers of two: one digest covers 2^k registers) and the largest N whose
 #: random instances are kept in full.
 MORE_OTHER_N = (8, 16, 64)
 FULL_N = 64
-#: Round 2: random instances of a variant at N = FULL_N (in full) and at N = 256 (digests).
+#: wgmma-more: random instances of a variant at N = FULL_N (in full) and at N = 256 (digests).
 MORE_VARIANT = 2
 
 
 def part_prefix(part: str) -> str:
+    """The name of the round whose part is ``part``: the stem of its files."""
     return "wgmma" + (f"-{part}" if part else "")
 
 
@@ -332,7 +342,12 @@ def layout_plan(combo: Combination, n: int, count: int) -> list[dict]:
     b_swizzles = [s for s in SWIZZLES if combo.trans_b or s == "none" or wl.SWIZZLE_BYTES[s] >= kbytes_b]
     for i in range(count):
         a = {"major": "MN" if combo.trans_a else "K", "swizzle": SWIZZLES[i % 4], "variant": (i // 4) % 3, "offset": (i // 2) % 4}
-        b = {"major": "MN" if combo.trans_b else "K", "swizzle": b_swizzles[(i + 1 + i // 4) % len(b_swizzles)], "variant": (i // 3) % 3, "offset": (i // 3) % 4}
+        b = {
+            "major": "MN" if combo.trans_b else "K",
+            "swizzle": b_swizzles[(i + 1 + i // 4) % len(b_swizzles)],
+            "variant": (i // 3) % 3,
+            "offset": (i // 3) % 4,
+        }
         out.append({"a": a, "b": b})
     return out
 
@@ -341,7 +356,9 @@ def regions(combo: Combination, n: int, layouts: list[dict]) -> tuple[list[tuple
     """The descriptors of every instance (relative to the image) and the image's regions."""
     stored_k = combo.k // 2 if combo.sparse else combo.k
     bits_a, bits_b = type_bits(combo.atype), type_bits(combo.btype)
-    a_list, b_list, a_size, b_size = [], [], 0, 0
+    a_list: list[wl.MatrixDescriptor | None] = []
+    b_list: list[wl.MatrixDescriptor] = []
+    a_size, b_size = 0, 0
     for lay in layouts:
         if combo.a_registers:
             a_list.append(None)
@@ -374,39 +391,33 @@ def _kept_positions(combo: Combination) -> np.ndarray:
 
 
 @functools.cache
-def designed_matrices(combo: Combination) -> dict[str, np.ndarray] | None:
+def designed_matrices(combo: Combination) -> dict[str, Any] | None:
     """Designed probes as dense A ``[P, 64, K]``, B ``[P, K, N]``, C ``[P, 64, N]`` (N = 32)."""
     if combo.atype == "b1":
         return None
     stored_k = combo.k // 2 if combo.sparse else combo.k
     fake = mma_campaign.Combination(f"m16n8k{stored_k}", combo.dtype, combo.atype, combo.btype, combo.dtype)
-    encoded = []
-    for pairs, c in mma_campaign.designs(fake):
-        try:
-            encoded.append(([(mma_campaign.encode(fake.a, a), mma_campaign.encode(fake.b, b)) for a, b in pairs], mma_campaign.encode(fake.c, c)))
-        except (ValueError, ZeroDivisionError):
-            continue
+    encoded = mma_campaign.encoded_designs(fake)
     per = 32
-    slots = PROBE_INSTANCES * per
-    chosen = encoded if len(encoded) <= slots else [encoded[(i * len(encoded)) // slots] for i in range(slots)]
+    chosen = mma_campaign.sample_designs(encoded, PROBE_INSTANCES * per)
     count = -(-len(chosen) // per)
     positions = _kept_positions(combo) if combo.sparse else np.arange(combo.k)
     A = np.zeros((count, 64, combo.k), dtype=np.uint64)
     B = np.zeros((count, combo.k, PROBE_N), dtype=np.uint64)
     Cm = np.zeros((count, 64, PROBE_N), dtype=np.uint64)
-    for s, (pairs, c) in enumerate(chosen):
+    for s, (codes, code_c) in enumerate(chosen):
         t, r = divmod(s, per)
-        for kk, (a, b) in enumerate(pairs):
+        for kk, (a, b) in enumerate(codes):
             A[t, r, positions[kk]] = a
             A[t, r + 32, positions[kk]] = mma_campaign._negate(fake.a, a)
             B[t, positions[kk], r] = b
-        Cm[t, r, r] = c
-        Cm[t, r + 32, r] = mma_campaign._negate(fake.c, c)
+        Cm[t, r, r] = code_c
+        Cm[t, r + 32, r] = mma_campaign._negate(fake.c, code_c)
     return {"A": A, "B": B, "C": Cm, "designed": len(chosen), "available": len(encoded)}
 
 
 def scale_d_matrices(combo: Combination) -> dict[str, np.ndarray]:
-    """The scale-d probe (round 2): how does C enter when scale-d is false ("D = A*B", §9.7.15.5.2)?
+    """The scale-d probe (wgmma-more): how does C enter when scale-d is false ("D = A*B", §9.7.15.5.2)?
     Three instances of the same A and B (N = 32): scale-d false with C holding NaN, infinities,
     +-0 and numbers; scale-d true with C = +0; scale-d true with C = -0. Rows of A: 0-15 all -0,
     16-31 all +0, 32-47 one tiny negative element (the smallest subnormal) and -0 elsewhere, 48-63
@@ -436,8 +447,15 @@ def scale_d_matrices(combo: Combination) -> dict[str, np.ndarray]:
             v = enc(combo.btype, values[int(rng.integers(len(values)))])
             B[k, c] = v if c < 16 else (0 if c < 24 else neg(combo.btype, v))
     infinity = ((1 << fc.exponent_bits) - 1) << fc.mantissa_bits
-    specials = [enc(combo.dtype, "nan"), enc(combo.dtype, Fraction(1)), 0, fc.sign_mask, infinity | fc.sign_mask,
-                enc(combo.dtype, Fraction(-3, 2)), enc(combo.dtype, Fraction(1, 1024))]
+    specials = [
+        enc(combo.dtype, "nan"),
+        enc(combo.dtype, Fraction(1)),
+        0,
+        fc.sign_mask,
+        infinity | fc.sign_mask,
+        enc(combo.dtype, Fraction(-3, 2)),
+        enc(combo.dtype, Fraction(1, 1024)),
+    ]
     Cf = np.array([[specials[(r + 3 * c) % len(specials)] for c in range(PROBE_N)] for r in range(64)], dtype=np.uint64)
     Cf[::7, ::5] = infinity
     Cp = np.zeros((64, PROBE_N), dtype=np.uint64)
@@ -465,8 +483,19 @@ def special_values(t: str) -> dict[str, int]:
     inf = enc(t, "inf") if f.has_infinity else nan
     huge = (top - (1 << f.shift)) if f.has_infinity else nan - (1 << f.shift)  # all ones below the top field / below the NaN
     snan = (top | (1 << f.shift)) if f.has_infinity else nan  # the smallest NaN payload (signalling in IEEE's reading)
-    return {"inf": inf, "-inf": inf | f.sign_mask, "nan": nan, "-nan": nan | f.sign_mask, "snan": snan, "huge": huge, "-huge": huge | f.sign_mask,
-            "+0": 0, "-0": f.sign_mask, "tiny": 1 << f.shift, "-tiny": (1 << f.shift) | f.sign_mask}
+    return {
+        "inf": inf,
+        "-inf": inf | f.sign_mask,
+        "nan": nan,
+        "-nan": nan | f.sign_mask,
+        "snan": snan,
+        "huge": huge,
+        "-huge": huge | f.sign_mask,
+        "+0": 0,
+        "-0": f.sign_mask,
+        "tiny": 1 << f.shift,
+        "-tiny": (1 << f.shift) | f.sign_mask,
+    }
 
 
 def _with_specials(rng, t: str, values: np.ndarray, rate: float, names=None) -> np.ndarray:
@@ -495,7 +524,7 @@ PRUNED_SPECIALS = ("inf", "-inf", "nan", "snan", "huge", "-huge")
 
 @functools.cache
 def pruned_matrices(combo: Combination, n: int) -> dict[str, np.ndarray]:
-    """The pruned-position probe (round 3, issue 14): does wgmma.sp read B where A is pruned?
+    """The pruned-position probe (wgmma-pruned): does wgmma.sp read B where A is pruned?
     PRUNED_INSTANCES instances, design ``t % 4``:
 
     * design 0: every row keeps the same positions P; B holds +-infinity, NaN or +-the largest
@@ -516,7 +545,7 @@ def pruned_matrices(combo: Combination, n: int) -> dict[str, np.ndarray]:
     ``[P, 64, K]``, B ``[P, K, N]``, C ``[P, 64, N]`` and scale-d ``[P]``."""
     rng = np.random.default_rng(seed_of(f"{combo.name}-n{n}"))
     shape, half = f"m64n{n}k{combo.k}", combo.k // 2
-    out = {"stored": [], "meta": [], "kept": [], "B": [], "C": []}
+    out: dict[str, list] = {"stored": [], "meta": [], "kept": [], "B": [], "C": []}
     for t in range(PRUNED_INSTANCES):
         design = t % 4
         kept = _kept_pattern(rng, combo, 64, per_row=design == 2)
@@ -549,7 +578,7 @@ def build_instances(combo: Combination, n: int, A, B, Cm, descs, image_bytes: in
     given as its stored elements ``[P, 64, K/2]`` and metadata ``[P, 128]`` instead of ``A``."""
     shape = f"m64n{n}k{combo.k}"
     count = B.shape[0]
-    out = {"image": [], "a": [], "d": [], "meta": [], "scale": []}
+    out: dict[str, list] = {"image": [], "a": [], "d": [], "meta": [], "scale": []}
     for t in range(count):
         if sparse_a is not None:
             stored, meta = sparse_a[0][t], sparse_a[1][t]
@@ -577,7 +606,7 @@ def build_instances(combo: Combination, n: int, A, B, Cm, descs, image_bytes: in
 # Kernels
 # ---------------------------------------------------------------------------------------------
 
-HEADER = ".version 8.7\n.target sm_90a\n.address_size 64\n\n.extern .shared .align 1024 .b8 smem[];\n"
+HEADER = _HEADER + "\n.extern .shared .align 1024 .b8 smem[];\n"
 
 
 def kernel(combo: Combination, n: int, name: str, image_bytes: int) -> str:
@@ -586,29 +615,66 @@ def kernel(combo: Combination, n: int, name: str, image_bytes: int) -> str:
     nd = wg.d_registers(f"m64n{n}k{combo.k}", combo.dtype)
     dreg = ".f32" if combo.dtype == "f32" else ".b32"
     lines = [
-        "  .reg .pred %p<4>;", "  .reg .b32 %r<16>;", "  .reg .b64 %rd<32>;", f"  .reg {dreg} %d<{nd}>;", "  .reg .b32 %a<4>;",
-        "  mov.u32 %r0, %tid.x;", "  mov.u32 %r1, %ctaid.x;",
-        "  ld.param.u64 %rd0, [p_img];", "  cvta.to.global.u64 %rd0, %rd0;",
-        f"  mul.wide.u32 %rd1, %r1, {image_bytes};", "  add.u64 %rd0, %rd0, %rd1;",
-        "  mov.u64 %rd2, smem;", "  cvt.u32.u64 %r2, %rd2;",
+        "  .reg .pred %p<4>;",
+        "  .reg .b32 %r<16>;",
+        "  .reg .b64 %rd<32>;",
+        f"  .reg {dreg} %d<{nd}>;",
+        "  .reg .b32 %a<4>;",
+        "  mov.u32 %r0, %tid.x;",
+        "  mov.u32 %r1, %ctaid.x;",
+        "  ld.param.u64 %rd0, [p_img];",
+        "  cvta.to.global.u64 %rd0, %rd0;",
+        f"  mul.wide.u32 %rd1, %r1, {image_bytes};",
+        "  add.u64 %rd0, %rd0, %rd1;",
+        "  mov.u64 %rd2, smem;",
+        "  cvt.u32.u64 %r2, %rd2;",
         "  shl.b32 %r3, %r0, 4;",
-        "COPY:", f"  setp.ge.u32 %p0, %r3, {image_bytes};", "  @%p0 bra COPIED;",
-        "  cvt.u64.u32 %rd3, %r3;", "  add.u64 %rd4, %rd0, %rd3;", "  ld.global.v4.u32 {%r4, %r5, %r6, %r7}, [%rd4];",
-        "  add.u64 %rd5, %rd2, %rd3;", "  st.shared.v4.u32 [%rd5], {%r4, %r5, %r6, %r7};",
-        "  add.u32 %r3, %r3, 2048;", "  bra COPY;",
+        "COPY:",
+        f"  setp.ge.u32 %p0, %r3, {image_bytes};",
+        "  @%p0 bra COPIED;",
+        "  cvt.u64.u32 %rd3, %r3;",
+        "  add.u64 %rd4, %rd0, %rd3;",
+        "  ld.global.v4.u32 {%r4, %r5, %r6, %r7}, [%rd4];",
+        "  add.u64 %rd5, %rd2, %rd3;",
+        "  st.shared.v4.u32 [%rd5], {%r4, %r5, %r6, %r7};",
+        "  add.u32 %r3, %r3, 2048;",
+        "  bra COPY;",
         "COPIED:",
-        "  fence.proxy.async.shared::cta;", "  bar.sync 0;",
+        "  fence.proxy.async.shared::cta;",
+        "  bar.sync 0;",
         # descriptors: the start address is relative to the image; add the base (>> 4)
-        "  ld.param.u64 %rd6, [p_desc];", "  cvta.to.global.u64 %rd6, %rd6;", "  mul.wide.u32 %rd7, %r1, 16;", "  add.u64 %rd6, %rd6, %rd7;",
-        "  ld.global.u64 %rd8, [%rd6];", "  ld.global.u64 %rd9, [%rd6+8];",
-        "  shr.u32 %r8, %r2, 4;", "  cvt.u64.u32 %rd10, %r8;", "  add.u64 %rd8, %rd8, %rd10;", "  add.u64 %rd9, %rd9, %rd10;",
-        "  ld.param.u64 %rd11, [p_scale];", "  cvta.to.global.u64 %rd11, %rd11;", "  mul.wide.u32 %rd12, %r1, 4;", "  add.u64 %rd11, %rd11, %rd12;",
-        "  ld.global.u32 %r9, [%rd11];", "  setp.ne.u32 %p1, %r9, 0;",
+        "  ld.param.u64 %rd6, [p_desc];",
+        "  cvta.to.global.u64 %rd6, %rd6;",
+        "  mul.wide.u32 %rd7, %r1, 16;",
+        "  add.u64 %rd6, %rd6, %rd7;",
+        "  ld.global.u64 %rd8, [%rd6];",
+        "  ld.global.u64 %rd9, [%rd6+8];",
+        "  shr.u32 %r8, %r2, 4;",
+        "  cvt.u64.u32 %rd10, %r8;",
+        "  add.u64 %rd8, %rd8, %rd10;",
+        "  add.u64 %rd9, %rd9, %rd10;",
+        "  ld.param.u64 %rd11, [p_scale];",
+        "  cvta.to.global.u64 %rd11, %rd11;",
+        "  mul.wide.u32 %rd12, %r1, 4;",
+        "  add.u64 %rd11, %rd11, %rd12;",
+        "  ld.global.u32 %r9, [%rd11];",
+        "  setp.ne.u32 %p1, %r9, 0;",
         "  mad.lo.u32 %r10, %r1, 128, %r0;",
-        "  ld.param.u64 %rd13, [p_d];", "  cvta.to.global.u64 %rd13, %rd13;", f"  mul.wide.u32 %rd14, %r10, {4 * nd};", "  add.u64 %rd13, %rd13, %rd14;",
-        "  ld.param.u64 %rd15, [p_out];", "  cvta.to.global.u64 %rd15, %rd15;", "  add.u64 %rd15, %rd15, %rd14;",
-        "  ld.param.u64 %rd16, [p_a];", "  cvta.to.global.u64 %rd16, %rd16;", "  mul.wide.u32 %rd17, %r10, 16;", "  add.u64 %rd16, %rd16, %rd17;",
-        "  ld.param.u64 %rd18, [p_meta];", "  cvta.to.global.u64 %rd18, %rd18;", "  mul.wide.u32 %rd19, %r10, 4;", "  add.u64 %rd18, %rd18, %rd19;",
+        "  ld.param.u64 %rd13, [p_d];",
+        "  cvta.to.global.u64 %rd13, %rd13;",
+        f"  mul.wide.u32 %rd14, %r10, {4 * nd};",
+        "  add.u64 %rd13, %rd13, %rd14;",
+        "  ld.param.u64 %rd15, [p_out];",
+        "  cvta.to.global.u64 %rd15, %rd15;",
+        "  add.u64 %rd15, %rd15, %rd14;",
+        "  ld.param.u64 %rd16, [p_a];",
+        "  cvta.to.global.u64 %rd16, %rd16;",
+        "  mul.wide.u32 %rd17, %r10, 16;",
+        "  add.u64 %rd16, %rd16, %rd17;",
+        "  ld.param.u64 %rd18, [p_meta];",
+        "  cvta.to.global.u64 %rd18, %rd18;",
+        "  mul.wide.u32 %rd19, %r10, 4;",
+        "  add.u64 %rd18, %rd18, %rd19;",
         "  ld.global.u32 %r11, [%rd18];",
     ]
     lines += [f"  ld.global{dreg} %d{i}, [%rd13+{4 * i}];" for i in range(nd)]
@@ -620,11 +686,20 @@ def kernel(combo: Combination, n: int, name: str, image_bytes: int) -> str:
     lines += [
         "  wgmma.fence.sync.aligned;",
         f"  {combo.opcode(n)} {d}, {a}, %rd9{sp}, %p1{combo.immediates()};",
-        "  wgmma.commit_group.sync.aligned;", "  wgmma.wait_group.sync.aligned 0;",
+        "  wgmma.commit_group.sync.aligned;",
+        "  wgmma.wait_group.sync.aligned 0;",
     ]
     lines += [f"  st.global{dreg} [%rd15+{4 * i}], %d{i};" for i in range(nd)]
-    lines += ["  setp.ne.u32 %p2, %r0, 0;", "  @%p2 bra DONE;", "  ld.param.u64 %rd20, [p_base];", "  cvta.to.global.u64 %rd20, %rd20;",
-              "  add.u64 %rd20, %rd20, %rd12;", "  st.global.u32 [%rd20], %r2;", "DONE:", "  ret;"]
+    lines += [
+        "  setp.ne.u32 %p2, %r0, 0;",
+        "  @%p2 bra DONE;",
+        "  ld.param.u64 %rd20, [p_base];",
+        "  cvta.to.global.u64 %rd20, %rd20;",
+        "  add.u64 %rd20, %rd20, %rd12;",
+        "  st.global.u32 [%rd20], %r2;",
+        "DONE:",
+        "  ret;",
+    ]
     params = ",\n  ".join(f".param .u64 p_{p}" for p in ("img", "desc", "a", "d", "scale", "meta", "out", "base"))
     return f".visible .entry {name}(\n  {params}\n)\n{{\n" + "\n".join(lines) + "\n}\n"
 
@@ -643,14 +718,33 @@ def kernel_entry(combo: Combination, n: int, kname: str, probes: int, random: in
     name = f"{combo.name}-n{n}"
     enc = lambda d: 0 if d is None else d.encode()
     return {
-        "name": name, "kernel": kname, "combination": combo.name, "instruction": combo.opcode(n), "n": n, "k": combo.k,
-        "atype": combo.atype, "btype": combo.btype, "dtype": combo.dtype, "a_registers": combo.a_registers, "sparse": combo.sparse,
-        "sp_sel": combo.sp_sel, "trans_a": combo.trans_a, "trans_b": combo.trans_b, "scale_a": combo.scale_a, "scale_b": combo.scale_b,
-        "satfinite": combo.satfinite, "d_registers": wg.d_registers(f"m64n{n}k{combo.k}", combo.dtype),
+        "name": name,
+        "kernel": kname,
+        "combination": combo.name,
+        "instruction": combo.opcode(n),
+        "n": n,
+        "k": combo.k,
+        "atype": combo.atype,
+        "btype": combo.btype,
+        "dtype": combo.dtype,
+        "a_registers": combo.a_registers,
+        "sparse": combo.sparse,
+        "sp_sel": combo.sp_sel,
+        "trans_a": combo.trans_a,
+        "trans_b": combo.trans_b,
+        "scale_a": combo.scale_a,
+        "scale_b": combo.scale_b,
+        "satfinite": combo.satfinite,
+        "d_registers": wg.d_registers(f"m64n{n}k{combo.k}", combo.dtype),
         "elements": {"a": element(combo.atype), "b": element(combo.btype), "d": element(combo.dtype)},
         "fill": {"a": element(combo.atype), "b": element(combo.btype)},
-        "metadata": metadata_kind(combo), "probes": probes, "random": random, "seed": seed_of(name),
-        "descriptors": [[str(enc(a)), str(enc(b))] for a, b in descs], "layouts": layouts, **region,
+        "metadata": metadata_kind(combo),
+        "probes": probes,
+        "random": random,
+        "seed": seed_of(name),
+        "descriptors": [[str(enc(a)), str(enc(b))] for a, b in descs],
+        "layouts": layouts,
+        **region,
     }
 
 
@@ -660,16 +754,22 @@ def probe_instances(combo: Combination) -> int:
     if combo.atype == "b1":
         return 0
     if combo.integer:
-        return designed_matrices(combo)["A"].shape[0]
+        designed = designed_matrices(combo)
+        assert designed is not None, f"{combo.name}: an integer combination has designed probes"
+        return designed["A"].shape[0]
     return PROBE_INSTANCES
 
 
 def plan_kernels(part: str = "") -> list[tuple[Combination, int, int, int]]:
-    """(combination, N, probe instances wanted (0/1 flag), random instances) of every kernel."""
-    if part == "more":
-        return _plan_more()
-    if part == "pruned":
-        return [(combo, n, 1, 0) for combo in PRUNED_COMBINATIONS for n in PRUNED_N]
+    """(combination, N, probe instances wanted (0/1 flag), random instances) of every kernel of
+    the round whose part is ``part``."""
+    return ROUND_OF_PART[part].kernels()
+
+
+def _plan_first() -> list[tuple[Combination, int, int, int]]:
+    """wgmma: a main combination records enough random instances at N = 256 for DOTS (with its
+    designed probes at N = 32 and RANDOM_OTHER_N at two other N); a variant RANDOM_VARIANT at N = 256
+    (the imm-trans variants four, so that MN-major meets every swizzle mode)."""
     out = []
     for i, combo in enumerate(COMBINATIONS):
         ns = combo.ns(i)
@@ -687,7 +787,7 @@ def plan_kernels(part: str = "") -> list[tuple[Combination, int, int, int]]:
 
 
 def _plan_more() -> list[tuple[Combination, int, int, int]]:
-    """Round 2: a main combination records its designed probes (N = 32), RANDOM_OTHER_N random
+    """wgmma-more: a main combination records its designed probes (N = 32), RANDOM_OTHER_N random
     instances at one small N (kept in full) and enough at N = 256 (digests) for DOTS; a variant
     MORE_VARIANT random instances at N = FULL_N (in full) and at N = 256 (digests); a scale-d probe
     its three designed instances."""
@@ -705,6 +805,42 @@ def _plan_more() -> list[tuple[Combination, int, int, int]]:
     return out
 
 
+def _plan_pruned() -> list[tuple[Combination, int, int, int]]:
+    """wgmma-pruned: the designed instances of :func:`pruned_matrices` at each of PRUNED_N."""
+    return [(combo, n, 1, 0) for combo in PRUNED_COMBINATIONS for n in PRUNED_N]
+
+
+@attrs.frozen
+class Round:
+    """One round of the campaign as data: its ``part`` (what its bundle plan and wgmma_device.py
+    call it), its combinations and the kernels it plans; :func:`prepare`, :func:`load` and the
+    commands take the round's part."""
+
+    part: str
+    combinations: tuple[Combination, ...]
+    kernels: Callable[[], list[tuple[Combination, int, int, int]]]
+
+    @property
+    def name(self) -> str:
+        """The stem of the round's files: ``wgmma{-part}-<i>.npz``, ``meta-wgmma{-part}.json``."""
+        return part_prefix(self.part)
+
+    @property
+    def digests(self) -> bool:
+        """Whether random instances past N = FULL_N keep their D as one digest each (every round
+        after the first)."""
+        return bool(self.part)
+
+
+#: The rounds, by name.
+ROUNDS: dict[str, Round] = {
+    r.name: r for r in (Round("", COMBINATIONS, _plan_first), Round("more", MORE_COMBINATIONS, _plan_more), Round("pruned", PRUNED_COMBINATIONS, _plan_pruned))
+}
+ROUND_OF_PART: dict[str, Round] = {r.part: r for r in ROUNDS.values()}
+#: Each round's combinations, by part.
+PARTS: dict[str, tuple[Combination, ...]] = {r.part: r.combinations for r in ROUNDS.values()}
+
+
 def _make(combo: Combination, n: int, probe: int, random: int, kname: str):
     """(plan entry, stored arrays, PTX) of one kernel."""
     arrays: dict[str, np.ndarray] = {}
@@ -718,7 +854,7 @@ def _make(combo: Combination, n: int, probe: int, random: int, kname: str):
         raise AssertionError(f"{combo.name}: {probes} designed-probe instances, planned {probe_instances(combo)}")
     layouts = layout_plan(combo, n, probes + random)
     descs, region = regions(combo, n, layouts)
-    if probes:
+    if designed is not None and probes:
         built = build_instances(combo, n, designed["A"], designed["B"], designed["C"], descs, region["image_bytes"])
         name = f"{combo.name}-n{n}"
         for k, v in built.items():
@@ -777,8 +913,15 @@ def selfcheck_kernels() -> list[tuple[dict, dict, str]]:
         arrays = {f"{entry['name']}_p{k}": v for k, v in built.items()}
         layout = wl.fragment_layout(shape, "d", "s32")
         rows, cols, _ = layout._index
-        arrays.update({f"{entry['name']}_A": A[0].astype(np.int32), f"{entry['name']}_B": B[0].astype(np.int32), f"{entry['name']}_C": Cm[0].astype(np.int32),
-                       f"{entry['name']}_rows": rows[..., 0].astype(np.int16), f"{entry['name']}_cols": cols[..., 0].astype(np.int16)})
+        arrays.update(
+            {
+                f"{entry['name']}_A": A[0].astype(np.int32),
+                f"{entry['name']}_B": B[0].astype(np.int32),
+                f"{entry['name']}_C": Cm[0].astype(np.int32),
+                f"{entry['name']}_rows": rows[..., 0].astype(np.int16),
+                f"{entry['name']}_cols": cols[..., 0].astype(np.int16),
+            }
+        )
         out.append((entry, arrays, kernel(combo, n, kname, region["image_bytes"])))
     return out
 
@@ -791,51 +934,46 @@ def digest_bits(entry: dict) -> int:
     return size.bit_length() - 1
 
 
-def prepare(bundle: Path, part: str = "") -> None:
+def prepare(bundle: Path, part: str = "", ptxas: str = "ptxas") -> None:
+    """The bundle of the round whose part is ``part``: every kernel of :func:`plan_kernels` that
+    ptxas assembles alone (a refused one listed under ``rejected``), and the self-check kernels, in
+    ``wgmma.cubin`` (its source ``wgmma.ptx.gz``); ``wgmma-plan.json``; the stored instances in
+    ``wgmma-probes.npz``; and the device scripts, which run from the bundle."""
+    round_ = ROUND_OF_PART[part]
     bundle.mkdir(parents=True, exist_ok=True)
-    specs = plan_kernels(part)
-    made = [_make(c, n, p, r, f"{'wm' if part else 'wg'}{i:03d}") for i, (c, n, p, r) in enumerate(specs)]
-    if part:  # round 2: random D in full only up to N = FULL_N, else one digest per instance
+    prefix = "wm" if part else "wg"
+    made = [_make(c, n, p, r, f"{prefix}{i:03d}") for i, (c, n, p, r) in enumerate(round_.kernels())]
+    if round_.digests:  # random D in full only up to N = FULL_N, else one digest per instance
         for entry, _, _ in made:
             entry["full_random"] = entry["random"] if entry["n"] <= FULL_N else 0
             if entry["random"] > entry["full_random"]:
                 entry["digest_bits"] = digest_bits(entry)
-    selfs = selfcheck_kernels()
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        verdicts = list(pool.map(lambda m: assemble(HEADER + m[2]), made + selfs))
-    rejected = {}
-    kernels, selfcheck, arrays, ptx = [], [], {}, []
-    for (entry, arr, text), (ok, msg, _) in zip(made + selfs, verdicts):
-        if not ok:
-            rejected[entry["instruction"] + f" ({entry['name']})"] = msg
-            continue
-        (selfcheck if entry["kernel"].startswith("wgself") else kernels).append(entry)
-        arrays.update(arr)
-        ptx.append(text)
-    source = HEADER + "\n".join(ptx)
-    ok, msg, cubin = assemble(source)
-    if not ok:
-        raise SystemExit(f"the combined module did not assemble: {msg}")
+    accepted, refused = assemble_each(made + selfcheck_kernels(), lambda m: HEADER + m[2], ptxas)
+    rejected = {entry["instruction"] + f" ({entry['name']})": message for (entry, _, _), message in refused}
+    kernels = [entry for entry, _, _ in accepted if not entry["kernel"].startswith("wgself")]
+    selfcheck = [entry for entry, _, _ in accepted if entry["kernel"].startswith("wgself")]
+    arrays = {k: v for _, arr, _ in accepted for k, v in arr.items()}
+    source = HEADER + "\n".join(text for _, _, text in accepted)
+    cubin = assemble_module(source, ptxas)
     # output files: D registers (4 bytes each) of every instance, stored probe inputs
-    file, used = 0, 0
-    for entry in kernels:
-        size = (entry["probes"] + entry.get("full_random", entry["random"])) * 128 * entry["d_registers"] * 4 + 8 * entry["random"]
-        if used and used + size > FILE_BYTES:
-            file, used = file + 1, 0
-        used += size
+    sizes = [(e["probes"] + e.get("full_random", e["random"])) * 128 * e["d_registers"] * 4 + 8 * e["random"] for e in kernels]
+    for entry, file in zip(kernels, split_files(sizes, FILE_BYTES, 3)):
         entry["file"] = file
-    if file >= 3:
-        raise SystemExit(f"{file + 1} output files: more than 3")
     (bundle / "wgmma.cubin").write_bytes(cubin)
     (bundle / "wgmma.ptx.gz").write_bytes(gzip.compress(source.encode()))
-    plan = {"kernels": kernels, "selfcheck": selfcheck, "rejected": rejected, "assembler": f"ptxas -arch=sm_90a ({ptxas_version()})", "part": part}
-    (bundle / "wgmma-plan.json").write_text(json.dumps(plan, indent=1))
-    np.savez_compressed(bundle / "wgmma-probes.npz", **arrays)
+    write_json(
+        bundle / "wgmma-plan.json",
+        {"kernels": kernels, "selfcheck": selfcheck, "rejected": rejected, "assembler": f"ptxas -arch=sm_90a ({ptxas_version(ptxas)})", "part": part},
+    )
+    save_arrays(bundle / "wgmma-probes.npz", arrays)
     for name in ("mma_device.py", "wgmma_device.py", "exhaustive_device.py"):
         (bundle / name).write_text((Path(__file__).parent / name).read_text())
     dots = sum((e["probes"] + e["random"]) * 64 * e["n"] for e in kernels)
-    print(f"{len(kernels)} kernels + {len(selfcheck)} self-check kernels assembled, {len(rejected)} rejected: {sorted(rejected)}; "
-          f"{dots} dot products; {file + 1} output files")
+    files = max((e["file"] for e in kernels), default=0) + 1
+    print(
+        f"{round_.name}: {len(kernels)} kernels + {len(selfcheck)} self-check kernels assembled, {len(rejected)} rejected: {sorted(rejected)}; "
+        f"{dots} dot products; {files} output files"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -854,9 +992,9 @@ class Recording:
     c: np.ndarray  # [instances, 128, d_registers] uint32
     meta: np.ndarray  # [instances, 128] uint32
     scale: np.ndarray  # [instances] uint32
-    d: np.ndarray  # [stored instances, 128, d_registers] uint32 (recorded; round 1: every instance)
+    d: np.ndarray  # [stored instances, 128, d_registers] uint32 (recorded; wgmma: every instance)
     base: np.ndarray  # [instances] shared-memory base address seen on the device
-    digests: np.ndarray | None = None  # round 2: [instances - stored] uint64, one per remaining instance
+    digests: np.ndarray | None = None  # wgmma-more: [instances - stored] uint64, one per remaining instance
 
     @property
     def name(self) -> str:
@@ -884,22 +1022,33 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "sm_90"
 
 
 def load(directory: Path = DATA, part: str = "") -> list[Recording]:
-    """Every kernel recorded under ``directory`` (``meta-wgmma{-part}.json`` and
-    ``wgmma{-part}-<i>.npz``; round 1: no part, round 2: ``more``)."""
+    """Every kernel recorded under ``directory`` for the round whose part is ``part``
+    (``meta-wgmma{-part}.json`` and ``wgmma{-part}-<i>.npz``)."""
+    from ptxspec.conformance.silicon.campaign import load_arrays, read_json
+
     prefix = part_prefix(part)
-    meta = json.loads((directory / f"meta-{prefix}.json").read_text())
-    arrays: dict[str, np.ndarray] = {}
-    for f in sorted(directory.glob(f"{prefix}-[0-9]*.npz")):
-        with np.load(f) as z:
-            arrays.update({k: z[k] for k in z.files})
+    meta = read_json(directory / f"meta-{prefix}.json")
+    arrays = load_arrays(sorted(directory.glob(f"{prefix}-[0-9]*.npz")))
     out = []
     for entry in meta["kernels"]:
         if f"{entry['name']}_out" not in arrays:
             continue
         probes = {k: v for k, v in arrays.items() if k.startswith(entry["name"] + "_p")}
         x = wgmma_device.kernel_inputs(entry, probes)
-        out.append(Recording(entry, x["image"], x["desc"], x["a"], x["d"], x["meta"], x["scale"], arrays[f"{entry['name']}_out"], arrays[f"{entry['name']}_base"],
-                             arrays.get(f"{entry['name']}_digest")))
+        out.append(
+            Recording(
+                entry,
+                x["image"],
+                x["desc"],
+                x["a"],
+                x["d"],
+                x["meta"],
+                x["scale"],
+                arrays[f"{entry['name']}_out"],
+                arrays[f"{entry['name']}_base"],
+                arrays.get(f"{entry['name']}_digest"),
+            )
+        )
     return out
 
 
@@ -911,22 +1060,31 @@ def load_all(directory: Path = DATA) -> list[Recording]:
 def form_of(rec: Recording):
     """The recorded form; the register-A forms are the ``.a`` families (the text without operands
     parses as the descriptor form)."""
-    from ptxspec.spec.catalogue import Form
+    from ptxspec.spec.catalogue import CATALOGUE, Form, parse
 
-    form = wg.parse(rec.form_text)
-    return Form(wg.CATALOGUE.family(form.family.key + ".a"), form.choices) if rec.entry["a_registers"] else form
+    form = parse(rec.form_text)
+    return Form(CATALOGUE.family(form.family.key + ".a"), form.choices) if rec.entry["a_registers"] else form
 
 
-def matrices(rec: Recording, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def matrices(rec: Recording, i: int) -> tuple[Any, np.ndarray, np.ndarray, Any]:
     """A, B, C, D of instance ``i`` as element-bit matrices, read with OUR layout model (for .sp A
     is the :class:`~ptxspec.semantics.sparse.SparseOperand`: the stored elements and the row of B
     each selects; D is None for an instance recorded only as a digest)."""
     e = rec.entry
     form = form_of(rec)
     a = rec.a[i] if e["a_registers"] else int(rec.desc[i, 0])
-    A, B, Cm = wl.wgmma_operands(form, rec.image[i], a, int(rec.desc[i, 1]), rec.c[i], trans_a=e["trans_a"], trans_b=e["trans_b"],
-                                 sp_meta=rec.meta[i] if e["sparse"] else None, sp_sel=e["sp_sel"])
-    # round 2: an instance recorded only as a digest has no D to read
+    A, B, Cm = wl.wgmma_operands(
+        form,
+        rec.image[i],
+        a,
+        int(rec.desc[i, 1]),
+        rec.c[i],
+        trans_a=e["trans_a"],
+        trans_b=e["trans_b"],
+        sp_meta=rec.meta[i] if e["sparse"] else None,
+        sp_sel=e["sp_sel"],
+    )
+    # wgmma-more: an instance recorded only as a digest has no D to read
     D = wl.fragment_layout(form["shape"], "d", e["dtype"]).to_matrix(rec.d[i]) if i < rec.stored else None
     return A, B, Cm, D
 
@@ -974,7 +1132,7 @@ def model_registers(rec: Recording, i: int, model=None) -> np.ndarray:
 
 
 def model_digests(rec: Recording, model=None) -> np.ndarray:
-    """The digests of our D of the instances recorded only as digests (round 2), computed with
+    """The digests of our D of the instances recorded only as digests (wgmma-more), computed with
     the device's :func:`wgmma_device.instance_digests`."""
     regs = [model_registers(rec, i, model) for i in range(rec.stored, rec.count)]
     if not regs:
@@ -992,7 +1150,7 @@ def digest_mismatches(rec: Recording, model=None) -> list[int]:
 
 def verify(directory: Path = DATA, names: list[str] | None = None, log=print, part: str = "") -> dict[str, dict]:
     """Per kernel: instances, dot products, mismatching elements (instances in full) and
-    mismatching digests (round 2's other instances) against our model."""
+    mismatching digests (wgmma-more's other instances) against our model."""
     report = {}
     for rec in load(directory, part):
         if names and rec.name not in names and rec.entry["combination"] not in names:
@@ -1010,10 +1168,21 @@ def verify(directory: Path = DATA, names: list[str] | None = None, log=print, pa
             report[rec.name] = {"dots": rec.dots, "skipped": str(error)}
             log(f"{rec.name}: skipped ({error})")
             continue
-        report[rec.name] = {"instances": rec.count, "stored": rec.stored, "dots": rec.dots, "mismatches": bad + len(blocks), "first": first,
-                            "element_mismatches": bad, "digest_mismatches": blocks}
-        log(f"{rec.name}: {rec.count} instances ({rec.count - rec.stored} as digests), {rec.dots} dot products, {bad} mismatching elements"
-            + (f" (first at instance/row/col {first})" if first else "") + f", {len(blocks)} mismatching digests" + (f" (instances {blocks})" if blocks else ""))
+        report[rec.name] = {
+            "instances": rec.count,
+            "stored": rec.stored,
+            "dots": rec.dots,
+            "mismatches": bad + len(blocks),
+            "first": first,
+            "element_mismatches": bad,
+            "digest_mismatches": blocks,
+        }
+        log(
+            f"{rec.name}: {rec.count} instances ({rec.count - rec.stored} as digests), {rec.dots} dot products, {bad} mismatching elements"
+            + (f" (first at instance/row/col {first})" if first else "")
+            + f", {len(blocks)} mismatching digests"
+            + (f" (instances {blocks})" if blocks else "")
+        )
         if bad or blocks:
             for d in diagnose(rec):
                 log(f"    {d}")
@@ -1030,21 +1199,38 @@ def diagnose(rec: Recording, model=None) -> list[dict]:
         bad = model_d(rec, i, model) != D
         if bad.any():
             rows, cols = np.nonzero(bad)
-            out.append({"instance": i, "mismatches": int(bad.sum()), "rows": int(np.unique(rows).size), "cols": int(np.unique(cols).size),
-                        "layout": rec.entry["layouts"][i], "scale_d": int(rec.scale[i]), "stored": i < rec.entry["probes"]})
-    # round 2: an instance recorded as a digest says only THAT it differs; our D of it is
+            out.append(
+                {
+                    "instance": i,
+                    "mismatches": int(bad.sum()),
+                    "rows": int(np.unique(rows).size),
+                    "cols": int(np.unique(cols).size),
+                    "layout": rec.entry["layouts"][i],
+                    "scale_d": int(rec.scale[i]),
+                    "stored": i < rec.entry["probes"],
+                }
+            )
+    # wgmma-more: an instance recorded as a digest says only THAT it differs; our D of it is
     # recomputed element by element, but there is nothing to compare the elements with
     if rec.digests is not None:
         ours = model_digests(rec, model)
         for j in np.nonzero(ours != rec.digests)[0].tolist():
             i = rec.stored + j
-            out.append({"instance": i, "digest_block": j, "recorded_digest": f"{int(rec.digests[j]):#018x}", "model_digest": f"{int(ours[j]):#018x}",
-                        "layout": rec.entry["layouts"][i], "scale_d": int(rec.scale[i]),
-                        "note": "recorded as a digest only: the block differs somewhere; no element can be named"})
+            out.append(
+                {
+                    "instance": i,
+                    "digest_block": j,
+                    "recorded_digest": f"{int(rec.digests[j]):#018x}",
+                    "model_digest": f"{int(ours[j]):#018x}",
+                    "layout": rec.entry["layouts"][i],
+                    "scale_d": int(rec.scale[i]),
+                    "note": "recorded as a digest only: the block differs somewhere; no element can be named",
+                }
+            )
     return out
 
 
-def spec_check(rec: Recording, instances=None, per_instance: int = 256, seed: int = 0) -> tuple[int, int]:
+def outside_spec(rec: Recording, instances=None, per_instance: int = 256, seed: int = 0) -> tuple[int, int]:
     """(results checked, results outside the spec-level set) of the floating-point kernel ``rec``:
     every designed probe's diagonal element (its design and mirror image) and ``per_instance``
     random elements of every other instance, each against
@@ -1056,16 +1242,17 @@ def spec_check(rec: Recording, instances=None, per_instance: int = 256, seed: in
     e = rec.entry
     rng = np.random.default_rng(seed)
     checked = outside = 0
-    for i in (range(rec.stored) if instances is None else instances):
+    for i in range(rec.stored) if instances is None else instances:
         A, B, Cm, D = matrices(rec, i)
         A, B, Cm = effective(rec, i, A, B, Cm)
-        if i < e["probes"] and "designs" not in e:  # designed probes (round 3's pruned probe: random cells too)
+        if i < e["probes"] and "designs" not in e:  # designed probes (wgmma-pruned's designs: random cells too)
             cells = [(r, r) for r in range(32)] + [(r + 32, r) for r in range(32)]
         else:
             cells = list(zip(rng.integers(0, 64, per_instance), rng.integers(0, e["n"], per_instance)))
+        # .sp: each row's stored elements and the rows of B they select (B's pruned positions are not read)
+        rows_of_b = selected_b(B, A.k_index) if isinstance(A, SparseOperand) else None
         for r, c in cells:
-            # .sp: the row's stored elements and the rows of B they select (B's pruned positions are not read)
-            a, b = (A.stored[r], B[A.k_index[r], c]) if isinstance(A, SparseOperand) else (A[r], B[:, c])
+            a, b = (A.stored[r], rows_of_b[r, :, c]) if rows_of_b is not None else (A[r], B[:, c])
             result = spec_dot(e["atype"], e["btype"], e["dtype"], e["dtype"], [int(x) for x in a], [int(x) for x in b], int(Cm[r, c]))
             checked += 1
             outside += not contains(result, int(D[r, c]))
@@ -1074,37 +1261,37 @@ def spec_check(rec: Recording, instances=None, per_instance: int = 256, seed: in
 
 def output_digests(directory: Path) -> dict:
     """A small record of a wgmma recording made on another chip: per kernel, the SHA-256 of its D
-    registers (``<name>_out``, bytes in order), with the chip's meta (as
-    :func:`ptxspec.conformance.silicon.record.output_digests` for the plan recordings); compare
+    registers (``<name>_out``, bytes in order), with the chip's meta (as ``scalar_device.py
+    digest`` does for the scalar rounds); compare
     with :func:`output_digests` of conformance/data/sm_90."""
     import hashlib
 
     meta = json.loads((directory / "meta-wgmma.json").read_text())
     digests = {}
-    for f in sorted(directory.glob("wgmma-[0-9]*.npz")):  # round 1's files only
+    for f in sorted(directory.glob("wgmma-[0-9]*.npz")):  # the wgmma round's files only
         with np.load(f) as z:
             for k in z.files:
                 if k.endswith("_out"):
                     digests[k[: -len("_out")]] = hashlib.sha256(np.ascontiguousarray(z[k]).tobytes()).hexdigest()
-    from ptxspec.conformance.silicon.record import chip_fields
+    from ptxspec.conformance.silicon.campaign import chip_fields
 
     return {**chip_fields(meta), "kernels": dict(sorted(digests.items()))}
 
 
 def as_mma_recording(recs: list[Recording], limit: int | None = None):
-    """The float instances of ``recs`` (one combination) as an mma_campaign-style recording for
-    :func:`fit`: matrices A, B, C, D stacked, with a fake ``m16n8k{K}`` combination of the types
-    (.sp: one problem of K/2 products per row, :func:`ptxspec.semantics.sparse.row_problems`)."""
+    """The float instances of ``recs`` (one combination) as mma problems for :func:`fit_group`:
+    A, B, C, D matrices per instance (.sp: one problem of K/2 products per row,
+    :func:`ptxspec.semantics.sparse.row_problems`), with the first plan entry."""
     e = recs[0].entry
     mats = []
     for rec in recs:
-        for i in range(rec.stored):  # round 2: the instances in full (digests: :func:`digest_mismatches`)
+        for i in range(rec.stored):  # the instances in full (digests: :func:`digest_mismatches`)
             A, B, Cm, D = matrices(rec, i)
             A, B, Cm = effective(rec, i, A, B, Cm)
             if isinstance(A, SparseOperand):
                 A, B, Cm = row_problems(A.stored, A.k_index, B, Cm)
                 D = D.reshape(Cm.shape)
-            mats.append((A, B, Cm, D, rec.entry["n"]))
+            mats.append((A, B, Cm, D))
             if limit and len(mats) >= limit:
                 break
     return e, mats
@@ -1113,7 +1300,7 @@ def as_mma_recording(recs: list[Recording], limit: int | None = None):
 def nearest_measured(atype: str, btype: str, dtype: str, sparse: bool):
     """The measured datapath of these types, else of the nearest measured combination (the dense
     form of the same types; then the same A/B family and D type: e4m3.e4m3 for fp8, f16.f16 for
-    16-bit types) -- where round 2's fit starts."""
+    16-bit types) -- where the fit starts."""
     from ptxspec.semantics.results import SM_90
     from ptxspec.semantics.wgmma import datapath_for
 
@@ -1125,60 +1312,47 @@ def nearest_measured(atype: str, btype: str, dtype: str, sparse: bool):
     return None
 
 
-def fit(recs: list[Recording], start=None, log=print):
-    """Coordinate search (the parameters of :func:`mma_campaign._dimensions`) for the datapath that
-    reproduces every recorded float D of one combination; scored on all its instances."""
+def _dimensions(e: dict) -> dict[str, list]:
+    """The datapath parameters the wgmma fit varies: those of the mma fit
+    (:func:`mma_campaign._dimensions` of the same types), and a reduced-precision sum (the fp8
+    wgmma's 13 mantissa bits) rounded "via" a narrow format."""
+    fake = mma_campaign.Combination(f"m16n8k{e['k']}", e["dtype"], e["atype"], e["btype"], e["dtype"])
+    dims = mma_campaign._dimensions(fake)
+    dims["via"] = [None] + [(8, m) for m in (10, 12, 13, 14, 16, 23)]
+    return dims
+
+
+def fit_group(recs: list[Recording], start=None, log=print):
+    """The datapath that reproduces every recorded float D of one combination (``recs``: its
+    kernels): :func:`mma_campaign.coordinate_search` over :func:`_dimensions` from ``start`` (default
+    :func:`nearest_measured`), scored on every instance stored in full; the instances recorded only
+    as digests judge the result too (an instance, not an element). Returns (model, mismatches)."""
     from ptxspec.semantics import mma
 
     e, mats = as_mma_recording(recs)
-    fake = mma_campaign.Combination(f"m16n8k{e['k']}", e["dtype"], e["atype"], e["btype"], e["dtype"])
-    seen: dict = {}
-
-    def score(m) -> int:
-        if m in seen:
-            return seen[m]
-        if not mma.vectorisable(m, e["atype"], e["btype"], e["k"]):
-            seen[m] = 1 << 62
-            return seen[m]
-        seen[m] = sum(int(np.count_nonzero(mma.datapath_matrix(m, e["atype"], e["btype"], e["dtype"], e["dtype"], A, B, Cm) != D)) for A, B, Cm, D, _ in mats)
-        return seen[m]
-
-    best = start or nearest_measured(e["atype"], e["btype"], e["dtype"], e["sparse"]) or mma.Datapath(alignment_bits=24)
-    best_score = score(best)
-    log(f"  {e['combination']}: start {best_score} mismatches with {best.describe()}")
-    dims = mma_campaign._dimensions(fake)
-    # a reduced-precision sum (the fp8 wgmma's 13 mantissa bits) is rounded "via" a narrow format
-    dims["via"] = [None] + [(8, m) for m in (10, 12, 13, 14, 16, 23)]
-    improved = True
-    while improved and best_score:
-        improved = False
-        for name, values in dims.items():
-            for v in values:
-                candidate = attrs.evolve(best, **{name: v})
-                if ((candidate.chunk is not None and candidate.chunk < e["k"]) or candidate.c_step in ("alone", "tree")) and candidate.accumulator is None:
-                    candidate = attrs.evolve(candidate, accumulator=(8, 23))
-                s = score(candidate)
-                if s < best_score:
-                    best, best_score, improved = candidate, s, True
-                    log(f"  {e['combination']}: {s} mismatches with {best.describe()}")
-    # round 2: the instances recorded only as digests judge the fit too (an instance, not an element)
+    score = mma_campaign.mismatch_score(mats, e["atype"], e["btype"], e["dtype"], e["dtype"], e["k"])
+    start = start or nearest_measured(e["atype"], e["btype"], e["dtype"], e["sparse"]) or mma.Datapath(alignment_bits=24)
+    log(f"  {e['combination']}: start {score(start)} mismatches with {start.describe()}")
+    best, best_score = mma_campaign.coordinate_search(start, score, _dimensions(e), e["k"], log, e["combination"])
     blocks = [(r.name, i) for r in recs for i in digest_mismatches(r, best)]
     if any(r.digests is not None for r in recs):
-        log(f"  {e['combination']}: {len(blocks)} of {sum(len(r.digests) for r in recs if r.digests is not None)} digest instances differ with the fit"
-            + (f" ({blocks[:5]})" if blocks else ""))
+        log(
+            f"  {e['combination']}: {len(blocks)} of {sum(len(r.digests) for r in recs if r.digests is not None)} digest instances differ with the fit"
+            + (f" ({blocks[:5]})" if blocks else "")
+        )
     return best, best_score
 
 
-def separating_evidence(recs: list[Recording], model, names=("alignment_bits", "rounding", "via", "via_rounding", "zero_sign", "chunk", "c_step")) -> list[tuple[str, int]]:
+def separating_evidence(
+    recs: list[Recording], model, names=("alignment_bits", "rounding", "via", "via_rounding", "zero_sign", "chunk", "c_step")
+) -> list[tuple[str, int]]:
     """The separating evidence of a fit: for each neighbour of ``model`` (one parameter changed to
-    another value :func:`fit` searches), the mismatching elements of the recorded instances in
-    full. A fit is pinned only where every neighbour misses some."""
+    another value :func:`fit_group` searches), the mismatching elements of the recorded instances
+    in full. A fit is pinned only where every neighbour misses some."""
     from ptxspec.semantics import mma
 
     e, mats = as_mma_recording(recs)
-    fake = mma_campaign.Combination(f"m16n8k{e['k']}", e["dtype"], e["atype"], e["btype"], e["dtype"])
-    dims = mma_campaign._dimensions(fake)
-    dims["via"] = [None] + [(8, m) for m in (10, 12, 13, 14, 16, 23)]
+    dims = _dimensions(e)
     dims["alignment_bits"] = [model.alignment_bits + d for d in (-2, -1, 1, 2)]  # the nearest widths
     out = []
     for name in names:
@@ -1186,10 +1360,12 @@ def separating_evidence(recs: list[Recording], model, names=("alignment_bits", "
             if getattr(model, name) == v:
                 continue
             candidate = attrs.evolve(model, **{name: v})
-            if not mma.vectorisable(candidate, e["atype"], e["btype"], e["k"]):
+            if not vectorisable(candidate, e["atype"], e["btype"], e["k"]):
                 continue
             try:
-                bad = sum(int(np.count_nonzero(mma.datapath_matrix(candidate, e["atype"], e["btype"], e["dtype"], e["dtype"], A, B, Cm) != D)) for A, B, Cm, D, _ in mats)
+                bad = sum(
+                    int(np.count_nonzero(mma.datapath_matrix(candidate, e["atype"], e["btype"], e["dtype"], e["dtype"], A, B, Cm) != D)) for A, B, Cm, D in mats
+                )
             except Exception as error:  # a combination of parameters the datapath does not take
                 out.append((f"{name}={v!r}: not evaluable ({type(error).__name__})", -1))
                 continue
@@ -1197,56 +1373,55 @@ def separating_evidence(recs: list[Recording], model, names=("alignment_bits", "
     return out
 
 
-def main(argv: list[str]) -> int:
-    part = ""
-    if "--more" in argv:  # round 2's part: wgmma-more-*.npz, meta-wgmma-more.json
-        argv, part = [a for a in argv if a != "--more"], "more"
-    if "--part" in argv[:-1]:  # any part by name: --part pruned (round 3: wgmma-pruned-*.npz, meta-wgmma-pruned.json)
-        at = argv.index("--part")
-        part, argv = argv[at + 1], argv[:at] + argv[at + 2 :]
-        if part not in PARTS:
-            print(f"wgmma_campaign: no part {part!r}; the parts are {sorted(PARTS)}", file=sys.stderr)
-            return 2
-    if len(argv) >= 2 and argv[0] == "prepare":
-        prepare(Path(argv[1]), argv[2] if len(argv) > 2 else "")
-        return 0
-    if argv and argv[0] == "verify":
-        report = verify(Path(argv[1]) if len(argv) > 1 else DATA, argv[2:] or None, part=part)
-        return 1 if any(r.get("mismatches") for r in report.values()) else 0
-    if argv and argv[0] == "digests":
-        print(json.dumps(output_digests(Path(argv[1]) if len(argv) > 1 else DATA), indent=1))
-        return 0
-    if argv and argv[0] == "spec-check":
-        for rec in load(Path(argv[1]) if len(argv) > 1 else DATA, part):
-            if rec.entry["dtype"] != "s32" and (len(argv) < 3 or rec.entry["combination"] in argv[2:]):
-                checked, outside = spec_check(rec, per_instance=64)
-                print(f"{rec.name}: {checked} results checked against the spec-level sets, {outside} outside")
-        return 0
-    if argv and argv[0] == "neighbours":
-        from ptxspec.semantics.results import SM_90
-        from ptxspec.semantics.wgmma import datapath_for
-
-        recs = load(Path(argv[1]) if len(argv) > 1 else DATA, part)
-        for name in argv[2:]:
-            group = [r for r in recs if r.entry["combination"] == name]
-            e = group[0].entry
-            model = datapath_for(SM_90, e["atype"], e["btype"], e["dtype"], e["dtype"], sparse=e["sparse"])
-            for text, bad in separating_evidence(group, model):
-                print(f"{name}: {text}: {bad} mismatches")
-        return 0
-    if argv and argv[0] == "fit":
-        recs = load(Path(argv[1]) if len(argv) > 1 else DATA, part)
-        names = argv[2:] or sorted({r.entry["combination"] for r in recs if r.entry["dtype"] != "s32"})
-        for name in names:
-            group = [r for r in recs if r.entry["combination"] == name]
-            model, bad = fit(group)
-            print(f"{name}: {bad} mismatches with {model.describe()}")
-        return 0
-    print(__doc__)
-    return 2
+# ---------------------------------------------------------------------------------------------
+# The commands (``python -m ptxspec.conformance.silicon wgmma ...``): a round's part and a recording
+# ---------------------------------------------------------------------------------------------
 
 
-if __name__ == "__main__":
-    from ptxspec.conformance.silicon.record import command_line
+def _float_groups(recs: list[Recording], names: list[str] | None) -> dict[str, list[Recording]]:
+    """The kernels of ``recs`` grouped by float combination, only those in ``names`` unless it is empty."""
+    groups: dict[str, list[Recording]] = {}
+    for rec in recs:
+        if rec.entry["dtype"] != "s32" and (not names or rec.entry["combination"] in names):
+            groups.setdefault(rec.entry["combination"], []).append(rec)
+    return groups
 
-    sys.exit(command_line(main, sys.argv[1:]))
+
+def fit(directory: Path = DATA, names: list[str] | None = None, log=print, part: str = "") -> dict[str, dict]:
+    """:func:`fit_group` of every float combination of the round (only those in ``names``)."""
+    out = {}
+    for name, group in _float_groups(load(directory, part), names).items():
+        model, bad = fit_group(group, log=log)
+        out[name] = {"model": model.describe(), "datapath": model, "mismatches": bad}
+        log(f"{name}: {bad} mismatches with {model.describe()}")
+    return out
+
+
+def spec_check(directory: Path = DATA, names: list[str] | None = None, log=print, part: str = "", per_instance: int = 64) -> dict[str, dict]:
+    """:func:`outside_spec` of every float kernel of the round (only the combinations in ``names``):
+    per kernel, the results checked against the spec-level sets and those outside."""
+    out = {}
+    for group in _float_groups(load(directory, part), names).values():
+        for rec in group:
+            checked, outside = outside_spec(rec, per_instance=per_instance)
+            out[rec.name] = {"checked": checked, "outside": outside}
+            log(f"{rec.name}: {checked} results checked against the spec-level sets, {outside} outside")
+    return out
+
+
+def separate(directory: Path = DATA, names: list[str] | None = None, log=print, part: str = "") -> dict[str, list[tuple[str, int]]]:
+    """:func:`separating_evidence` of the sm_90 datapath of each float combination of the round
+    (only those in ``names``) that the profile pins."""
+    from ptxspec.semantics.results import SM_90
+    from ptxspec.semantics.wgmma import datapath_for
+
+    out = {}
+    for name, group in _float_groups(load(directory, part), names).items():
+        e = group[0].entry
+        model = datapath_for(SM_90, e["atype"], e["btype"], e["dtype"], e["dtype"], sparse=e["sparse"])
+        if model is None:
+            continue
+        out[name] = separating_evidence(group, model)
+        for text, bad in out[name]:
+            log(f"{name}: {text}: {bad} mismatches")
+    return out

@@ -2,9 +2,9 @@
 
 ::
 
-    python -m ptxspec.conformance.silicon.wgmma_campaign prepare BUNDLE    # here, with ptxas
-    python3 conformance/silicon/wgmma_device.py selfcheck BUNDLE OUT       # on the GPU: first
-    python3 conformance/silicon/wgmma_device.py run BUNDLE OUT             # on the GPU: the campaign
+    python -m ptxspec.conformance.silicon wgmma prepare BUNDLE [--round ROUND]   # here, with ptxas
+    python3 BUNDLE/wgmma_device.py selfcheck BUNDLE OUT       # on the GPU: first
+    python3 BUNDLE/wgmma_device.py run BUNDLE OUT             # on the GPU: the round the bundle holds
 
 ``BUNDLE`` holds ``wgmma.cubin`` (one kernel per form and N; ``wgmma.ptx.gz`` beside it is
 assembled with ptxas on the device when the cubin does not load), ``wgmma-plan.json`` (per kernel:
@@ -27,8 +27,9 @@ Random inputs are regenerated from the kernel's seed by the counter-based genera
 ``mma_device`` (SplitMix64 streams; classes bits/unit/spread/short by instance number modulo 4),
 here and on the host, bit for bit.
 
-Round 2 (a plan with ``"part": "more"``) writes ``wgmma-more-<i>.npz`` and
-``meta-wgmma-more.json``; a kernel whose entry has ``full_random`` keeps D in full only for its
+A round's files are named by its plan's ``part``: ``wgmma-<i>.npz`` and ``meta-wgmma.json`` for
+the first, ``wgmma-more-<i>.npz`` and ``meta-wgmma-more.json`` for ``"part": "more"`` and so on; a
+kernel whose entry has ``full_random`` keeps D in full only for its
 stored instances and its first ``full_random`` random ones, and one 64-bit digest per remaining
 instance (:func:`instance_digests`, the scheme of ``exhaustive_device.py``, which the bundle
 carries).
@@ -53,12 +54,12 @@ except ImportError:  # on the GPU machine, without ptxspec: run as a script next
     import exhaustive_device  # type: ignore
     import mma_device  # type: ignore
 
-#: The ``campaign`` label of each part's meta (the plan's ``part``, ``wgmma_campaign.PARTS``):
-#: which issue the recording answers and the commands that made it.
+#: The ``campaign`` label of each round's meta, by the plan's ``part`` (``wgmma_campaign.PARTS``):
+#: what the round records and the code that made it.
 CAMPAIGNS = {
-    "": "issue 7: conformance/silicon/wgmma_campaign.py, wgmma_device.py",
-    "more": "issue 7 round 2, every remaining sm_90a wgmma: conformance/silicon/wgmma_campaign.py (prepare BUNDLE more), wgmma_device.py",
-    "pruned": "issue 14 wgmma.sp, B at the positions A prunes: conformance/silicon/wgmma_campaign.py (prepare BUNDLE pruned), wgmma_device.py",
+    "": "wgmma campaign, round wgmma: layouts, fragments and numerics of wgmma.mma_async{.sp} (conformance/silicon/wgmma_campaign.py, wgmma_device.py)",
+    "more": "wgmma campaign, round wgmma-more: every remaining sm_90a wgmma, random D at N = 256 as digests (conformance/silicon/wgmma_campaign.py, wgmma_device.py)",
+    "pruned": "wgmma campaign, round wgmma-pruned: wgmma.sp with specials in B where A is pruned (conformance/silicon/wgmma_campaign.py, wgmma_device.py)",
 }
 
 
@@ -155,7 +156,7 @@ def kernel_inputs(kern: dict, probes: dict) -> dict[str, np.ndarray]:
 
 
 def instance_digests(d: np.ndarray, bits: int) -> np.ndarray:
-    """Round 2's record of random D: one digest per instance of ``d`` (``[instances, 128,
+    """The digest rounds' record of random D: one digest per instance of ``d`` (``[instances, 128,
     registers]``, ``2 ** bits`` registers each), :func:`exhaustive_device.chunk_digests` with the
     weights of the indices 0 .. 2^bits - 1 (the register's index within its instance, thread-major:
     thread t's register j is index ``t * registers + j``), numpy."""
@@ -167,9 +168,9 @@ def instance_digests(d: np.ndarray, bits: int) -> np.ndarray:
 
 
 def split_outputs(kern: dict, d: np.ndarray) -> dict[str, np.ndarray]:
-    """What a kernel's D becomes in the recording: ``<name>_out`` (every instance; round 2: the
-    probes and the first ``full_random`` random instances) and, in round 2, ``<name>_digest`` (one
-    uint64 per remaining instance)."""
+    """What a kernel's D becomes in the recording: ``<name>_out`` (every instance; with
+    ``full_random``: the probes and the first ``full_random`` random instances) and then
+    ``<name>_digest`` (one uint64 per remaining instance)."""
     name = kern["name"]
     if "full_random" not in kern:
         return {f"{name}_out": d}
@@ -209,8 +210,7 @@ def launch(mod, kern: dict, inputs: dict) -> tuple[np.ndarray, np.ndarray]:
     dev = {k: cp.asarray(np.ascontiguousarray(v)) for k, v in inputs.items()}
     out = cp.zeros((n, 128, kern["d_registers"]), dtype=cp.uint32)
     base = cp.zeros(n, dtype=cp.uint32)
-    fn((n,), (128,), (dev["image"], dev["desc"], dev["a"], dev["d"], dev["scale"].astype(cp.uint32), dev["meta"].astype(cp.uint32), out, base),
-       shared_mem=smem)
+    fn((n,), (128,), (dev["image"], dev["desc"], dev["a"], dev["d"], dev["scale"].astype(cp.uint32), dev["meta"].astype(cp.uint32), out, base), shared_mem=smem)
     cp.cuda.runtime.deviceSynchronize()
     return cp.asnumpy(out), cp.asnumpy(base)
 
@@ -259,8 +259,8 @@ def selfcheck(bundle: Path, out: Path) -> int:
 
 def run(bundle: Path, out: Path) -> None:
     """Every kernel of the plan; outputs in ``wgmma{-part}-<file>.npz`` and ``meta-wgmma{-part}.json``
-    (round 1: no part; round 2: part ``more``, random D of N > 64 as :func:`instance_digests`;
-    round 3: part ``pruned``), the meta's ``campaign`` that of the part (:func:`campaign_label`)."""
+    (``wgmma``: no part; ``wgmma-more``: part ``more``, random D of N > 64 as :func:`instance_digests`;
+    ``wgmma-pruned``: part ``pruned``), the meta's ``campaign`` that of the part (:func:`campaign_label`)."""
     plan, probes = _load_bundle(bundle)
     campaign = campaign_label(plan)  # before any kernel runs
     mod = _load_module(bundle)
@@ -282,30 +282,46 @@ def run(bundle: Path, out: Path) -> None:
             if kern["probes"]:
                 arrays[f"{name}_p{k}"] = probes[f"{name}_p{k}"]
         aligned = "1024-aligned" if not np.any(base % 1024) else f"NOT 1024-aligned ({sorted(set((base % 1024).tolist()))})"
-        print(f"{name}: {kern['instruction']}: {kern['probes']} stored + {kern['random']} random instances"
-              f"{'' if 'full_random' not in kern else ' (%d in full)' % kern['full_random']}, "
-              f"{(kern['probes'] + kern['random']) * 64 * kern['n']} dot products; smem {aligned}", flush=True)
+        print(
+            f"{name}: {kern['instruction']}: {kern['probes']} stored + {kern['random']} random instances"
+            f"{'' if 'full_random' not in kern else ' (%d in full)' % kern['full_random']}, "
+            f"{(kern['probes'] + kern['random']) * 64 * kern['n']} dot products; smem {aligned}",
+            flush=True,
+        )
     out.mkdir(parents=True, exist_ok=True)
     prefix = "wgmma" + (f"-{plan['part']}" if plan.get("part") else "")
     for index, arrays in sorted(files.items()):
         np.savez_compressed(out / f"{prefix}-{index}.npz", **arrays)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
-    meta = {**_device_meta(), "assembler": plan["assembler"], "campaign": campaign,
-            "generator": "wgmma_device.random_instance (mma_device SplitMix64 streams; classes " + ", ".join(mma_device.CLASSES) + ")",
-            "kernels": plan["kernels"], "rejected": plan["rejected"], "failed": failed}
-    # round 2's meta is written compactly (the repository is already large)
+    meta = {
+        **_device_meta(),
+        "assembler": plan["assembler"],
+        "campaign": campaign,
+        "generator": "wgmma_device.random_instance (mma_device SplitMix64 streams; classes " + ", ".join(mma_device.CLASSES) + ")",
+        "kernels": plan["kernels"],
+        "rejected": plan["rejected"],
+        "failed": failed,
+    }
+    # the meta of a round after the first is written compactly (the repository is already large)
     (out / f"meta-{prefix}.json").write_text(json.dumps(meta, indent=None if plan.get("part") else 1, separators=(",", ":") if plan.get("part") else None))
     print(f"recorded {len(plan['kernels']) - len(failed)} of {len(plan['kernels'])} kernels on {meta['gpu']}; failed: {sorted(failed) or 'none'}")
 
 
-if __name__ == "__main__":
-    refusal = exhaustive_device.missing_from_bundle(Path(sys.argv[2]), "wgmma-plan.json") if len(sys.argv) >= 4 else None
+def main(argv: list[str]) -> int:
+    """``run BUNDLE OUT`` or ``selfcheck BUNDLE OUT`` (see the module docstring); ``argv`` without
+    the program name."""
+    if len(argv) != 3 or argv[0] not in ("run", "selfcheck"):
+        print(__doc__)
+        return 2
+    bundle, out = Path(argv[1]), Path(argv[2])
+    refusal = exhaustive_device.missing_from_bundle(bundle, "wgmma-plan.json")
     if refusal:
         print(refusal, file=sys.stderr)
-        sys.exit(2)
-    if len(sys.argv) >= 4 and sys.argv[1] == "run":
-        run(Path(sys.argv[2]), Path(sys.argv[3]))
-    elif len(sys.argv) >= 4 and sys.argv[1] == "selfcheck":
-        sys.exit(1 if selfcheck(Path(sys.argv[2]), Path(sys.argv[3])) else 0)
-    else:
-        print(__doc__)
-        sys.exit(2)
+        return 2
+    if argv[0] == "run":
+        run(bundle, out)
+        return 0
+    return 1 if selfcheck(bundle, out) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

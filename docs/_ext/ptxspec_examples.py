@@ -96,13 +96,13 @@ EXAMPLES: list[Example] = [
         "add.rn.sat.f32",
         (F32_QNAN, f32(1.0)),
         (Bits(f32(0.0)),),
-        "With .sat, \"NaN results are flushed to +0.0f\" (§9.7.3.3).",
+        'With .sat, "NaN results are flushed to +0.0f" (§9.7.3.3).',
     ),
     Example(
         "add.rn.f32",
         (F32_QNAN, f32(1.0)),
         (Allows((F32_QNAN, 0x7FFFFFFF, 0xFFC00000)),),
-        "\"Single-precision instructions return an unspecified NaN\" (§9.7.3): any NaN is allowed.",
+        '"Single-precision instructions return an unspecified NaN" (§9.7.3): any NaN is allowed.',
     ),
     Example(
         "add.rn.f32",
@@ -128,17 +128,22 @@ EXAMPLES: list[Example] = [
         (Bits((f32(3.0) << 32) | f32(30.0)),),
         ".f32x2 adds the two .f32 halves independently.",
     ),
-# §9.7.3.1 testp, §9.7.3.2 copysign
-    Example("testp.normal.f32", (f32(-0.0),), (Bits(1),), "\"As a special case, positive and negative zero are considered normal numbers\" (§9.7.3.1)."),
+    # §9.7.3.1 testp, §9.7.3.2 copysign
+    Example("testp.normal.f32", (f32(-0.0),), (Bits(1),), '"As a special case, positive and negative zero are considered normal numbers" (§9.7.3.1).'),
     Example("testp.subnormal.f32", (F32_MIN_SUBNORMAL,), (Bits(1),), "2^-149 is subnormal."),
     Example("testp.notanumber.f64", (F64_QNAN,), (Bits(1),), "A quiet NaN is not a number."),
     Example("testp.finite.f32", (F32_INF,), (Bits(0),), "+inf is not finite."),
-    Example("copysign.f32", (f32(-1.0), f32(2.0)), (Bits(f32(-2.0)),), "\"Copies the sign bit of a into the value of b\" (§9.7.3.2): -2.0."),
+    Example("copysign.f32", (f32(-1.0), f32(2.0)), (Bits(f32(-2.0)),), '"Copies the sign bit of a into the value of b" (§9.7.3.2): -2.0.'),
     # §9.7.3.4-8 sub, mul, fma, div
     Example("sub.rn.f32", (f32(1.0), f32(1.0)), (Bits(f32(0.0)),), "An exact zero difference is +0 in every rounding mode but .rm (IEEE 754 §6.3)."),
     Example("sub.rm.f32", (f32(1.0), f32(1.0)), (Bits(f32(-0.0)),), "... and -0 when rounding towards -infinity."),
     Example("mul.rn.f32", (f32(2.0**-100), f32(2.0**-100)), (Bits(0),), "2^-200 is below half the smallest subnormal: it rounds to +0."),
-    Example("mul.rn.f32", (f32(2.0**-75), f32(2.0**-75)), (Bits(0),), "2^-150 is exactly half the smallest subnormal 2^-149: a tie, which goes to the even neighbour, +0."),
+    Example(
+        "mul.rn.f32",
+        (f32(2.0**-75), f32(2.0**-75)),
+        (Bits(0),),
+        "2^-150 is exactly half the smallest subnormal 2^-149: a tie, which goes to the even neighbour, +0.",
+    ),
     Example(
         "fma.rn.f32",
         (f32(1.0) + 1, f32(1.0) + 1, f32(-(1.0 + 2.0**-22))),
@@ -151,24 +156,31 @@ EXAMPLES: list[Example] = [
     Example("sqrt.rp.f32", (f32(2.0),), (Bits(0x3FB504F4),), "sqrt(2) rounded up."),
     Example("rcp.approx.f32", (f32(3.0),), (Allows((0x3EAAAAAB,)),), "The correctly rounded 1/3 lies within the .approx error bound."),
     # §9.7.3.11-12 min, max
-    Example("min.f32", (f32(0.0), f32(-0.0)), (Bits(f32(-0.0)),), "\"If both inputs are 0.0, +0.0 > -0.0\" (§9.7.3.11)."),
+    Example("min.f32", (f32(0.0), f32(-0.0)), (Bits(f32(-0.0)),), '"If both inputs are 0.0, +0.0 > -0.0" (§9.7.3.11).'),
     Example("min.f32", (F32_QNAN, f32(2.0)), (Bits(f32(2.0)),), "One NaN input: the other operand is the result (§9.7.3.11 semantics)."),
-    Example("min.NaN.f32", (F32_QNAN, f32(2.0)), (Bits(0x7FFFFFFF),), "With .NaN \"the result is the canonical NaN\" (§9.7.3.11)."),
+    Example("min.NaN.f32", (F32_QNAN, f32(2.0)), (Bits(0x7FFFFFFF),), 'With .NaN "the result is the canonical NaN" (§9.7.3.11).'),
     Example("min.xorsign.abs.f32", (f32(-3.0), f32(2.0)), (Bits(f32(-2.0)),), "Magnitude min(|-3|, |2|) = 2, sign 1 xor 0 (§9.7.3.11)."),
     Example("max.xorsign.abs.f32", (f32(-3.0), f32(2.0)), (Bits(f32(-3.0)),), "Magnitude max(3, 2) = 3, sign 1 xor 0 (§9.7.3.12)."),
     # §9.7.9.21 cvt
     Example("cvt.rzi.s32.f32", (f32(-2.5),), (Bits(0xFFFFFFFE),), ".rzi rounds towards zero: -2."),
-    Example("cvt.rni.s32.f32", (f32(2.5),), (Bits(2),), ".rni: \"if the source is equidistant between two integers, choose the even one\": 2."),
+    Example("cvt.rni.s32.f32", (f32(2.5),), (Bits(2),), '.rni: "if the source is equidistant between two integers, choose the even one": 2.'),
     Example("cvt.rni.s32.f32", (f32(3.5),), (Bits(4),), "... and 3.5 goes to 4."),
-    Example("cvt.rzi.s32.f32", (F32_QNAN,), (Bits(0),), "\"In float-to-integer conversions, NaN inputs are converted to 0\" (§9.7.9.21)."),
-    Example("cvt.rzi.s32.f32", (f32(1e10),), (Bits(0x7FFFFFFF),), "\"For float-to-integer conversions, the result is clamped to the destination range by default\"."),
+    Example("cvt.rzi.s32.f32", (F32_QNAN,), (Bits(0),), '"In float-to-integer conversions, NaN inputs are converted to 0" (§9.7.9.21).'),
+    Example(
+        "cvt.rzi.s32.f32", (f32(1e10),), (Bits(0x7FFFFFFF),), '"For float-to-integer conversions, the result is clamped to the destination range by default".'
+    ),
     Example("cvt.rzi.u32.f32", (f32(-1.0),), (Bits(0),), "... so -1.0 becomes 0 in an unsigned destination."),
     Example("cvt.rn.f16.f32", (f32(1.0 + 2.0**-11),), (Bits(f16(1.0)),), "1 + 2^-11 is halfway between two f16 values; the even one is 1.0."),
     Example("cvt.rn.f16.f32", (f32(65520.0),), (Bits(0x7C00),), "65520 is halfway between the largest f16 (65504) and 2^16: it rounds to +inf."),
     Example("cvt.rn.satfinite.f16.f32", (f32(65520.0),), (Bits(0x7BFF),), ".satfinite clamps to the largest finite f16, 65504."),
     Example("cvt.rn.relu.f16.f32", (f32(-1.0),), (Bits(0),), ".relu clamps negative results to +0."),
     Example("cvt.f32.f16", (0x3C01,), (Bits(f32(1.0 + 2.0**-10)),), "Widening f16 to f32 is exact."),
-    Example("cvt.rna.tf32.f32", (f32(1.0 + 2.0**-11),), (Bits(0x3F802000),), ".rna breaks the tie away from zero: 1 + 2^-10, in an f32 layout whose low 13 bits are zero."),
+    Example(
+        "cvt.rna.tf32.f32",
+        (f32(1.0 + 2.0**-11),),
+        (Bits(0x3F802000),),
+        ".rna breaks the tie away from zero: 1 + 2^-10, in an f32 layout whose low 13 bits are zero.",
+    ),
     Example(
         "cvt.rn.satfinite.e4m3x2.f32",
         (f32(1000.0), f32(1.0)),

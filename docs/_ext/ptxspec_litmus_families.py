@@ -135,11 +135,18 @@ def family_rst(family: str, entries: list[Entry], underline: str) -> list[str]:
     rows, columns, cells = grid(entries)
     c = Counter(e.verdict for e in entries)
     title = f"{family}"
-    lines = [title, underline * len(title), "",
-             f"{len(entries)} tests: {c['allowed']} allowed, {c['forbidden']} forbidden"
-             + (f", {c['unknown']} unknown" if c["unknown"] else "") + ".", "",
-             ".. list-table::", "   :header-rows: 1", "   :stub-columns: 1", "",
-             "   * - order + separator"]
+    lines = [
+        title,
+        underline * len(title),
+        "",
+        f"{len(entries)} tests: {c['allowed']} allowed, {c['forbidden']} forbidden" + (f", {c['unknown']} unknown" if c["unknown"] else "") + ".",
+        "",
+        ".. list-table::",
+        "   :header-rows: 1",
+        "   :stub-columns: 1",
+        "",
+        "   * - order + separator",
+    ]
     lines += [f"     - ``{col}``" for col in columns]
     for row in rows:
         lines.append(f"   * - ``{row}``")
@@ -163,8 +170,8 @@ class _Summary:
         reason = stale_reason(entries)
         if reason is not None:
             raise ExtensionError(
-                f"litmus families: {CSV_PATH} is stale ({reason}); regenerate it with "
-                f"`ptxspec litmus-gen /tmp/litmus --check --summary {CSV_PATH}`")
+                f"litmus families: {CSV_PATH} is stale ({reason}); regenerate it with `ptxspec litmus-gen /tmp/litmus --check --summary {CSV_PATH}`"
+            )
         env._ptxspec_litmus_families = (path.stat().st_mtime_ns, entries)
         return entries
 
@@ -197,8 +204,7 @@ class LitmusFamilyCounts(SphinxDirective):
 
     def run(self) -> list[nodes.Node]:
         entries = SUMMARY.entries(self.env)
-        lines = [".. list-table::", "   :header-rows: 1", "   :stub-columns: 1", "",
-                 "   * - family", "     - tests", "     - allowed", "     - forbidden"]
+        lines = [".. list-table::", "   :header-rows: 1", "   :stub-columns: 1", "", "   * - family", "     - tests", "     - allowed", "     - forbidden"]
         for family, group in list(families(entries).items()) + [("all", entries)]:
             c = counts(group)
             lines += [f"   * - {family}", f"     - {c['tests']}", f"     - {c['allowed']}", f"     - {c['forbidden']}"]

@@ -190,9 +190,7 @@ CANDIDATES: dict[str, list[tuple]] = {
 #: Qualifiers whose effect the oracle knows for exactly representable, normal, non-zero values:
 #: rounding modes do nothing to an exact result; .ftz nothing to a normal value; .approx/.full
 #: give an allowed set that must contain the exact result; .sat, .relu are applied below.
-KNOWN_QUALIFIERS = frozenset(
-    {"rn", "rz", "rm", "rp", "rna", "rni", "rzi", "rmi", "rpi", "ftz", "sat", "satfinite", "relu", "approx", "full", "NaN"}
-)
+KNOWN_QUALIFIERS = frozenset({"rn", "rz", "rm", "rp", "rna", "rni", "rzi", "rmi", "rpi", "ftz", "sat", "satfinite", "relu", "approx", "full", "NaN"})
 
 #: The integer-rounding modifiers of cvt (§9.7.9.21): the result is an integral value.
 INTEGER_ROUNDING = frozenset({"rni", "rzi", "rmi", "rpi"})

@@ -367,16 +367,18 @@ def stated_rows(examples: list[Example], failures: BuildFailure) -> list[Row]:
             if isinstance(want, Bits):
                 shown_expect.append(_hex(want.bits, width))
                 if got != want.bits:
-                    failures.append(f"stated example {example.instruction} {[hex(s) for s in example.sources]}: ptxspec gives {_describe_result(got, width)}, expected {_hex(want.bits, width)} ({example.why})")
+                    failures.append(
+                        f"stated example {example.instruction} {[hex(s) for s in example.sources]}: ptxspec gives {_describe_result(got, width)}, expected {_hex(want.bits, width)} ({example.why})"
+                    )
             else:
                 shown_expect.append("a set containing " + ", ".join(_hex(m, width) for m in want.members))
                 if isinstance(got, int) or not all(contains(got, m) for m in want.members):
-                    failures.append(f"stated example {example.instruction} {[hex(s) for s in example.sources]}: ptxspec gives {_describe_result(got, width)}, expected {shown_expect[-1]} ({example.why})")
+                    failures.append(
+                        f"stated example {example.instruction} {[hex(s) for s in example.sources]}: ptxspec gives {_describe_result(got, width)}, expected {shown_expect[-1]} ({example.why})"
+                    )
         inputs = "; ".join(_hex(s, register_bits(o.type)) for s, o in zip(example.sources, form.sources))
         profile = f" (profile {example.profile})" if example.profile != "spec" else ""
-        rows.append(
-            Row(form.text, inputs, "; ".join(_describe_result(r, w) for r, w in zip(results, widths)), "; ".join(shown_expect), example.why + profile)
-        )
+        rows.append(Row(form.text, inputs, "; ".join(_describe_result(r, w) for r, w in zip(results, widths)), "; ".join(shown_expect), example.why + profile))
     return rows
 
 
@@ -609,7 +611,11 @@ def _family_of(text: str) -> str | None:
 
 def opcode_page(opcode: str, families: list, facts: dict, semantics: dict, semantic_functions: set, stated: list[Row], failures: BuildFailure) -> str:
     sections = sorted({f.section for f in families}, key=_section_key)
-    out = [f".. _opcode-{_slug(opcode)}:\n", heading(opcode, "="), f"Manual section{'s' if len(sections) > 1 else ''}: " + ", ".join(f"§{s}" for s in sections) + ".\n"]
+    out = [
+        f".. _opcode-{_slug(opcode)}:\n",
+        heading(opcode, "="),
+        f"Manual section{'s' if len(sections) > 1 else ''}: " + ", ".join(f"§{s}" for s in sections) + ".\n",
+    ]
     out.append(
         "This page is generated from the catalogue (:mod:`ptxspec.spec.catalogue`) and the semantic functions "
         "(:mod:`ptxspec.semantics.instructions`) each time the documentation is built.\n"
@@ -650,7 +656,7 @@ def build_pages() -> tuple[dict[str, str], BuildFailure, dict]:
     from ptxspec.spec.catalogue import CATALOGUE
 
     instructions._load_chapters()
-    semantics = dict(instructions.SEMANTICS)
+    semantics = {key: entry.function for key, entry in instructions.SEMANTICS.items()}
     semantic_functions = set(semantics.values())
     failures = BuildFailure()
 

@@ -5,12 +5,12 @@ digest files) through
 :func:`ptxspec.conformance.silicon.replay.load`, so the page cannot drift from the data that CI
 replays. It adds to reStructuredText
 
-* ``.. silicon-campaigns::`` -- one row per recording campaign: the GPU, driver and CUDA runtime
+* ``.. silicon-campaigns::`` -- one row per recorded round: the GPU, driver and CUDA runtime
   that produced it, how many forms and vectors it holds, the forms ptxas refused;
 * ``.. silicon-chapters::`` -- one row per chapter of the manual: forms recorded, vectors per
   form (least and most), vectors in all;
 * ``.. silicon-second-chip::`` -- which forms a second chip (H100 beside H200) ran, and whether
-  its results are bit-identical.
+  its results are bit-identical (the rounds of :data:`SECOND_CHIPS`).
 """
 
 from __future__ import annotations
@@ -73,6 +73,10 @@ def table(header: list[str], rows: list[list[str]], widths: list[int] | None = N
     return tbl
 
 
+#: The scalar rounds a second chip ran, kept as per-form output digests (``ROUND-CHIP-digests.json``).
+SECOND_CHIPS = (("float-cvt", "h100"), ("integer-half-video-warp", "h200"), ("remaining-forms", "h200"))
+
+
 @functools.cache
 def _recording() -> replay.Recording:
     return replay.load()
@@ -87,12 +91,20 @@ class Campaigns(SphinxDirective):
         rows = []
         for name, meta in rec.campaigns.items():
             forms = by_campaign.get(name, [])
-            rejected_file = "rejected.json" if name == "issue 2" else f"rejected-{name}.json"
-            path = replay.DATA / "sm_90" / rejected_file
+            path = replay.DATA / "sm_90" / f"rejected-{name}.json"
             refused = len(json.loads(path.read_text())) if path.exists() else 0
-            rows.append([name, meta["gpu"], meta.get("nvidia_smi", "").split(", ")[-1], str(meta["cuda_runtime_version"]),
-                         f"{len(forms):,}", f"{sum(vectors(f) for f in forms):,}", str(refused)])
-        return [table(["campaign", "GPU", "driver", "CUDA runtime", "forms", "vectors", "refused by ptxas"], rows)]
+            rows.append(
+                [
+                    name,
+                    meta["gpu"],
+                    meta.get("nvidia_smi", "").split(", ")[-1],
+                    str(meta["cuda_runtime_version"]),
+                    f"{len(forms):,}",
+                    f"{sum(vectors(f) for f in forms):,}",
+                    str(refused),
+                ]
+            )
+        return [table(["round", "GPU", "driver", "CUDA runtime", "forms", "vectors", "refused by ptxas"], rows)]
 
 
 class Chapters(SphinxDirective):
@@ -111,17 +123,13 @@ class SecondChip(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         rec = _recording()
         rows = []
-        h100 = replay.DATA / "sm_90" / "issue2-h100-digests.json"
-        if h100.exists():
-            other = json.loads(h100.read_text())
-            same = sum(1 for t, d in other["forms"].items() if t in rec.forms and replay.output_digest(rec.forms[t]) == d)
-            rows.append(["issue 2", f"{rec.meta['gpu']} / {other['gpu']}", f"{len(other['forms']):,}", f"{same:,}"])
-        digests = replay.DATA / "sm_90" / "issue3-h200-digests.json"
-        if digests.exists():
-            other = json.loads(digests.read_text())
-            same = sum(1 for t, d in other["forms"].items() if t in rec.forms and replay.output_digest(rec.forms[t]) == d)
-            rows.append(["issue 3", f"{rec.campaigns['issue3']['gpu']} / {other['gpu']}", f"{len(other['forms']):,}", f"{same:,}"])
-        return [table(["campaign", "chips", "forms both ran", "bit-identical"], rows)]
+        for name, chip in SECOND_CHIPS:
+            path = replay.DATA / "sm_90" / f"{name}-{chip}-digests.json"
+            if path.exists():
+                other = json.loads(path.read_text())
+                same = sum(1 for t, d in other["forms"].items() if t in rec.forms and replay.output_digest(rec.forms[t]) == d)
+                rows.append([name, f"{rec.campaigns[name]['gpu']} / {other['gpu']}", f"{len(other['forms']):,}", f"{same:,}"])
+        return [table(["round", "chips", "forms both ran", "bit-identical"], rows)]
 
 
 def setup(app):

@@ -6,7 +6,7 @@ the recordings in ``conformance/data/sm_90/`` that pin it (the test suite replay
 without a GPU; docs/profiles.rst lists the measurements). The parts with code or long tables live
 beside this file: :mod:`.cvt` (conversions), :mod:`.video` (the video instructions), :mod:`.mma`
 and :mod:`.wgmma` (the tensor-core datapaths). The recorded 16-bit tanh/ex2 tables stay in
-``semantics/data/approx16-sm90.npz`` (written by ``python -m ptxspec.conformance.silicon.approx
+``semantics/data/approx16-sm90.npz`` (written by ``python -m ptxspec.conformance.silicon approx
 tables --write``, never by hand).
 """
 
@@ -19,19 +19,31 @@ from ptxspec.profiles.sm_90 import cvt, mma, video, wgmma
 from ptxspec.semantics.floating_point_approx import exactly, power_of_two
 from ptxspec.spec.types import IntegerType
 
-#: The first campaign (issue 2): 381 forms of §9.7.3 and §9.7.9.21 on an H200, 4096 vectors each;
-#: an H100 gave byte-identical files (issue2-h100-digests.json).
-_ISSUE2 = ("sm_90/meta.json", "sm_90/recording-0.npz", "sm_90/recording-1.npz", "sm_90/recording-2.npz", "sm_90/recording-3.npz",
-           "sm_90/issue2-h100-digests.json")
-#: The second campaign (issue 3): every sm_90a form of the integer, half-precision, video, ...
-#: families on an H100; an H200 agrees bit for bit (issue3-h200-digests.json).
-_ISSUE3 = ("sm_90/meta-issue3.json", "sm_90/issue3-inputs.npz", "sm_90/issue3-outputs-0.npz", "sm_90/issue3-outputs-1.npz",
-           "sm_90/issue3-outputs-2.npz", "sm_90/issue3-h200-digests.json")
-#: The .approx scan (issue 6): every input of each one-operand .f32 form on an H100 and an H200.
+#: The float-cvt round: 381 forms of §9.7.3 and §9.7.9.21 on an H200, 4096 vectors each; an H100
+#: gave byte-identical files (float-cvt-h100-digests.json).
+_FLOAT_CVT = (
+    "sm_90/meta-float-cvt.json",
+    "sm_90/float-cvt-0.npz",
+    "sm_90/float-cvt-1.npz",
+    "sm_90/float-cvt-2.npz",
+    "sm_90/float-cvt-3.npz",
+    "sm_90/float-cvt-h100-digests.json",
+)
+#: The integer-half-video-warp round: every sm_90a form of the integer, half-precision, video, ...
+#: families on an H100; an H200 agrees bit for bit (integer-half-video-warp-h200-digests.json).
+_INTEGER_HALF_VIDEO_WARP = (
+    "sm_90/meta-integer-half-video-warp.json",
+    "sm_90/integer-half-video-warp-inputs.npz",
+    "sm_90/integer-half-video-warp-outputs-0.npz",
+    "sm_90/integer-half-video-warp-outputs-1.npz",
+    "sm_90/integer-half-video-warp-outputs-2.npz",
+    "sm_90/integer-half-video-warp-h200-digests.json",
+)
+#: The .approx scan: every input of each one-operand .f32 form on an H100 and an H200.
 _APPROX = ("sm_90/meta-approx-h100.json", "sm_90/meta-approx-h200.json", "sm_90/approx-extremes-h100.npz", "sm_90/approx-extremes-h200.npz")
-#: fma.oob probes (issue 3, on an H200).
-_OOB = ("sm_90/meta-issue3-oob.json", "sm_90/issue3-oob-inputs.npz", "sm_90/issue3-oob-outputs.npz")
-#: Every .f32 input of the .f32 conversions and the 16-bit arithmetic (issue 6), on an H100 and an H200.
+#: The fma-oob-probes round (on an H200).
+_FMA_OOB_PROBES = ("sm_90/meta-fma-oob-probes.json", "sm_90/fma-oob-probes-inputs.npz", "sm_90/fma-oob-probes-outputs.npz")
+#: Every .f32 input of the .f32 conversions and the 16-bit arithmetic (the exhaustive round), on an H100 and an H200.
 _EXHAUSTIVE = ("sm_90/meta-exhaustive-h100.json", "sm_90/meta-exhaustive-h200.json", "sm_90/exhaustive-h100.npz", "sm_90/exhaustive-h200.npz")
 
 
@@ -43,7 +55,7 @@ def integer_division_by_zero(t: IntegerType) -> int:
 SM_90 = Profile(
     "sm_90",
     description="what an H100/H200 produces, where measured",
-    # --- NaN results (issue 2; tests/test_silicon_sm90.py) ---
+    # --- NaN results (float-cvt; tests/test_silicon_sm90.py) ---
     # f32 (and f16, bf16) arithmetic returns 0x7fffffff (0x7fff): the canonical NaN.
     canonical_nan=True,
     payload_nan_rule="ordered",
@@ -52,7 +64,7 @@ SM_90 = Profile(
     nan_operand_priority={"fma": (1, 2, 0), "mad": (1, 2, 0), "div": (0, 1)},
     # inf - inf, 0 * inf, sqrt(-1) in f64 give the negative quiet NaN 0xfff8000000000000.
     default_nan={"f64": 0xFFF8000000000000},
-    # --- integer (issue 3; tests/test_silicon_sm90.py, tests/test_integer.py) ---
+    # --- integer (integer-half-video-warp; tests/test_silicon_sm90.py, tests/test_integer.py) ---
     integer_division_by_zero=integer_division_by_zero,
     # -7 % 2 is -1: the remainder of the quotient rounded toward zero.
     integer_remainder_toward_zero=True,
@@ -66,13 +78,13 @@ SM_90 = Profile(
     # sub.cc.u32 0 - 0 sets CC.CF = 1 (read back with addc 0, 0); subc.u32 0 - 0 after a carry of 0
     # gives 0xffffffff, after a carry of 1 gives 0.
     carry_flag_holds_not_borrow=True,
-    # --- sin.approx, cos.approx (issue 6 scan; tests/test_silicon_approx.py) ---
+    # --- sin.approx, cos.approx (the approx scan; tests/test_silicon_approx.py) ---
     # cos.approx.f32 on [-2 pi, 2 pi] errs by up to 2^-20.427, beyond the manual's 2^-20.5, for 4698
     # of the 2^32 inputs (4.74 <= |a| <= 5.05; every f32 input on an H200, with and without .ftz,
     # and again on an H100 and an H200: 4698 inputs, 2^-20.427 recomputed exactly with MPFR, the same
     # on both chips). sin.approx.f32 and the wider range keep to the manual.
     sin_cos_near_bound={"cos": power_of_two(-204, 10)},  # 2^-20.4
-    # --- half precision (issue 3; tests/test_half_precision.py, tests/test_silicon_approx.py) ---
+    # --- half precision (integer-half-video-warp; tests/test_half_precision.py, tests/test_silicon_approx.py) ---
     # fma.oob (an H200, ptxas 13.0; every 16-bit a, b, c alone with the others 1.0, and 16^3 triples
     # of NaNs, zeros, infinities and numbers for .f16/.bf16 and their x2 lanes, .relu or not):
     # 0x7ff7 and 0xfff7 -- for .f16 and .bf16 alike -- in a or b give +0.0; in c, and every other
@@ -80,16 +92,16 @@ SM_90 = Profile(
     # manual says "any of the operands".
     fma_oob_nan=(frozenset({0x7FF7, 0xFFF7}), (0, 1)),
     # Every one of the 2^16 inputs of tanh.approx.f16/.bf16, ex2.approx.f16 and ex2.approx.ftz.bf16,
-    # recorded on an H100 ("#all-inputs" in meta-issue3.json) and extracted by
-    # ``python -m ptxspec.conformance.silicon.approx tables --write``. The x2 forms use the same
-    # table in each lane: every lane of their issue-3 recordings agrees with it.
+    # recorded on an H100 ("#all-inputs" in meta-integer-half-video-warp.json) and extracted by
+    # ``python -m ptxspec.conformance.silicon approx tables --write``. The x2 forms use the same
+    # table in each lane: every lane of their integer-half-video-warp recordings agrees with it.
     approx16_tables="approx16-sm90.npz",
     # tanh.approx.bf16 of +-0.74609375 (0x3f3f, 0xbf3f) gives +-0.62890625 (0x3f21, 0xbf21),
     # 2^-7.99991 from tanh -- beyond the manual's 2^-8; every other .bf16 and .f16 input keeps to
     # the manual. 2^-8 (1 + 2^-13) covers it.
     tanh_absolute={"bf16": exactly(Fraction(2**13 + 1, 2**21))},
     approx16_outside_bound={"tanh.bf16": frozenset({0x3F3F, 0xBF3F})},
-    # --- cvt (issues 2, 3 "rest" and 6; tests/test_cvt.py, tests/test_silicon_exhaustive.py) ---
+    # --- cvt (float-cvt, remaining-forms and exhaustive; tests/test_cvt.py, tests/test_silicon_exhaustive.py) ---
     cvt_nan=cvt.cvt_nan,
     cvt_nan_from_f32_batch=cvt.cvt_nan_from_f32_batch,
     cvt_integer_nan=cvt.cvt_integer_nan,
@@ -104,30 +116,30 @@ SM_90 = Profile(
     # with C = +0, and scale-d true with C = -0: every zero result is +0 on sm_90, even a negative
     # sum that underflows to zero in .f16.
     wgmma_scale_d_false_c="-0",
-    # --- video (issue 3; tests/test_video.py) ---
+    # --- video (integer-half-video-warp; tests/test_video.py) ---
     scalar_video=video.scalar_video,
     vmad=video.vmad,
     # tests/test_batch_exhaustive.py proves the numpy paths of semantics/batch.py under this profile.
     batch_paths=True,
     evidence={
-        "canonical_nan": _ISSUE2 + _ISSUE3,
-        "payload_nan_rule": _ISSUE2,
-        "nan_operand_priority": _ISSUE2,
-        "default_nan": _ISSUE2,
-        "integer_division_by_zero": _ISSUE3,
-        "integer_remainder_toward_zero": _ISSUE3,
-        "fns_base_beyond_31": _ISSUE3,
-        "fns_most_negative_offset": _ISSUE3,
-        "bit_field_operand_mask": _ISSUE3,
-        "carry_flag_holds_not_borrow": _ISSUE3,
+        "canonical_nan": _FLOAT_CVT + _INTEGER_HALF_VIDEO_WARP,
+        "payload_nan_rule": _FLOAT_CVT,
+        "nan_operand_priority": _FLOAT_CVT,
+        "default_nan": _FLOAT_CVT,
+        "integer_division_by_zero": _INTEGER_HALF_VIDEO_WARP,
+        "integer_remainder_toward_zero": _INTEGER_HALF_VIDEO_WARP,
+        "fns_base_beyond_31": _INTEGER_HALF_VIDEO_WARP,
+        "fns_most_negative_offset": _INTEGER_HALF_VIDEO_WARP,
+        "bit_field_operand_mask": _INTEGER_HALF_VIDEO_WARP,
+        "carry_flag_holds_not_borrow": _INTEGER_HALF_VIDEO_WARP,
         "sin_cos_near_bound": _APPROX,
-        "fma_oob_nan": _OOB,
-        "approx16_tables": _ISSUE3,
-        "tanh_absolute": _ISSUE3,
-        "approx16_outside_bound": _ISSUE3,
+        "fma_oob_nan": _FMA_OOB_PROBES,
+        "approx16_tables": _INTEGER_HALF_VIDEO_WARP,
+        "tanh_absolute": _INTEGER_HALF_VIDEO_WARP,
+        "approx16_outside_bound": _INTEGER_HALF_VIDEO_WARP,
         "cvt_nan": cvt.EVIDENCE,
         "cvt_nan_from_f32_batch": cvt.EVIDENCE + _EXHAUSTIVE,
-        "cvt_integer_nan": cvt.EVIDENCE + _ISSUE3,
+        "cvt_integer_nan": cvt.EVIDENCE + _INTEGER_HALF_VIDEO_WARP,
         "cvt_ftz_flushes_input": cvt.EVIDENCE,
         "mma_datapaths": mma.EVIDENCE,
         "wgmma_datapaths": wgmma.EVIDENCE,

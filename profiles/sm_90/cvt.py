@@ -2,8 +2,8 @@
 was measured to depart from the manual (float-to-integer NaN, ``.ftz`` on ``cvt.f16.f32``, a
 ``cvt.rna.tf32.f32`` NaN that comes out as infinity).
 
-Evidence, in ``conformance/data/sm_90/``: ``meta.json``, ``recording-*.npz`` (issue 2: 381 forms of
-§9.7.3 and §9.7.9.21); ``meta-issue3-rest.json``, ``issue3-rest-*.npz`` (every cvt form);
+Evidence, in ``conformance/data/sm_90/``: ``meta-float-cvt.json``, ``float-cvt-*.npz`` (381 forms of
+§9.7.3 and §9.7.9.21); ``meta-remaining-forms.json``, ``remaining-forms-*.npz`` (every cvt form);
 ``meta-exhaustive-*.json``, ``exhaustive-*.npz`` (every .f32 input of the .f32 conversions); replayed by
 tests/test_silicon_sm90.py, tests/test_silicon_exhaustive.py and tests/test_cvt.py.
 """
@@ -31,9 +31,9 @@ def cvt_nan(form: Form, src: FloatFormat, dst: FloatFormat, nan: NaN, bits: int)
       the canonical .f32 NaN widened;
     * from .f64: sign and leading payload bits, made quiet (0xfff4000000000007 -> .f16 0xff00);
     * .bf16 to .f32: the bits shifted up unchanged, a signalling NaN staying signalling -- but with
-      .ftz the canonical .f32 NaN 0x7fffffff (the issue-3 "rest" recording);
+      .ftz the canonical .f32 NaN 0x7fffffff (the remaining-forms recording);
     * ``cvt.f32.f32`` and ``cvt.f64.f64`` with no qualifier at all: the input bits unchanged, even a
-      signalling NaN (0x7ff0000000000001 stays as it is; the "rest" recording);
+      signalling NaN (0x7ff0000000000001 stays as it is; the remaining-forms recording);
     * .rna to .tf32: the low 13 bits cleared (so 0x7f800001 becomes +inf); with .satfinite one
       .tf32 unit is then taken off the magnitude (0x7fc00000 -> 0x7fbfe000, 0x7f800001 ->
       0x7f7fe000, the largest finite value);
@@ -72,8 +72,8 @@ def cvt_nan_from_f32_batch(form: Form, dst: FloatFormat, a: np.ndarray) -> int |
 
 
 def cvt_integer_nan(form: Form) -> int:
-    """NaN to integer on an H100 (conformance/data/sm_90, every pair recorded by the issue-2, issue-3
-    and issue-3 "rest" campaigns): 0, as §9.7.9.21 says, from .f16, .bf16 and .f32 into 8- to 32-bit
+    """NaN to integer on an H100 (conformance/data/sm_90, every pair recorded by the float-cvt,
+    integer-half-video-warp and remaining-forms rounds): 0, as §9.7.9.21 says, from .f16, .bf16 and .f32 into 8- to 32-bit
     integers; but the most negative value's bit pattern, 1 << (bits - 1), from .f64 into every
     integer type (0x80 for .s8 and .u8 ... 0x80000000 for .u32) and from every float type into .s64
     and .u64 (0x8000000000000000) -- the hardware departs from the manual there."""
@@ -90,8 +90,17 @@ def cvt_ftz_flushes_input(form: Form) -> bool:
     return form["dtype"] != "f16"
 
 
-EVIDENCE = ("sm_90/meta.json", "sm_90/recording-0.npz", "sm_90/recording-1.npz", "sm_90/recording-2.npz", "sm_90/recording-3.npz",
-            "sm_90/meta-issue3-rest.json", "sm_90/issue3-rest-inputs.npz", "sm_90/issue3-rest-outputs-0.npz",
-            "sm_90/issue3-rest-outputs-1.npz", "sm_90/issue3-rest-outputs-2.npz")
+EVIDENCE = (
+    "sm_90/meta-float-cvt.json",
+    "sm_90/float-cvt-0.npz",
+    "sm_90/float-cvt-1.npz",
+    "sm_90/float-cvt-2.npz",
+    "sm_90/float-cvt-3.npz",
+    "sm_90/meta-remaining-forms.json",
+    "sm_90/remaining-forms-inputs.npz",
+    "sm_90/remaining-forms-outputs-0.npz",
+    "sm_90/remaining-forms-outputs-1.npz",
+    "sm_90/remaining-forms-outputs-2.npz",
+)
 
 __all__ = ["EVIDENCE", "cvt_ftz_flushes_input", "cvt_integer_nan", "cvt_nan", "cvt_nan_from_f32_batch"]

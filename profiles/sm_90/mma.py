@@ -37,8 +37,19 @@ F64_CHAIN = Datapath(chunk=1, accumulator=(11, 52), accumulator_rounding=Roundin
 #: largest exponent and summed exactly; the running sum truncated into .f32 (or rounded to nearest
 #: even into .f16 for an .f16 D) between and after them; then C added in a step of its own (any
 #: alignment width from 40 bits up fits) and the result rounded to nearest even.
-FP8_F32 = Datapath(alignment_bits=25, chunk=16, order="pairs", accumulator=(8, 23), accumulator_rounding=Rounding.RZ, c_step="alone",
-                   c_alignment_bits=40, rounding=Rounding.RN, zero_sign="positive", overflow="infinity", subnormal_reference="normalised")
+FP8_F32 = Datapath(
+    alignment_bits=25,
+    chunk=16,
+    order="pairs",
+    accumulator=(8, 23),
+    accumulator_rounding=Rounding.RZ,
+    c_step="alone",
+    c_alignment_bits=40,
+    rounding=Rounding.RN,
+    zero_sign="positive",
+    overflow="infinity",
+    subnormal_reference="normalised",
+)
 FP8_F16 = attrs.evolve(FP8_F32, accumulator=(5, 10), accumulator_rounding=Rounding.RN)
 
 #: m8n8k4 .f16 (§9.7.14.5.14; docs/mma.rst "m8n8k4 .f16"): sm_90 has no tensor-core instruction for
@@ -49,8 +60,16 @@ FP8_F16 = attrs.evolve(FP8_F32, accumulator=(5, 10), accumulator_rounding=Roundi
 #: FFMA), ``(C + s_01) + s_23`` (FADD), rounded to nearest even into .f16 (F2FP). Measured on H100
 #: (meta-mma-more.json), and read from the SASS (sass/).
 M8N8K4_F32 = Datapath(chunk=1, c_step="alone", accumulator=BINARY32, accumulator_rounding=Rounding.RN, rounding=Rounding.RN, zero_sign="positive")
-M8N8K4_F16 = Datapath(chunk=2, c_step="tree", tree_sum="chain", accumulator=BINARY32, accumulator_rounding=Rounding.RN, rounding=Rounding.RN,
-                      via=BINARY32, via_rounding=Rounding.RN)
+M8N8K4_F16 = Datapath(
+    chunk=2,
+    c_step="tree",
+    tree_sum="chain",
+    accumulator=BINARY32,
+    accumulator_rounding=Rounding.RN,
+    rounding=Rounding.RN,
+    via=BINARY32,
+    via_rounding=Rounding.RN,
+)
 
 _FP8 = ("e4m3", "e5m2")
 
@@ -84,8 +103,12 @@ DATAPATHS: dict[MatrixKey, Datapath] = {
     _key("tf32", "tf32", "f32", "f32", "m16n8k4"): FUSED,
     **{_key(a, b, "f32", "f32", "m16n8k16"): attrs.evolve(FP8_F32, chunk=8) for a in _FP8 for b in _FP8},
     **{_key(a, b, "f16", "f16", "m16n8k16"): attrs.evolve(FP8_F16, chunk=8) for a in _FP8 for b in _FP8},
-    **{_key("f64", "f64", "f64", "f64", shape, r): attrs.evolve(F64_CHAIN, accumulator_rounding=r, rounding=r)
-       for shape in ("m16n8k4", "m16n8k8", "m16n8k16") for r in (Rounding.RN, Rounding.RZ, Rounding.RM, Rounding.RP) if (r, shape) != (Rounding.RZ, "m16n8k8")},
+    **{
+        _key("f64", "f64", "f64", "f64", shape, r): attrs.evolve(F64_CHAIN, accumulator_rounding=r, rounding=r)
+        for shape in ("m16n8k4", "m16n8k8", "m16n8k16")
+        for r in (Rounding.RN, Rounding.RZ, Rounding.RM, Rounding.RP)
+        if (r, shape) != (Rounding.RZ, "m16n8k8")
+    },
     _key("f16", "f16", "f32", "f32", "m8n8k4"): M8N8K4_F32,
     _key("f16", "f16", "f16", "f32", "m8n8k4"): M8N8K4_F32,
     _key("f16", "f16", "f16", "f16", "m8n8k4"): M8N8K4_F16,
@@ -100,7 +123,7 @@ DATAPATHS: dict[MatrixKey, Datapath] = {
     _key("e5m2", "e4m3", "f32", "f32", "m16n8k64", sparse=True): FP8_F32,
     # mma.sp round 2 (meta-mma-sp-more.json, mma-sp-more-0.npz; docs/mma.rst "Sparse mma, every
     # remaining sm_90a form"): the same datapaths again, every sparsity selector, with and without
-    # ::ordered_metadata -- fit-sparse-more stops at its first start with no mismatch.
+    # ::ordered_metadata -- ``mma fit --round mma-sp-more`` stops at its first start with no mismatch.
     _key("f16", "f16", "f32", "f32", "m16n8k16", sparse=True): FUSED,
     _key("f16", "f16", "f16", "f16", "m16n8k16", sparse=True): FUSED_F16,
     _key("bf16", "bf16", "f32", "f32", "m16n8k16", sparse=True): FUSED,
@@ -109,7 +132,17 @@ DATAPATHS: dict[MatrixKey, Datapath] = {
     _key("e5m2", "e5m2", "f32", "f32", "m16n8k64", sparse=True): FP8_F32,
 }
 
-EVIDENCE = ("sm_90/meta-mma.json", "sm_90/mma-0.npz", "sm_90/mma-1.npz", "sm_90/meta-mma-more.json", "sm_90/mma-more-0.npz",
-            "sm_90/meta-mma-sp.json", "sm_90/mma-sp-0.npz", "sm_90/meta-mma-sp-more.json", "sm_90/mma-sp-more-0.npz", "sm_90/sass")
+EVIDENCE = (
+    "sm_90/meta-mma.json",
+    "sm_90/mma-0.npz",
+    "sm_90/mma-1.npz",
+    "sm_90/meta-mma-more.json",
+    "sm_90/mma-more-0.npz",
+    "sm_90/meta-mma-sp.json",
+    "sm_90/mma-sp-0.npz",
+    "sm_90/meta-mma-sp-more.json",
+    "sm_90/mma-sp-more-0.npz",
+    "sm_90/sass",
+)
 
 __all__ = ["DATAPATHS", "EVIDENCE", "F64_CHAIN", "FP8_F16", "FP8_F32", "FUSED", "FUSED_F16", "M8N8K4_F16", "M8N8K4_F32"]

@@ -2,9 +2,10 @@
 
 sm_90 has no video unit: ptxas 13.0 expands each instruction into integer code, which departs from
 the manual in the ways :func:`scalar_video` and :func:`vmad` list. Evidence: every vector of the
-320 scalar video forms and of the vmad forms recorded in conformance/data/sm_90/meta-issue3.json
-(``issue3-inputs.npz``, ``issue3-outputs-*.npz``; an H100, and an H200 with the same outputs,
-``issue3-h200-digests.json``) agrees with them (tests/test_silicon_sm90.py, tests/test_video.py).
+320 scalar video forms and of the vmad forms recorded in
+conformance/data/sm_90/meta-integer-half-video-warp.json (``integer-half-video-warp-inputs.npz``,
+``integer-half-video-warp-outputs-*.npz``; an H100, and an H200 with the same outputs,
+``integer-half-video-warp-h200-digests.json``) agrees with them (tests/test_silicon_sm90.py, tests/test_video.py).
 """
 
 from __future__ import annotations
@@ -107,7 +108,13 @@ def vmad(form: Form, a: int, b: int, c: int) -> int:
     return saturate_final(form, part_select(tmp, 64, True), signed)
 
 
-EVIDENCE = ("sm_90/meta-issue3.json", "sm_90/issue3-inputs.npz", "sm_90/issue3-outputs-0.npz", "sm_90/issue3-outputs-1.npz",
-            "sm_90/issue3-outputs-2.npz", "sm_90/issue3-h200-digests.json")
+EVIDENCE = (
+    "sm_90/meta-integer-half-video-warp.json",
+    "sm_90/integer-half-video-warp-inputs.npz",
+    "sm_90/integer-half-video-warp-outputs-0.npz",
+    "sm_90/integer-half-video-warp-outputs-1.npz",
+    "sm_90/integer-half-video-warp-outputs-2.npz",
+    "sm_90/integer-half-video-warp-h200-digests.json",
+)
 
 __all__ = ["EVIDENCE", "scalar_video", "vmad"]

@@ -45,8 +45,8 @@ counts and the separating evidence). With round 2 every floating-point wgmma/wgm
 legal on sm_90a has a measured datapath; none is listed for integer types (exact) or for
 combinations the manual does not allow.
 
-Round 3 (conformance/data/sm_90/{wgmma-pruned-0.npz, meta-wgmma-pruned.json}, part ``pruned`` of
-the same campaign, an NVIDIA H100 80GB HBM3; issue 14) puts infinities, NaNs and the largest
+The round wgmma-pruned (conformance/data/sm_90/{wgmma-pruned-0.npz, meta-wgmma-pruned.json}, part
+``pruned`` of the same campaign, an NVIDIA H100 80GB HBM3) puts infinities, NaNs and the largest
 finite numbers in B where the sparse A is pruned (.sp f16, bf16, tf32, e4m3, e5m2; selectors 0
 and 1): the .sp datapaths above, fed only the stored products, give every recorded register
 (0 mismatches of 329,728); multiplying a zero-expanded A with all of B misses 204 of the 208
@@ -100,7 +100,14 @@ DATAPATHS: dict[MatrixKey, Datapath] = {
     **{_key(a, b, "f16", "f16", True): FP8_F16 for a in _FP8 for b in _FP8},
 }
 
-EVIDENCE = ("sm_90/meta-wgmma.json", "sm_90/wgmma-0.npz", "sm_90/wgmma-1.npz", "sm_90/meta-wgmma-more.json", "sm_90/wgmma-more-0.npz",
-            "sm_90/meta-wgmma-pruned.json", "sm_90/wgmma-pruned-0.npz")
+EVIDENCE = (
+    "sm_90/meta-wgmma.json",
+    "sm_90/wgmma-0.npz",
+    "sm_90/wgmma-1.npz",
+    "sm_90/meta-wgmma-more.json",
+    "sm_90/wgmma-more-0.npz",
+    "sm_90/meta-wgmma-pruned.json",
+    "sm_90/wgmma-pruned-0.npz",
+)
 
 __all__ = ["DATAPATHS", "EVIDENCE", "FP8_F16", "FP8_F32", "FUSED_F16", "FUSED_F32"]
