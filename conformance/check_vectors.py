@@ -66,6 +66,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from fractions import Fraction
+from typing import TYPE_CHECKING, cast
 
 import attrs
 import click
@@ -73,6 +74,10 @@ import numpy as np
 
 from ptxspec.profiles import NAMES as PROFILE_NAMES
 from ptxspec.spec.errors import Location, OperandError, PtxSpecError, printable
+
+if TYPE_CHECKING:
+    from ptxspec.conformance.matrix_vectors import MatrixInfo, MatrixMismatch, MatrixVector
+    from ptxspec.spec.catalogue import Form
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -87,7 +92,7 @@ class _FormInfo:
     """A form and its operands, looked up once per instruction text (the catalogue builds
     ``form.sources`` anew on every access)."""
 
-    form: object
+    form: Form
     warp: bool
     sources: tuple
     destinations: tuple
@@ -231,7 +236,7 @@ class Summary:
 # ---------------------------------------------------------------------------------------------
 
 
-def _form_info(instr: str) -> _FormInfo | str:
+def _form_info(instr: str) -> _FormInfo | MatrixInfo | str:
     """The form of ``instr`` and its operand widths, or why ptxspec cannot check it."""
     from ptxspec.conformance.cli import is_warp_form
     from ptxspec.semantics.instructions import semantic_of
@@ -372,7 +377,7 @@ def _vector(raw: str, obj: dict, info: _FormInfo, source: str, number: int) -> V
     ]
     if omitted_mask:
         sources.append(FULL_MASK)
-    observed = []
+    observed: list[dict | tuple[int, ...] | int] = []
     for k, (v, w, o) in enumerate(zip(outputs, info.destination_widths, info.destinations)):
         what = f"output {k + 1} ({o.name}, .{o.type})"
         if isinstance(v, dict):
@@ -449,7 +454,7 @@ def load_json_line(raw: str, where) -> object:
         ) from None
 
 
-def _parse_line(data: bytes, number: int, source: str, forms: dict) -> Vector | Unsupported | None:
+def _parse_line(data: bytes, number: int, source: str, forms: dict) -> Vector | MatrixVector | Unsupported | None:
     """One line read by ``json``: a vector, an unsupported one, or None for a blank line; a located
     :class:`~ptxspec.spec.errors.PtxSpecError` when the line is malformed."""
     try:
@@ -476,8 +481,8 @@ def _parse_line(data: bytes, number: int, source: str, forms: dict) -> Vector | 
     if isinstance(info, str):
         return Unsupported(instr, info, Location(source, number))
     if getattr(info, "matrix", False):
-        return info.parse_vector(raw, obj, source, number)
-    return _vector(raw, obj, info, source, number)
+        return cast("MatrixInfo", info).parse_vector(raw, obj, source, number)
+    return _vector(raw, obj, cast(_FormInfo, info), source, number)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -550,7 +555,7 @@ def read_lines(path: str, expect: str = LINE_EXPECTED) -> Iterator[Lines]:
             stream.close()
 
 
-def line_batches(lines: Lines, forms: dict, *, fast: bool = True) -> Iterator[list[Vector | Unsupported | Block]]:
+def line_batches(lines: Lines, forms: dict, *, fast: bool = True) -> Iterator[list[Vector | MatrixVector | Unsupported | Block]]:
     """The vectors of a chunk of lines: first the blocks (:class:`Block`) of the lines in the
     canonical layout (read in bulk, :func:`canonical_blocks`), then every other line in file order
     as a :class:`Vector` or :class:`Unsupported` (read by ``json``, :data:`SLOW_BATCH` bytes of
@@ -578,18 +583,18 @@ def line_batches(lines: Lines, forms: dict, *, fast: bool = True) -> Iterator[li
         yield batch
 
 
-def file_batches(path: str, *, fast: bool = True, progress=None) -> Iterator[list[Vector | Unsupported | Block]]:
+def file_batches(path: str, *, fast: bool = True, progress=None) -> Iterator[list[Vector | MatrixVector | Unsupported | Block]]:
     """The vectors of a JSON Lines file, a batch at a time, read as they are needed
     (:func:`read_lines`, :func:`line_batches`). ``progress(what, done, total)`` is told the bytes
     read."""
-    forms: dict[str, _FormInfo | str] = {}
+    forms: dict[str, _FormInfo | MatrixInfo | str] = {}
     for lines in read_lines(path):
         if progress is not None:
             progress(lines.source, lines.done, lines.size, unit="bytes")
         yield from line_batches(lines, forms, fast=fast)
 
 
-def read_items(path: str, *, fast: bool = True) -> list[Vector | Unsupported | Block]:
+def read_items(path: str, *, fast: bool = True) -> list[Vector | MatrixVector | Unsupported | Block]:
     """Every vector of a JSON Lines file (:func:`file_batches`; a file that fits in one
     :data:`READ_SIZE` chunk: its blocks first, then the other lines in file order). Raises a
     located :class:`~ptxspec.spec.errors.PtxSpecError` at the first malformed line.
@@ -598,11 +603,11 @@ def read_items(path: str, *, fast: bool = True) -> list[Vector | Unsupported | B
     return [item for batch in file_batches(path, fast=fast) for item in batch]
 
 
-def read_vectors(path: str) -> Iterable[Vector | Unsupported]:
+def read_vectors(path: str) -> Iterable[Vector | MatrixVector | Unsupported]:
     """The vectors of a JSON Lines file, one :class:`Vector` (or :class:`Unsupported`) per
     non-blank line in file order. Raises a located :class:`~ptxspec.spec.errors.PtxSpecError` at
     the first malformed line."""
-    items: list[Vector | Unsupported] = []
+    items: list[Vector | MatrixVector | Unsupported] = []
     for item in read_items(path):
         items.extend(item.vectors() if isinstance(item, Block) else [item])
     items.sort(key=lambda v: v.where.line or 0)
@@ -620,7 +625,7 @@ def _testfloat_info(instr: str) -> _FormInfo:
             f"--testfloat {instr}: {info.form.text} has no TestFloat counterpart (the testfloat layout holds IEEE 754 operations)",
             where=Location("<command line>, --testfloat"),
         )
-    return info
+    return cast(_FormInfo, info)  # a matrix form has no TestFloat counterpart
 
 
 def testfloat_batches(path: str, instr: str, progress=None) -> Iterator[list[Block]]:
@@ -667,7 +672,7 @@ def read_testfloat(path: str, instr: str) -> list[Block]:
     return [block for batch in testfloat_batches(path, instr) for block in batch]
 
 
-def judge_testfloat_flags(block: Block, summary: Summary, mismatched_lines: set[int], order: int = 0) -> None:
+def judge_testfloat_flags(block: Block, summary: Summary, mismatched_lines: set[int | None], order: int = 0) -> None:
     """Count a TestFloat line whose result matched (its line not in ``mismatched_lines``) but whose
     flags are not the IEEE 754-2019 §7 exceptions of the operation
     (:func:`ptxspec.conformance.testfloat.exceptions`; PTX has no status flags, so these are the
@@ -676,6 +681,7 @@ def judge_testfloat_flags(block: Block, summary: Summary, mismatched_lines: set[
     from ptxspec.conformance import testfloat
 
     flags = block.flags
+    assert flags is not None, "judge_testfloat_flags: the block has no flags column"
     counts = summary.by_instr[block.info.form.text]
     found = []
     for i in range(len(block)):
@@ -686,7 +692,7 @@ def judge_testfloat_flags(block: Block, summary: Summary, mismatched_lines: set[
         if int(flags[i]) != expected:
             counts.matched -= 1
             counts.mismatched += 1
-            names = "|".join(f.name.lower() for f in testfloat.Flags if f & expected) or "none"
+            names = "|".join(cast(str, f.name).lower() for f in testfloat.Flags if f & expected) or "none"
             found.append(Mismatch(vector, vector.outputs, f"result matches, but flags {int(flags[i]):02x} where IEEE 754 raises {expected:02x} ({names})"))
     summary.add_mismatches(found, (1, order))
 
@@ -774,6 +780,7 @@ def _layout(text: bytes, forms: dict) -> _Layout | None:
         info = forms[obj["instr"]] = _form_info(obj["instr"])
     if isinstance(info, str) or info.warp:
         return None
+    info = cast(_FormInfo, info)  # a matrix form is a warp form
     inputs, outputs, allowed = obj["inputs"], obj["outputs"], obj.get("allowed")
     profile = obj.get("profile", "spec")
     widths = info.source_widths + info.destination_widths
@@ -953,7 +960,7 @@ def hex_lower(value):
     return value
 
 
-def _claim_matches(claim: dict | str, result) -> bool:
+def _claim_matches(claim: dict, result) -> bool:
     """Whether a claimed allowed set (``eval --json``'s encoding, or a short form) is ``result``
     (hex in either case)."""
     from ptxspec.semantics.results import AnyNaN, Interval
@@ -1153,11 +1160,11 @@ def _allowed_texts_agree(result, part: slice, texts: np.ndarray) -> np.ndarray:
     return ok
 
 
-def check_batch(items: Sequence[Vector | Unsupported | Block], summary: Summary) -> None:
+def check_batch(items: Sequence[Vector | MatrixVector | Unsupported | Block], summary: Summary) -> None:
     """Check one batch of vectors, grouped by form, and add what is found to ``summary``; the
     flags of a TestFloat block are judged after its results (:func:`judge_testfloat_flags`)."""
     profile = summary.profile
-    groups: dict[str, tuple[_FormInfo, list[Block], list[Vector]]] = {}
+    groups: dict[str, tuple[_FormInfo | MatrixInfo, list[Block], list[Vector | MatrixVector]]] = {}
     for item in items:
         if isinstance(item, Unsupported):
             summary.add_unsupported(item)
@@ -1165,9 +1172,16 @@ def check_batch(items: Sequence[Vector | Unsupported | Block], summary: Summary)
         group = groups.get(item.info.form.text)
         if group is None:
             group = groups[item.info.form.text] = (item.info, [], [])
-        (group[1] if isinstance(item, Block) else group[2]).append(item)
+        if isinstance(item, Block):
+            group[1].append(item)
+        else:
+            group[2].append(item)
     for text, (info, blocks, vectors) in groups.items():
-        found = info.check(vectors, profile) if getattr(info, "matrix", False) else check_form(info, blocks, vectors, profile)
+        found: Sequence[Mismatch | MatrixMismatch] = (
+            cast("MatrixInfo", info).check(cast("list[MatrixVector]", vectors), profile)
+            if getattr(info, "matrix", False)
+            else check_form(cast(_FormInfo, info), blocks, cast("list[Vector]", vectors), profile)
+        )
         n = sum(map(len, blocks)) + len(vectors)
         counts = summary.by_instr.setdefault(text, Counts())
         counts.checked += n
@@ -1181,7 +1195,7 @@ def check_batch(items: Sequence[Vector | Unsupported | Block], summary: Summary)
                 judge_testfloat_flags(block, summary, lines, summary.flag_blocks)
 
 
-def check_batches(batches: Iterable[Sequence[Vector | Unsupported | Block]], profile: str = "spec", *, keep: int | None = None) -> Summary:
+def check_batches(batches: Iterable[Sequence[Vector | MatrixVector | Unsupported | Block]], profile: str = "spec", *, keep: int | None = None) -> Summary:
     """Check the vectors of ``batches`` as they come (:func:`check_batch`) and summarise, keeping
     the first ``keep`` mismatches (all when None). A malformed line anywhere (an error raised
     while the batches are read) is reported in preference to an error of the semantics on a
@@ -1199,7 +1213,7 @@ def check_batches(batches: Iterable[Sequence[Vector | Unsupported | Block]], pro
     return summary.finish()
 
 
-def check_vectors(items: Iterable[Vector | Unsupported | Block], profile: str = "spec", *, keep: int | None = None) -> Summary:
+def check_vectors(items: Iterable[Vector | MatrixVector | Unsupported | Block], profile: str = "spec", *, keep: int | None = None) -> Summary:
     """Check parsed vectors and summarise (:func:`check_batches`, :data:`SLOW_BATCH` of them, or
     a block, at a time)."""
 
@@ -1374,12 +1388,12 @@ def recorded_vectors(recorded, rows: Sequence[int] | None = None) -> Iterable[di
         *sources, active = recorded.inputs
         for w in range(len(active) // WARP_SIZE) if rows is None else rows:
             lanes = slice(WARP_SIZE * w, WARP_SIZE * (w + 1))
-            inputs = []
+            inputs: list[str | list[str]] = []
             for operand, col, width in zip(form.sources, sources, in_widths):
                 values = [_hex(int(x) & ((1 << width) - 1), width) for x in col[lanes]]
                 inputs.append(values[0] if operand.name == "membermask" else values)
-            outputs = [[_hex(int(x) & ((1 << width) - 1), width) for x in col[lanes]] for col, width in zip(recorded.outputs, out_widths)]
-            yield {"instr": instr, "inputs": inputs, "outputs": outputs, "active": _hex(int(active[WARP_SIZE * w]), 32), "profile": "sm_90"}
+            lane_outputs = [[_hex(int(x) & ((1 << width) - 1), width) for x in col[lanes]] for col, width in zip(recorded.outputs, out_widths)]
+            yield {"instr": instr, "inputs": inputs, "outputs": lane_outputs, "active": _hex(int(active[WARP_SIZE * w]), 32), "profile": "sm_90"}
         return
     for i in range(len(recorded.outputs[0])) if rows is None else rows:
         inputs = [_hex(int(col[i]) & ((1 << w) - 1), w) for col, w in zip(recorded.inputs, in_widths)]
@@ -1387,7 +1401,7 @@ def recorded_vectors(recorded, rows: Sequence[int] | None = None) -> Iterable[di
         yield {"instr": instr, "inputs": inputs, "outputs": outputs, "profile": "sm_90"}
 
 
-def recording_batches(directory: str | Path | None = None, select=None, progress=None) -> Iterator[list[Vector | Unsupported | Block]]:
+def recording_batches(directory: str | Path | None = None, select=None, progress=None) -> Iterator[list[Vector | MatrixVector | Unsupported | Block]]:
     """Every vector of a silicon recording (:func:`ptxspec.conformance.silicon.replay.load`; default
     ``conformance/data/sm_90``) as check-vectors items, one recorded form after another (a form's
     vectors made only when they are checked): a scalar form with a batched fast path as one
@@ -1414,21 +1428,22 @@ def recording_batches(directory: str | Path | None = None, select=None, progress
             continue
         n = len(recorded.outputs[0]) // (WARP_SIZE if recorded.warp else 1)
         scalar = not recorded.warp and not getattr(info, "matrix", False)
+        plain = cast(_FormInfo, info)  # Block, Vector and _vector take a non-matrix form's info
         # A recorded register wider than its operand (a narrow result stored extended) is cut to
         # the operand's width, as the replay reads it.
-        sources = tuple(_cut(c, w) for c, w in zip(recorded.inputs, info.source_widths)) if scalar else ()
-        outputs = tuple(_cut(c, w) for c, w in zip(recorded.outputs, info.destination_widths)) if scalar else ()
-        if scalar and len(info.destinations) == 1 and has_fast_path(info.form, "sm_90"):
-            yield [Block(info, source, np.arange(1, n + 1), sources, outputs, None, "sm_90")]
+        sources = tuple(_cut(c, w) for c, w in zip(recorded.inputs, plain.source_widths)) if scalar else ()
+        outputs = tuple(_cut(c, w) for c, w in zip(recorded.outputs, plain.destination_widths)) if scalar else ()
+        if scalar and len(plain.destinations) == 1 and has_fast_path(info.form, "sm_90"):
+            yield [Block(plain, source, np.arange(1, n + 1), sources, outputs, None, "sm_90")]
         elif scalar:  # vector by vector, made straight from the columns (what _vector reads from their JSON)
             for start in range(0, n, RECORDED_BATCH):
                 part = slice(start, min(start + RECORDED_BATCH, n))
-                rows = zip(zip(*(c[part].tolist() for c in sources)), zip(*(c[part].tolist() for c in outputs)))
-                yield [Vector(info, ins, outs, None, None, Location(source, number)) for number, (ins, outs) in enumerate(rows, start + 1)]
+                pairs = zip(zip(*(c[part].tolist() for c in sources)), zip(*(c[part].tolist() for c in outputs)))
+                yield [Vector(plain, ins, outs, None, None, Location(source, number)) for number, (ins, outs) in enumerate(pairs, start + 1)]
         else:
             for start in range(0, n, RECORDED_BATCH):
                 rows = range(start, min(start + RECORDED_BATCH, n))
-                yield [_vector(json.dumps(obj), obj, info, source, number) for number, obj in enumerate(recorded_vectors(recorded, rows), start + 1)]
+                yield [_vector(json.dumps(obj), obj, plain, source, number) for number, obj in enumerate(recorded_vectors(recorded, rows), start + 1)]
         done += n
         if progress is not None:
             progress(root, done, total, unit="vectors")
@@ -1443,7 +1458,7 @@ def _cut(column, width: int) -> np.ndarray:
     return np.asarray(column).astype(np.uint64) & np.uint64((1 << width) - 1)
 
 
-def recording_items(directory: str | Path | None = None, select=None) -> list[Vector | Unsupported | Block]:
+def recording_items(directory: str | Path | None = None, select=None) -> list[Vector | MatrixVector | Unsupported | Block]:
     """Every item of :func:`recording_batches`, held at once."""
     return [item for batch in recording_batches(directory, select) for item in batch]
 

@@ -79,6 +79,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from itertools import combinations
+from typing import TYPE_CHECKING, cast
 
 import attrs
 import click
@@ -86,7 +87,10 @@ import numpy as np
 
 from ptxspec.profiles import NAMES as PROFILE_NAMES
 from ptxspec.spec.errors import OperandError, PtxSpecError
-from ptxspec.spec.types import FORMATS, INTEGER_TYPES, PACKED_TYPES, FloatFormat, NanEncoding, register_bits
+from ptxspec.spec.types import FORMATS, INTEGER_TYPES, PACKED_TYPES, FloatFormat, IntegerType, NanEncoding, PackedType, register_bits
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
 
 #: The most edge vectors crossed before the random ones, whatever ``--count`` is.
 EDGE_CAP = 1 << 16
@@ -104,7 +108,7 @@ FULL_MASK = 0xFFFFFFFF
 # ---------------------------------------------------------------------------------------------
 
 
-def operand_kind(form, operand) -> tuple[str, object]:
+def operand_kind(form, operand) -> tuple[str, FloatFormat | PackedType | IntegerType | None]:
     """How to read ``operand`` of ``form``: ``("float", fmt)``, ``("packed", PackedType)``,
     ``("int", IntegerType)`` or ``("pred", None)``.
 
@@ -206,11 +210,11 @@ def _rounding_boundaries(target: FloatFormat, source: FloatFormat) -> list[Fract
     up), half and 3/2 of the smallest subnormal (underflow), the smallest normal, the largest
     finite value and the tie above it (the overflow threshold), each with its neighbours one
     ``source`` ulp away."""
-    from ptxspec.semantics.numerics import decode, max_finite, to_fraction
+    from ptxspec.semantics.numerics import Exact, decode, max_finite, to_fraction
 
     p, q = target.precision, source.precision
     ulp1 = Fraction(1, 1 << (p - 1))
-    max_value = to_fraction(decode(target, max_finite(target)))
+    max_value = to_fraction(cast(Exact, decode(target, max_finite(target))))
     tiny = Fraction(2) ** (target.min_normal_exponent - p + 1)
     centres = [
         1 + ulp1 / 2,
@@ -287,7 +291,7 @@ def operand_edges(form, operand) -> list[int]:
     if kind == "pred":
         return [0, 1]
     if kind == "float":
-        return float_edges(what, rounding_targets(form))
+        return float_edges(cast(FloatFormat, what), rounding_targets(form))
     if kind == "packed":
         return packed_edges(what, rounding_targets(form))
     return integer_edges(what)
@@ -340,13 +344,14 @@ def _plain(form, operand, edges: list[int]) -> int:
     it, else the first edge value."""
     kind, what = operand_kind(form, operand)
     if kind == "float":
-        return _exact(what, Fraction(1)) or edges[0]
+        return _exact(cast(FloatFormat, what), Fraction(1)) or edges[0]
     if kind == "packed":
-        element = FORMATS.get(what.element)
+        packed = cast(PackedType, what)
+        element = FORMATS.get(packed.element)
         one = (_exact(element, Fraction(1)) if element else 1) or 0
         bits = 0
-        for _ in range(what.count):
-            bits = (bits << what.lane_bits) | one
+        for _ in range(packed.count):
+            bits = (bits << packed.lane_bits) | one
         return bits
     if kind == "pred":
         return 0
@@ -397,13 +402,14 @@ def random_operand(rng: np.random.Generator, form, operand, n: int) -> np.ndarra
     if kind == "pred":
         return rng.integers(0, 2, n, dtype=np.uint64)
     if kind == "float":
-        return _random_float(rng, what, n)
+        return _random_float(rng, cast(FloatFormat, what), n)
     if kind == "packed":
-        element = FORMATS.get(what.element)
+        packed = cast(PackedType, what)
+        element = FORMATS.get(packed.element)
         out = np.zeros(n, np.uint64)
-        for _ in range(what.count):
-            lane = _random_float(rng, element, n) if element else _random_int(rng, what.lane_bits, n)
-            out = (out << np.uint64(what.lane_bits)) | lane
+        for _ in range(packed.count):
+            lane = _random_float(rng, element, n) if element else _random_int(rng, packed.lane_bits, n)
+            out = (out << np.uint64(packed.lane_bits)) | lane
         return out
     return _random_int(rng, width, n)
 
@@ -704,24 +710,26 @@ def _warp_vector(form, sources: list, widths: list[int], out_widths: list[int], 
     """One warp vector's line as a dict (:func:`_warp_vectors`)."""
     from ptxspec.conformance.cli import _hex
     from ptxspec.semantics.instructions import evaluate
+    from ptxspec.semantics.results import Allowed
 
     results = evaluate(form, sources, profile, active=active)
     obj: dict = {"instr": form.text}
     obj["inputs"] = [[_hex(v, w) for v in value] if isinstance(value, tuple) else _hex(value, w) for value, w in zip(sources, widths)]
-    outputs, allowed = [], []
+    outputs: list[str | dict | list[str | dict]] = []
+    allowed: list[dict | None] = []
     for result, w in zip(results, out_widths):
         lanes = getattr(result, "lanes", None) if not isinstance(result, int) else None
         if lanes is None:  # one value for the warp
             rep = representative(result)
-            outputs.append(_hex(rep, w) if rep is not None else result.to_json())
+            outputs.append(_hex(rep, w) if rep is not None else cast(Allowed, result).to_json())
             allowed.append(None if isinstance(result, int) else result.to_json())
             continue
-        texts = []
+        texts: list[str | dict] = []
         for lane in lanes:
             rep = representative(lane)
             texts.append(_hex(rep, w) if rep is not None else lane.to_json())
         outputs.append(texts)
-        allowed.append(None if all(isinstance(lane, int) for lane in lanes) else result.to_json())
+        allowed.append(None if all(isinstance(lane, int) for lane in lanes) else cast(Allowed, result).to_json())
     obj["outputs"] = outputs
     if any(a is not None for a in allowed):
         obj["allowed"] = allowed
@@ -759,10 +767,13 @@ class Destination:
         if self.any_nan is None or not self.any_nan[i].any():
             return int(self.bits[i])
         if self.lanes == 1:
-            return AnyNaN(self.format)
+            return AnyNaN(cast(FloatFormat, self.format))
         mask, bits = (1 << self.lane_bits) - 1, int(self.bits[i])
         return Lanes(
-            tuple(AnyNaN(self.format) if self.any_nan[i, lane] else (bits >> ((self.lanes - 1 - lane) * self.lane_bits)) & mask for lane in range(self.lanes)),
+            tuple(
+                AnyNaN(cast(FloatFormat, self.format)) if self.any_nan[i, lane] else (bits >> ((self.lanes - 1 - lane) * self.lane_bits)) & mask
+                for lane in range(self.lanes)
+            ),
             self.lane_bits,
         )
 
@@ -798,12 +809,12 @@ def destinations(form, columns: list[np.ndarray], profile: str, progress=None) -
     for i in range(n):
         if progress is not None and not i % PROGRESS_STEP:
             progress(form.text, i, n)
-        for dest, r in zip(outs, evaluate(form, [c[i] for c in lists], profile)):
-            if isinstance(r, int):
-                dest.bits[i] = r
+        for dest, value in zip(outs, evaluate(form, [c[i] for c in lists], profile)):
+            if isinstance(value, int):
+                dest.bits[i] = value
             else:
-                dest.sets[i] = r
-                rep = representative(r)
+                dest.sets[i] = value
+                rep = representative(value)
                 dest.bits[i] = 0 if rep is None else rep
     return outs
 
@@ -883,7 +894,7 @@ def allowed_pieces(dest: Destination, pattern: int, bits: np.ndarray) -> list:
     hex digits left open (``bits``: the destination bits of the rows)."""
     from ptxspec.semantics.results import AnyNaN
 
-    nan = json.dumps(AnyNaN(dest.format).to_json())
+    nan = json.dumps(AnyNaN(cast(FloatFormat, dest.format)).to_json())
     if dest.lanes == 1:
         return [nan]
     pieces: list = ['{"kind": "lanes", "lanes": [']
@@ -965,7 +976,8 @@ def _jsonl_chunk(form, profile: str, columns, dests: list[Destination], kind: np
             other.update(zip(rows.tolist(), matrix.view(f"S{matrix.shape[1]}").ravel().tolist()))
         elif k < 0:
             other.update((i, _single_line(form, profile, columns, dests, start + i, plain[i], prefix, tail)) for i in rows.tolist())
-    text, width = memoryview(plain.reshape(-1)), plain.shape[1]  # sliced without copies
+    flat: Buffer = cast("Buffer", plain.reshape(-1))  # numpy's stubs give ndarray no buffer protocol before Python 3.12
+    text, width = memoryview(flat), plain.shape[1]  # sliced without copies
     pieces: list = []
     previous = 0
     for i in sorted(other):
@@ -1009,7 +1021,7 @@ def _npz_arrays(form, count: int, seed: int, profile: str) -> Iterator[list[np.n
 
 def _npz_names(form, k: int) -> list[tuple[str, type]]:
     """The names and types of instruction ``k``'s arrays, in the archive's order."""
-    names = [(f"{k}.in{i}", np.uint64) for i in range(len(form.sources))]
+    names: list[tuple[str, type]] = [(f"{k}.in{i}", np.uint64) for i in range(len(form.sources))]
     for j in range(len(form.destinations)):
         names += [(f"{k}.out{j}", np.uint64), (f"{k}.open{j}", np.bool_)]
     return names
@@ -1045,8 +1057,8 @@ def write_npz(out, instrs: Sequence[str], count: int, seed: int, profile: str = 
                 for stream in files:
                     stream.close()
         texts = [f.text for f in forms]
-        instr = np.array(texts, dtype=f"<U{max([1, *map(len, texts)])}")
-        _npz_member(archive, "instr", instr.dtype, len(instr), io.BytesIO(instr.tobytes()))
+        instr_column = np.array(texts, dtype=f"<U{max([1, *map(len, texts)])}")
+        _npz_member(archive, "instr", instr_column.dtype, len(instr_column), io.BytesIO(instr_column.tobytes()))
 
 
 def _npz_member(archive: zipfile.ZipFile, name: str, dtype, rows: int, data) -> None:

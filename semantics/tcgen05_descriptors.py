@@ -835,8 +835,8 @@ class ZeroColumnMaskDescriptor:
     *used* columns because (1) all three examples with a mask say so and an example is a checkable
     encoding where a table cell is easy to swap, (2) the fields' own names say so (a column whose
     B values are skipped is a 0 column), and (3) CUTLASS's ``MaskAndShiftB``
-    (cute/arch/mma_sm100_desc.hpp) documents the same: "skip_span_ ... consecutive columns where 0
-    value is used", "use_span_ ... consecutive columns where B matrix data is used".
+    (cute/arch/mma_sm100_desc.hpp) documents the same: "``skip_span_`` ... consecutive columns where 0
+    value is used", "``use_span_`` ... consecutive columns where B matrix data is used".
 
     The rest, as the examples show it (:func:`sub_masks`): First Span ("Specifies the starting
     value for sub-mask mask-i") is the value of the first run (0: used columns first); Start Count
