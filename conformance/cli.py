@@ -204,7 +204,7 @@ def prepare(request: Request, mask: int | None = None):
     kind = semantic_of(form).operands
     if kind.state:
         raise OperandError(
-            f"{form.text} reads {kind.name.split(' and ')[-1]}: `ptxspec eval` takes register operands only; use the Python API "
+            f"{form.text} reads memory: `ptxspec eval` takes register operands only; use the Python API "
             "ptxspec.semantics.instructions.execute(form, sources, state=State(...))",
             where=request.instruction_at,
             section=form.family.section,

@@ -56,7 +56,7 @@ from ptxspec.semantics.instructions import WARP_LANES, WARP_MEMORY, semantic
 from ptxspec.semantics.matrix_layout import WARP, FragmentLayout, group_id, thread_id_in_group
 from ptxspec.semantics.results import Result
 from ptxspec.semantics.state import State
-from ptxspec.semantics.warp import FULL_MASK, WarpResult, lanes_of, undefined_warp
+from ptxspec.semantics.warp import FULL_MASK, WarpResult, lanes_of, per_thread, undefined_warp
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.errors import OperandError, PtxSpecError
 
@@ -415,11 +415,6 @@ def movmatrix(form: Form | str, a) -> np.ndarray:
 ALIGNED = "all threads in the warp must execute the same instruction (.aligned); otherwise the behavior is undefined"
 
 
-def _per_lane(registers: np.ndarray) -> tuple[WarpResult, ...]:
-    """One :class:`~ptxspec.semantics.warp.WarpResult` per register of ``registers`` ``[32, R]``."""
-    return tuple(WarpResult(tuple(int(v) for v in registers[:, r]), 32) for r in range(registers.shape[1]))
-
-
 @semantic("ldmatrix", "ldmatrix.fmt", operands=WARP_MEMORY)
 def ldmatrix_warp(form: Form, state: State, p, *, profile: Profile, active: int) -> tuple[tuple[Result, ...], State]:
     """§9.7.14.5.15 :func:`ldmatrix` from ``state``'s shared memory at the lanes' row addresses
@@ -428,7 +423,7 @@ def ldmatrix_warp(form: Form, state: State, p, *, profile: Profile, active: int)
     del profile  # no choice of the chip: the manual fixes every bit
     if active != FULL_MASK:
         return tuple(undefined_warp(32) for _ in form.destinations), state
-    return _per_lane(ldmatrix(form, state.shared_image(), lanes_of(p, "p"))), state
+    return per_thread(ldmatrix(form, state.shared_image(), lanes_of(p, "p")), 32), state
 
 
 @semantic("stmatrix", operands=WARP_MEMORY)
@@ -450,4 +445,4 @@ def movmatrix_warp(form: Form, a, *, profile: Profile, active: int) -> WarpResul
     del profile
     if active != FULL_MASK:
         return undefined_warp(32)
-    return _per_lane(movmatrix(form, lanes_of(a, "a"))[:, None])[0]
+    return per_thread(movmatrix(form, lanes_of(a, "a"))[:, None], 32)[0]

@@ -910,7 +910,7 @@ def mma(form, *registers, profile: Profile, active: int = 0xFFFFFFFF):
     mma instruction ... the behavior is undefined" otherwise: a warp with inactive lanes gives
     undefined registers. Numerics: the module docstring (spec level) and :func:`datapath_for`.
     """
-    from ptxspec.semantics.warp import WarpResult, undefined_warp
+    from ptxspec.semantics.warp import one_value, per_thread, undefined_warp
 
     L = _layouts(form)
     counts = [L[o].registers for o in "abc"]
@@ -929,9 +929,9 @@ def mma(form, *registers, profile: Profile, active: int = 0xFFFFFFFF):
     metadata, selector = None, 0  # mma_fragments' defaults: a dense mma
     if sparse:
         metadata = _lanes(registers[at], "e", 32)  # "operand e is a 32-bit integer"
-        selectors = set(_lanes(registers[at + 1], "f"))
-        if len(selectors) != 1:
+        chosen = one_value(_lanes(registers[at + 1], "f"))
+        if chosen is None:
             raise OperandError("the sparsity selector f is a constant: one value for the warp", section="9.7.14.6.3")
-        selector = selectors.pop()
+        selector = chosen
     D = mma_fragments(form, *arrays, profile=profile, metadata=metadata, selector=selector)
-    return tuple(WarpResult(tuple(int(x) if isinstance(x, (int, np.integer)) else x for x in D[:, r]), width) for r in range(D.shape[1]))
+    return per_thread(D, width)

@@ -95,6 +95,7 @@ from ptxspec.semantics.mma import spec_sum
 from ptxspec.semantics.numerics import Value, decode, is_subnormal
 from ptxspec.profiles import Profile
 from ptxspec.semantics.instructions import WARP_LANES, semantic
+from ptxspec.semantics.warp import one_value, per_thread
 from ptxspec.semantics.results import Result
 from ptxspec.semantics.sparse import row_problems
 
@@ -302,10 +303,11 @@ def _layouts(form) -> dict:
 
 def _uniform(value, name: str, section: str) -> int:
     """A selector operand: one value for the whole warp (our reading, module docstring)."""
-    values = set(_mma._lanes(value, name))
-    if len(values) != 1:
-        raise OperandError(f"the block-scale selector {name} must have one value in every lane of the warp, got {sorted(values)}", section=section)
-    return values.pop()
+    lanes = _mma._lanes(value, name)
+    chosen = one_value(lanes)
+    if chosen is None:
+        raise OperandError(f"the block-scale selector {name} must have one value in every lane of the warp, got {sorted(set(lanes))}", section=section)
+    return chosen
 
 
 #: The families :func:`mma_block_scale` is the meaning of.
@@ -330,7 +332,7 @@ def mma_block_scale(form, *registers, profile: Profile, active: int = FULL):
     position's block; the pruned positions of B are never read, neither their values nor their
     padding. A dense A is the same with every K position stored.
     """
-    from ptxspec.semantics.warp import WarpResult, undefined_warp
+    from ptxspec.semantics.warp import undefined_warp
 
     L = _layouts(form)
     sparse = form.get("spvariant") is not None
@@ -406,7 +408,7 @@ def mma_block_scale(form, *registers, profile: Profile, active: int = FULL):
             D[i, j] = block_scaled_dot(
                 atype, btype, form["ctype"], form["dtype"], row, [int(y) for y in G[i, :, j]], int(C1[i, 0, j]), stype=stype, sa=sa, sb=sb, element_bits=bits
             )
-    return tuple(WarpResult(tuple(x for x in column), ld.register_bits) for column in _pack(ld, D).T)
+    return per_thread(_pack(ld, D), ld.register_bits)
 
 
 def _pack(ld, D: np.ndarray) -> np.ndarray:

@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import attrs
+import numpy as np
 
 from ptxspec.semantics.instructions import WARP_LANES, semantic
 from ptxspec.semantics.numerics import canonical_nan
@@ -92,24 +93,38 @@ class WarpResult(Allowed):
 # ---------------------------------------------------------------------------------------------
 
 
-def lanes_of(value: int | Sequence[int], name: str = "operand") -> LaneValues:
-    """A per-lane operand as 32 lane values (an ``int`` is the same in every lane)."""
+def lanes_of(value: int | Sequence[int], name: str = "operand", threads: int = WARP_SIZE) -> LaneValues:
+    """A per-lane operand as ``threads`` lane values (an ``int`` is the same in every lane)."""
     if isinstance(value, int):
-        return (value,) * WARP_SIZE
+        return (value,) * threads
     value = tuple(value)
-    if len(value) != WARP_SIZE:
-        raise OperandError(f"warp operand {name} needs {WARP_SIZE} lane values, got {len(value)}")
+    if len(value) != threads:
+        raise OperandError(f"warp operand {name} needs {threads} lane values, got {len(value)}")
     return value
+
+
+def one_value(value: int | Sequence[int]) -> int | None:
+    """An operand that the manual requires to be the same in every thread (membermask, a sparsity
+    selector, an immediate) as that one value; None when the threads' values differ (each caller
+    says which rule that breaks)."""
+    if isinstance(value, int):
+        return value
+    values = {int(v) for v in value}
+    return values.pop() if len(values) == 1 else None
 
 
 def uniform(membermask: int | Sequence[int]) -> int:
     """membermask as one value: the threads must execute "with the same membermask value"."""
-    if isinstance(membermask, int):
-        return membermask
-    values = set(membermask)
-    if len(values) != 1:
+    value = one_value(membermask)
+    if value is None:
         raise OperandError("membermask must have the same value in every lane (the manual: 'the same membermask value')")
-    return values.pop()
+    return value
+
+
+def per_thread(registers, width: int) -> tuple[WarpResult, ...]:
+    """One :class:`WarpResult` per register of ``registers`` (``[threads, R]``: bits, or allowed
+    sets in an object array): register ``r`` of every thread."""
+    return tuple(WarpResult(tuple(int(v) if isinstance(v, (int, np.integer)) else v for v in registers[:, r]), width) for r in range(registers.shape[1]))
 
 
 def in_set(mask: int, lane: int) -> bool:

@@ -389,10 +389,12 @@ __all__ = [
 def _uniform(form: Form, name: str, value) -> int:
     """An immediate operand (imm-scale-*, imm-trans-*, sp-sel) or the predicate scale-d: one value
     for the warpgroup."""
-    values = {int(v) for v in value} if isinstance(value, tuple) else {int(value)}
-    if len(values) != 1:
-        raise OperandError(f"{form.text}: {name} is one value for the warpgroup, got {len(values)} different ones", where=form.text, section=SECTION)
-    return values.pop()
+    from ptxspec.semantics.warp import one_value
+
+    chosen = one_value(value)
+    if chosen is None:
+        raise OperandError(f"{form.text}: {name} is one value for the warpgroup, got {len(set(value))} different ones", where=form.text, section=SECTION)
+    return chosen
 
 
 def _signed(bits: int) -> int:
@@ -410,7 +412,7 @@ def wgmma_threads(form: Form, state: State, *inputs, profile: Profile, active: i
     register of ``d``. "The mandatory .aligned qualifier indicates that all threads in the
     warpgroup must execute the same wgmma.mma_async instruction": with inactive threads every
     register of ``d`` is undefined."""
-    from ptxspec.semantics.warp import Undefined, WarpResult
+    from ptxspec.semantics.warp import Undefined, WarpResult, lanes_of, per_thread
 
     named = dict(zip((o.name for o in form.inputs), inputs))
     d_names = [o.name for o in form.destinations]
@@ -418,9 +420,8 @@ def wgmma_threads(form: Form, state: State, *inputs, profile: Profile, active: i
     if active != WARPGROUP_MEMORY.all_threads:
         return tuple(WarpResult((Undefined(width),) * wl.THREADS, width) for _ in d_names), state
 
-    def threads(name: str) -> np.ndarray:
-        value = named[name]
-        return np.array(value if isinstance(value, tuple) else (value,) * wl.THREADS, dtype=np.uint64)
+    def threads(name: str) -> np.ndarray:  # the 128 threads' values of an operand
+        return np.array(lanes_of(named[name], name, wl.THREADS), dtype=np.uint64)
 
     d_in = np.stack([threads(n) for n in d_names], axis=1)
     a = threads("a_desc") if "a_desc" in named else np.stack([threads(f"a.{i}") for i in range(wg.A_REGISTERS)], axis=1)
@@ -444,6 +445,4 @@ def wgmma_threads(form: Form, state: State, *inputs, profile: Profile, active: i
         sp_sel=immediate("sp_sel", 0),
         profile=profile,
     )
-    registers = result.registers
-    out = tuple(WarpResult(tuple(int(v) if isinstance(v, (int, np.integer)) else v for v in registers[:, r]), width) for r in range(registers.shape[1]))
-    return out, state
+    return per_thread(result.registers, width), state
