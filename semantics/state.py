@@ -4,16 +4,56 @@ An instruction of memory is still a pure function ``(form, state, operands) -> (
 state)`` (:mod:`ptxspec.semantics.instructions`): the state is a frozen value, and an instruction
 that writes returns a new one that shares what it did not change.
 
-Now it holds the ``.shared`` state space of one CTA (§5.1.5, "shared memory"), as bytes in address
-order -- what ``ldmatrix``/``stmatrix`` (§9.7.14.5.15-16) and the matrix descriptors of
-``wgmma.mma_async`` (§9.7.15.5.1.2) address. The stateful instructions to come add their parts here
-(Tensor Memory and its allocation record, mbarrier objects) as fields of their own.
+A :class:`State` is one CTA's:
+
+* ``shared``: its ``.shared`` state space (§5.1.5, "shared memory"), as bytes in address order --
+  what ``ldmatrix``/``stmatrix`` (§9.7.14.5.15-16), the matrix descriptors of ``wgmma.mma_async``
+  (§9.7.15.5.1.2) and of ``tcgen05`` (§9.7.16.4.1) address, and where ``tcgen05.alloc`` writes the
+  address it allocated;
+* ``tensor_memory``: its Tensor Memory (§9.7.16.1), a :class:`TensorMemory` -- 128 lanes by 512
+  columns of 32-bit cells, which cells hold a value, and the allocation record of §9.7.16.1.2;
+* ``cta_group``: the ``.cta_group`` that the kernel's tcgen05 instructions use, once one has run
+  ("All tcgen05 instructions within a kernel must specify the same value for the .cta_group
+  qualifier", §9.7.16.7.1), so that a later instruction with the other value is refused;
+* ``peer``: the state of the peer CTA (§9.7.16.5.2) where the instruction runs in a CTA pair
+  (§9.7.16.5.1) -- what a ``.cta_group::2`` instruction reads and writes besides its own CTA's.
 """
 
 from __future__ import annotations
 
 import attrs
 import numpy as np
+
+from ptxspec.spec.errors import OperandError
+
+TENSOR_MEMORY = "9.7.16.1"
+ADDRESSING = "9.7.16.1.1"
+ALLOCATION = "9.7.16.1.2"
+CTA_PAIR = "9.7.16.5.1"
+
+#: §9.7.16.1: "512 columns and 128 rows per CTA, with each cell being 32-bits in size"; the rows
+#: are the lanes.
+LANES = 128
+COLUMNS = 512
+CELL_BITS = 32
+#: §9.7.16.1.2: "The unit of allocation is 32 columns".
+ALLOCATION_UNIT = 32
+
+
+def tensor_memory_address(lane: int, column: int) -> int:
+    """§9.7.16.1.1: a Tensor Memory address is 32 bits, the lane index in bits 31-16 and the column
+    index in bits 15-0."""
+    return (lane << 16) | column
+
+
+def lane_of(address: int) -> int:
+    """The lane index of a Tensor Memory address (its bits 31-16, §9.7.16.1.1)."""
+    return (address >> 16) & 0xFFFF
+
+
+def column_of(address: int) -> int:
+    """The column index of a Tensor Memory address (its bits 15-0, §9.7.16.1.1)."""
+    return address & 0xFFFF
 
 
 def _as_bytes(image: object) -> bytes:
@@ -22,12 +62,130 @@ def _as_bytes(image: object) -> bytes:
     return bytes(image)  # type: ignore[call-overload]
 
 
+def _cells_bytes(cells: object) -> bytes:
+    if isinstance(cells, bytes):
+        value = cells
+    else:
+        array = np.asarray(cells)
+        if array.shape != (LANES, COLUMNS):
+            raise OperandError(f"Tensor Memory is {LANES} lanes by {COLUMNS} columns (§{TENSOR_MEMORY}); got an array of shape {array.shape}", section=TENSOR_MEMORY)
+        if array.dtype.kind not in "ui" or (array.size and (array.min() < 0 or array.max() >= 1 << CELL_BITS)):
+            raise OperandError(f"a Tensor Memory cell holds {CELL_BITS} bits (§{TENSOR_MEMORY})", section=TENSOR_MEMORY)
+        value = np.ascontiguousarray(array, dtype="<u4").tobytes()
+    if len(value) != LANES * COLUMNS * 4:
+        raise OperandError(f"Tensor Memory holds {LANES * COLUMNS * 4} bytes; got {len(value)}", section=TENSOR_MEMORY)
+    return value
+
+
+def _written_bytes(written: object) -> bytes:
+    if isinstance(written, bytes):
+        value = written
+    else:
+        array = np.asarray(written)
+        if array.shape != (LANES, COLUMNS):
+            raise OperandError(f"the written cells of Tensor Memory are a {LANES} x {COLUMNS} mask; got shape {array.shape}", section=TENSOR_MEMORY)
+        value = np.ascontiguousarray(array, dtype=bool).tobytes()
+    if len(value) != LANES * COLUMNS:
+        raise OperandError(f"the written-cells mask holds {LANES * COLUMNS} bytes; got {len(value)}", section=TENSOR_MEMORY)
+    return value
+
+
+_ZERO_CELLS = bytes(LANES * COLUMNS * 4)
+_NONE_WRITTEN = bytes(LANES * COLUMNS)
+
+
+@attrs.frozen
+class Allocation:
+    """One live allocation of §9.7.16.1.2: ``columns`` columns from column ``column``, all 128
+    lanes (its address is ``column``: lane 0)."""
+
+    column: int
+    columns: int
+
+    @property
+    def end(self) -> int:
+        return self.column + self.columns
+
+
+def _allocations(value: object) -> tuple[Allocation, ...]:
+    items = tuple(sorted(value, key=lambda a: a.column))  # type: ignore[call-overload]
+    for a in items:
+        if not (isinstance(a, Allocation) and a.column % ALLOCATION_UNIT == 0 and a.columns >= ALLOCATION_UNIT and a.end <= COLUMNS):
+            raise OperandError(f"{a!r} is not an allocation of Tensor Memory (32-column units within {COLUMNS} columns, §{ALLOCATION})", section=ALLOCATION)
+    for a, b in zip(items, items[1:]):
+        if a.end > b.column:
+            raise OperandError(f"allocations {a} and {b} overlap", section=ALLOCATION)
+    return items
+
+
+@attrs.frozen
+class TensorMemory:
+    """One CTA's Tensor Memory (§9.7.16.1) as a value.
+
+    ``cells``: 128 x 512 little-endian 32-bit words, lane-major (cell ``(lane, column)`` is word
+    ``lane * 512 + column``); ``written``: one byte per cell, nonzero where the cell holds a value
+    that an instruction (or the caller) put there -- a cell never written is undefined, and a load
+    of it gives the undefined marker; ``allocations``: the live allocations (§9.7.16.1.2);
+    ``relinquished``: whether the CTA has executed ``tcgen05.relinquish_alloc_permit``;
+    ``last_columns``: the column count of the latest ``tcgen05.alloc`` ("the number of columns
+    allocated should not increase between any two allocations", §9.7.16.7.1)."""
+
+    cells: bytes = attrs.field(default=_ZERO_CELLS, converter=_cells_bytes, repr=False)
+    written: bytes = attrs.field(default=_NONE_WRITTEN, converter=_written_bytes, repr=False)
+    allocations: tuple[Allocation, ...] = attrs.field(default=(), converter=_allocations)
+    relinquished: bool = False
+    last_columns: int | None = None
+
+    def words(self) -> np.ndarray:
+        """The cells as a read-only (128, 512) uint32 array (no copy)."""
+        return np.frombuffer(self.cells, dtype="<u4").reshape(LANES, COLUMNS)
+
+    def defined(self) -> np.ndarray:
+        """Which cells hold a value, a read-only (128, 512) bool array."""
+        return np.frombuffer(self.written, dtype=bool).reshape(LANES, COLUMNS)
+
+    def allocated_columns(self) -> np.ndarray:
+        """Which of the 512 columns are allocated (a bool array)."""
+        mask = np.zeros(COLUMNS, dtype=bool)
+        for a in self.allocations:
+            mask[a.column : a.end] = True
+        return mask
+
+    def with_cells(self, lanes, columns, values) -> TensorMemory:
+        """The same Tensor Memory with cells ``(lanes[i], columns[i])`` holding ``values[i]``
+        (arrays of one shape; the later of two writes to one cell wins)."""
+        lanes, columns = np.asarray(lanes, dtype=np.int64).ravel(), np.asarray(columns, dtype=np.int64).ravel()
+        words, written = self.words().copy(), self.defined().copy()
+        words[lanes, columns] = np.asarray(values, dtype=np.uint64).ravel().astype(np.uint32)
+        written[lanes, columns] = True
+        return attrs.evolve(self, cells=words.tobytes(), written=written.tobytes())
+
+    def changed_cells(self, before: TensorMemory) -> list[tuple[int, int, int]]:
+        """``(lane, column, value)`` of every cell whose value or definedness differs from ``before``."""
+        differ = (self.words() != before.words()) | (self.defined() != before.defined())
+        lanes, columns = np.nonzero(differ)
+        words = self.words()
+        return [(int(lane), int(column), int(words[lane, column])) for lane, column in zip(lanes, columns)]
+
+
+EMPTY_TENSOR_MEMORY = TensorMemory()
+
+
+def _cta_group(_instance: object, _attribute: attrs.Attribute, value: int | None) -> None:
+    if value not in (None, 1, 2):
+        raise OperandError(f"cta_group is 1 or 2 (§{CTA_PAIR}), not {value!r}", section=CTA_PAIR)
+
+
 @attrs.frozen
 class State:
     """The state of one CTA that the instructions here read and write: ``shared``, the bytes of its
-    shared memory (address 0 first)."""
+    shared memory (address 0 first); ``tensor_memory``; the kernel's ``cta_group`` once known; and
+    the ``peer`` CTA's state in a CTA pair (see the module's docstring)."""
 
     shared: bytes = attrs.field(default=b"", converter=_as_bytes)
+    tensor_memory: TensorMemory = EMPTY_TENSOR_MEMORY
+    cta_group: int | None = attrs.field(default=None, validator=_cta_group)
+    peer: State | None = None
 
     def shared_image(self) -> np.ndarray:
         """``shared`` as a read-only uint8 array (no copy)."""
@@ -36,3 +194,7 @@ class State:
     def with_shared(self, image: object) -> State:
         """The same state with shared memory replaced by ``image`` (bytes or a uint8 array)."""
         return attrs.evolve(self, shared=image)
+
+    def with_tensor_memory(self, tensor_memory: TensorMemory) -> State:
+        """The same state with Tensor Memory replaced."""
+        return attrs.evolve(self, tensor_memory=tensor_memory)
