@@ -17,8 +17,11 @@ takes besides the form. There are three kinds of operands, and so three calling 
 
   each source a tuple of 32 lane values (an ``int``: the same in every lane), ``active`` the set of
   executing lanes (bit i = lane i);
-* a *state* besides the threads' registers: :data:`WARP_MEMORY` (``ldmatrix``, ``stmatrix``) and
-  :data:`WARPGROUP_MEMORY` (``wgmma.mma_async``: 128 threads)::
+* a *state* besides the threads' registers: :data:`WARP_MEMORY` (``ldmatrix``, ``stmatrix``, the
+  tcgen05 allocation instructions), :data:`WARP_TENSOR_MEMORY` (``tcgen05.ld``/``.st``, which also
+  take ``warp=``, the warp's rank in its warpgroup), :data:`WARPGROUP_MEMORY`
+  (``wgmma.mma_async``: 128 threads) and :data:`THREAD_MEMORY` (``tcgen05.cp``, ``.shift``: one
+  thread, no ``active``)::
 
       fn(form, state, *sources, profile=..., active=...) -> ((result, ...), new state)
 
@@ -34,7 +37,7 @@ by the command line, which locates its complaint with :attr:`SourceError.operand
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from numbers import Integral
 from typing import cast
 
@@ -59,6 +62,9 @@ class Operands:
     name: str
     threads: int
     state: bool
+    #: Whether the function also takes ``warp``, the executing warp's rank in its warpgroup
+    #: ("%warpid % 4"), which decides the Tensor Memory lanes it may reach (§9.7.16.8.1).
+    warp_rank: bool = False
 
     @property
     def all_threads(self) -> int:
@@ -70,6 +76,8 @@ REGISTERS = Operands("registers", 1, False)
 WARP_LANES = Operands("warp lanes", 32, False)
 WARP_MEMORY = Operands("warp lanes and memory", 32, True)
 WARPGROUP_MEMORY = Operands("warpgroup threads and memory", 128, True)
+THREAD_MEMORY = Operands("one thread and memory", 1, True)
+WARP_TENSOR_MEMORY = Operands("warp lanes and Tensor Memory", 32, True, warp_rank=True)
 
 
 @attrs.frozen
@@ -78,21 +86,28 @@ class Semantic:
 
     function: SemanticFunction
     operands: Operands
+    #: Where the manual leaves the new state open (the columns ``tcgen05.alloc`` takes), every
+    #: state it allows: ``allowed_states(form, state, *sources) -> collection of State``;
+    #: :func:`check` accepts any of them. None: the function's new state is the only one.
+    allowed_states: Callable[..., object] | None = None
 
 
 SEMANTICS: dict[str, Semantic] = {}
 
 
-def semantic(*family_keys: str, operands: Operands = REGISTERS) -> Callable[[SemanticFunction], SemanticFunction]:
+def semantic(
+    *family_keys: str, operands: Operands = REGISTERS, allowed_states: Callable[..., object] | None = None
+) -> Callable[[SemanticFunction], SemanticFunction]:
     """Register the decorated function as the meaning of the catalogue families ``family_keys``,
-    taking ``operands``."""
+    taking ``operands`` (and, where the new state is one of several, ``allowed_states``: see
+    :class:`Semantic`)."""
 
     def register(fn: SemanticFunction) -> SemanticFunction:
         for key in family_keys:
             if key in SEMANTICS:
                 raise ValueError(f"two semantic functions for {key}")
             CATALOGUE.family(key)  # the family must exist
-            SEMANTICS[key] = Semantic(fn, operands)
+            SEMANTICS[key] = Semantic(fn, operands, allowed_states)
         return fn
 
     return register
@@ -214,16 +229,27 @@ class Outcome:
     state: State | None = None
 
 
-def execute(form: Form | str, sources: Sequence, profile: Profile | str = "spec", *, active: int | None = None, state: State | None = None) -> Outcome:
+def execute(
+    form: Form | str,
+    sources: Sequence,
+    profile: Profile | str = "spec",
+    *,
+    active: int | None = None,
+    state: State | None = None,
+    warp: int | None = None,
+) -> Outcome:
     """``form`` applied to its source operands (and, for an instruction of memory, to ``state``).
 
     ``sources``: the bit patterns of the form's inputs (for a warp or warpgroup form, each a tuple
     of the threads' values, or one ``int`` for all); ``active``: the executing threads of a warp or
-    warpgroup form (default: all)."""
+    warpgroup form (default: all); ``warp``: for ``tcgen05.ld``/``.st``, the executing warp's rank
+    in its warpgroup (default: the warp whose lanes the address names, §9.7.16.8.1)."""
     form = as_form(form)
     meaning = semantic_of(form)
     kind = meaning.operands
     sources = check_sources(form, sources, kind)
+    if warp is not None and not kind.warp_rank:
+        raise OperandError(f"{form.text} does not depend on the warp's rank in its warpgroup; it takes no warp", where=form.text)
     if kind.threads == 1:
         if active is not None:
             raise OperandError(f"{form.text} is not a warp-level instruction; it takes no set of active lanes", where=form.text)
@@ -232,6 +258,10 @@ def execute(form: Form | str, sources: Sequence, profile: Profile | str = "spec"
         if active is not None and not 0 <= active <= kind.all_threads:
             raise OperandError(f"the active lanes of {form.text} are a {kind.threads}-bit mask; {active:#x} does not fit", where=form.text)
         context = {"active": kind.all_threads if active is None else active}
+    if kind.warp_rank:
+        if warp is not None and warp not in range(4):
+            raise OperandError(f"warp is the warp's rank in its warpgroup (%warpid % 4): 0..3, not {warp!r}", where=form.text)
+        context["warp"] = warp
     if kind.state:
         if not isinstance(state, State):
             raise OperandError(
@@ -248,10 +278,16 @@ def execute(form: Form | str, sources: Sequence, profile: Profile | str = "spec"
 
 
 def evaluate(
-    form: Form | str, sources: Sequence, profile: Profile | str = "spec", *, active: int | None = None, state: State | None = None
+    form: Form | str,
+    sources: Sequence,
+    profile: Profile | str = "spec",
+    *,
+    active: int | None = None,
+    state: State | None = None,
+    warp: int | None = None,
 ) -> tuple[Result, ...]:
     """The results of ``form`` on ``sources``, one per destination (see :func:`execute`)."""
-    return execute(form, sources, profile, active=active, state=state).results
+    return execute(form, sources, profile, active=active, state=state, warp=warp).results
 
 
 def check(
@@ -263,13 +299,20 @@ def check(
     active: int | None = None,
     state: State | None = None,
     observed_state: State | None = None,
+    warp: int | None = None,
 ) -> bool:
     """Whether the observed destination bits are allowed results of ``form`` on ``sources`` (for a
     warp-level form, each observed destination is a tuple of the lanes' values), and, where
     ``observed_state`` is given, whether it is the state the instruction leaves."""
-    outcome = execute(form, sources, profile, active=active, state=state)
+    form = as_form(form)
+    outcome = execute(form, sources, profile, active=active, state=state, warp=warp)
     if observed_state is not None and observed_state != outcome.state:
-        return False
+        meaning = semantic_of(form)
+        if meaning.allowed_states is None:
+            return False
+        allowed = cast("Collection[State]", meaning.allowed_states(form, state, *check_sources(form, sources, meaning.operands)))
+        if observed_state not in allowed:
+            return False
     return len(outcome.results) == len(observed) and all(contains(e, o) for e, o in zip(outcome.results, observed))
 
 

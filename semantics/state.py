@@ -68,7 +68,9 @@ def _cells_bytes(cells: object) -> bytes:
     else:
         array = np.asarray(cells)
         if array.shape != (LANES, COLUMNS):
-            raise OperandError(f"Tensor Memory is {LANES} lanes by {COLUMNS} columns (§{TENSOR_MEMORY}); got an array of shape {array.shape}", section=TENSOR_MEMORY)
+            raise OperandError(
+                f"Tensor Memory is {LANES} lanes by {COLUMNS} columns (§{TENSOR_MEMORY}); got an array of shape {array.shape}", section=TENSOR_MEMORY
+            )
         if array.dtype.kind not in "ui" or (array.size and (array.min() < 0 or array.max() >= 1 << CELL_BITS)):
             raise OperandError(f"a Tensor Memory cell holds {CELL_BITS} bits (§{TENSOR_MEMORY})", section=TENSOR_MEMORY)
         value = np.ascontiguousarray(array, dtype="<u4").tobytes()
@@ -84,11 +86,21 @@ def _written_bytes(written: object) -> bytes:
         array = np.asarray(written)
         if array.shape != (LANES, COLUMNS):
             raise OperandError(f"the written cells of Tensor Memory are a {LANES} x {COLUMNS} mask; got shape {array.shape}", section=TENSOR_MEMORY)
-        value = np.ascontiguousarray(array, dtype=bool).tobytes()
+        if array.dtype == bool:
+            array = np.where(array, WHOLE, 0)
+        if array.size and (array.min() < 0 or array.max() > WHOLE):
+            raise OperandError(
+                "the written-cells mask holds 0-3 per cell (bit 0: the low 16 bits hold a value; bit 1: the high 16 bits)", section=TENSOR_MEMORY
+            )
+        value = np.ascontiguousarray(array, dtype=np.uint8).tobytes()
     if len(value) != LANES * COLUMNS:
         raise OperandError(f"the written-cells mask holds {LANES * COLUMNS} bytes; got {len(value)}", section=TENSOR_MEMORY)
     return value
 
+
+#: The flags of ``TensorMemory.written``: a cell's low 16 bits, high 16 bits, or all 32 hold a
+#: value (``.unpack::16b`` writes one half of a cell, §9.7.16.8.2).
+LOW_HALF, HIGH_HALF, WHOLE = 1, 2, 3
 
 _ZERO_CELLS = bytes(LANES * COLUMNS * 4)
 _NONE_WRITTEN = bytes(LANES * COLUMNS)
@@ -123,9 +135,10 @@ class TensorMemory:
     """One CTA's Tensor Memory (§9.7.16.1) as a value.
 
     ``cells``: 128 x 512 little-endian 32-bit words, lane-major (cell ``(lane, column)`` is word
-    ``lane * 512 + column``); ``written``: one byte per cell, nonzero where the cell holds a value
-    that an instruction (or the caller) put there -- a cell never written is undefined, and a load
-    of it gives the undefined marker; ``allocations``: the live allocations (§9.7.16.1.2);
+    ``lane * 512 + column``); ``written``: one byte per cell, which of its 16-bit halves hold a
+    value that an instruction (or the caller) put there (:data:`LOW_HALF`, :data:`HIGH_HALF`,
+    :data:`WHOLE`) -- a cell never written is undefined, and a load of it gives the undefined
+    marker; ``allocations``: the live allocations (§9.7.16.1.2);
     ``relinquished``: whether the CTA has executed ``tcgen05.relinquish_alloc_permit``;
     ``last_columns``: the column count of the latest ``tcgen05.alloc`` ("the number of columns
     allocated should not increase between any two allocations", §9.7.16.7.1)."""
@@ -141,8 +154,9 @@ class TensorMemory:
         return np.frombuffer(self.cells, dtype="<u4").reshape(LANES, COLUMNS)
 
     def defined(self) -> np.ndarray:
-        """Which cells hold a value, a read-only (128, 512) bool array."""
-        return np.frombuffer(self.written, dtype=bool).reshape(LANES, COLUMNS)
+        """Which halves of each cell hold a value: a read-only (128, 512) uint8 array of
+        :data:`LOW_HALF` | :data:`HIGH_HALF` flags (:data:`WHOLE`: the whole cell)."""
+        return np.frombuffer(self.written, dtype=np.uint8).reshape(LANES, COLUMNS)
 
     def allocated_columns(self) -> np.ndarray:
         """Which of the 512 columns are allocated (a bool array)."""
@@ -151,13 +165,14 @@ class TensorMemory:
             mask[a.column : a.end] = True
         return mask
 
-    def with_cells(self, lanes, columns, values) -> TensorMemory:
+    def with_cells(self, lanes, columns, values, defined=WHOLE) -> TensorMemory:
         """The same Tensor Memory with cells ``(lanes[i], columns[i])`` holding ``values[i]``
-        (arrays of one shape; the later of two writes to one cell wins)."""
+        (arrays of one shape; the later of two writes to one cell wins), their halves ``defined``
+        (flags, one for all or an array: :data:`LOW_HALF` for a 16-bit value in the low half)."""
         lanes, columns = np.asarray(lanes, dtype=np.int64).ravel(), np.asarray(columns, dtype=np.int64).ravel()
         words, written = self.words().copy(), self.defined().copy()
         words[lanes, columns] = np.asarray(values, dtype=np.uint64).ravel().astype(np.uint32)
-        written[lanes, columns] = True
+        written[lanes, columns] = np.broadcast_to(np.asarray(defined, dtype=np.uint8), np.shape(values)).ravel()
         return attrs.evolve(self, cells=words.tobytes(), written=written.tobytes())
 
     def changed_cells(self, before: TensorMemory) -> list[tuple[int, int, int]]:

@@ -496,7 +496,11 @@ def operand_layout(operands: Iterable[Operand], vector: Iterable[str] = ()) -> t
     explicit = [o for o in operands if not o.implicit]
     groups: list[tuple[Operand, ...]] = []
     destinations = tuple(o for o in explicit if o.destination)
-    if destinations:
+    if any("." in o.name for o in destinations) and any("." not in o.name for o in destinations):
+        # A vector and a scalar destination (tcgen05.ld.red's "r, redval"): one position each.
+        prefixes = dict.fromkeys(o.name.split(".")[0] for o in destinations)
+        groups.extend(tuple(o for o in destinations if o.name.split(".")[0] == p) for p in prefixes)
+    elif destinations:
         groups.append(destinations)
     key_of = lambda o: "{}" if o.name in vector else (o.name.split(".")[0] if "." in o.name else None)  # noqa: E731
     current: list[Operand] = []
