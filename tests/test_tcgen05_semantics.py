@@ -300,7 +300,9 @@ def test_shift_down_moves_lanes_l_to_l_plus_30_down_one_against_a_loop(chunk, co
             expect[lanes[i], column + c] = expect[lanes[i - 1], column + c]
     words = after.tensor_memory.words()
     assert all(words[cell] == v for cell, v in expect.items())
-    assert after.tensor_memory.changed_cells(state.tensor_memory) == [(lane, col, v) for (lane, col), v in sorted(expect.items()) if words[lane, col] != tm.words()[lane, col]]
+    assert after.tensor_memory.changed_cells(state.tensor_memory) == [
+        (lane, col, v) for (lane, col), v in sorted(expect.items()) if words[lane, col] != tm.words()[lane, col]
+    ]
 
 
 def test_shift_needs_a_lane_aligned_to_32():
@@ -308,7 +310,9 @@ def test_shift_needs_a_lane_aligned_to_32():
         execute("tcgen05.shift.cta_group::1.down", [tensor_memory_address(16, 0)], state=allocated())
 
 
-@pytest.mark.parametrize("text", ["tcgen05.wait::ld.sync.aligned", "tcgen05.wait::st.sync.aligned", "tcgen05.fence::before_thread_sync", "tcgen05.fence::after_thread_sync"])
+@pytest.mark.parametrize(
+    "text", ["tcgen05.wait::ld.sync.aligned", "tcgen05.wait::st.sync.aligned", "tcgen05.fence::before_thread_sync", "tcgen05.fence::after_thread_sync"]
+)
 def test_wait_and_fence_leave_the_state(text):
     state = allocated()
     assert execute(text, [], state=state).state == state
