@@ -253,7 +253,7 @@ def execute(
     if kind.threads == 1:
         if active is not None:
             raise OperandError(f"{form.text} is not a warp-level instruction; it takes no set of active lanes", where=form.text)
-        context = {}
+        context: dict[str, int | None] = {}
     else:
         if active is not None and not 0 <= active <= kind.all_threads:
             raise OperandError(f"the active lanes of {form.text} are a {kind.threads}-bit mask; {active:#x} does not fit", where=form.text)
