@@ -183,7 +183,9 @@ def check_sources(form: Form, sources: Sequence, operands: Operands) -> tuple:
                 raise SourceError(
                     f"operand {operand.name} needs {operands.threads} lane values, got {len(value)} ({form.text})", operand=index, where=form.text
                 )
-        if operands.threads > 1:
+        if operands.threads > 1 and _all_fit(value, width):
+            pass  # the common case, without the per-lane messages below
+        elif operands.threads > 1:
             for lane, bits in enumerate((value,) if isinstance(value, Integral) else value):
                 if not isinstance(bits, Integral):
                     raise SourceError(
@@ -205,6 +207,13 @@ def check_sources(form: Form, sources: Sequence, operands: Operands) -> tuple:
             )
         checked.append(value)
     return tuple(checked)
+
+
+def _all_fit(values: object, width: int) -> bool:
+    """Whether every value is a plain ``int`` of ``width`` bits (a quick check, before the per-lane one)."""
+    if type(values) is int:
+        return 0 <= values < (1 << width)
+    return isinstance(values, tuple) and all(type(v) is int for v in values) and 0 <= min(values) and max(values) < (1 << width)
 
 
 def _fits(bits: object, width: int) -> bool:

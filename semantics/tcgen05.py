@@ -355,6 +355,8 @@ def _loaded(form: Form, state: State, taddr, split, warp: int | None) -> np.ndar
         whole = ((defined[..., 0] & 1) != 0) & ((defined[..., 1] & 1) != 0)
     else:
         values, whole = words, defined == 3
+    if whole.all():
+        return values
     out = values.astype(object)
     out[~whole] = Undefined(32)
     return out
@@ -418,7 +420,7 @@ def ld_red(form: Form, state: State, taddr, split=None, *, profile: Profile, act
     values as loaded (``.abs`` is taken to apply to the reduction only). An undefined cell makes
     ``redval`` undefined."""
     _whole_warp(form, active)
-    registers = _loaded(form, state, taddr, split, warp)
+    registers = _loaded(form, state, taddr, split, warp).astype(object)
     reduced = np.empty((32, 1), dtype=object)
     for thread in range(32):
         row = list(registers[thread])
@@ -448,7 +450,7 @@ def st(form: Form, state: State, taddr, *operands, profile: Profile, active: int
     lanes, columns = _cells(form, taddr, _split(form, split), warp)
     tm = state.tensor_memory
     _allocated(form, tm, lanes, columns, "stores to")
-    values = np.array([[r if isinstance(r, int) else r[t] for r in registers] for t in range(32)], dtype=np.int64)
+    values = np.array([(r,) * 32 if isinstance(r, int) else r for r in registers], dtype=np.int64).T  # [thread, register]
     if lanes.ndim == 3:
         values, flag = np.stack([values & 0xFFFF, (values >> 16) & 0xFFFF], axis=-1), LOW_HALF
     else:

@@ -124,6 +124,8 @@ def uniform(membermask: int | Sequence[int]) -> int:
 def per_thread(registers, width: int) -> tuple[WarpResult, ...]:
     """One :class:`WarpResult` per register of ``registers`` (``[threads, R]``: bits, or allowed
     sets in an object array): register ``r`` of every thread."""
+    if registers.dtype != object:  # bits only: numpy gives Python ints at once
+        return tuple(WarpResult(tuple(column), width) for column in registers.T.tolist())
     return tuple(WarpResult(tuple(int(v) if isinstance(v, (int, np.integer)) else v for v in registers[:, r]), width) for r in range(registers.shape[1]))
 
 
