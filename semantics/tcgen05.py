@@ -306,6 +306,19 @@ def relinquish_alloc_permit(form: Form, state: State, *, profile: Profile, activ
     return (), _in_pair(state, group, lambda cta: cta.with_tensor_memory(attrs.evolve(cta.tensor_memory, relinquished=True)))
 
 
+def check_kernel_exit(state: State) -> None:
+    """§9.7.16.7.1: "All of the Tensor Memory that was allocated using tcgen05.alloc instruction in
+    a kernel, must be explicitly deallocated using tcgen05.dealloc before the kernel exits": refuse
+    a state (of a CTA and its peer) that still holds an allocation."""
+    for name, cta in (("this CTA", state), ("the peer CTA", state.peer)):
+        if cta is not None and cta.tensor_memory.allocations:
+            raise OperandError(
+                f"the kernel exits with Tensor Memory of {name} still allocated ({_allocations_text(cta.tensor_memory)}): "
+                "all of it must be explicitly deallocated using tcgen05.dealloc before the kernel exits",
+                section=tc.ALLOC,
+            )
+
+
 # ---------------------------------------------------------------------------------------------
 # §9.7.16.8 tcgen05.ld, tcgen05.st
 # ---------------------------------------------------------------------------------------------

@@ -463,3 +463,12 @@ def test_every_tcgen05_data_movement_form_evaluates_on_a_state():
         ran += 1
     assert all("tcgen05.commit" in r or ".4x256b" in r for r in refused), refused
     assert ran == len(_every_form()) - len(refused) and len(refused) == 8 + 6  # commit: 8 forms; cp.4x256b: 6
+
+
+def test_a_kernel_may_not_exit_with_tensor_memory_allocated():
+    from ptxspec.semantics.tcgen05 import check_kernel_exit
+
+    state = allocated(64)
+    with pytest.raises(OperandError, match="still allocated"):
+        check_kernel_exit(state)
+    check_kernel_exit(execute(DEALLOC.format(g=1), [0, 64], state=state).state)
