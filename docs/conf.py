@@ -28,6 +28,7 @@ extensions = [
     "ptxspec_reference",
     "ptxspec_litmus_families",
     "ptxspec_silicon",
+    "ptxspec_tmem_pictures",
 ]
 
 root_doc = "index"
