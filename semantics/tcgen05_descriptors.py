@@ -25,7 +25,9 @@ One layout mechanism (DESIGN.md "One mechanism per idea"): the canonical layouts
 :func:`~ptxspec.semantics.wgmma_layout.swizzle_address`, and :func:`base_offset_for` is wgmma's.
 What differs from the sm_90 :class:`~ptxspec.semantics.wgmma_layout.MatrixDescriptor` is the
 fields: the fixed version bits 46-48, the leading-dimension mode bit 52 and the 3-bit swizzle code
-of bits 61-63 (with "128-Byte with 32B atomic swizzling").
+of bits 61-63 (with "128-Byte with 32B atomic swizzling", "128B_base32B": MN-major 32-bit operands
+only, Table 53's 8x4 atom; its canonical layout and ``Swizzle<2,5,2>`` are in the same
+wgmma_layout functions, taken from NVIDIA CUTLASS since the manual gives only the atom).
 
 Readings of the manual's text (each also said where it is applied):
 
@@ -60,6 +62,7 @@ SHAPES = "9.7.16.2.1"
 SHAPES_TARGET = "9.7.16.2.1.1"
 TRANSPOSE_NEGATE = "9.7.16.10.1"
 TYPE_SWIZZLE = "9.7.16.10.3"
+SMEM_LAYOUTS = "9.7.16.10.6"
 PACKING = "9.7.16.10.4"
 SCALE_A_ID = "9.7.16.10.7.2"
 SCALE_KINDS = "9.7.16.10.7.1"
@@ -275,17 +278,31 @@ def element_address(descriptor: SmemDescriptor | int, element_bits: int, mn, k, 
     §9.7.15.5.1.2's: computed by :func:`~ptxspec.semantics.wgmma_layout.canonical_offset` and
     :func:`~ptxspec.semantics.wgmma_layout.swizzle_address`; vectorised over ``mn`` and ``k``).
 
-    Refused: the "128B_base32B" swizzle (§9.7.16.3.3's table of canonical layouts has no row for
-    it) and the absolute leading dimension mode (§9.7.16.3.1.2 says the data is broken "into two
-    chunks" without saying where the split is). ``element_bits``: 8, 16, 32, or 4 for the
+    "128B_base32B" ("128-Byte with 32B atomic swizzling") is MN-major only: Table 53 (§9.7.16.10.6)
+    "128B Swizzling with 32B atomicity | M/N | 8x4" in 128-bit elements, K-major "–". §9.7.16.3.3
+    gives it no canonical layout and the manual names no swizzle function for it; both are NVIDIA
+    CUTLASS's (``Layout_MN_SW128_32B_Atom``, ``make_umma_desc<Major::MN>``):
+    ``Swizzle<2,5,2> o ((T,8,m),(4,k)):((1,T,LBO),(8T,SBO))`` -- 128 bytes of MN by 4 K, the next
+    128 bytes of MN at LBO, the next 4 K at SBO, the 32-byte chunks (address bits 5-6) XORed with
+    the 128-byte row (bits 7-8). See :func:`~ptxspec.semantics.wgmma_layout.canonical_offset`.
+
+    Refused: "128B_base32B" K-major (Table 53: "–"; CUTLASS: "SWIZZLE_128B_BASE32B is invalid for
+    Major-K"; Table 52's K-major rows, "All swizzling modes", would allow it but give it no
+    layout) and with elements of other than 32 bits (Table 52, §9.7.16.10.3: MN-major ("transpose")
+    8-bit and 16-bit A/B take "All except 128B swizzling with 32B atomicity"; only the 32-bit row
+    names it); the absolute leading dimension mode (§9.7.16.3.1.2 says the data is broken "into two
+    chunks" without saying where the split is). Table 52's other rule, that 32-bit MN-major
+    operands take "Only 128B swizzling with 32B atomicity", is not refused here (the layouts of the
+    other modes are defined for 32-bit elements, and wgmma uses them); it is
+    :func:`check_operands`'s ".kind::tf32 ... supported only with 128B swizzling mode with 32B
+    swizzle-atomicity" (§9.7.16.10.1), where the instruction descriptor is known.
+    ``element_bits``: 8, 16, 32, or 4 for the
     ``.e2m1`` elements of ``.kind::mxf4``/``.kind::mxf4nvf4``, which shared memory holds "two 4-bit
     elements in a 8-bit container, with no padding" (§9.7.16.10.4.6; the lower K index in the
     less significant half, our reading as wgmma_layout's for ``.b1``); the 4-bit and 6-bit
     elements of ``.kind::mxf8f6f4``, "contiguously packed along with padding" (§9.7.16.10.4.4),
     are given by figures only and are refused."""
     d = descriptor if isinstance(descriptor, SmemDescriptor) else SmemDescriptor.decode(descriptor)
-    if d.swizzle not in wl.SWIZZLE_BYTES:
-        raise OperandError(f"the canonical layouts of §{CANONICAL} have no row for the {d.swizzle} swizzling mode", section=CANONICAL)
     if d.leading_mode == "absolute":
         raise OperandError("the manual does not say where the absolute leading dimension address splits the matrix", section=ABSOLUTE)
     if element_bits not in (4, 8, 16, 32):
@@ -294,6 +311,19 @@ def element_address(descriptor: SmemDescriptor | int, element_bits: int, mn, k, 
             "8, 16, 32; the padded 4-/6-bit formats of Figures 202-203 are images)",
             section=PACKING,
         )
+    if d.swizzle == "128B_base32B":
+        if major == "K":
+            raise OperandError(
+                'K-major 128B swizzling with 32B atomicity (Table 53: "128B Swizzling with 32B atomicity | M/N | 8x4", K: "–"; '
+                'CUTLASS: "SWIZZLE_128B_BASE32B is invalid for Major-K")',
+                section=SMEM_LAYOUTS,
+            )
+        if element_bits != 32:
+            raise OperandError(
+                f'{element_bits}-bit elements with 128B swizzling of 32B atomicity (Table 52: only the 32-bit MN-major ("transpose") '
+                'operands take it; 8-bit and 16-bit: "All except 128B swizzling with 32B atomicity")',
+                section=TYPE_SWIZZLE,
+            )
     byte, bit = wl.canonical_offset(major, d.swizzle, element_bits, mn, k, d.leading_byte_offset, d.stride_byte_offset)
     return wl.swizzle_address(d.start_address + byte, d.swizzle, d.base_offset), bit
 

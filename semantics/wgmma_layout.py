@@ -39,6 +39,11 @@ Notes (readings where the manual's text does not decide; silicon does):
   K = 0..7, so we define (and the tests check) the layouts only for K within one row -- one
   wgmma's K (32 bytes) always is.
 * ``.b1`` elements in shared memory: bit ``i % 8`` of the byte, least significant first.
+* tcgen05 (sm_100) uses these layouts too (``semantics/tcgen05_descriptors.py``), with one more
+  swizzle that wgmma's descriptor cannot encode, "128B_base32B" ("128-Byte with 32B atomic
+  swizzling"): MN-major only, ``Swizzle<2,5,2>`` over atoms of 128 bytes of MN by 4 K. The manual
+  gives its atom (Table 53) but neither its swizzle function nor its canonical layout; both are
+  NVIDIA CUTLASS's (see :func:`canonical_offset`, :data:`SWIZZLES`).
 * The fragment figures (147-154, 175-181) are images: see "Registers" above.
 """
 
@@ -79,11 +84,30 @@ ADDRESS_BITS = 18
 SWIZZLE_CODES = {"none": 0, "128B": 1, "64B": 2, "32B": 3}
 SWIZZLE_NAMES = {code: name for name, code in SWIZZLE_CODES.items()}
 #: The width in bytes of one row of the swizzle atom (Table 37: 128B swizzle, K-major: 8x8
-#: 128-bit elements; 64B: 8x4; 32B: 8x2; none: 8x1).
-SWIZZLE_BYTES = {"none": 16, "128B": 128, "64B": 64, "32B": 32}
+#: 128-bit elements; 64B: 8x4; 32B: 8x2; none: 8x1). ``"128B_base32B"`` is the sm_100 mode
+#: "128-Byte with 32B atomic swizzling" (§9.7.16.4.1 Table 40, code 1), which wgmma's descriptor
+#: cannot name: Table 53 (§9.7.16.10.6) "128B Swizzling with 32B atomicity | M/N | 8x4", rows of
+#: 8 128-bit elements (128 bytes) of MN, MN-major only (K-major: "–").
+SWIZZLE_BYTES = {"none": 16, "128B": 128, "64B": 64, "32B": 32, "128B_base32B": 128}
 #: "The base offset is 0 when the repeating pattern of the swizzling mode starts at: 128-byte
-#: swizzle: a 1024-byte boundary; 64-byte: 512-byte; 32-byte: 256-byte."
-PATTERN_BYTES = {"128B": 1024, "64B": 512, "32B": 256}
+#: swizzle: a 1024-byte boundary; 64-byte: 512-byte; 32-byte: 256-byte." The manual's tables
+#: (Table 41 of §9.7.16.4.1 too) give no row for "128B_base32B"; its swizzle, ``Swizzle<2,5,2>``
+#: (:data:`SWIZZLES`), repeats every 4 rows of 128 bytes, 512 bytes, which we take as its pattern
+#: (our reading; see :func:`swizzle_address` for why 512 and 1024 give the same addresses).
+PATTERN_BYTES = {"128B": 1024, "64B": 512, "32B": 256, "128B_base32B": 512}
+#: The ``Swizzle<B,M,S>`` of each swizzled mode, acting on byte addresses (CuTe's functor: the B
+#: bits from bit M + S up XORed into the B bits from bit M up). §9.7.15.5.1.2.1.3 names
+#: "Swizzle<3,4,3>" (128B), "<2,4,3>" (64B), "<1,4,3>" (32B); the manual names none for
+#: "128B_base32B", whose atom of 32-byte units (Table 53: 8x4, "32B atomicity") is NVIDIA CUTLASS's
+#: ``Swizzle<2,5,2>`` (``UMMA::Layout_MN_SW128_32B_Atom``, and ``UMMA::layout_type`` maps M = 5,
+#: B = S = 2 to ``SWIZZLE_128B_BASE32B``): the 32-byte chunk (address bits 5-6) XORed with the
+#: 128-byte row (bits 7-8).
+SWIZZLES = {"128B": (3, 4, 3), "64B": (2, 4, 3), "32B": (1, 4, 3), "128B_base32B": (2, 5, 2)}
+#: K rows (columns of the MN-major matrix) in one MN-major swizzle atom: 8 (Table 37; Table 53 "M/N
+#: 8x8, 4x8, 2x8, 1x8"), but 4 for "128B_base32B" (Table 53 "M/N | 8x4").
+MN_ATOM_K = {"none": 8, "32B": 8, "64B": 8, "128B": 8, "128B_base32B": 4}
+#: The section of the sm_100 swizzle atoms (Table 53), for "128B_base32B" refusals.
+TCGEN05_ATOMS = "9.7.16.10.6"
 
 #: (lowest bit, width) of each field: "13-0: matrix-descriptor-encode(matrix start address);
 #: 29-16: ...(leading dimension byte offset); 45-32: ...(stride dimension byte offset); 51-49:
@@ -206,18 +230,19 @@ def canonical_offset(major: str, swizzle: str, bits: int, mn, k, lbo: int, sbo: 
     following §9.7.15.5.1.2.1.3's canonical layouts, written in units of elements with "T = 128 /
     sizeof-elements-in-bits" elements per 16 bytes:
 
-    ==========  ==========  =====================================================
-    major-ness  swizzling   canonical layout
-    ==========  ==========  =====================================================
-    MN          none        ``((T,1,m),(8,k)):((1,T,SBO),(1T,LBO))``
-    MN          32B         ``((T,2,m),(8,k)):((1,T,LBO),(2T,SBO))``
-    MN          64B         ``((T,4,m),(8,k)):((1,T,LBO),(4T,SBO))``
-    MN          128B        ``((T,8,m),(8,k)):((1,T,LBO),(8T,SBO))``
-    K           none        ``((8,m),(T,2k)):((1T,SBO),(1,LBO))``
-    K           32B         ``((8,m),(T,2k)):((2T,SBO),(1,T))``
-    K           64B         ``((8,m),(T,2k)):((4T,SBO),(1,T))``
-    K           128B        ``((8,m),(T,2k)):((8T,SBO),(1,T))``
-    ==========  ==========  =====================================================
+    ==========  ============  =====================================================
+    major-ness  swizzling     canonical layout
+    ==========  ============  =====================================================
+    MN          none          ``((T,1,m),(8,k)):((1,T,SBO),(1T,LBO))``
+    MN          32B           ``((T,2,m),(8,k)):((1,T,LBO),(2T,SBO))``
+    MN          64B           ``((T,4,m),(8,k)):((1,T,LBO),(4T,SBO))``
+    MN          128B          ``((T,8,m),(8,k)):((1,T,LBO),(8T,SBO))``
+    K           none          ``((8,m),(T,2k)):((1T,SBO),(1,LBO))``
+    K           32B           ``((8,m),(T,2k)):((2T,SBO),(1,T))``
+    K           64B           ``((8,m),(T,2k)):((4T,SBO),(1,T))``
+    K           128B          ``((8,m),(T,2k)):((8T,SBO),(1,T))``
+    MN          128B_base32B  ``((T,8,m),(4,k)):((1,T,LBO),(8T,SBO))`` (sm_100 only)
+    ==========  ============  =====================================================
 
     (the first mode of each layout is the MN index, the second the K index). In bytes, with ``W``
     the swizzle width (:data:`SWIZZLE_BYTES`): K-major, no swizzle: 8 rows of 16 bytes, the next 16
@@ -228,12 +253,29 @@ def canonical_offset(major: str, swizzle: str, bits: int, mn, k, lbo: int, sbo: 
     8 K at SBO (§9.7.15.5.1.2.1.1-2: "MN-major, swizzled: LBO is the offset from the first
     (swizzle-byte-size/16) rows to the next (swizzle-byte-size/16) rows", "SBO: the offset from the
     first 8 columns to the next 8 columns").
+
+    "128B_base32B" (tcgen05's "128-Byte with 32B atomic swizzling"; wgmma's descriptor has no code
+    for it): MN-major only, Table 53 (§9.7.16.10.6) "128B Swizzling with 32B atomicity | M/N |
+    8x4" -- 128 bytes of MN by 4 K, the next 128 bytes of MN at LBO, the next **4** K at SBO. The
+    manual gives no canonical-layout row for it (§9.7.16.3.3) and its SBO text (§9.7.16.3.2,
+    "Swizzled layout: offset from the first 8 columns to the next 8 columns") is the 8-K atoms';
+    the row above is NVIDIA CUTLASS's (``make_umma_desc<Major::MN>``: the tensor divided into atoms
+    of 8 x 4 128-bit units, ``SwizzleAtomKSize = 4``, the K stride within the atom asserted to be
+    ``SwizzleAtomMNSize`` = 8 units -- its comment's "(?T,SBO)" -- LBO = the stride between MN
+    atoms, SBO = the stride between 4-K groups; ``Layout_MN_SW128_32B_Atom_Bits = Swizzle<2,5,2> o
+    (1024,4):(1,1024)`` in bits). K-major "128B_base32B" is refused (Table 53: "–";
+    CUTLASS: "SWIZZLE_128B_BASE32B is invalid for Major-K").
     """
     mn = np.asarray(mn, dtype=np.int64)
     k = np.asarray(k, dtype=np.int64)
     T = 128 // bits
     width = SWIZZLE_BYTES[swizzle]
     if major == "K":
+        if swizzle == "128B_base32B":
+            raise OperandError(
+                'no K-major layout with 128B swizzling of 32B atomicity (Table 53: "128B Swizzling with 32B atomicity | M/N | 8x4", K: "–")',
+                section=TCGEN05_ATOMS,
+            )
         if swizzle == "none":
             bit = (k % T) * bits
             byte = (mn % 8) * 16 + (mn // 8) * sbo + (k // T) * lbo
@@ -246,7 +288,8 @@ def canonical_offset(major: str, swizzle: str, bits: int, mn, k, lbo: int, sbo: 
         if swizzle == "none":
             byte = (k % 8) * 16 + (k // 8) * lbo + (mn // T) * sbo
         else:
-            byte = (k % 8) * width + (k // 8) * sbo + (mn // per_row) * lbo
+            rows = MN_ATOM_K[swizzle]
+            byte = (k % rows) * width + (k // rows) * sbo + (mn // per_row) * lbo
     else:
         raise OperandError(f"major-ness must be 'K' or 'MN', got {major!r}", section=LAYOUTS)
     return byte + bit // 8, bit % 8
@@ -257,21 +300,25 @@ def swizzle_address(address, swizzle: str, base_offset: int = 0):
     (32B) of §9.7.15.5.1.2.1.3 -- the 16-byte unit (bits 4 and up, "M = 4") XORed with the address
     bits 7 and up ("S = 3" above it), B = 3, 2, 1 bits of them -- so that within the repeating
     pattern (1024, 512, 256 bytes) the 16-byte chunk ``c`` of 128-byte row ``r`` is stored at chunk
-    ``c ^ (r mod 2**B)``.
+    ``c ^ (r mod 2**B)``. tcgen05's "128B_base32B" is ``Swizzle<2,5,2>`` (:data:`SWIZZLES`): the
+    32-byte chunk ``c`` (bits 5-6) of 128-byte row ``r`` of its 512-byte pattern at chunk
+    ``c ^ (r mod 4)`` -- the rows are again the address bits 7 and up (M + S = 7 for every mode).
 
     The pattern's rows are counted from the pattern's start: the manual's base offset
     "(pattern start addr >> 0x7) & 0x7" names the row of the address bits at which it starts, so
     the row is ``(address >> 7) - base offset`` (this is our reading: with base offset 0 and
     patterns on their boundary, it is the address bits 7-9 themselves; see the module's notes).
-    "No swizzle" leaves the address as it is ("the base offset ... is valid for all swizzling modes
-    except no-swizzle mode").
+    Only the base offset modulo ``2**B`` counts, so for "128B_base32B" (B = 2) a 512-byte and a
+    1024-byte pattern boundary (:data:`PATTERN_BYTES`; Table 41 has no row for the mode) give the
+    same addresses. "No swizzle" leaves the address as it is ("the base offset ... is valid for all
+    swizzling modes except no-swizzle mode").
     """
     address = np.asarray(address, dtype=np.int64)
     if swizzle == "none":
         return address
-    mask = {"128B": 7, "64B": 3, "32B": 1}[swizzle]
-    row = ((address >> 7) - base_offset) & mask
-    return address ^ (row << 4)
+    bits, base, shift = SWIZZLES[swizzle]
+    row = ((address >> (base + shift)) - base_offset) & ((1 << bits) - 1)
+    return address ^ (row << base)
 
 
 def element_address(descriptor: MatrixDescriptor | int, element_type: str, mn, k, major: str):

@@ -452,8 +452,12 @@ def test_element_address_is_wgmma_mechanism():
 
 
 def test_element_address_refusals():
-    with pytest.raises(OperandError, match="no row"):
-        td.element_address(SmemDescriptor(0, swizzle="128B_base32B"), 32, 0, 0, "MN")
+    # 128B_base32B: MN-major 32-bit only (Table 53 "M/N | 8x4", K "–"; Table 52); tests/test_tcgen05_swizzle.py.
+    with pytest.raises(OperandError, match="Major-K"):
+        td.element_address(SmemDescriptor(0, swizzle="128B_base32B"), 32, 0, 0, "K")
+    with pytest.raises(OperandError, match="All except"):
+        td.element_address(SmemDescriptor(0, swizzle="128B_base32B"), 16, 0, 0, "MN")
+    assert tuple(map(int, td.element_address(SmemDescriptor(0, swizzle="128B_base32B"), 32, 8, 1, "MN"))) == (128 + 0, 0)
     with pytest.raises(OperandError, match="absolute"):
         td.element_address(SmemDescriptor(0, leading_mode="absolute", swizzle="128B"), 8, 0, 0, "K")
     for bits in (6, 12):
