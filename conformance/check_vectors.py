@@ -252,8 +252,10 @@ def _form_info(instr: str) -> _FormInfo | MatrixInfo | str:
         kind = semantic_of(form).operands
     except PtxSpecError as error:
         return error.message
-    if kind.state:
-        return f"{form.text}: no vectors yet for an instruction that reads memory"
+    if kind.state:  # states in and out (tcgen05): conformance/tcgen05_vectors.py
+        from ptxspec.conformance import tcgen05_vectors
+
+        return tcgen05_vectors.form_info(instr) or f"{form.text}: no vectors yet for an instruction that reads memory"
     sources, destinations = tuple(form.sources), tuple(form.destinations)
     return _FormInfo(
         form,

@@ -24,6 +24,7 @@ from ptxspec.profiles import NAMES as PROFILE_NAMES
 from ptxspec.spec.errors import Location, OperandError, PtxSpecError, printable
 
 if TYPE_CHECKING:
+    from ptxspec.semantics.state import State
     from ptxspec.spec.catalogue import Form
 
 # A PTX floating-point hex literal (§4.5.2: "0f" + 8 hex digits for .f32, "0d" + 16 for .f64), a
@@ -165,6 +166,10 @@ class Evaluation:
     #: The instruction as printed: the form's canonical text, followed by its operand template
     #: (``mov.b64 d, {a.x, a.y}``) when the request wrote one.
     instruction: str = ""
+    #: For a form of state (tcgen05): the state it read and the state it left, and the warp rank.
+    state: State | None = None
+    state_after: State | None = None
+    warp: int | None = None
 
 
 def has_template(instruction: str) -> bool:
@@ -190,32 +195,36 @@ def parse_warp_operand(text: str, where: Location | str, threads: int = 32) -> i
     return tuple(parse_operand(lane, where) for lane in lanes)
 
 
-def prepare(request: Request, mask: int | None = None):
+def prepare(request: Request, mask: int | None = None, *, has_state: bool = False):
     """Parse the instruction and operands of ``request`` and check them with
     :func:`~ptxspec.semantics.instructions.check_sources` (the check ``evaluate`` makes), locating
     whatever is wrong at the operand's text.
 
     For a warp-level form, an operand may be 32 comma-separated lane values, and a missing last
-    operand ``membermask`` is ``mask`` (default 0xffffffff)."""
+    operand ``membermask`` is ``mask`` (default 0xffffffff). A form whose semantics takes a state
+    (tcgen05, ldmatrix, ...) needs one (``has_state``: ``--state FILE.json`` was given)."""
     from ptxspec.semantics.instructions import REGISTERS, SourceError, check_sources, semantic_of
     from ptxspec.spec.catalogue import parse
 
     form = parse(request.instruction, where=request.instruction_at)
     kind = semantic_of(form).operands
-    if kind.state:
+    if kind.state and not has_state:
         raise OperandError(
-            f"{form.text} reads memory: `ptxspec eval` takes register operands only; use the Python API "
-            "ptxspec.semantics.instructions.execute(form, sources, state=State(...))",
+            f"{form.text} reads memory (a state: shared memory, Tensor Memory): without --state FILE.json `ptxspec eval` takes register operands only; "
+            "give the state with --state FILE.json (the schema: docs/vectors.rst, 'State files'; an example: examples/tcgen05/state.json)",
             where=request.instruction_at,
             section=form.family.section,
         )
-    warp = kind != REGISTERS
+    warp = kind != REGISTERS and kind.threads > 1
+    if kind.state and mask is not None:
+        raise OperandError(f"{form.text} has no membermask operand; --mask is for warp-level collectives", where="<command line>, --mask")
     if warp:
         sources = tuple(parse_warp_operand(text, where, kind.threads) for text, where in request.operands)
     else:
         if mask is not None:
             raise OperandError(f"{form.text} has no membermask operand; --mask is for warp-level instructions", where="<command line>, --mask")
         sources = tuple(parse_operand(text, where) for text, where in request.operands)
+    warp = warp and not kind.state  # the membermask rule below is the collectives'
     expected = form.inputs
     if warp and expected and expected[-1].name == "membermask" and len(sources) == len(expected) - 1:
         sources = (*sources, 0xFFFFFFFF if mask is None else mask)
@@ -233,12 +242,31 @@ def prepare(request: Request, mask: int | None = None):
         raise
 
 
-def run(request: Request, profile: str, mask: int | None = None, active: int | None = None) -> Evaluation:
+def run(
+    request: Request, profile: str, mask: int | None = None, active: int | None = None, *, state: State | None = None, warp: int | None = None
+) -> Evaluation:
     """Evaluate one request; an error from the semantics is located at the request's line.
-    ``mask`` and ``active`` are the membermask and the executing lanes of a warp-level form."""
-    from ptxspec.semantics.instructions import evaluate
+    ``mask`` and ``active`` are the membermask and the executing lanes of a warp-level form;
+    ``state`` the state that a form of state (tcgen05) reads, ``warp`` its warp rank (tcgen05.ld/st)."""
+    from ptxspec.semantics.instructions import evaluate, execute, operands_of
 
-    form, sources = prepare(request, mask)
+    form, sources = prepare(request, mask, has_state=state is not None)
+    kind = operands_of(form)
+    if warp is not None and not (kind is not None and kind.warp_rank):
+        raise OperandError(
+            f"{form.text} does not depend on the warp's rank in its warpgroup; --warp is for tcgen05.ld, tcgen05.ld.red and tcgen05.st",
+            where="<command line>, --warp",
+        )
+    if kind is not None and kind.state:
+        if active is not None and kind.threads == 1:
+            raise OperandError(f"{form.text} is executed by one thread; --active is for warp-level instructions", where="<command line>, --active")
+        try:
+            outcome = execute(form, sources, profile, active=active, state=state, warp=warp)
+        except PtxSpecError as error:
+            if error.where is None or error.where == form.text:
+                error.where = f"{request.line}: {form.text}"
+            raise
+        return Evaluation(form, sources, outcome.results, request.line, form.text, state, outcome.state, warp)
     if active is not None and not is_warp_form(form):
         raise OperandError(f"{form.text} is not a warp-level instruction; --active is for warp-level instructions", where="<command line>, --active")
     try:
@@ -282,6 +310,56 @@ def _operand_text(value: int | tuple[int, ...], width: int) -> str:
 def describe(evaluation: Evaluation) -> list[str]:
     """One text per destination: its bits in hex, or the allowed set described."""
     return [o if isinstance(o, str) else o.describe() for o in _outputs(evaluation)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Forms of state (tcgen05): the results lane by lane, and what changed in the state
+# ---------------------------------------------------------------------------------------------
+
+
+def _lanes_text(result, width: int) -> str:
+    """A destination of a warp form of state: one value when every lane holds it, else the 32
+    lanes, comma-separated ('undefined' where the manual leaves a lane's value undefined)."""
+    lanes = getattr(result, "lanes", None)
+    if lanes is None:
+        return _hex(result, width) if isinstance(result, int) else result.describe()
+    texts = [_hex(v, width) if isinstance(v, int) else v.describe() for v in lanes]
+    return f"{texts[0]} in every lane" if len(set(texts)) == 1 else ",".join(texts)
+
+
+def describe_state(evaluation: Evaluation) -> list[str]:
+    """The lines ``ptxspec eval --state`` prints: ``NAME: lanes`` per destination register, then
+    what changed in the state (:func:`~ptxspec.conformance.state_json.diff_lines`)."""
+    from ptxspec.conformance.state_json import diff_lines
+
+    lines = [f"{d.name}: {_lanes_text(r, _width(d.type))}" for r, d in zip(evaluation.results, evaluation.form.destinations)]
+    assert evaluation.state is not None and evaluation.state_after is not None
+    return lines + diff_lines(evaluation.state, evaluation.state_after)
+
+
+def state_to_json_object(evaluation: Evaluation, profile: str, *, where: bool = False) -> dict:
+    """The ``--json`` object of a form of state: ``instr``, ``inputs`` (as a vector line writes
+    them), ``warp`` (ld/st), ``outputs`` (per destination the 32 lanes: hex, or a set's JSON form),
+    ``changes`` (:func:`~ptxspec.conformance.state_json.diff`), ``state_after`` (the whole new
+    state), ``profile``; ``where`` in ``--file`` mode."""
+    from ptxspec.conformance.state_json import diff, state_to_json
+    from ptxspec.conformance.tcgen05_vectors import inputs_json, outputs_json
+
+    assert evaluation.state is not None and evaluation.state_after is not None
+    form = evaluation.form
+    obj: dict = {"instr": form.text, "inputs": inputs_json(form, evaluation.sources)}
+    if evaluation.warp is not None:
+        obj["warp"] = evaluation.warp
+    outputs, allowed = outputs_json(form, evaluation.results)
+    obj["outputs"] = outputs
+    if allowed is not None:
+        obj["allowed"] = allowed
+    obj["changes"] = diff(evaluation.state, evaluation.state_after)
+    obj["state_after"] = state_to_json(evaluation.state_after)
+    obj["profile"] = profile
+    if where:
+        obj["where"] = str(evaluation.line)
+    return obj
 
 
 # ---------------------------------------------------------------------------------------------
@@ -405,9 +483,35 @@ PROFILE_OPTION = click.option(
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (one object; with --file, one object per line) instead of hex.")
 @click.option("--mask", "mask_text", default=None, help="Warp-level forms: the membermask operand when it is not given last [default: 0xffffffff].")
 @click.option("--active", "active_text", default=None, help="Warp-level forms: the lanes that execute the instruction, a 32-bit mask [default: 0xffffffff].")
+@click.option(
+    "--state",
+    "state_path",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    default=None,
+    help="tcgen05 (and other forms of state): the JSON file of the state it reads -- Tensor Memory, shared memory (docs/vectors.rst, 'State files').",
+)
+@click.option(
+    "--warp", "warp_text", default=None, help="tcgen05.ld/.ld.red/.st: the warp's rank in its warpgroup, 0-3 [default: the warp whose lanes taddr names]."
+)
+@click.option(
+    "--state-out",
+    "state_out",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    default=None,
+    help="With --state: write the state after the instruction (after the last line, with --file) to this JSON file.",
+)
 @PROFILE_OPTION
 def eval_command(
-    instruction: str | None, operands: tuple[str, ...], path: str | None, as_json: bool, mask_text: str | None, active_text: str | None, profile: str
+    instruction: str | None,
+    operands: tuple[str, ...],
+    path: str | None,
+    as_json: bool,
+    mask_text: str | None,
+    active_text: str | None,
+    state_path: str | None,
+    warp_text: str | None,
+    state_out: str | None,
+    profile: str,
 ) -> None:
     """Evaluate INSTRUCTION (e.g. 'fma.rn.ftz.f32') on OPERANDS given as bit patterns.
 
@@ -435,28 +539,84 @@ def eval_command(
     A warp-level form takes a per-lane operand as 32 comma-separated lane values (lane 0 first) or
     one value for every lane, and prints each destination as 32 comma-separated lane values
     ('undefined' where the manual leaves the lane's result undefined).
+
+    A tcgen05 form (tcgen05.alloc, .dealloc, .ld, .ld.red, .st, .cp, .shift, .wait, .fence) acts
+    on a state, read from --state FILE.json: it prints each destination register ('NAME: VALUE in
+    every lane' or the 32 lanes) and then what changed -- Tensor Memory cells ('column C, lanes
+    A-B: old -> new'), shared-memory bytes, allocations. With --file the lines run in order, each on the state
+    the line before left.
+
+    \b
+      ptxspec eval --state examples/tcgen05/state.json tcgen05.ld.sync.aligned.32x32b.x2.b32 0x00000000
+      ptxspec eval --state examples/tcgen05/state.json --warp 1 tcgen05.st.sync.aligned.16x64b.x1.b32 0x00200000 0x3f800000
     """
     mask = None if mask_text is None else _mask_option(mask_text, "--mask")
     active = None if active_text is None else _mask_option(active_text, "--active")
+    warp = None if warp_text is None else _warp_option(warp_text)
+    state: State | None = None
+    if state_path is not None:
+        from ptxspec.conformance.state_json import load_state
+
+        state = load_state(state_path)
+    elif state_out is not None:
+        raise OperandError("--state-out needs --state FILE.json (the state the instruction reads)", where="<command line>, --state-out")
+
+    def show(evaluation: Evaluation, file_mode: bool) -> None:
+        if evaluation.state_after is not None:
+            if as_json:
+                echo(json.dumps(state_to_json_object(evaluation, profile, where=file_mode)))
+            elif file_mode:
+                inputs = " ".join(_operand_text(v, _width(o.type)) for v, o in zip(evaluation.sources, evaluation.form.inputs))
+                echo(f"{evaluation.instruction} {inputs}".rstrip() + " ->")
+                for text in describe_state(evaluation):
+                    echo(f"  {text}")
+            else:
+                for text in describe_state(evaluation):
+                    echo(text)
+        elif as_json:
+            echo(json.dumps(to_json(evaluation, profile, where=file_mode)))
+        elif file_mode:
+            inputs = " ".join(_operand_text(v, _width(o.type)) for v, o in zip(evaluation.sources, evaluation.form.sources))
+            echo(f"{evaluation.instruction} {inputs} -> {'; '.join(describe(evaluation))}")
+        else:
+            for text in describe(evaluation):
+                echo(text)
+
     if path is not None:
         if instruction is not None:
             raise click.UsageError("give either INSTRUCTION OPERANDS... or --file, not both")
-        evaluations = [run(request, profile, mask, active) for request in read_requests(path)]
+        requests = read_requests(path)
+        if state is None:
+            evaluations = [run(request, profile, mask, active, warp=warp) for request in requests]
+        else:  # each line acts on the state the line before left, so each runs before the next is read
+            evaluations = []
+            for request in requests:
+                evaluation = run(request, profile, mask, active, state=state, warp=warp)
+                state = evaluation.state_after if evaluation.state_after is not None else state
+                evaluations.append(evaluation)
         for evaluation in evaluations:
-            if as_json:
-                echo(json.dumps(to_json(evaluation, profile, where=True)))
-            else:
-                inputs = " ".join(_operand_text(v, _width(o.type)) for v, o in zip(evaluation.sources, evaluation.form.sources))
-                echo(f"{evaluation.instruction} {inputs} -> {'; '.join(describe(evaluation))}")
-        return
-    if instruction is None:
-        raise click.UsageError("missing INSTRUCTION (or --file)")
-    evaluation = run(command_line_request(instruction, operands), profile, mask, active)
-    if as_json:
-        echo(json.dumps(to_json(evaluation, profile)))
-        return
-    for text in describe(evaluation):
-        echo(text)
+            show(evaluation, True)
+    else:
+        if instruction is None:
+            raise click.UsageError("missing INSTRUCTION (or --file)")
+        evaluation = run(command_line_request(instruction, operands), profile, mask, active, state=state, warp=warp)
+        if evaluation.state_after is not None:
+            state = evaluation.state_after
+        elif state is not None:
+            raise OperandError(f"{evaluation.form.text} reads no state; --state is for tcgen05 and the other forms of state", where="<command line>, --state")
+        show(evaluation, False)
+    if state_out is not None and state is not None:
+        from ptxspec.conformance.state_json import dumps
+
+        final = dumps(state) + "\n"
+        write_output(state_out, lambda out: out.write(final.encode("utf-8")))
+
+
+def _warp_option(text: str) -> int:
+    value = parse_operand(text, "<command line>, --warp")
+    if value > 3:
+        raise OperandError(f"--warp is the warp's rank in its warpgroup (%warpid % 4): 0-3, not {shorten(text)}", where="<command line>, --warp")
+    return value
 
 
 def _mask_option(text: str, option: str) -> int:

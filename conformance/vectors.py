@@ -528,6 +528,10 @@ def _form(instr: str, where: str | None = None):
         error.where = error.where or where or instr
         raise
     if kind.state:
+        from ptxspec.conformance import tcgen05_vectors
+
+        if tcgen05_vectors.writes_vectors(form):  # tcgen05: states in and out, conformance/tcgen05_vectors.py
+            return form
         raise PtxSpecError(
             f"{form.text}: no vectors yet for an instruction that reads memory (its inputs include a shared-memory image); "
             "use ptxspec.semantics.instructions.execute",
@@ -636,6 +640,11 @@ def generate(instr: str, count: int, seed: int, profile: str = "spec", *, mask: 
 
     if matrix_vectors.kind_of(form):
         yield from matrix_vectors.generate(form, count, seed, profile)
+        return
+    from ptxspec.conformance import tcgen05_vectors
+
+    if tcgen05_vectors.writes_vectors(form):
+        yield from tcgen05_vectors.generate(form, count, seed, profile)
         return
     if is_warp_form(form):
         yield from _warp_vectors(form, count, seed, profile, mask, active)
@@ -929,6 +938,11 @@ def jsonl_chunks(instr: str, count: int, seed: int, profile: str = "spec", *, ma
     if matrix_vectors.kind_of(form):
         yield from matrix_vectors.jsonl_chunks(form, count, seed, profile, progress)
         return
+    from ptxspec.conformance import tcgen05_vectors
+
+    if tcgen05_vectors.writes_vectors(form):
+        yield from tcgen05_vectors.jsonl_chunks(form, count, seed, profile, progress)
+        return
     if is_warp_form(form):
         lines = (json.dumps(v) + "\n" for v in _warp_vectors(form, count, seed, profile, mask, active, progress))
         while chunk := "".join(itertools.islice(lines, WARP_CHUNK)):
@@ -1143,11 +1157,24 @@ def vectors_command(
       ptxspec vectors fma.rn.f32 --count 100000 --seed 1 -o fma.jsonl
       ptxspec vectors add.rn.f16x2 mad.wide.s32 --count 1000 --format npz -o v.npz
       ptxspec vectors add.rn.f32 --count 1000 --format testfloat -o add.tf
+      ptxspec vectors tcgen05 --count 10 -o tcgen05.jsonl   # every tcgen05 data-movement family: states in and out
+
+    A tcgen05 form (tcgen05.ld, .st, .alloc, .cp, ...; 'tcgen05' for a set of every family) writes
+    one line per case: the state in, the operands, the results and the state after
+    (docs/vectors.rst, "tcgen05: states in and out").
     """
-    from ptxspec.conformance import matrix_vectors
+    from ptxspec.conformance import matrix_vectors, tcgen05_vectors
     from ptxspec.conformance.cli import _mask_option, is_warp_form, write_chunks, write_output
 
-    forms = [_form(text, f"<command line>, INSTR {k}") for k, text in enumerate(instrs, start=1)]
+    # 'tcgen05' stands for every form of tcgen05_vectors.DEFAULT_FORMS; an error names the INSTR as written.
+    named = [(k, text) for k, written in enumerate(instrs, start=1) for text in tcgen05_vectors.expand([written])]
+    forms = [_form(text, f"<command line>, INSTR {k}") for k, text in named]
+    if fmt != "jsonl":
+        stateful = next((k for (k, _), f in zip(named, forms) if tcgen05_vectors.writes_vectors(f)), None)
+        if stateful is not None:
+            raise OperandError(
+                f"--format {fmt}: the vectors of a tcgen05 form carry states (JSON); use --format jsonl", where=f"<command line>, INSTR {stateful}"
+            )
     lanes = {}
     for name, text in (("mask", mask_text), ("active", active_text)):
         if text is not None:

@@ -102,6 +102,9 @@ def _written_bytes(written: object) -> bytes:
 #: value (``.unpack::16b`` writes one half of a cell, §9.7.16.8.2).
 LOW_HALF, HIGH_HALF, WHOLE = 1, 2, 3
 
+#: The bits of a cell that each value of its written flags says hold a value.
+_HALF_MASKS = np.array([0, 0x0000FFFF, 0xFFFF0000, 0xFFFFFFFF], dtype=np.uint32)
+
 _ZERO_CELLS = bytes(LANES * COLUMNS * 4)
 _NONE_WRITTEN = bytes(LANES * COLUMNS)
 
@@ -138,7 +141,7 @@ class TensorMemory:
     ``lane * 512 + column``); ``written``: one byte per cell, which of its 16-bit halves hold a
     value that an instruction (or the caller) put there (:data:`LOW_HALF`, :data:`HIGH_HALF`,
     :data:`WHOLE`) -- a cell never written is undefined, and a load of it gives the undefined
-    marker; ``allocations``: the live allocations (§9.7.16.1.2);
+    marker, and holds 0 in this value (an undefined half's bits are not part of the state); ``allocations``: the live allocations (§9.7.16.1.2);
     ``relinquished``: whether the CTA has executed ``tcgen05.relinquish_alloc_permit``;
     ``last_columns``: the column count of the latest ``tcgen05.alloc`` ("the number of columns
     allocated should not increase between any two allocations", §9.7.16.7.1)."""
@@ -148,6 +151,14 @@ class TensorMemory:
     allocations: tuple[Allocation, ...] = attrs.field(default=(), converter=_allocations)
     relinquished: bool = False
     last_columns: int | None = None
+
+    def __attrs_post_init__(self) -> None:
+        # One value, one encoding: the bits of a half that holds no value are 0, so that two
+        # Tensor Memories that hold the same values are equal whatever was once in a freed cell.
+        words = np.frombuffer(self.cells, dtype="<u4").reshape(LANES, COLUMNS)
+        kept = words & _HALF_MASKS[np.frombuffer(self.written, dtype=np.uint8).reshape(LANES, COLUMNS)]
+        if not np.array_equal(kept, words):
+            object.__setattr__(self, "cells", kept.astype("<u4").tobytes())
 
     def words(self) -> np.ndarray:
         """The cells as a read-only (128, 512) uint32 array (no copy)."""

@@ -1,0 +1,407 @@
+"""A :class:`~ptxspec.semantics.state.State` as JSON, and what an instruction changed in it.
+
+``ptxspec eval --state FILE.json`` reads a state in this form, ``ptxspec vectors`` writes the states
+of the tcgen05 vectors in it (``"state"`` and ``"state_after"``, :mod:`ptxspec.conformance.tcgen05_vectors`),
+and ``ptxspec check-vectors`` reads them back. The schema (every field optional)::
+
+    {"shared": "<hex bytes>",
+     "tensor_memory": {"cells": [[lane, column, "0x89abcdef"], [lane, column, "0x0000cdef", 1], ...],
+                       "allocations": [[column, columns], ...],
+                       "relinquished": false,
+                       "last_columns": null},
+     "cta_group": null,
+     "peer": null}
+
+* ``shared``: the CTA's shared memory, two hex digits a byte, address 0 first (an ``0x`` prefix,
+  blanks and ``_`` are allowed; default: empty).
+* ``tensor_memory.cells``: the cells that hold a value, each ``[lane, column, value]`` with lane
+  0-127, column 0-511 and value a hex string of at most 8 digits (or a JSON integer); every cell
+  not listed is undefined (it was never written, or was deallocated). A fourth element ``halves``
+  says which 16-bit halves hold a value when not both: ``1`` the low half (what
+  ``tcgen05.st.unpack::16b`` writes), ``2`` the high half, ``3`` both (the default). The writer
+  lists the cells lane by lane, column by column, with the undefined half of a half-defined cell
+  written as 0. Default: no cell holds a value.
+* ``tensor_memory.allocations``: the live allocations of §9.7.16.1.2, ``[first column, number of
+  columns]`` (a multiple of 32 and at least 32; default none); ``relinquished``: whether the CTA
+  executed ``tcgen05.relinquish_alloc_permit`` (default false); ``last_columns``: the column count
+  of the latest ``tcgen05.alloc`` (default null: none yet).
+* ``cta_group``: the ``.cta_group`` (1 or 2) of the kernel's tcgen05 instructions once one ran
+  (default null).
+* ``peer``: the peer CTA's state (the same schema, its own ``peer`` null) for ``.cta_group::2``
+  (default null).
+
+A key not in the schema, a value of the wrong kind or out of range is a located
+:class:`~ptxspec.spec.errors.OperandError`: ``FILE:line:column`` where the text is not JSON,
+else the JSON path, as in ``state.json: tensor_memory.cells[3]``.
+
+Two states that this schema writes alike are equal :class:`~ptxspec.semantics.state.State` values
+(the bits of an undefined half are 0 in both), and :func:`diff` / :func:`diff_lines` say what
+differs -- the cells whose value or definedness changed, the byte
+ranges of shared memory, the allocations and flags.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from numbers import Integral
+from typing import Any, NoReturn
+
+import numpy as np
+
+from ptxspec.semantics.state import COLUMNS, HIGH_HALF, LANES, LOW_HALF, WHOLE, Allocation, State, TensorMemory
+from ptxspec.spec.errors import Location, OperandError, PtxSpecError
+
+SCHEMA = (
+    '{"shared": "<hex bytes>", "tensor_memory": {"cells": [[lane, column, "0x........"(, halves)], ...], '
+    '"allocations": [[column, columns], ...], "relinquished": false, "last_columns": null}, "cta_group": null, "peer": null}'
+)
+_STATE_KEYS = ("shared", "tensor_memory", "cta_group", "peer")
+_TM_KEYS = ("cells", "allocations", "relinquished", "last_columns")
+_HEX_BYTES = re.compile(r"[0-9a-fA-F]*")
+#: The bits of a cell that its halves flags say hold a value.
+_HALF_MASK = np.array([0, 0xFFFF, 0xFFFF0000, 0xFFFFFFFF], dtype=np.uint32)
+
+
+# ---------------------------------------------------------------------------------------------
+# State -> JSON
+# ---------------------------------------------------------------------------------------------
+
+
+def cells_json(tm: TensorMemory) -> list[list]:
+    """The defined cells of ``tm`` as the schema writes them (lane-major; undefined halves 0)."""
+    defined = tm.defined()
+    lanes, columns = np.nonzero(defined)
+    flags = defined[lanes, columns]
+    values = tm.words()[lanes, columns] & _HALF_MASK[flags]
+    out: list[list] = []
+    for lane, column, value, flag in zip(lanes.tolist(), columns.tolist(), values.tolist(), flags.tolist()):
+        cell: list = [lane, column, f"0x{value:08x}"]
+        if flag != WHOLE:
+            cell.append(flag)
+        out.append(cell)
+    return out
+
+
+def state_to_json(state: State) -> dict:
+    """``state`` in the schema of this module, every field written."""
+    tm = state.tensor_memory
+    return {
+        "shared": state.shared.hex(),
+        "tensor_memory": {
+            "cells": cells_json(tm),
+            "allocations": [[a.column, a.columns] for a in tm.allocations],
+            "relinquished": tm.relinquished,
+            "last_columns": tm.last_columns,
+        },
+        "cta_group": state.cta_group,
+        "peer": None if state.peer is None else state_to_json(state.peer),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON -> State
+# ---------------------------------------------------------------------------------------------
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, Integral) and not isinstance(value, bool)
+
+
+def _shown(value: object) -> str:
+    text = json.dumps(value) if not isinstance(value, (bytes, set)) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class _Reader:
+    """Reads one state object, each complaint located at ``source: path``."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, path: str, message: str, section: str | None = None) -> NoReturn:
+        raise OperandError(
+            f"{message} (the state schema: docs/vectors.rst, 'State files')", where=f"{self.source}: {path or '(the top level)'}", section=section
+        )
+
+    def members(self, value: object, path: str, keys: tuple[str, ...]) -> dict:
+        if not isinstance(value, dict):
+            self.fail(path, f"expected an object, got {_shown(value)}")
+        for key in value:
+            if key not in keys:
+                self.fail(f"{path}.{key}" if path else key, f"unknown field {key!r} (the fields are {', '.join(keys)})")
+        return value
+
+    def integer(self, value: object, path: str, low: int, high: int, what: str) -> int:
+        if not _is_int(value) or not low <= value <= high:  # type: ignore[operator]
+            self.fail(path, f"{what} is an integer {low}-{high}, got {_shown(value)}")
+        return int(value)  # type: ignore[call-overload]
+
+    def state(self, value: object, path: str = "", peer_allowed: bool = True) -> State:
+        obj = self.members(value, path, _STATE_KEYS)
+        here = (path + ".") if path else ""
+        shared = self.shared(obj.get("shared", ""), here + "shared")
+        tm = self.tensor_memory(obj.get("tensor_memory", {}), here + "tensor_memory")
+        group = obj.get("cta_group")
+        if group is not None and (not _is_int(group) or group not in (1, 2)):
+            self.fail(here + "cta_group", f"cta_group is null, 1 or 2, got {_shown(group)}", section="9.7.16.5.1")
+        peer = obj.get("peer")
+        if peer is not None and not peer_allowed:
+            self.fail(here + "peer", "a peer CTA's state has no peer of its own (null)")
+        return State(shared, tm, group, None if peer is None else self.state(peer, here + "peer", False))
+
+    def shared(self, value: object, path: str) -> bytes:
+        if not isinstance(value, str):
+            self.fail(path, f"shared memory is a string of hex digits, two a byte, got {_shown(value)}")
+        text = re.sub(r"[\s_]", "", value)  # type: ignore[call-overload]
+        if text[:2] in ("0x", "0X"):
+            text = text[2:]
+        if not _HEX_BYTES.fullmatch(text):
+            bad = next(c for c in text if c not in "0123456789abcdefABCDEF")
+            self.fail(path, f"shared memory is hex digits, two a byte; {bad!r} is not a hex digit")
+        if len(text) % 2:
+            self.fail(path, f"shared memory is two hex digits a byte; got an odd number ({len(text)})")
+        return bytes.fromhex(text)
+
+    def tensor_memory(self, value: object, path: str) -> TensorMemory:
+        obj = self.members(value, path, _TM_KEYS)
+        cells = obj.get("cells", [])
+        if not isinstance(cells, list):
+            self.fail(path + ".cells", f"cells is a list of [lane, column, value(, halves)], got {_shown(cells)}")
+        words = np.zeros((LANES, COLUMNS), dtype=np.uint32)
+        written = np.zeros((LANES, COLUMNS), dtype=np.uint8)
+        for k, cell in enumerate(cells):
+            where = f"{path}.cells[{k}]"
+            if not isinstance(cell, list) or len(cell) not in (3, 4):
+                self.fail(where, f"a cell is [lane, column, value] or [lane, column, value, halves], got {_shown(cell)}")
+            lane = self.integer(cell[0], where, 0, LANES - 1, "the lane")
+            column = self.integer(cell[1], where, 0, COLUMNS - 1, "the column")
+            bits = self.cell_value(cell[2], where)
+            halves = (
+                WHOLE if len(cell) == 3 else self.integer(cell[3], where, LOW_HALF, WHOLE, "halves (1: the low 16 bits hold a value, 2: the high, 3: both)")
+            )
+            if written[lane, column]:
+                self.fail(where, f"cell (lane {lane}, column {column}) is listed twice")
+            if bits & ~int(_HALF_MASK[halves]):
+                self.fail(where, f"value {bits:#010x} has bits in the half that halves = {halves} says holds no value")
+            words[lane, column], written[lane, column] = bits, halves
+        allocations_value = obj.get("allocations", [])
+        if not isinstance(allocations_value, list):
+            self.fail(path + ".allocations", f"allocations is a list of [column, columns], got {_shown(allocations_value)}")
+        allocations = []
+        for k, item in enumerate(allocations_value):
+            where = f"{path}.allocations[{k}]"
+            if not isinstance(item, list) or len(item) != 2:
+                self.fail(where, f"an allocation is [first column, number of columns], got {_shown(item)}")
+            allocations.append(
+                Allocation(self.integer(item[0], where, 0, COLUMNS - 1, "the first column"), self.integer(item[1], where, 1, COLUMNS, "the number of columns"))
+            )
+        relinquished = obj.get("relinquished", False)
+        if not isinstance(relinquished, bool):
+            self.fail(path + ".relinquished", f"relinquished is true or false, got {_shown(relinquished)}")
+        last = obj.get("last_columns")
+        if last is not None:
+            last = self.integer(last, path + ".last_columns", 1, COLUMNS, "last_columns (null or a column count)")
+        try:
+            return TensorMemory(words.tobytes(), written.tobytes(), tuple(allocations), relinquished, last)
+        except PtxSpecError as error:  # the allocations' own rules (units of 32 columns, no overlap)
+            raise OperandError(error.message, where=f"{self.source}: {path}.allocations", section=error.section) from None
+
+    def cell_value(self, value: object, where: str) -> int:
+        if _is_int(value):
+            bits = int(value)  # type: ignore[call-overload]
+        elif isinstance(value, str) and re.fullmatch(r"0[xX][0-9a-fA-F_]+", value.strip()):
+            bits = int(value.strip()[2:].replace("_", ""), 16)
+        else:
+            self.fail(where, f'a cell\'s value is a hex string such as "0x3f800000" (or an integer), got {_shown(value)}')
+        if not 0 <= bits < 1 << 32:
+            self.fail(where, f"a cell holds 32 bits; {bits:#x} does not fit")
+        return bits
+
+
+def state_from_json(value: object, source: str = "<state>", path: str = "") -> State:
+    """The :class:`State` that ``value`` (a decoded JSON value) describes; a located
+    :class:`~ptxspec.spec.errors.OperandError` (``source: path.json.path``) where it is not one.
+    ``path``: where ``value`` sits in a larger document (``"state"`` in a vector line)."""
+    return _Reader(source).state(value, path)
+
+
+def load_state(path: str) -> State:
+    """The state in the JSON file ``path`` (``-``: standard input); every problem located, at
+    ``file:line:column`` for text that is not JSON, else at the JSON path."""
+    import sys
+
+    source = "<stdin>" if path == "-" else path
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as stream:
+                data = stream.read()
+    except OSError as error:
+        raise OperandError(f"cannot read the state file: {error.strerror or error}", where=Location(source)) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise OperandError("the state file is not UTF-8 text", where=Location(source, line, error.start - data.rfind(b"\n", 0, error.start))) from None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise OperandError(f"invalid JSON ({error.msg}); a state is {SCHEMA}", where=Location(source, error.lineno, error.colno)) from None
+    except (ValueError, RecursionError) as error:  # a number of too many digits; nesting too deep
+        raise OperandError(f"invalid JSON ({error}); a state is {SCHEMA}", where=Location(source)) from None
+    return state_from_json(value, source)
+
+
+# ---------------------------------------------------------------------------------------------
+# What changed
+# ---------------------------------------------------------------------------------------------
+
+
+def _cell_text(value: int, flag: int) -> str:
+    if flag == 0:
+        return "undefined"
+    masked = value & int(_HALF_MASK[flag])
+    if flag == LOW_HALF:
+        return f"0x????{masked & 0xFFFF:04x} (low half)"
+    if flag == HIGH_HALF:
+        return f"0x{masked >> 16:04x}???? (high half)"
+    return f"0x{masked:08x}"
+
+
+def _cell_json(value: int, flag: int) -> object:
+    if flag == 0:
+        return None
+    masked = value & int(_HALF_MASK[flag])
+    return f"0x{masked:08x}" if flag == WHOLE else [f"0x{masked:08x}", flag]
+
+
+def changed_cells(before: TensorMemory, after: TensorMemory) -> list[tuple[int, int, int, int, int, int]]:
+    """``(lane, column, old value, old halves, new value, new halves)`` of every cell whose defined
+    bits or definedness differ (the bits of an undefined half do not count)."""
+    old_w, old_d = before.words(), before.defined()
+    new_w, new_d = after.words(), after.defined()
+    differ = (old_d != new_d) | ((old_w & _HALF_MASK[old_d]) != (new_w & _HALF_MASK[new_d]))
+    lanes, columns = np.nonzero(differ)
+    return [
+        (int(lane), int(column), int(old_w[lane, column]), int(old_d[lane, column]), int(new_w[lane, column]), int(new_d[lane, column]))
+        for lane, column in zip(lanes.tolist(), columns.tolist())
+    ]
+
+
+def changed_bytes(before: bytes, after: bytes) -> list[tuple[int, bytes, bytes]]:
+    """``(first address, old bytes, new bytes)`` of every run of shared-memory bytes that differ
+    (a byte only one of the images has counts as changed)."""
+    n = max(len(before), len(after))
+    old = np.zeros(n, np.int16) - 1
+    new = np.zeros(n, np.int16) - 1
+    old[: len(before)] = np.frombuffer(before, np.uint8)
+    new[: len(after)] = np.frombuffer(after, np.uint8)
+    differ = np.flatnonzero(old != new)
+    runs: list[tuple[int, bytes, bytes]] = []
+    indices = differ.tolist()
+    start = 0
+    for k in range(1, len(indices) + 1):
+        if k == len(indices) or indices[k] != indices[k - 1] + 1:
+            first, last = indices[start], indices[k - 1]
+            runs.append((first, before[first : last + 1], after[first : last + 1]))
+            start = k
+    return runs
+
+
+def _allocations_text(tm: TensorMemory) -> str:
+    return ", ".join(f"columns {a.column}-{a.end - 1}" for a in tm.allocations) or "none"
+
+
+def diff(before: State, after: State) -> dict:
+    """What changed from ``before`` to ``after``, as JSON: only the parts that changed, among
+    ``tensor_memory.cells`` (``[lane, column, old, new]``, a value ``null`` where undefined, ``[value,
+    halves]`` where one half is defined), ``tensor_memory.allocations`` / ``relinquished`` /
+    ``last_columns`` (``{"before": ..., "after": ...}``), ``shared`` (``[first address, "old hex",
+    "new hex"]`` per run of bytes), ``cta_group`` and ``peer`` (its own diff)."""
+    out: dict[str, Any] = {}
+    a, b = before.tensor_memory, after.tensor_memory
+    tm: dict[str, Any] = {}
+    cells = changed_cells(a, b)
+    if cells:
+        tm["cells"] = [[lane, column, _cell_json(ov, od), _cell_json(nv, nd)] for lane, column, ov, od, nv, nd in cells]
+    for key in ("allocations", "relinquished", "last_columns"):
+        old, new = getattr(a, key), getattr(b, key)
+        if old != new:
+            shown = (lambda v: [[x.column, x.columns] for x in v]) if key == "allocations" else (lambda v: v)
+            tm[key] = {"before": shown(old), "after": shown(new)}
+    if tm:
+        out["tensor_memory"] = tm
+    runs = changed_bytes(before.shared, after.shared)
+    if runs:
+        out["shared"] = [[start, old.hex(), new.hex()] for start, old, new in runs]
+    if before.cta_group != after.cta_group:
+        out["cta_group"] = {"before": before.cta_group, "after": after.cta_group}
+    if before.peer != after.peer:
+        if before.peer is None or after.peer is None:
+            out["peer"] = {
+                "before": None if before.peer is None else state_to_json(before.peer),
+                "after": None if after.peer is None else state_to_json(after.peer),
+            }
+        else:
+            inner = diff(before.peer, after.peer)
+            if inner:
+                out["peer"] = inner
+    return out
+
+
+def diff_lines(before: State, after: State, indent: str = "") -> list[str]:
+    """:func:`diff` as text, one line per changed cell, run of shared-memory bytes or field;
+    ``["no change"]`` where nothing changed."""
+    lines: list[str] = []
+    a, b = before.tensor_memory, after.tensor_memory
+    cells = changed_cells(a, b)
+    if cells:
+        lines.append(f"{indent}tensor memory: {len(cells)} cell(s) changed")
+        # Column by column; a run of lanes whose cells changed alike is one line.
+        # (Defined cells that take one new value -- a value stored to all, undefined after a
+        # dealloc -- group whatever values they held: "values"; --json / diff() keep each.)
+        runs: list[list] = []
+        for lane, column, ov, od, nv, nd in sorted(cells, key=lambda c: (c[1], c[0])):
+            change = (_cell_text(ov, od), _cell_text(nv, nd))
+            last = runs[-1] if runs else None
+            alike = last is not None and (last[3] == change or (last[3][1] == change[1] and "undefined" not in (last[3][0], change[0])))
+            if last is not None and alike and last[0] == column and last[2] == lane - 1:
+                last[2] = lane
+                if last[3] != change:
+                    last[3] = ("values", change[1])
+            else:
+                runs.append([column, lane, lane, change])
+        for column, first, final, (old, new) in runs:
+            lanes = f"lane {first:3}" if first == final else f"lanes {first}-{final}"
+            lines.append(f"{indent}  column {column:3}, {lanes}: {old} -> {new}")
+    if a.allocations != b.allocations:
+        lines.append(f"{indent}allocations: {_allocations_text(a)} -> {_allocations_text(b)}")
+    if a.relinquished != b.relinquished:
+        lines.append(f"{indent}relinquished: {str(a.relinquished).lower()} -> {str(b.relinquished).lower()}")
+    if a.last_columns != b.last_columns:
+        lines.append(f"{indent}last_columns: {a.last_columns} -> {b.last_columns}")
+    for start, old, new in changed_bytes(before.shared, after.shared):
+        span = max(len(old), len(new))
+        where = f"byte {start:#x}" if span == 1 else f"bytes {start:#x}-{start + span - 1:#x}"
+        lines.append(f"{indent}shared memory {where}: {old.hex() or '(none)'} -> {new.hex() or '(none)'}")
+    if before.cta_group != after.cta_group:
+        lines.append(f"{indent}cta_group: {before.cta_group} -> {after.cta_group}")
+    if before.peer != after.peer:
+        if before.peer is None or after.peer is None:
+            lines.append(f"{indent}peer: {'none' if before.peer is None else 'a state'} -> {'none' if after.peer is None else 'a state'}")
+        else:
+            inner = diff_lines(before.peer, after.peer, indent + "  ")
+            if inner != [f"{indent}  no change"]:
+                lines.append(f"{indent}peer CTA:")
+                lines += inner
+    return lines or [f"{indent}no change"]
+
+
+def dumps(state: State) -> str:
+    """``state`` as one line of JSON (keys in the schema's order)."""
+    return json.dumps(state_to_json(state))
+
+
+__all__ = ["SCHEMA", "diff", "diff_lines", "dumps", "load_state", "state_from_json", "state_to_json"]
