@@ -77,6 +77,7 @@ from ptxspec.spec.errors import Location, OperandError, PtxSpecError, printable
 
 if TYPE_CHECKING:
     from ptxspec.conformance.matrix_vectors import MatrixInfo, MatrixMismatch, MatrixVector
+    from ptxspec.conformance.tcgen05_vectors import StateInfo
     from ptxspec.spec.catalogue import Form
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT = 0, 1, 2
@@ -236,7 +237,7 @@ class Summary:
 # ---------------------------------------------------------------------------------------------
 
 
-def _form_info(instr: str) -> _FormInfo | MatrixInfo | str:
+def _form_info(instr: str) -> _FormInfo | MatrixInfo | StateInfo | str:
     """The form of ``instr`` and its operand widths, or why ptxspec cannot check it."""
     from ptxspec.conformance.cli import is_warp_form
     from ptxspec.semantics.instructions import semantic_of

@@ -58,8 +58,8 @@ half-defined, ``immHalfSplitoff``, and, for alloc/dealloc, the allocations prese
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 import numpy as np
@@ -515,6 +515,7 @@ def vector_dict(form: Form, case: Case, profile: str = "spec") -> dict:
     obj["outputs"] = outputs
     if allowed is not None:
         obj["allowed"] = allowed
+    assert outcome.state is not None, "a form of state leaves a state"
     obj["state_after"] = state_to_json(outcome.state)
     obj["profile"] = profile
     return obj
@@ -716,10 +717,11 @@ def judge(vector: StateVector, profile: str) -> StateMismatch | None:
         for k, (claim, expected) in enumerate(zip(vector.allowed, expected_claims)):
             if (claim is None) != (expected is None) or (claim is not None and hex_lower(claim) != expected):
                 return StateMismatch(vector, f"'allowed' for {form.destinations[k].name} is not the {profile} profile's", (f"expected {json.dumps(expected)}",))
+    assert outcome.state is not None, "a form of state leaves a state"
     if vector.state_after != outcome.state:
         meaning = semantic_of(form)
         if meaning.allowed_states is not None:
-            choices = meaning.allowed_states(form, case.state, *check_sources(form, case.sources, meaning.operands))
+            choices = cast("Collection[State]", meaning.allowed_states(form, case.state, *check_sources(form, case.sources, meaning.operands)))
             if vector.state_after in choices:
                 return None
         differences = diff_lines(outcome.state, vector.state_after)

@@ -319,7 +319,7 @@ def check(
         meaning = semantic_of(form)
         if meaning.allowed_states is None:
             return False
-        allowed = cast("Collection[State]", meaning.allowed_states(form, state, *check_sources(form, sources, meaning.operands)))
+        allowed = cast(Collection[State], meaning.allowed_states(form, state, *check_sources(form, sources, meaning.operands)))
         if observed_state not in allowed:
             return False
     return len(outcome.results) == len(observed) and all(contains(e, o) for e, o in zip(outcome.results, observed))
