@@ -4,19 +4,19 @@ Each instruction is a pure function of the CTA's :class:`~ptxspec.semantics.stat
 Tensor Memory, shared memory, the kernel's ``.cta_group`` and, for ``.cta_group::2``, the peer
 CTA's state), returning its results and a new state (DESIGN.md "State"):
 
-=================================  =========================  ======================================
-instruction                        operands                   section
-=================================  =========================  ======================================
-``tcgen05.alloc``                  a warp                     §9.7.16.7.1
-``tcgen05.dealloc``                a warp                     §9.7.16.7.1
-``tcgen05.relinquish_alloc_permit``  a warp                   §9.7.16.7.1
-``tcgen05.ld``, ``tcgen05.ld.red``  a warp of a warpgroup     §9.7.16.8.3
-``tcgen05.st``                     a warp of a warpgroup      §9.7.16.8.4
-``tcgen05.wait``                   a warp                     §9.7.16.8.5
-``tcgen05.cp``                     one thread                 §9.7.16.9.2
-``tcgen05.shift``                  one thread                 §9.7.16.9.3
-``tcgen05.fence``                  one thread                 §9.7.16.11.1
-=================================  =========================  ======================================
+===================================  =====================  ============
+instruction                          operands               section
+===================================  =====================  ============
+``tcgen05.alloc``                    a warp                 §9.7.16.7.1
+``tcgen05.dealloc``                  a warp                 §9.7.16.7.1
+``tcgen05.relinquish_alloc_permit``  a warp                 §9.7.16.7.1
+``tcgen05.ld``, ``tcgen05.ld.red``   a warp of a warpgroup  §9.7.16.8.3
+``tcgen05.st``                       a warp of a warpgroup  §9.7.16.8.4
+``tcgen05.wait``                     a warp                 §9.7.16.8.5
+``tcgen05.cp``                       one thread             §9.7.16.9.2
+``tcgen05.shift``                    one thread             §9.7.16.9.3
+``tcgen05.fence``                    one thread             §9.7.16.11.1
+===================================  =====================  ============
 
 The thread/register <-> Tensor Memory maps of ld/st are :mod:`ptxspec.semantics.tcgen05_layout`;
 the rows, multicast and decompression of cp are :mod:`ptxspec.semantics.tcgen05_copy`.

@@ -125,9 +125,13 @@ def test_reference_has_a_page_per_opcode(built):
     from ptxspec.spec.catalogue import CATALOGUE
 
     pages, _, _ = built
-    assert set(pages) == {"index.rst"} | {f"{ptxspec_reference._slug(o)}.rst" for o in CATALOGUE.opcodes}
+    operations = ptxspec_reference.operations()  # tcgen05: a page per operation besides the opcode's
+    operation_pages = {f"{ptxspec_reference._slug(o)}.rst" for o in operations.values()}
+    assert set(pages) == {"index.rst"} | {f"{ptxspec_reference._slug(o)}.rst" for o in CATALOGUE.opcodes} | operation_pages
     for family in CATALOGUE.families():
         assert family.syntax() in pages[f"{ptxspec_reference._slug(family.opcode)}.rst"]
+        if family.key in operations:
+            assert family.syntax() in pages[f"{ptxspec_reference._slug(operations[family.key])}.rst"]
 
 
 def test_a_wrong_stated_example_is_caught():

@@ -13,6 +13,8 @@ subnormals, NaN.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
 from ptxspec_oracle import f16, f32, f64
@@ -202,3 +204,339 @@ EXAMPLES: list[Example] = [
         profile="sm_90",
     ),
 ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Worked examples on a state (the tcgen05 instructions)
+# ---------------------------------------------------------------------------------------------
+#
+# An instruction of memory is a function of a State (semantics/state.py). A StateExample runs a
+# few instructions one after another through ptxspec.semantics.instructions.execute, from a start
+# state; the reference shows what each step computed (registers, changed Tensor Memory cells and
+# shared memory bytes, allocations) -- values computed while the page is built, never typed in --
+# and ``expect`` states what the manual says must then hold, worked out here from the manual's
+# words without ptxspec's semantics: a list of (holds, statement); the build fails on any that
+# does not hold, and the page lists the statements as checked.
+
+
+@attrs.frozen
+class Step:
+    """One instruction of a :class:`StateExample`: its text, its source operands in the order of
+    the form's inputs (an ``int``: the same in every thread; or a tuple of the 32 threads'
+    values), ``warp`` (tcgen05.ld/st: the warp's rank in its warpgroup), and ``refused``: the
+    manual forbids it, and ptxspec must refuse it (the page shows the refusal)."""
+
+    instruction: str
+    sources: tuple = ()
+    warp: int | None = None
+    refused: bool = False
+
+
+@attrs.frozen
+class Run:
+    """What a :class:`StateExample`'s steps did, as ``expect`` reads it: ``states[0]`` the start,
+    ``states[i + 1]`` the state after step ``i``; ``registers[i]`` one tuple per destination of
+    step ``i``, each the 32 threads' values (None: undefined)."""
+
+    states: list
+    registers: list
+
+
+@attrs.frozen
+class StateExample:
+    family: str  # the catalogue family on whose page it is shown
+    title: str
+    start: Callable[[], object]  # -> State
+    steps: tuple[Step, ...]
+    expect: Callable[[Run], list[tuple[bool, str]]]
+    why: str
+
+
+def _state(shared: bytes = bytes(64)):
+    from ptxspec.semantics.state import State
+
+    return State(shared=shared)
+
+
+def _word(state, address: int) -> int:
+    """The 32-bit little-endian word of shared memory at ``address``."""
+    return int.from_bytes(state.shared[address : address + 4], "little")
+
+
+def _cell(state, lane: int, column: int) -> int:
+    return int(state.tensor_memory.words()[lane, column])
+
+
+def _allocations(state) -> list[tuple[int, int]]:
+    return [(a.column, a.columns) for a in state.tensor_memory.allocations]
+
+
+def _checks(*checks: tuple[bool, str]) -> list[tuple[bool, str]]:
+    """What ``expect`` gives: each statement it checked, and whether it holds."""
+    return list(checks)
+
+
+ALLOC = "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"
+DEALLOC = "tcgen05.dealloc.cta_group::1.sync.aligned.b32"
+#: Register i of thread t in the store examples: a value that names both.
+STORED = tuple(tuple(0xC0000000 | (t << 8) | i for t in range(32)) for i in range(8))
+
+
+def _tmem_address(lane: int, column: int) -> int:
+    """§9.7.16.1.1: "the lane index in bits 31-16 and the column index in bits 15-0"."""
+    return lane * 0x10000 + column
+
+
+def _expect_alloc(run: Run) -> list[tuple[bool, str]]:
+    first, second = run.states[1], run.states[2]
+    return _checks(
+        (_word(first, 0x10) == _tmem_address(0, 0), "the first allocation's address (lane 0, column 0) is written at dst = 0x10"),
+        (_allocations(first) == [(0, 64)], "the first allocation takes 64 columns from column 0"),
+        (_word(second, 0x20) == _tmem_address(0, 64), "the second takes the next free 32-column unit, column 64"),
+        (_allocations(second) == [(0, 64), (64, 32)], "two live allocations, columns 0-63 and 64-95"),
+        (second.shared[:0x10] == b"\xff" * 0x10, "no other byte of shared memory is written"),
+    )
+
+
+def _expect_dealloc(run: Run) -> list[tuple[bool, str]]:
+    return _checks(
+        (_allocations(run.states[2]) == [], "after tcgen05.dealloc no allocation is live"),
+        (_word(run.states[3], 0x10) == _tmem_address(0, 0), "the freed columns can be allocated again: column 0"),
+    )
+
+
+def _expect_relinquish(run: Run) -> list[tuple[bool, str]]:
+    return _checks((run.states[1].tensor_memory.relinquished, "the CTA has relinquished its permit to allocate"))
+
+
+def _stored_cells_hold_registers(state, registers: int) -> bool:
+    """.32x32b: thread t's registers fill lane t, register i in column i (§9.7.16.2.3.1, the
+    .32x32b figure: "32 lanes, 32 bits a lane" per .x1)."""
+    return all(_cell(state, t, i) == STORED[i][t] for t in range(32) for i in range(registers))
+
+
+def _expect_st(run: Run) -> list[tuple[bool, str]]:
+    before, after = run.states[1], run.states[2]
+    changed = after.tensor_memory.changed_cells(before.tensor_memory)
+    return _checks(
+        (_stored_cells_hold_registers(after, 2), "thread t's register i is in lane t, column i"),
+        (len(changed) == 32 * 2, "exactly 32 lanes x 2 columns change"),
+    )
+
+
+def _expect_ld(run: Run) -> list[tuple[bool, str]]:
+    loaded, wider = run.registers[2], run.registers[3]
+    return _checks(
+        (all(loaded[i] == STORED[i] for i in range(2)), "the load gives every thread the registers it stored"),
+        (all(wider[i] == STORED[i] for i in range(2)), "the .x4 load gives the stored columns 0-1 ..."),
+        (all(v is None for i in (2, 3) for v in wider[i]), "... and columns 2-3, never written, as undefined"),
+    )
+
+
+#: tcgen05.ld.red: two registers a thread whose minimum is sometimes the first, sometimes the second.
+RED_VALUES = (tuple(3 * t for t in range(32)), tuple(60 - t for t in range(32)))
+
+
+def _expect_ld_red(run: Run) -> list[tuple[bool, str]]:
+    registers, redval = run.registers[2][:2], run.registers[2][2]
+    return _checks(
+        (registers == RED_VALUES, "the registers r receive the loaded values"),
+        (redval == tuple(min(a, b) for a, b in zip(*RED_VALUES)), "redval is the minimum, as unsigned integers, of each thread's two values"),
+    )
+
+
+RED_F32 = (tuple(f32(-2.5 - t) for t in range(32)), tuple(f32(float(t)) for t in range(32)))
+
+
+def _expect_ld_red_f32(run: Run) -> list[tuple[bool, str]]:
+    redval = run.registers[2][2]
+    want = tuple(f32(max(2.5 + t, float(t))) for t in range(32))
+    return _checks((redval == want, "redval is the larger absolute value, |-2.5 - t| = 2.5 + t"))
+
+
+def _expect_unchanged(run: Run) -> list[tuple[bool, str]]:
+    return _checks((run.states[-1] == run.states[-2], "the state is unchanged"))
+
+
+def _expect_shift(run: Run) -> list[tuple[bool, str]]:
+    before, after = run.states[2], run.states[3]
+    return _checks(
+        (all(_cell(after, lane + 1, c) == _cell(before, lane, c) for lane in range(31) for c in range(8)), "lane l + 1 now holds lane l's 8 cells, l = 0..30"),
+        (all(_cell(after, 0, c) == _cell(before, 0, c) for c in range(8)), "lane 0 keeps its cells"),
+    )
+
+
+CP_SHARED = bytes(range(256)) * 32
+
+
+def _cp_descriptor() -> int:
+    from ptxspec.semantics.tcgen05_descriptors import SmemDescriptor
+
+    return SmemDescriptor(start_address=0, leading_byte_offset=128, stride_byte_offset=256).encode()
+
+
+def _expect_cp(run: Run) -> list[tuple[bool, str]]:
+    before, after = run.states[1], run.states[2]
+    changed = after.tensor_memory.changed_cells(before.tensor_memory)
+    return _checks(
+        (
+            sorted({(lane, c) for lane, c, _ in changed}) == [(lane, c) for lane in range(128) for c in range(8)],
+            ".128x256b fills 128 lanes x 8 columns (256 bits)",
+        ),
+        (
+            all(_cell(after, 0, c) == _word(before, 4 * c) for c in range(4)),
+            "lane 0, columns 0-3 hold the 16 bytes at the matrix start address, first byte lowest",
+        ),
+    )
+
+
+#: One register a thread, two 16-bit halves that name the thread: 0xb0tt_a0tt.
+PACKED = tuple(((0xB000 + t) << 16) | (0xA000 + t) for t in range(32))
+
+
+def _expect_unpack(run: Run) -> list[tuple[bool, str]]:
+    after = run.states[2]
+    low_halves = all(_cell(after, t, 0) & 0xFFFF == PACKED[t] & 0xFFFF and _cell(after, t, 1) & 0xFFFF == PACKED[t] >> 16 for t in range(32))
+    return _checks(
+        (low_halves, "the register's low 16 bits go to column 0, its high 16 bits to column 1, each in the low half of its cell"),
+        (run.registers[2][0] == PACKED, ".pack::16b loads the two halves back into one register"),
+        (all(v is None for r in run.registers[3] for v in r), "a 32-bit load of those cells is undefined: their upper halves hold no value"),
+    )
+
+
+STATE_EXAMPLES: list[StateExample] = [
+    StateExample(
+        "tcgen05.alloc",
+        "Allocate 64 columns, then 32 more",
+        lambda: _state(b"\xff" * 64),
+        (Step(ALLOC, (0x10, 64)), Step(ALLOC, (0x20, 32))),
+        _expect_alloc,
+        "The address of each allocation (lane 0, its first column) is written to shared memory at dst; "
+        "the second allocation takes the lowest free run of 32-column units (the manual leaves the choice open; "
+        "ptxspec's new state takes the lowest, and check accepts any).",
+    ),
+    StateExample(
+        "tcgen05.dealloc",
+        "Allocate, deallocate, allocate again",
+        _state,
+        (Step(ALLOC, (0x10, 64)), Step(DEALLOC, (0, 64)), Step(ALLOC, (0x10, 32))),
+        _expect_dealloc,
+        "tcgen05.dealloc of the allocation at taddr frees its columns, which a later tcgen05.alloc can take again.",
+    ),
+    StateExample(
+        "tcgen05.relinquish_alloc_permit",
+        "No allocation after relinquishing",
+        _state,
+        (Step("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned"), Step(ALLOC, (0x10, 32), refused=True)),
+        _expect_relinquish,
+        "Once a thread of the CTA has executed tcgen05.relinquish_alloc_permit, the CTA may not allocate again (§9.7.16.7.1): ptxspec refuses the second step.",
+    ),
+    StateExample(
+        "tcgen05.st",
+        "Store a .32x32b.x2",
+        _state,
+        (Step(ALLOC, (0x10, 64)), Step("tcgen05.st.sync.aligned.32x32b.x2.b32", (0, *STORED[:2]))),
+        _expect_st,
+        "With .32x32b each thread's registers go to its own lane (thread t: lane t), register i to column taddr + i; "
+        "thread t's register i holds 0xc00000tt0i here, so each cell names where it came from.",
+    ),
+    StateExample(
+        "tcgen05.st",
+        "Store with .unpack::16b, load with .pack::16b",
+        _state,
+        (
+            Step(ALLOC, (0x10, 32)),
+            Step("tcgen05.st.sync.aligned.32x32b.x1.unpack::16b.b32", (0, PACKED)),
+            Step("tcgen05.ld.sync.aligned.32x32b.x1.pack::16b.b32", (0,)),
+            Step("tcgen05.ld.sync.aligned.32x32b.x2.b32", (0,)),
+        ),
+        _expect_unpack,
+        '.unpack::16b: "a single 32-bit chunk in the register can be unpacked into two 16-bit chunks" in adjacent columns '
+        "(§9.7.16.8.2); each lands in the lower 16 bits of its cell and the upper 16 bits are left undefined (ptxspec's reading).",
+    ),
+    StateExample(
+        "tcgen05.ld",
+        "Store a .32x32b.x2, then load it (and a .32x32b.x4)",
+        _state,
+        (
+            Step(ALLOC, (0x10, 64)),
+            Step("tcgen05.st.sync.aligned.32x32b.x2.b32", (0, *STORED[:2])),
+            Step("tcgen05.ld.sync.aligned.32x32b.x2.b32", (0,)),
+            Step("tcgen05.ld.sync.aligned.32x32b.x4.b32", (0,)),
+        ),
+        _expect_ld,
+        "A load of the shape a store used gives every thread back its registers; cells that no instruction wrote (columns 2-3) load as undefined.",
+    ),
+    StateExample(
+        "tcgen05.ld.red.int",
+        "Load with a .min reduction",
+        _state,
+        (
+            Step(ALLOC, (0x10, 32)),
+            Step("tcgen05.st.sync.aligned.32x32b.x2.b32", (0, *RED_VALUES)),
+            Step("tcgen05.ld.red.sync.aligned.32x32b.x2.min.u32", (0,)),
+        ),
+        _expect_ld_red,
+        'The reduction "is performed on the data that is loaded across columns in each lane" and written to the '
+        "thread's redval: thread t stored 3t and 60 - t, so redval is min(3t, 60 - t).",
+    ),
+    StateExample(
+        "tcgen05.ld.red.f32",
+        "Load with a .max.abs reduction",
+        _state,
+        (
+            Step(ALLOC, (0x10, 32)),
+            Step("tcgen05.st.sync.aligned.32x32b.x2.b32", (0, *RED_F32)),
+            Step("tcgen05.ld.red.sync.aligned.32x32b.x2.max.abs.f32", (0,)),
+        ),
+        _expect_ld_red_f32,
+        "Thread t stored -2.5 - t and t (.f32); the maximum of the absolute values is 2.5 + t.",
+    ),
+    StateExample(
+        "tcgen05.wait",
+        "Wait for a store",
+        _state,
+        (Step(ALLOC, (0x10, 32)), Step("tcgen05.st.sync.aligned.32x32b.x1.b32", (0, STORED[0])), Step("tcgen05.wait::st.sync.aligned")),
+        _expect_unchanged,
+        "In ptxspec's functional state every tcgen05.st has completed when it returns, so the wait changes nothing; what it orders is the memory model's.",
+    ),
+    StateExample(
+        "tcgen05.cp",
+        "Copy a .128x256b matrix from shared memory",
+        lambda: _state(CP_SHARED),
+        (Step(ALLOC, (len(CP_SHARED) - 4, 32)), Step("tcgen05.cp.cta_group::1.128x256b", (0, _cp_descriptor()))),
+        _expect_cp,
+        "Shared memory byte i holds i mod 256; the descriptor (no swizzling, leading byte offset 128, stride byte offset 256) "
+        "is encoded by SmemDescriptor. 128 rows of 256 bits fill 8 columns of 128 lanes.",
+    ),
+    StateExample(
+        "tcgen05.shift",
+        "Shift rows down by one",
+        _state,
+        (
+            Step(ALLOC, (0x10, 32)),
+            Step("tcgen05.st.sync.aligned.32x32b.x8.b32", (0, *STORED)),
+            Step("tcgen05.shift.cta_group::1.down", (0,)),
+        ),
+        _expect_shift,
+        'The 32-byte rows "downwards across all the rows, except the last, by one row": lane l + 1 receives lane l\'s 8 cells.',
+    ),
+    StateExample(
+        "tcgen05.fence",
+        "A fence changes no state",
+        _state,
+        (Step(ALLOC, (0x10, 32)), Step("tcgen05.fence::before_thread_sync")),
+        _expect_unchanged,
+        "tcgen05.fence orders; it reads and writes nothing.",
+    ),
+]
+
+#: Families that have no semantic function by design, and why (shown on their page).
+WITHOUT_SEMANTICS = {
+    "tcgen05.commit": (
+        "tcgen05.commit has no semantic function: it only orders. It makes an mbarrier track the completion of the "
+        "executing thread's prior asynchronous tcgen05 operations; in ptxspec's functional state each of those has "
+        "completed when its function returns, so there is no value or state for it to compute. Its meaning is the "
+        "memory model's (§9.7.16.6)."
+    ),
+}

@@ -8,6 +8,13 @@ build time and CHECKED against expectations stated independently (:mod:`ptxspec_
 exact-value oracle of :mod:`ptxspec_oracle`). A disagreement, or a crash of the catalogue or the semantics
 on a legal input, fails the build.
 
+An opcode whose chapter names its operations (``operation_of`` in the chapter's module: tcgen05's
+alloc, ld, ld.red, ...) gets a page that lists them and a page per operation. Instructions of
+memory have worked examples on a state (:data:`ptxspec_examples.STATE_EXAMPLES`): a few
+instructions run one after another through :func:`ptxspec.semantics.instructions.execute`, each
+step's registers and changed state shown as computed, and statements of the manual about the
+outcome checked.
+
 The generator knows nothing about particular instructions: it walks whatever
 :data:`ptxspec.spec.catalogue.CATALOGUE` holds.
 """
@@ -28,7 +35,7 @@ from pathlib import Path
 import attrs
 
 import ptxspec_oracle as oracle
-from ptxspec_examples import EXAMPLES, Bits, Example
+from ptxspec_examples import EXAMPLES, STATE_EXAMPLES, WITHOUT_SEMANTICS, Bits, Example, Run, StateExample
 
 OUT_DIR = Path("reference") / "generated"
 #: Families with more qualifier combinations than this are sampled, not enumerated.
@@ -383,6 +390,205 @@ def stated_rows(examples: list[Example], failures: BuildFailure) -> list[Row]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Worked examples on a state (instructions of memory: ptxspec_examples.STATE_EXAMPLES)
+# ---------------------------------------------------------------------------------------------
+
+#: What a state example's page shows of 32 threads, of Tensor Memory's changed cells, of registers.
+SHOWN_THREADS = (0, 1, 2, 31)
+SHOWN_LANES = 4
+SHOWN_COLUMNS = 8
+SHOWN_REGISTERS = 8
+SHOWN_BYTE_RUNS = 3
+
+
+def _thread_values(result) -> tuple:
+    """A destination's values, one per thread (None: undefined)."""
+    lanes = getattr(result, "lanes", None)
+    return tuple(v if isinstance(v, int) else None for v in (lanes if lanes is not None else (result,)))
+
+
+def _value_text(value, width: int) -> str:
+    return "undefined" if value is None else _hex(value, width)
+
+
+def _allocations_text(tensor_memory) -> str:
+    return ", ".join(f"columns {a.column}-{a.end - 1}" for a in tensor_memory.allocations) or "none"
+
+
+def _describe_state(state) -> str:
+    """The start state of an example, in words."""
+    shared = state.shared
+    if not shared:
+        memory = "no shared memory"
+    elif len(set(shared)) == 1:
+        memory = f"{len(shared)} bytes of shared memory, each {shared[0]:#04x}"
+    else:
+        memory = f"{len(shared)} bytes of shared memory ({' '.join(f'{b:02x}' for b in shared[:8])} ...)"
+    return f"{memory}; Tensor Memory with live allocations: {_allocations_text(state.tensor_memory)}, no cell written"
+
+
+def _byte_runs(before: bytes, after: bytes) -> list[tuple[int, int]]:
+    """The runs [start, end) of byte addresses whose value differs."""
+    runs: list[tuple[int, int]] = []
+    for address, (a, b) in enumerate(zip(before, after)):
+        if a != b:
+            if runs and runs[-1][1] == address:
+                runs[-1] = (runs[-1][0], address + 1)
+            else:
+                runs.append((address, address + 1))
+    return runs
+
+
+def _cell_text(words, defined, lane: int, column: int) -> str:
+    from ptxspec.semantics.state import LOW_HALF, WHOLE
+
+    flags, value = int(defined[lane, column]), int(words[lane, column])
+    if flags == WHOLE:
+        return f"``{value:#010x}``"
+    if flags == LOW_HALF:
+        return f"``0x????{value & 0xFFFF:04x}``"
+    return "undefined" if flags == 0 else f"``0x{value >> 16:04x}????``"
+
+
+def _state_changes(before, after) -> list[str]:
+    """What changed from ``before`` to ``after``: reStructuredText blocks."""
+    out: list[str] = []
+    for start, end in _byte_runs(before.shared, after.shared)[:SHOWN_BYTE_RUNS]:
+        shown = min(end, start + 16)
+        more = " ..." if shown < end else ""
+        out.append(
+            f"* shared memory bytes {start:#x}-{end - 1:#x}: {lit(' '.join(f'{b:02x}' for b in before.shared[start:shown]) + more)} "
+            f"→ {lit(' '.join(f'{b:02x}' for b in after.shared[start:shown]) + more)}"
+        )
+    tm_before, tm_after = before.tensor_memory, after.tensor_memory
+    if tm_before.allocations != tm_after.allocations:
+        out.append(f"* live allocations: {_allocations_text(tm_before)} → {_allocations_text(tm_after)}")
+    for name in ("relinquished", "last_columns"):
+        if getattr(tm_before, name) != getattr(tm_after, name):
+            out.append(f"* Tensor Memory's {lit(name)}: {lit(repr(getattr(tm_before, name)))} → {lit(repr(getattr(tm_after, name)))}")
+    if before.cta_group != after.cta_group:
+        out.append(f"* the kernel's {lit('.cta_group')}: {lit(repr(before.cta_group))} → {lit(repr(after.cta_group))}")
+    changed = tm_after.changed_cells(tm_before)
+    if changed:
+        lanes = sorted({lane for lane, _, _ in changed})
+        columns = sorted({column for _, column, _ in changed})
+        shown_lanes = lanes if len(lanes) <= SHOWN_LANES + 1 else [*lanes[:SHOWN_LANES], lanes[-1]]
+        shown_columns = columns[:SHOWN_COLUMNS]
+        out.append(
+            f"* Tensor Memory: {len(changed)} cell(s) changed, in lanes {lanes[0]}-{lanes[-1]} and columns {columns[0]}-{columns[-1]}; "
+            f"{'some of them' if (shown_lanes != lanes or shown_columns != columns) else 'all of them'} (lanes down, columns across):"
+        )
+        words, defined = tm_after.words(), tm_after.defined()
+        rows = [[f"lane {lane}", *[_cell_text(words, defined, lane, c) for c in shown_columns]] for lane in shown_lanes]
+        out.append("\n" + list_table(["", *[f"column {c}" for c in shown_columns]], rows))
+        if any("????" in cell for row in rows for cell in row):
+            out.append("(``????``: a 16-bit half of the cell that holds no value.)\n")
+    if not out and before != after:
+        out.append("* the state changed (in its peer CTA)")
+    return out or ["* the state is unchanged"]
+
+
+def _register_table(form, sources: tuple, results: tuple) -> str | None:
+    """Per-thread sources and results, for the threads of :data:`SHOWN_THREADS`."""
+    from ptxspec.spec.types import register_bits
+
+    columns: list[tuple[str, tuple, int]] = []
+    for operand, value in zip(form.inputs, sources):
+        if not isinstance(value, int):
+            columns.append((operand.name, tuple(value), register_bits(operand.type)))
+    for operand, values in zip(form.destinations, results):
+        if len(values) > 1:
+            columns.append((f"{operand.name} (result)", values, register_bits(operand.type)))
+    if not columns:
+        return None
+    shown = columns[:SHOWN_REGISTERS]
+    rows = [[f"thread {t}", *[_cell(_value_text(values[t], width)) for _, values, width in shown]] for t in SHOWN_THREADS]
+    more = f"\n({len(columns) - len(shown)} more register(s) not shown.)\n" if len(columns) > len(shown) else ""
+    return list_table(["", *[esc(name) for name, _, _ in shown]], rows) + more
+
+
+def state_example_block(example: StateExample, failures: BuildFailure) -> str:
+    """Run ``example``'s steps through :func:`ptxspec.semantics.instructions.execute` from its start
+    state, and show what each computed; check its expectations (a failure fails the build)."""
+    from ptxspec.semantics.instructions import execute
+    from ptxspec.spec.catalogue import parse
+    from ptxspec.spec.errors import PtxSpecError
+    from ptxspec.spec.types import register_bits
+
+    where = f"state example {example.title!r} ({example.family})"
+    state = example.start()
+    states, registers = [state], []
+    out = [f".. rubric:: {esc(example.title)}\n", prose(example.why) + "\n", f"Start: {esc(_describe_state(state))}.\n"]
+    for number, step in enumerate(example.steps, 1):
+        try:
+            form = parse(step.instruction)
+        except PtxSpecError as error:
+            failures.append(f"{where}, step {number}: {error.one_line()}")
+            return ""
+        out.append(f"**Step {number}.** {lit(_written(form))}\n")
+        scalars = [
+            f"{esc(o.name)} = {lit(_hex(v, register_bits(o.type)))}" + (f" ({v})" if o.type.startswith("u") else "")
+            for o, v in zip(form.inputs, step.sources)
+            if isinstance(v, int)
+        ]
+        if scalars:
+            out.append(
+                "Sources: "
+                + ", ".join(scalars)
+                + (" (every thread)" if any(not isinstance(v, int) for v in step.sources) or _threads(form) > 1 else "")
+                + ".\n"
+            )
+        try:
+            outcome = execute(form, step.sources, state=state, warp=step.warp)
+        except PtxSpecError as error:
+            if not step.refused:
+                failures.append(f"{where}, step {number} ({form.text}): {error.one_line()}")
+            out.append(f"ptxspec refuses it: {esc(error.one_line())}\n")
+            states.append(state)
+            registers.append(())
+            continue
+        except Exception as error:  # noqa: BLE001
+            failures.append(f"{where}, step {number} ({form.text}) crashed: {type(error).__name__}: {error}\n{traceback.format_exc(limit=-3)}")
+            return ""
+        if step.refused:
+            failures.append(f"{where}, step {number} ({form.text}): the manual forbids it, but ptxspec carries it out")
+        results = tuple(_thread_values(r) for r in outcome.results)
+        table = _register_table(form, step.sources, results)
+        if table:
+            out.append(f"Registers of threads {', '.join(str(t) for t in SHOWN_THREADS)}:\n")
+            out.append(table)
+        elif results:
+            out.append(
+                "Results: "
+                + ", ".join(f"{esc(o.name)} = {_cell(_value_text(v[0], register_bits(o.type)))}" for o, v in zip(form.destinations, results))
+                + ".\n"
+            )
+        out.append("\n".join(_state_changes(state, outcome.state)) + "\n")
+        state = outcome.state
+        states.append(state)
+        registers.append(results)
+    try:
+        checks = example.expect(Run(states, registers))
+    except Exception as error:  # noqa: BLE001
+        failures.append(f"{where}: its expectation crashed: {type(error).__name__}: {error}")
+        return ""
+    for holds, statement in checks:
+        if not holds:
+            failures.append(f"{where}: expected {statement}, which ptxspec's result does not satisfy")
+    out.append(
+        "Checked when this page was built (``docs/_ext/ptxspec_examples.py`` states it from the manual): " + "; ".join(prose(s) for _, s in checks) + ".\n"
+    )
+    return "\n".join(out) + "\n"
+
+
+def _threads(form) -> int:
+    from ptxspec.semantics.instructions import operands_of
+
+    kind = operands_of(form)
+    return kind.threads if kind is not None else 1
+
+
+# ---------------------------------------------------------------------------------------------
 # Pages
 # ---------------------------------------------------------------------------------------------
 
@@ -497,7 +703,11 @@ def family_section(family, facts: FamilyFacts, semantics: dict, semantic_functio
 
     # Targets.
     out.append(heading("Targets", "~"))
-    if isinstance(family.target, (Target, Targets)):
+    if isinstance(family.target, Targets) and len(family.target.alternatives) > 1:
+        out.append("Every form, on any of these targets from the PTX ISA version beside it:\n")
+        rows = [[lit(t.arch), f"PTX ISA {t.ptx[0]}.{t.ptx[1]}"] for t in family.target.alternatives]
+        out.append(list_table(["target", "from"], rows, [50, 50]))
+    elif isinstance(family.target, (Target, Targets)):
         out.append(f"Every form: {esc(str(family.target))}.\n")
     else:
         doc = inspect.getdoc(family.target)
@@ -524,7 +734,9 @@ def family_section(family, facts: FamilyFacts, semantics: dict, semantic_functio
     # Semantics.
     out.append(heading("Semantics", "~"))
     fn = semantics.get(family.key)
-    if fn is None:
+    if fn is None and family.key in WITHOUT_SEMANTICS:
+        out.append(prose(WITHOUT_SEMANTICS[family.key]) + "\n")
+    elif fn is None:
         out.append("Not yet implemented: ``ptxspec eval`` reports this form as unsupported.\n")
     else:
         out.append(f".. autofunction:: {fn.__module__}.{fn.__qualname__}\n   :no-index:\n")
@@ -560,6 +772,14 @@ def family_section(family, facts: FamilyFacts, semantics: dict, semantic_functio
             elif why_not:
                 skipped[why_not] += 1
         rows.extend(oracle_shown)
+        on_state = [e for e in STATE_EXAMPLES if e.family == family.key]
+        if on_state:
+            out.append(
+                "Each example below runs its instructions one after another through "
+                ":func:`ptxspec.semantics.instructions.execute` on a :class:`~ptxspec.semantics.state.State`, "
+                "while this page was built; every value shown was computed then.\n"
+            )
+            out.extend(state_example_block(example, failures) for example in on_state)
         if rows:
             out.append(
                 "Each result below was computed by ptxspec while this page was built and compared with an expectation "
@@ -569,7 +789,7 @@ def family_section(family, facts: FamilyFacts, semantics: dict, semantic_functio
             )
             table = [[lit(r.form), esc(r.inputs), _cell(r.result), _cell(r.expected), esc(r.source)] for r in rows]
             out.append(list_table(["instruction", "sources", "ptxspec", "expected", "why"], table, [15, 22, 14, 14, 35]))
-        else:
+        elif not on_state:
             out.append("No checked example for this family yet.\n")
         if checked_forms:
             out.append(f"The exact-value oracle checked {checked_forms} legal form(s) of this family in this build.\n")
@@ -609,7 +829,87 @@ def _family_of(text: str) -> str | None:
         return None
 
 
+def _chapter_of(family):
+    """The module of :data:`ptxspec.spec.catalogue.CHAPTERS` that defines ``family``."""
+    import importlib
+
+    from ptxspec.spec.catalogue import CHAPTERS
+
+    for name in CHAPTERS:
+        module = importlib.import_module(f"ptxspec.spec.{name}")
+        if any(f.key == family.key for f in getattr(module, "FAMILIES", ())):
+            return module
+    return None
+
+
+def _written(form) -> str:
+    """The form with its operands as PTX writes them: those its chapter's ``addresses(form)``
+    names in brackets (``[taddr]``)."""
+    template = form.template or ""
+    addresses = getattr(_chapter_of(form.family), "addresses", None)
+    for name in addresses(form) if addresses else ():
+        template = re.sub(rf"(?<![\w.]){re.escape(name)}(?![\w.])", f"[{name}]", template)
+    return f"{form.text} {template}".strip()
+
+
+def operations() -> dict[str, str]:
+    """Family key -> the operation it belongs to (``tcgen05.ld.red``), for the families of every
+    chapter of the catalogue that names its operations (a module of
+    :data:`ptxspec.spec.catalogue.CHAPTERS` with ``operation_of``: the first qualifier, as the
+    manual names the instruction, ``wait::ld`` and ``wait::st`` both ``wait``). Such an opcode gets a
+    page per operation, under a page of the opcode that lists them."""
+    import importlib
+
+    from ptxspec.spec.catalogue import CHAPTERS
+
+    found: dict[str, str] = {}
+    for name in CHAPTERS:
+        module = importlib.import_module(f"ptxspec.spec.{name}")
+        operation_of = getattr(module, "operation_of", None)
+        if operation_of is None:
+            continue
+        for family in module.FAMILIES:
+            found[family.key] = f"{family.opcode}.{operation_of(family).split('::')[0]}"
+    return found
+
+
+def _page_of(family, operation_names: dict[str, str]) -> str:
+    """The name of the page that shows ``family``: its operation's, or its opcode's."""
+    return operation_names.get(family.key, family.opcode)
+
+
+def operations_page(opcode: str, by_operation: dict[str, list], semantics: dict) -> str:
+    """The page of an opcode whose families have a page per operation: a table of them."""
+    families = [f for group in by_operation.values() for f in group]
+    sections = sorted({f.section for f in families}, key=_section_key)
+    out = [
+        f".. _opcode-{_slug(opcode)}:\n",
+        heading(opcode, "="),
+        "Manual sections: " + ", ".join(f"§{s}" for s in sections) + ".\n",
+        "This page and the page of each operation are generated from the catalogue (:mod:`ptxspec.spec.catalogue`) and the "
+        "semantic functions (:mod:`ptxspec.semantics.instructions`) each time the documentation is built. "
+        f"{opcode} has {len(by_operation)} operations in the catalogue, one page each:\n",
+    ]
+    rows = []
+    for operation, group in by_operation.items():
+        for family in group:
+            rows.append(
+                [
+                    f":ref:`{esc(operation)} <opcode-{_slug(operation)}>`",
+                    f"§{family.section}",
+                    lit(family.syntax()),
+                    "yes" if family.key in semantics else ("none (ordering only)" if family.key in WITHOUT_SEMANTICS else "not yet"),
+                    prose(family.summary),
+                ]
+            )
+    out.append(list_table(["operation", "section", "syntax", "semantics", "summary"], rows, [14, 11, 42, 10, 23]))
+    out.append(".. toctree::\n   :maxdepth: 1\n   :hidden:\n\n" + "\n".join(f"   {_slug(o)}" for o in by_operation) + "\n")
+    return "\n".join(out)
+
+
 def opcode_page(opcode: str, families: list, facts: dict, semantics: dict, semantic_functions: set, stated: list[Row], failures: BuildFailure) -> str:
+    """The page of an opcode, or of one operation of an opcode (``opcode`` is then its name,
+    ``tcgen05.ld``): every family's section."""
     sections = sorted({f.section for f in families}, key=_section_key)
     out = [
         f".. _opcode-{_slug(opcode)}:\n",
@@ -630,7 +930,34 @@ def opcode_page(opcode: str, families: list, facts: dict, semantics: dict, seman
     return "\n".join(out)
 
 
-def index_page(opcodes: list[str], catalogue, semantics: dict) -> str:
+def opcode_pages(
+    opcode: str,
+    families: list,
+    operation_names: dict[str, str],
+    facts: dict,
+    semantics: dict,
+    semantic_functions: set,
+    stated: list[Row],
+    failures: BuildFailure,
+) -> dict[str, str]:
+    """The pages of one opcode (file name -> reStructuredText): its page, and where its chapter
+    names operations (:func:`operations`), a page per operation, which its page lists."""
+    by_operation: dict[str, list] = defaultdict(list)
+    for family in families:
+        if family.key in operation_names:
+            by_operation[operation_names[family.key]].append(family)
+    if not by_operation:
+        return {f"{_slug(opcode)}.rst": opcode_page(opcode, families, facts, semantics, semantic_functions, stated, failures)}
+    for family in families:
+        if family.key not in operation_names:
+            failures.append(f"{family.key}: its chapter names the operations of {opcode}, but not this family's")
+    pages = {f"{_slug(opcode)}.rst": operations_page(opcode, by_operation, semantics)}
+    for operation, group in by_operation.items():
+        pages[f"{_slug(operation)}.rst"] = opcode_page(operation, group, facts, semantics, semantic_functions, stated, failures)
+    return pages
+
+
+def index_page(opcodes: list[str], catalogue, semantics: dict, operation_names: dict[str, str] | None = None) -> str:
     out = [heading("Instruction reference", "=")]
     out.append(
         "One page per opcode, generated from the catalogue and the semantic functions at build time. "
@@ -641,7 +968,13 @@ def index_page(opcodes: list[str], catalogue, semantics: dict) -> str:
     implemented = sum(1 for f in families if f.key in semantics)
     out.append(f"The catalogue holds {len(families)} syntax lines of {len(opcodes)} opcodes; {implemented} have semantics.\n")
     rows = [
-        [f":ref:`{esc(f.opcode)} <opcode-{_slug(f.opcode)}>`", f"§{f.section}", lit(f.syntax()), "yes" if f.key in semantics else "not yet", prose(f.summary)]
+        [
+            f":ref:`{esc(_page_of(f, operation_names or {}))} <opcode-{_slug(_page_of(f, operation_names or {}))}>`",
+            f"§{f.section}",
+            lit(f.syntax()),
+            "yes" if f.key in semantics else "not yet",
+            prose(f.summary),
+        ]
         for f in families
     ]
     out.append(list_table(["opcode", "section", "syntax", "semantics", "summary"], rows, [11, 12, 44, 10, 23]))
@@ -668,10 +1001,21 @@ def build_pages() -> tuple[dict[str, str], BuildFailure, dict]:
             failures.append(f"stated example {example.instruction}: the catalogue has no such opcode")
     stated = stated_rows(EXAMPLES, failures)
 
-    pages = {"index.rst": index_page(opcodes, CATALOGUE, semantics)}
+    for example in STATE_EXAMPLES:
+        if example.family not in {f.key for f in CATALOGUE.families()}:
+            failures.append(f"state example {example.title!r}: the catalogue has no family {example.family}")
+
+    operation_names = operations()
+    pages = {"index.rst": index_page(opcodes, CATALOGUE, semantics, operation_names)}
     for opcode in opcodes:
-        pages[f"{_slug(opcode)}.rst"] = opcode_page(opcode, CATALOGUE.families(opcode), facts, semantics, semantic_functions, stated, failures)
-    counts = {"opcodes": len(opcodes), "stated": len(stated), "oracle_forms": ORACLE_COUNT[0]}
+        pages.update(opcode_pages(opcode, CATALOGUE.families(opcode), operation_names, facts, semantics, semantic_functions, stated, failures))
+    counts = {
+        "opcodes": len(opcodes),
+        "operations": len({o for o in operation_names.values()}),
+        "stated": len(stated),
+        "state_examples": len(STATE_EXAMPLES),
+        "oracle_forms": ORACLE_COUNT[0],
+    }
     return pages, failures, counts
 
 
@@ -696,11 +1040,14 @@ def generate(app) -> None:
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
     logging.getLogger(__name__).info(
-        f"[ptxspec] instruction reference: {counts['opcodes']} opcode page(s); checked {counts['stated']} stated "
-        f"example(s) and {counts['oracle_forms']} form(s) against the exact-value oracle"
+        f"[ptxspec] instruction reference: {counts['opcodes']} opcode page(s) and {counts['operations']} operation page(s); "
+        f"checked {counts['stated']} stated example(s), {counts['state_examples']} example(s) on a state and "
+        f"{counts['oracle_forms']} form(s) against the exact-value oracle"
     )
 
 
 def setup(app) -> dict:
     app.connect("builder-inited", generate)
+    # The descriptor pictures (docs/tcgen05-descriptors.rst) come with the reference.
+    app.setup_extension("ptxspec_bit_fields")
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
