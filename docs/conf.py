@@ -29,6 +29,7 @@ extensions = [
     "ptxspec_litmus_families",
     "ptxspec_silicon",
     "ptxspec_tmem_pictures",
+    "ptxspec_tcgen05_operands",
 ]
 
 root_doc = "index"
