@@ -25,8 +25,14 @@ and ``ptxspec check-vectors`` reads them back. The schema (every field optional)
   columns]`` (a multiple of 32 and at least 32; default none); ``relinquished``: whether the CTA
   executed ``tcgen05.relinquish_alloc_permit`` (default false); ``last_columns``: the column count
   of the latest ``tcgen05.alloc`` (default null: none yet).
+* ``tensor_memory.allowed``: cells that hold *one of* a set, the spec-level result of a
+  ``tcgen05.mma`` element, ``[lane, column, set]`` with the set as results write it
+  (``{"kind": "interval", "format": "f32", "low": "0x...", "high": "0x...", "nan": false}``, or
+  ``one-of`` / ``any-nan``; default none).
 * ``cta_group``: the ``.cta_group`` (1 or 2) of the kernel's tcgen05 instructions once one ran
   (default null).
+* ``collectors``: the tcgen05.mma collector buffers holding a valid fill (``"a"``, ``"b0"``..``"b3"``;
+  default none).
 * ``peer``: the peer CTA's state (the same schema, its own ``peer`` null) for ``.cta_group::2``
   (default null).
 
@@ -49,6 +55,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from ptxspec.semantics.results import allowed_from_json
 from ptxspec.semantics.state import COLUMNS, HIGH_HALF, LANES, LOW_HALF, WHOLE, Allocation, State, TensorMemory
 from ptxspec.spec.errors import Location, OperandError, PtxSpecError
 
@@ -56,8 +63,8 @@ SCHEMA = (
     '{"shared": "<hex bytes>", "tensor_memory": {"cells": [[lane, column, "0x........"(, halves)], ...], '
     '"allocations": [[column, columns], ...], "relinquished": false, "last_columns": null}, "cta_group": null, "peer": null}'
 )
-_STATE_KEYS = ("shared", "tensor_memory", "cta_group", "peer")
-_TM_KEYS = ("cells", "allocations", "relinquished", "last_columns")
+_STATE_KEYS = ("shared", "tensor_memory", "cta_group", "collectors", "peer")
+_TM_KEYS = ("cells", "allocations", "relinquished", "last_columns", "allowed")
 _HEX_BYTES = re.compile(r"[0-9a-fA-F]*")
 #: The bits of a cell that its halves flags say hold a value.
 _HALF_MASK = np.array([0, 0xFFFF, 0xFFFF0000, 0xFFFFFFFF], dtype=np.uint32)
@@ -93,8 +100,10 @@ def state_to_json(state: State) -> dict:
             "allocations": [[a.column, a.columns] for a in tm.allocations],
             "relinquished": tm.relinquished,
             "last_columns": tm.last_columns,
+            "allowed": [[lane, column, allowed.to_json()] for lane, column, allowed in tm.allowed],  # type: ignore[attr-defined]
         },
         "cta_group": state.cta_group,
+        "collectors": sorted(state.collectors),
         "peer": None if state.peer is None else state_to_json(state.peer),
     }
 
@@ -148,7 +157,14 @@ class _Reader:
         peer = obj.get("peer")
         if peer is not None and not peer_allowed:
             self.fail(here + "peer", "a peer CTA's state has no peer of its own (null)")
-        return State(shared, tm, group, None if peer is None else self.state(peer, here + "peer", False))
+        collectors = obj.get("collectors", [])
+        if not isinstance(collectors, list) or any(c not in ("a", "b0", "b1", "b2", "b3") for c in collectors):
+            self.fail(
+                here + "collectors",
+                f'collectors is a list of the buffers holding a valid fill ("a", "b0".."b3"), got {_shown(collectors)}',
+                section="9.7.16.10.9.1",
+            )
+        return State(shared, tm, group, None if peer is None else self.state(peer, here + "peer", False), frozenset(collectors))
 
     def shared(self, value: object, path: str) -> bytes:
         if not isinstance(value, str):
@@ -202,8 +218,20 @@ class _Reader:
         last = obj.get("last_columns")
         if last is not None:
             last = self.integer(last, path + ".last_columns", 1, COLUMNS, "last_columns (null or a column count)")
+        allowed = []
+        for k, item in enumerate(obj.get("allowed", [])):
+            where = f"{path}.allowed[{k}]"
+            if not isinstance(item, list) or len(item) != 3:
+                self.fail(where, f"an allowed cell is [lane, column, allowed set], got {_shown(item)}")
+            lane, column = self.integer(item[0], where, 0, LANES - 1, "the lane"), self.integer(item[1], where, 0, COLUMNS - 1, "the column")
+            if written[lane, column]:
+                self.fail(where, f"cell (lane {lane}, column {column}) holds a value and one of a set")
+            try:
+                allowed.append((lane, column, allowed_from_json(item[2])))
+            except (ValueError, KeyError, TypeError) as error:
+                self.fail(where, f"not an allowed set: {error}")
         try:
-            return TensorMemory(words.tobytes(), written.tobytes(), tuple(allocations), relinquished, last)
+            return TensorMemory(words.tobytes(), written.tobytes(), tuple(allocations), relinquished, last, tuple(sorted(allowed, key=lambda e: e[:2])))
         except PtxSpecError as error:  # the allocations' own rules (units of 32 columns, no overlap)
             raise OperandError(error.message, where=f"{self.source}: {path}.allocations", section=error.section) from None
 

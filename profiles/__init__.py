@@ -11,7 +11,9 @@ record (its ``PROFILE``):
 
 * :mod:`ptxspec.profiles.spec` -- ``spec``, the manual: no choices;
 * :mod:`ptxspec.profiles.sm_90` -- ``sm_90``, NVIDIA H100/H200, measured on silicon; every choice
-  names the recordings in ``conformance/data/sm_90/`` that pin it.
+  names the recordings in ``conformance/data/sm_90/`` that pin it;
+* :mod:`ptxspec.profiles.sm_100` -- ``sm_100``, NVIDIA Blackwell tcgen05.mma numerics: a public
+  model (MMA-Sim), not yet silicon; the vectors MMA-Sim wrote are in ``conformance/data/sm_100/``.
 
 A new chip is a new package beside ``sm_90`` and its name in :data:`NAMES`.
 
@@ -30,7 +32,7 @@ from ptxspec.profiles.record import MatrixKey, Profile
 from ptxspec.profiles.spec import SPEC
 
 #: Every profile's name; ``ptxspec.profiles.<name>`` holds its record as ``PROFILE``.
-NAMES: tuple[str, ...] = ("spec", "sm_90")
+NAMES: tuple[str, ...] = ("spec", "sm_90", "sm_100")
 
 _LOADED: dict[str, Profile] = {"spec": SPEC}
 
@@ -75,6 +77,8 @@ def __getattr__(attribute: str) -> Profile:
     # ``from ptxspec.profiles import SM_90``: the chip's package, loaded on first use (see above).
     if attribute == "SM_90":
         return profile_named("sm_90")
+    if attribute == "SM_100":
+        return profile_named("sm_100")
     raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
 
 

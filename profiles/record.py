@@ -40,11 +40,15 @@ def _rounding_name(rounding: Any) -> str | None:
 @attrs.frozen
 class MatrixKey:
     """The one key of the matrix datapath tables (:attr:`Profile.mma_datapaths`,
-    :attr:`Profile.wgmma_datapaths`): the A, B, C and D types and what else the datapath was
+    :attr:`Profile.wgmma_datapaths`, :attr:`Profile.tcgen05_datapaths`): the A, B, C and D types and what else the datapath was
     measured for. ``shape`` is the ``.mMnNkK`` it was measured on (None: every shape, as for wgmma,
-    whose K the types fix and whose datapath the recording shows the same for every N);
+    whose K the types fix and whose datapath the recording shows the same for every N; for
+    tcgen05.mma ``"k<K>"``, the instruction's K, M and N changing no element's dot product);
     ``rounding`` the ``.f64`` rounding modifier (None for the other types); ``sparse`` whether it is
-    the datapath of the ``.sp`` form (the K/2 products of the stored elements)."""
+    the datapath of the ``.sp`` form (the K/2 products of the stored elements); ``kind`` the
+    ``.kind`` of tcgen05.mma (``"f16"``, ``"tf32"``, ``"f8f6f4"``, ``"mxf8f6f4"``, ``"mxf4"``,
+    ``"mxf4nvf4"``; None for mma and wgmma), which the types alone do not fix: e2m1 x e2m1 is
+    ``.kind::f8f6f4``, ``.kind::mxf8f6f4``, ``.kind::mxf4`` or ``.kind::mxf4nvf4``."""
 
     atype: str
     btype: str
@@ -53,6 +57,7 @@ class MatrixKey:
     shape: str | None = None
     rounding: str | None = attrs.field(default=None, converter=_rounding_name)
     sparse: bool = False
+    kind: str | None = None
 
     @property
     def types(self) -> tuple[str, str, str, str]:
@@ -60,9 +65,14 @@ class MatrixKey:
         return (self.atype, self.btype, self.ctype, self.dtype)
 
     def parts(self) -> tuple[str, ...]:
-        """The key as words: the four types, the rounding modifier and the shape where set, and
-        ``"sp"`` for a sparse form (``"-".join(key.parts())`` names it)."""
-        return self.types + tuple(x for x in (self.rounding, self.shape) if x is not None) + (("sp",) if self.sparse else ())
+        """The key as words: the kind where set, the four types, the rounding modifier and the
+        shape where set, and ``"sp"`` for a sparse form (``"-".join(key.parts())`` names it)."""
+        return (
+            ((self.kind,) if self.kind is not None else ())
+            + self.types
+            + tuple(x for x in (self.rounding, self.shape) if x is not None)
+            + (("sp",) if self.sparse else ())
+        )
 
 
 def _known_fields(instance: Profile, _attribute: attrs.Attribute, value: dict[str, tuple[str, ...]]) -> None:
@@ -171,6 +181,12 @@ class Profile:
     mma_datapaths: dict[MatrixKey, Datapath] = attrs.field(factory=dict)
     #: The datapath of ``wgmma.mma_async{.sp}`` per :class:`MatrixKey` (shape None: every shape).
     wgmma_datapaths: dict[MatrixKey, Datapath] = attrs.field(factory=dict)
+    #: The datapath of ``tcgen05.mma`` (§9.7.16.10.9) per :class:`MatrixKey` with its ``kind`` set
+    #: (shape None: every shape of the kind). For the block-scaled kinds (``mxf8f6f4``, ``mxf4``,
+    #: ``mxf4nvf4``) the datapath takes the scale factors too (:func:`ptxspec.semantics.mma.datapath_dot`'s
+    #: ``scales``); one datapath serves every scale type and vector size of the kind. A
+    #: combination not listed gets the spec-level sets.
+    tcgen05_datapaths: dict[MatrixKey, Datapath] = attrs.field(factory=dict)
     #: §9.7.15.5.2 scale-d false ("D = A*B"): the zero C that stands in for D, "-0" (the identity
     #: of IEEE addition: the manual's reading) or "+0".
     wgmma_scale_d_false_c: str = attrs.field(default="-0", validator=attrs.validators.in_(("-0", "+0")))

@@ -49,7 +49,10 @@ running accumulator or C) aligned to the largest reference exponent keeping ``al
 bits below it and truncated (toward zero, or toward minus infinity as a two's-complement adder
 does); one exact integer sum; the accumulator rounded between steps; one final rounding into D with
 the mode the hardware uses. :mod:`ptxspec.profiles.sm_90.mma` holds the parameters fitted to the
-sm_90 recordings (docs/mma.rst gives the evidence), looked up by :func:`datapath_for`.
+sm_90 recordings (docs/mma.rst gives the evidence), looked up by :func:`datapath_for`;
+:mod:`ptxspec.profiles.sm_100.tcgen05` those of MMA-Sim's Blackwell model for tcgen05.mma (a
+public model, not yet silicon: docs/sm100-profile.rst), which add a zero's reference exponent
+(:attr:`Datapath.zero_reference`) and block scale factors (``scales``, :attr:`Datapath.scale_group`).
 
 Every rounding here is the numerics core's :func:`~ptxspec.semantics.numerics.round_value`. This
 module is the meaning; :mod:`ptxspec.semantics.mma_vectorised` computes :func:`datapath_dot` on
@@ -384,6 +387,19 @@ class Datapath:
     #: accumulator rounded between them, the last into D) -- the order of a chain of IEEE
     #: additions ``(C + s_0) + s_1``, as ptxas's binary32 code for m8n8k4 .f16 on sm_90 adds.
     tree_sum: str = "one step"
+    #: The reference exponent of a zero addend (a product with a zero factor, a zero C, a zero
+    #: accumulator): None -- a zero takes no part in the alignment; an integer -- every addend of a
+    #: step takes part, a zero with this exponent, so that a zero can coarsen the grid of the
+    #: step's other addends (MMA-Sim's ``e_zero``: the sm_100 profile, :mod:`ptxspec.profiles.sm_100`).
+    zero_reference: int | None = None
+    #: Block-scaled kinds (``scales`` of :func:`datapath_dot`): None -- each scaled product
+    #: ``(a_k * sa_k) * (b_k * sb_k)`` is an addend, its reference exponent the sum of the four
+    #: factors' (exponent fields); G -- the unscaled products of G consecutive k (which share their
+    #: scale factors) are summed exactly first, and the group's sum times its two scale factors is
+    #: one addend whose reference exponent is the sum of the scale factors' exponents alone (the
+    #: ``zero_reference`` when every product of the group is zero or a scale factor is zero; a
+    #: group whose products cancel keeps the scales' exponent). MMA-Sim's ``gst_fdpa``, G = 16.
+    scale_group: int | None = None
 
     def last_step_rounding(self) -> Rounding:
         """The rounding the last step's sum goes through first (which decides the sign of an
@@ -421,6 +437,10 @@ class Datapath:
             parts.append(f"E(C)={self.c_alignment_bits}")
         if self.tree_sum != "one step":
             parts.append(f"tree sum={self.tree_sum}")
+        if self.zero_reference is not None:
+            parts.append(f"zero ref={self.zero_reference}")
+        if self.scale_group is not None:
+            parts.append(f"scale group={self.scale_group}")
         return ", ".join(parts)
 
 
@@ -473,44 +493,85 @@ def _step(addends: list[tuple[Exact, int]], model: Datapath, mode: Rounding = Ro
         return Exact(int(negative), 0)
     if model.alignment_bits is None:
         grid = min(x.exponent for x, _ in live)
-    else:
-        grid = max(r for _, r in live) - model.alignment_bits
+    else:  # with a zero_reference every addend takes part, a zero with that exponent
+        grid = max(r for _, r in (addends if model.zero_reference is not None else live)) - model.alignment_bits
     total = sum(_cut(x, grid, model.truncation) for x, _ in live)
     if total == 0:  # cancellation: +0 (IEEE 754 §6.3 under every mode but .rm, which gives -0)
         return Exact(int(ieee_rm), 0)
     return Exact(int(total < 0), abs(total), grid)
 
 
-def datapath_dot(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, a: Sequence[int], b: Sequence[int], c: int) -> int:
+def datapath_dot(
+    model: Datapath,
+    atype: str,
+    btype: str,
+    ctype: str,
+    dtype: str,
+    a: Sequence[int],
+    b: Sequence[int],
+    c: int,
+    scales: tuple[str, Sequence[int], Sequence[int]] | None = None,
+) -> int:
     """§9.7.14.5.14 "The accumulation order, rounding and handling of subnormal inputs are
     unspecified": the readable model of a datapath that pins them (:class:`Datapath`), and its
     meaning -- one element of D from a row of A, a column of B and c (element bits).
-    :mod:`ptxspec.semantics.mma_vectorised` computes it on arrays, tested equal to this."""
+    :mod:`ptxspec.semantics.mma_vectorised` computes it on arrays, tested equal to this.
+
+    ``scales``: for a block-scaled kind, ``(stype, sa, sb)`` -- the scale factor byte (§5.2.3
+    ``.ue8m0``/``.ue4m3``) that applies to each k of ``a`` and of ``b``: §9.7.14.3 "D = (A *
+    scale_A) * (B * scale_B) + C", each scaled product exact
+    (:func:`ptxspec.semantics.mma_block_scale.scaled_product`); how the datapath aligns them is
+    :attr:`Datapath.scale_group`."""
     fa, fb, fc, fd = _fmt(atype), _fmt(btype), _fmt(ctype), _fmt(dtype)
     av = [decode(fa, x, ftz=model.flush_inputs) for x in a]
     bv = [decode(fb, y, ftz=model.flush_inputs) for y in b]
     cv = decode(fc, c, ftz=model.flush_c)
-    products = [_product(x, y) for x, y in zip(av, bv)]
+    sav: list[Value | None] = [None] * len(av)
+    sbv: list[Value | None] = [None] * len(bv)
+    if scales is not None:
+        from ptxspec.semantics.mma_block_scale import scale_factor_value, scaled_product
+
+        stype, sa, sb = scales
+        sav = [scale_factor_value(stype, s) for s in sa]
+        sbv = [scale_factor_value(stype, t) for t in sb]
+        products = [scaled_product(x, y, s, t) for x, y, s, t in zip(av, bv, sav, sbv)]
+    else:
+        products = [_product(x, y) for x, y in zip(av, bv)]
     nan_bits = canonical_nan(fd) if model.nan is None else model.nan
     special = _special(products, cv)
     if isinstance(special, NaN) and model.nan_rule == "fma-chain":
+        assert scales is None, "the fma-chain NaN rule is .f64's, which has no scale factors"
         return _fma_chain_nan(av, bv, cv, fd, nan_bits, reverse=model.order == "descending")
     if special is not None:
         return round_value(special, fd, nan=nan_bits)
-    # No addend is special, so every input is finite (a NaN or an infinite input makes one so).
+    # No addend is special, so every input is finite (a NaN or an infinite input makes one so; a
+    # NaN scale factor makes its products NaN, and a scale factor has no infinity).
     finite_a, finite_b, finite_p = _finite(av), _finite(bv), _finite(products)
     assert isinstance(cv, Exact), "no addend is special"
+    zero_reference = 0 if model.zero_reference is None else model.zero_reference
 
-    def reference_of(x: Exact, y: Exact, p: Exact) -> int:
+    def scale_reference(s: Value | None, t: Value | None) -> int:
+        if s is None or t is None:
+            return 0
+        fs = _fmt(scales[0]) if scales is not None else fa
+        return _reference(fs, _finite([s])[0]) + _reference(fs, _finite([t])[0])
+
+    def reference_of(x: Exact, y: Exact, p: Exact, s: Value | None, t: Value | None) -> int:
         if model.reference == "msb" or not p.significand:
-            return _msb(p) if p.significand else 0
+            return _msb(p) if p.significand else zero_reference
         if model.subnormal_reference == "normalised":
-            return _msb(x) + _msb(y)
-        return _reference(fa, x) + _reference(fb, y)
+            return _msb(x) + _msb(y) + scale_reference(s, t)
+        return _reference(fa, x) + _reference(fb, y) + scale_reference(s, t)
 
-    terms = [(p, reference_of(x, y, p)) for x, y, p in zip(finite_a, finite_b, finite_p)]
+    if model.scale_group is not None:
+        terms = _scale_groups(model.scale_group, finite_a, finite_b, sav, sbv, scale_reference, zero_reference)
+    else:
+        terms = [(p, reference_of(x, y, p, s, t)) for x, y, p, s, t in zip(finite_a, finite_b, finite_p, sav, sbv)]
     terms = [terms[i] for i in order_indices(model.order, len(terms))]
-    c_term = (cv, _reference(fc, cv) if model.reference == "exponent" and cv.significand else (_msb(cv) if cv.significand else 0))
+    if not cv.significand:
+        c_term = (cv, zero_reference)
+    else:
+        c_term = (cv, _reference(fc, cv) if model.reference == "exponent" else _msb(cv))
     size = model.chunk or len(terms)
     groups = [terms[i : i + size] for i in range(0, len(terms), size)]
     if model.c_step == "tree":
@@ -537,13 +598,38 @@ def datapath_dot(model: Datapath, atype: str, btype: str, ctype: str, dtype: str
 
 
 def _round_accumulator(total: Exact, model: Datapath) -> tuple[Value, int]:
-    """The step's sum rounded into the accumulator format, with its reference exponent."""
+    """The step's sum rounded into the accumulator format, with its reference exponent (a zero's:
+    the model's ``zero_reference``)."""
+    zero = 0 if model.zero_reference is None else model.zero_reference
     if model.accumulator is None:
-        return total, (_msb(total) if total.significand else 0)
+        return total, (_msb(total) if total.significand else zero)
     af = _format(model.accumulator)
     rounded = decode(af, round_value(total, af, model.accumulator_rounding))
-    reference = _reference(af, rounded) if isinstance(rounded, Exact) and rounded.significand else 0
+    reference = _reference(af, rounded) if isinstance(rounded, Exact) and rounded.significand else zero
     return rounded, reference
+
+
+def _scale_groups(
+    size: int, av: list[Exact], bv: list[Exact], sav: list, sbv: list, scale_reference: Callable[[Value | None, Value | None], int], zero_reference: int
+) -> list[tuple[Exact, int]]:
+    """:attr:`Datapath.scale_group`: the addends of ``size`` consecutive k each -- the exact sum of
+    the group's unscaled products times the group's two scale factors, with the sum of the scale
+    factors' exponents as its reference (the ``zero_reference`` when every product of the group is
+    zero, or a scale factor is)."""
+    if sav[0] is None:
+        raise ValueError("a datapath with a scale_group takes scale factors (datapath_dot's scales)")
+    out = []
+    for start in range(0, len(av), size):
+        ks = range(start, min(start + size, len(av)))
+        s, t = sav[start], sbv[start]
+        if any(sav[k] != s or sbv[k] != t for k in ks):
+            raise ValueError(f"the k of a scale group ({start}..{ks[-1]}) share one pair of scale factors")
+        raw = [exact_product(av[k], bv[k]) for k in ks]
+        value = _product(_product(_exact_total(raw), s), t)
+        assert isinstance(value, Exact), "finite products times finite scale factors"
+        zero = all(not p.significand for p in raw) or not (s.significand and t.significand)
+        out.append((value, zero_reference if zero else scale_reference(s, t)))
+    return out
 
 
 def _tree(groups: list, c_term: tuple[Exact, int], fd: FloatFormat, model: Datapath, nan_bits: int) -> int:
@@ -614,20 +700,60 @@ def _final(total: Exact, fd: FloatFormat, model: Datapath) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
-def datapath_matrix(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, A: np.ndarray, B: np.ndarray, C: np.ndarray) -> np.ndarray:
+def datapath_matrix(
+    model: Datapath,
+    atype: str,
+    btype: str,
+    ctype: str,
+    dtype: str,
+    A: np.ndarray,
+    B: np.ndarray,
+    C: np.ndarray,
+    scales: tuple[str, np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
     """§9.7.14.5.14 D of ``D = A*B + C`` (element bits, uint64 ``[..., M, N]``) for A ``[..., M,
     K]``, B ``[..., K, N]`` and C ``[..., M, N]`` under ``model`` (batch dimensions broadcast):
     ``D[..., i, j]`` is :func:`datapath_dot` of row i of A, column j of B and ``C[..., i, j]``.
+
+    ``scales``: for a block-scaled kind, ``(stype, scale_A, scale_B)`` with scale_A ``[..., M, V]``
+    and scale_B ``[..., V, N]`` (bytes): §9.7.14.3 "each row of matrix A is divided into SFA_N
+    number of blocks and each block of a row is multiplied with the corresponding element (SF_A)
+    from the same row of scale_A" (and the columns of B likewise), so k takes block ``k // (K/V)``
+    (:func:`ptxspec.semantics.mma_block_scale.block_of`).
 
     Computed on arrays by :func:`ptxspec.semantics.mma_vectorised.datapath_arrays` wherever one of
     its paths is proven exact for ``model`` (every measured datapath but .f64's): the same bits,
     as the tests that module names check; else element by element."""
     from ptxspec.semantics.mma_vectorised import datapath_arrays
 
-    fast = datapath_arrays(model, atype, btype, ctype, dtype, A, B, C)
+    fast = datapath_arrays(model, atype, btype, ctype, dtype, A, B, C, scales=scales)
     if fast is not None:
         return fast
-    return _each_element(lambda a, b, c: datapath_dot(model, atype, btype, ctype, dtype, a, b, c), A, B, C, np.uint64)
+    if scales is None:
+        return _each_element(lambda a, b, c: datapath_dot(model, atype, btype, ctype, dtype, a, b, c), A, B, C, np.uint64)
+    stype, SA, SB = scales
+    A, B, C = (np.asarray(x, dtype=np.uint64) for x in (A, B, C))
+    SA, SB = per_k_scales(A.shape[-1], SA, SB)
+    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-2], SA.shape[:-2], SB.shape[:-2])
+    shape = batch + C.shape[-2:]
+    out = np.empty(shape, dtype=np.uint64)
+    A, B, C, SA, SB = (np.broadcast_to(x, batch + x.shape[-2:]) for x in (A, B, C, SA, SB))
+    for index in np.ndindex(*shape):
+        *at, i, j = index
+        a, sa = A[(*at, i)].tolist(), SA[(*at, i)].tolist()
+        b, sb = B[(*at, slice(None), j)].tolist(), SB[(*at, slice(None), j)].tolist()
+        out[index] = datapath_dot(model, atype, btype, ctype, dtype, a, b, int(C[index]), scales=(stype, sa, sb))
+    return out
+
+
+def per_k_scales(k: int, SA, SB) -> tuple[np.ndarray, np.ndarray]:
+    """scale_A ``[..., M, V]`` and scale_B ``[..., V, N]`` as the scale factor of every k:
+    ``[..., M, K]`` and ``[..., K, N]`` (k in block ``k // (K/V)``, §9.7.14.3)."""
+    SA, SB = np.asarray(SA, dtype=np.uint64), np.asarray(SB, dtype=np.uint64)
+    vec = SA.shape[-1]
+    if SB.shape[-2] != vec or k % vec:
+        raise ValueError(f"scale_A has {vec} blocks per row and scale_B {SB.shape[-2]} per column, for K = {k}")
+    return np.repeat(SA, k // vec, axis=-1), np.repeat(SB, k // vec, axis=-2)
 
 
 def _each_element(dot: Callable[[list[int], list[int], int], object], A, B, C, dtype) -> np.ndarray:

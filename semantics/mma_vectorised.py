@@ -18,7 +18,9 @@ with the readable model's, never floats:
   ``test_int64_path_equals_readable``, ``test_float64_path_equals_int64_path``,
   ``test_zero_signs_equal_readable``, ``test_heavy_paths_equal_readable``,
   ``test_measured_datapaths_on_every_class``, ``test_float64_proof_at_its_edge``,
-  ``test_batch_shapes_broadcast``;
+  ``test_batch_shapes_broadcast``, ``test_zero_reference_equals_readable``,
+  ``test_block_scaled_float64_path_equals_readable`` (the sm_100 profile's ``zero_reference``,
+  block scale factors and ``scale_group``);
 * ``tests/test_mma_m8n8k4.py``: ``test_binary32_path_equals_readable``;
 * ``tests/test_mma.py``: ``test_vectorised_model_equals_readable``.
 
@@ -47,7 +49,7 @@ import numpy as np
 
 from ptxspec.spec.types import FORMATS, FloatFormat
 from ptxspec.semantics import batch_rounding
-from ptxspec.semantics.mma import BINARY32, Datapath, _fmt, _format, order_indices
+from ptxspec.semantics.mma import BINARY32, Datapath, _fmt, _format, order_indices, per_k_scales
 from ptxspec.semantics.numerics import Rounding, canonical_nan
 
 #: Dot products per block of the float64 path: a block's [K, block] temporaries (1 MiB of float64
@@ -57,12 +59,27 @@ BLOCK = 1 << 13
 INT64_BLOCK = 1 << 15
 
 
-def datapath_arrays(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, A: np.ndarray, B: np.ndarray, C: np.ndarray) -> np.ndarray | None:
+def datapath_arrays(
+    model: Datapath, atype: str, btype: str, ctype: str, dtype: str, A: np.ndarray, B: np.ndarray, C: np.ndarray, scales: tuple | None = None
+) -> np.ndarray | None:
     """D (element bits, uint64 ``[..., M, N]``) of A ``[..., M, K]``, B ``[..., K, N]``, C
     ``[..., M, N]`` under ``model`` (batch dimensions broadcast): in float64 where
     :func:`float64_exact` proves every operation exact, in float32 where :func:`binary32_exact`
-    does, else in int64 where :func:`vectorisable`; None where no path runs ``model``."""
+    does, else in int64 where :func:`vectorisable`; None where no path runs ``model`` (block
+    scale factors, ``scales``: ``(stype, scale_A [..., M, V], scale_B [..., V, N])``, in float64
+    only)."""
     A, B, C = (np.asarray(x, dtype=np.uint64) for x in (A, B, C))
+    if scales is not None or model.scale_group is not None:
+        if scales is None or not float64_exact(model, atype, btype, ctype, A.shape[-1], stype=scales[0]):
+            return None
+        stype, SA, SB = scales
+        SA, SB = per_k_scales(A.shape[-1], SA, SB)
+        m, k = A.shape[-2:]
+        n = B.shape[-1]
+        batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-2], SA.shape[:-2], SB.shape[:-2])
+        A, B, C, SA, SB = (np.broadcast_to(x, batch + x.shape[-2:]).reshape((-1,) + x.shape[-2:]) for x in (A, B, C, SA, SB))
+        with np.errstate(invalid="ignore"):  # 0 * inf, inf - inf and NaN scale factors are NaNs on purpose
+            return _float64_dots(model, atype, btype, ctype, dtype, A, B, C, scales=(stype, SA, SB)).reshape(batch + (m, n))
     m, k = A.shape[-2:]
     n = B.shape[-1]
     batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-2])
@@ -161,7 +178,7 @@ def _final_arrays(sign, sig, grid, fd: FloatFormat, model: Datapath, infinite, n
 NOT_LIVE = -8000
 
 
-def float64_exact(model: Datapath, atype: str, btype: str, ctype: str, k: int) -> bool:
+def float64_exact(model: Datapath, atype: str, btype: str, ctype: str, k: int, stype: str | None = None) -> bool:
     """Whether :func:`_float64_dots` computes ``model`` exactly: float64 arithmetic is exact whenever
     its result is representable, and the conditions below make every result representable.
 
@@ -181,8 +198,19 @@ def float64_exact(model: Datapath, atype: str, btype: str, ctype: str, k: int) -
        and the sum of a step's at most ``k + 1`` of them is below ``2^(E + 2 + bitlen(k + 1))``:
        when that is at most 2^53 every partial sum is an integer float64 represents, and the sum
        is exact in any order.
+
+    With block scale factors of ``stype`` a product is ``a * b * sa * sb`` (bounds and precision
+    of four factors, each scale significand below 2 too); with a ``scale_group`` G an addend is
+    the sum of G products times the two scale factors, below ``2^(high_a + high_b + bitlen(G))``
+    times them, and a step has ``ceil(k / G)`` of them. A ``zero_reference`` is a reference
+    exponent too (it must lie in the range), and with one the dead-sum signs of zero_sign "ieee"
+    are the readable model's alone.
     """
     if model.alignment_bits is None or not vectorisable(model, atype, btype, k):
+        return False
+    if (model.scale_group is not None and (stype is None or model.order != "ascending" or model.reference != "exponent" or k % model.scale_group)) or (
+        model.zero_reference is not None and model.zero_sign == "ieee"
+    ):
         return False
     kinds = []  # (precision, low, high) of each kind of addend
     fa, fb, fc = _fmt(atype), _fmt(btype), _fmt(ctype)
@@ -195,12 +223,26 @@ def float64_exact(model: Datapath, atype: str, btype: str, ctype: str, k: int) -
     if model.accumulator is not None:
         af = _format(model.accumulator)
         kinds.append((af.precision, af.min_normal_exponent - af.mantissa_bits, af.max_exponent + 1))
+    if model.zero_reference is not None:  # a zero's reference exponent may be a step's largest
+        kinds.append((1, model.zero_reference, model.zero_reference + 1))
+    head, addends = 2, k  # bits of a live addend above its reference; addends of a step
+    if stype is not None:
+        fs = _fmt(stype)
+        ps, ls, hs = fs.precision, fs.min_normal_exponent - fs.mantissa_bits, fs.max_exponent + 1
+        wide = 2 if ps > 1 else 0  # two scale significands of more than one bit: below 4
+        if model.scale_group is None:
+            kinds.append((pa + pb + 2 * ps, la + lb + 2 * ls, ha + hb + 2 * hs))
+            head += wide
+        else:
+            g = model.scale_group.bit_length()
+            kinds.append((ha + hb + g - (la + lb) + 2 * ps, la + lb + 2 * ls, ha + hb + g + 2 * hs))
+            head, addends = ha + hb + g + wide, -(-k // model.scale_group)
     if any(p > 53 or low < -1022 or high > 1024 for p, low, high in kinds):
         return False
     low, high = min(x[1] for x in kinds), max(x[2] for x in kinds)
     widths = [model.alignment_bits] + ([model.c_alignment_bits] if model.c_step == "alone" and model.c_alignment_bits is not None else [])
     for e in widths:
-        if e + 2 + (k + 1).bit_length() > 53 or low - (high - 1 - e) < -1022 or not -1022 <= low - 1 - e <= high - 1 - e <= 1022:
+        if e + head + (addends + 1).bit_length() > 53 or low - (high - 1 - e) < -1022 or not -1022 <= low - 1 - e <= high - 1 - e <= 1022:
             return False
     return True
 
@@ -241,7 +283,34 @@ def _input_addends(fmt: FloatFormat, bits: np.ndarray, ftz: bool, reference: str
     return values[index], refs[index]
 
 
-def _float64_dots(model: Datapath, atype: str, btype: str, ctype: str, dtype: str, A: np.ndarray, B: np.ndarray, C: np.ndarray) -> np.ndarray:
+def _scale_addends(stype: str, byte: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Scale factor bytes as float64 values (NaN for the NaN byte) and their exponent fields'
+    exponents (``mma._reference``; 0 for a NaN, whose products are NaN)."""
+    key = ("scale", stype)
+    if key not in _ADDEND_TABLES:
+        from ptxspec.semantics.mma import _reference
+        from ptxspec.semantics.mma_block_scale import scale_factor_value
+        from ptxspec.semantics.numerics import Exact
+
+        values, refs = np.empty(256), np.zeros(256, dtype=np.int16)
+        for b in range(256):
+            v = scale_factor_value(stype, b)
+            if isinstance(v, Exact):
+                values[b] = np.ldexp(float(v.significand), v.exponent)
+                refs[b] = _reference(_fmt(stype), v) if v.significand else 0
+            else:
+                values[b] = np.nan
+        for t in (values, refs):
+            t.flags.writeable = False
+        _ADDEND_TABLES[key] = (values, refs)
+    values, refs = _ADDEND_TABLES[key]
+    index = byte.astype(np.intp)
+    return values[index], refs[index]
+
+
+def _float64_dots(
+    model: Datapath, atype: str, btype: str, ctype: str, dtype: str, A: np.ndarray, B: np.ndarray, C: np.ndarray, scales: tuple | None = None
+) -> np.ndarray:
     """:func:`~ptxspec.semantics.mma.datapath_dot` for a batch of mma (A ``[b, M, K]``, B ``[b, K,
     N]``, C ``[b, M, N]``) in float64, exact by :func:`float64_exact`; D's bits ``[b, M, N]``.
 
@@ -260,6 +329,12 @@ def _float64_dots(model: Datapath, atype: str, btype: str, ctype: str, dtype: st
     va, ra = _input_addends(fa, np.moveaxis(A, -1, 0)[order], model.flush_inputs, input_reference)  # [K, b, M]
     vb, rb = _input_addends(fb, np.moveaxis(B, -2, 0)[order], model.flush_inputs, input_reference)  # [K, b, N]
     vc, rc = _float_addends(fc, C, model.flush_c, model.reference)
+    zero_reference = model.zero_reference
+    if zero_reference is not None:  # a zero C takes part with the zero's reference exponent
+        rc = np.where(vc == 0, zero_reference, rc).astype(np.int16)
+    if scales is not None:  # the scale factor of each k: [K, b, M] and [K, b, N]
+        sva, sra = _scale_addends(scales[0], np.moveaxis(scales[1], -1, 0)[order])
+        svb, srb = _scale_addends(scales[0], np.moveaxis(scales[2], -2, 0)[order])
     out = np.empty(C.shape, dtype=np.uint64)
     per = max(1, BLOCK // (m * n))  # whole mma per block
     for start in range(0, len(C), per):
@@ -268,9 +343,27 @@ def _float64_dots(model: Datapath, atype: str, btype: str, ctype: str, dtype: st
         products = (va[:, sl, :, None] * vb[:, sl, None, :]).reshape(k, -1)
         if model.reference == "exponent":  # the sum of the inputs' exponent fields
             refs = (ra[:, sl, :, None] + rb[:, sl, None, :]).reshape(k, -1)
-        else:  # the product's leading bit: its float64 exponent (products are normal float64s)
+        if scales is not None:  # exact (float64_exact): the scale factors' values and exponents
+            scale = (sva[:, sl, :, None] * svb[:, sl, None, :]).reshape(k, -1)
+            scale_refs = (sra[:, sl, :, None] + srb[:, sl, None, :]).reshape(k, -1)
+            if model.scale_group is not None:  # groups of consecutive k: exact sums, scaled once
+                group = model.scale_group
+                raw = products.reshape(k // group, group, -1)
+                dead = (raw == 0).all(axis=1) | (scale[::group] == 0)
+                products = raw.sum(axis=1) * scale[::group]
+                if zero_reference is None:  # a zero takes no part, a cancelled group's sum neither
+                    refs = np.where(dead | (products == 0), NOT_LIVE, scale_refs[::group]).astype(np.int16)
+                else:  # a cancelled group keeps its scale factors' exponent
+                    refs = np.where(dead, zero_reference, scale_refs[::group]).astype(np.int16)
+            else:
+                products = products * scale
+                if model.reference == "exponent":
+                    refs = refs + scale_refs
+        if model.reference != "exponent":  # the product's leading bit: its float64 exponent (products are normal float64s)
             field = ((products.view(np.int64) >> 52) & 0x7FF).astype(np.int16)
             refs = np.where((field == 0) | (field == 0x7FF), np.int16(NOT_LIVE), field - np.int16(1023))
+        if zero_reference is not None and (scales is None or model.scale_group is None):
+            refs = np.where(products == 0, zero_reference, refs).astype(np.int16)
         c = vc[sl].reshape(-1), rc[sl].reshape(-1)
         out[sl] = _float64_block(model, fd, products, refs, c).reshape(-1, m, n)
     return out
@@ -353,6 +446,8 @@ def _float_accumulate(
     bits = batch_rounding.round_bits(sign, sig, grid, af, model.accumulator_rounding)
     # Its reference: its exponent field's in either mode (datapath_dot's _reference(af, ...)).
     value, ref = _float_addends(af, bits.astype(np.uint64), False, "exponent")
+    if model.zero_reference is not None:  # a zero accumulator takes part with the zero's exponent
+        ref = np.where(value == 0, model.zero_reference, ref).astype(np.int16)
     overflowed, negative = overflow
     new = np.isinf(value) & finite & ~overflowed
     overflow = (overflowed | new, negative | (new & sign))
@@ -553,7 +648,10 @@ def _int64_step(members: list[_Int64Addend], alignment_bits: int | None, model: 
     exp = np.stack([x[2] for x in members], axis=1)
     ref = np.stack([x[3] for x in members], axis=1)
     live = sig != 0
-    big = np.where(live, ref, np.iinfo(np.int64).min // 4).max(axis=1)
+    if model.zero_reference is not None:  # every addend takes part, a zero with zero_reference
+        big = np.where(live, ref, model.zero_reference).max(axis=1)
+    else:
+        big = np.where(live, ref, np.iinfo(np.int64).min // 4).max(axis=1)
     grid = big - alignment_bits
     shift = grid[:, None] - exp
     left = np.minimum(np.maximum(-shift, 0), 62)

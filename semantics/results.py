@@ -118,6 +118,34 @@ def contains(result: Result, bits: int) -> bool:
     return bits == result if isinstance(result, int) else bits in result
 
 
+def allowed_from_json(obj: dict) -> Allowed:
+    """The inverse of ``to_json`` for :class:`Interval`, :class:`OneOf` and :class:`AnyNaN` (a
+    ValueError names what is wrong)."""
+    from ptxspec.spec.types import FORMATS
+
+    kind = obj.get("kind") if isinstance(obj, dict) else None
+    if kind == "interval":
+        return Interval(FORMATS[obj["format"]], int(obj["low"], 16), int(obj["high"], 16), bool(obj.get("nan", False)))
+    if kind == "one-of":
+        members = [int(m, 16) for m in obj["members"]]
+        return OneOf(frozenset(members), 4 * max(len(m) - 2 for m in obj["members"]))
+    if kind == "any-nan":
+        return AnyNaN(FORMATS[obj["format"]])
+    raise ValueError(f"an allowed set is an interval, one-of or any-nan object, got {obj!r}")
+
+
+def only_member(result: Result) -> int | None:
+    """The one bit pattern ``result`` allows, or None where it allows several (an :class:`Interval`
+    whose ends are one non-zero value allows just it; at zero both signs)."""
+    if isinstance(result, int):
+        return result
+    if isinstance(result, OneOf) and len(result.members) == 1:
+        return next(iter(result.members))
+    if isinstance(result, Interval) and result.low == result.high and not result.nan and result.low & ~result.format.sign_mask:
+        return result.low
+    return None
+
+
 @attrs.frozen
 class Lanes(Allowed):
     """A packed register whose lanes are results of their own (lane 0 in the most significant bits,

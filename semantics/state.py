@@ -16,7 +16,8 @@ A :class:`State` is one CTA's:
   ("All tcgen05 instructions within a kernel must specify the same value for the .cta_group
   qualifier", §9.7.16.7.1), so that a later instruction with the other value is refused;
 * ``peer``: the state of the peer CTA (§9.7.16.5.2) where the instruction runs in a CTA pair
-  (§9.7.16.5.1) -- what a ``.cta_group::2`` instruction reads and writes besides its own CTA's.
+  (§9.7.16.5.1) -- what a ``.cta_group::2`` instruction reads and writes besides its own CTA's;
+* ``collectors``: which ``tcgen05.mma`` collector buffers hold a valid fill (§9.7.16.10.9.1).
 """
 
 from __future__ import annotations
@@ -151,6 +152,11 @@ class TensorMemory:
     allocations: tuple[Allocation, ...] = attrs.field(default=(), converter=_allocations)
     relinquished: bool = False
     last_columns: int | None = None
+    #: Cells whose value the manual leaves open: ``(lane, column, allowed set)`` in (lane, column)
+    #: order, each a cell that holds *one of* the set (the spec-level result of a tcgen05.mma
+    #: element, :class:`~ptxspec.semantics.results.Allowed`); such a cell is not "written" (its
+    #: flag and bits are 0), and :meth:`admits` accepts any member there.
+    allowed: tuple[tuple[int, int, object], ...] = ()
 
     def __attrs_post_init__(self) -> None:
         # One value, one encoding: the bits of a half that holds no value are 0, so that two
@@ -184,7 +190,39 @@ class TensorMemory:
         words, written = self.words().copy(), self.defined().copy()
         words[lanes, columns] = np.asarray(values, dtype=np.uint64).ravel().astype(np.uint32)
         written[lanes, columns] = np.broadcast_to(np.asarray(defined, dtype=np.uint8), np.shape(values)).ravel()
-        return attrs.evolve(self, cells=words.tobytes(), written=written.tobytes())
+        return attrs.evolve(self, cells=words.tobytes(), written=written.tobytes(), allowed=self._allowed_without(lanes, columns))
+
+    def _allowed_without(self, lanes: np.ndarray, columns: np.ndarray) -> tuple[tuple[int, int, object], ...]:
+        if not self.allowed:
+            return ()
+        gone = set(zip(lanes.tolist(), columns.tolist()))
+        return tuple(entry for entry in self.allowed if (entry[0], entry[1]) not in gone)
+
+    def with_allowed(self, lanes, columns, sets) -> TensorMemory:
+        """The same Tensor Memory with cell ``(lanes[i], columns[i])`` holding one of ``sets[i]``
+        (an allowed set) -- no single value, so not written."""
+        lanes, columns = np.asarray(lanes, dtype=np.int64).ravel(), np.asarray(columns, dtype=np.int64).ravel()
+        cleared = self.with_cells(lanes, columns, np.zeros(lanes.size, dtype=np.int64), defined=0)
+        entries = {(lane, column): allowed for lane, column, allowed in cleared.allowed}
+        entries.update(zip(zip(lanes.tolist(), columns.tolist()), sets))
+        return attrs.evolve(cleared, allowed=tuple((lane, column, entries[lane, column]) for lane, column in sorted(entries)))
+
+    def admits(self, observed: TensorMemory) -> bool:
+        """Whether ``observed`` (a Tensor Memory a machine left) is this one, each cell of
+        :attr:`allowed` holding a whole value that its set contains."""
+        if not self.allowed:
+            return self == observed
+        from ptxspec.semantics.results import contains
+
+        lanes = np.array([lane for lane, _, _ in self.allowed])
+        columns = np.array([column for _, column, _ in self.allowed])
+        if not all(
+            observed.defined()[lane, column] == WHOLE and contains(allowed, int(observed.words()[lane, column]))  # type: ignore[arg-type]
+            for lane, column, allowed in self.allowed
+        ):
+            return False
+        blanked = observed.with_cells(lanes, columns, np.zeros(lanes.size, dtype=np.int64), defined=0)
+        return attrs.evolve(blanked, allowed=self.allowed) == self
 
     def changed_cells(self, before: TensorMemory) -> list[tuple[int, int, int]]:
         """``(lane, column, value)`` of every cell whose value or definedness differs from ``before``."""
@@ -212,6 +250,9 @@ class State:
     tensor_memory: TensorMemory = EMPTY_TENSOR_MEMORY
     cta_group: int | None = attrs.field(default=None, validator=_cta_group)
     peer: State | None = None
+    #: The tcgen05.mma collector buffers (``"a"``; ``"b0"`` .. ``"b3"`` of ``.ws``) that hold a
+    #: valid fill (§9.7.16.10.9.1, ``.collector::a::fill`` ... ``::discard``).
+    collectors: frozenset[str] = frozenset()
 
     def shared_image(self) -> np.ndarray:
         """``shared`` as a read-only uint8 array (no copy)."""
@@ -224,3 +265,16 @@ class State:
     def with_tensor_memory(self, tensor_memory: TensorMemory) -> State:
         """The same state with Tensor Memory replaced."""
         return attrs.evolve(self, tensor_memory=tensor_memory)
+
+    def admits(self, observed: State) -> bool:
+        """Whether ``observed`` is this state, where a cell of Tensor Memory that holds one of a set
+        (:attr:`TensorMemory.allowed`) may hold any member (and the same of the peer)."""
+        if self.peer is None or observed.peer is None:
+            peers = self.peer is None and observed.peer is None
+        else:
+            peers = self.peer.admits(observed.peer)
+        return (
+            peers
+            and self.tensor_memory.admits(observed.tensor_memory)
+            and attrs.evolve(self, tensor_memory=observed.tensor_memory, peer=observed.peer) == observed
+        )

@@ -372,6 +372,10 @@ def _loaded(form: Form, state: State, taddr, split, warp: int | None) -> np.ndar
         return values
     out = values.astype(object)
     out[~whole] = Undefined(32)
+    if tm.allowed and lanes.ndim == 2:  # a cell that holds one of a set loads as that set
+        sets = {(lane, column): allowed for lane, column, allowed in tm.allowed}
+        for index in zip(*np.nonzero(~whole)):
+            out[index] = sets.get((int(lanes[index]), int(columns[index])), out[index])
     return out
 
 
@@ -580,3 +584,8 @@ def fence(form: Form, state: State, *, profile: Profile) -> tuple[tuple[Result, 
     asynchronous tcgen05 operations with respect to its synchronisation; it reads and writes no
     state, so the state is unchanged (its ordering meaning is the memory model's, §9.7.16.6.3)."""
     return (), state
+
+
+# §9.7.16.10 tcgen05.mma: its own module (the data paths, operands and arithmetic), registered here
+# with the chapter's other instructions.
+from ptxspec.semantics import tcgen05_mma as _mma  # noqa: E402, F401

@@ -266,10 +266,10 @@ def a_copies(m: int, cta_group: int, sparse: bool, ws: bool) -> int:
 
 
 @functools.cache
-def _a_cells(layout: str, m: int, k: int, bits: int, cta_group: int, copy: int) -> tuple[np.ndarray, ...]:
+def _a_cells(layout: str, m: int, k: int, bits: int, cta_group: int, copy: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     i = np.arange(m, dtype=np.int64)[:, None]
     kk = np.arange(k, dtype=np.int64)[None, :]
-    cta, lane = _rows(layout, m, cta_group, i, np.int64(copy))
+    cta, lane = _rows(layout, m, cta_group, i, np.full((1, 1), copy, dtype=np.int64))
     position = kk * bits
     column = position // 32 + 0 * i
     bit = position % 32 + 0 * i
@@ -315,7 +315,7 @@ def a_cells(
 def _bands(cta: np.ndarray, lane: np.ndarray, column: np.ndarray, ctas: int) -> dict[tuple[int, int], tuple[int, int, int, int, int, int]]:
     """For each (cta, 16-lane band) that holds D: (first row, last row, first D column, last D
     column, first TMEM column, last TMEM column)."""
-    rows, cols = np.indices(lane.shape)
+    rows, cols = (np.asarray(axis) for axis in np.indices(lane.shape))
     out = {}
     for c in range(ctas):
         for band in range(LANES // 16):

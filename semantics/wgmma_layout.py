@@ -395,6 +395,23 @@ def _in_instance(index: int, batch: tuple[int, ...], error: PtxSpecError) -> Ope
     return OperandError(f"instance {where}: {error.message}", where=error.where, section=error.section)
 
 
+def gather(image: np.ndarray, byte: np.ndarray, bit: np.ndarray, bits: int) -> np.ndarray:
+    """The elements of ``bits`` bits at ``(byte, bit)`` (arrays of one shape) of a shared-memory
+    image (uint8 ``[bytes]``, or ``[n, bytes]`` for n images: the result gains that axis):
+    little-endian bytes from ``byte``; an element narrower than a byte at bit ``bit`` of its byte.
+    The one read of elements out of shared memory, for every layout that gives addresses."""
+    image = np.asarray(image, dtype=np.uint8)
+    index = (slice(None),) + (None,) * byte.ndim if image.ndim == 2 else ()
+    out = np.zeros(image.shape[:-1] + byte.shape, dtype=np.uint64)
+    rows = np.arange(image.shape[0])[index] if image.ndim == 2 else None
+    for i in range(max(1, bits // 8)):
+        taken = image[rows, byte + i] if rows is not None else image[byte + i]
+        out |= taken.astype(np.uint64) << np.uint64(8 * i)
+    if bits < 8:
+        out = (out >> np.asarray(bit).astype(np.uint64)) & np.uint64((1 << bits) - 1)
+    return out
+
+
 def read_matrix(
     image, descriptor: MatrixDescriptor | int | np.ndarray, rows: int, cols: int, element_type: str, major: str, *, operand: str = "a"
 ) -> np.ndarray:
@@ -435,12 +452,7 @@ def read_matrix(
         members = np.flatnonzero(inverse.reshape(-1) == group)
         # one image for the whole batch: gather it once, the assignment broadcasts it
         chosen = image_of[members] if data.ndim > 1 else np.zeros(1, dtype=np.intp)
-        gathered = np.zeros((chosen.size, rows, cols), dtype=np.uint64)
-        for i in range(nbytes):
-            gathered |= images[chosen[:, None, None], byte + i].astype(np.uint64) << np.uint64(8 * i)
-        if bits < 8:
-            gathered = (gathered >> bit.astype(np.uint64)) & np.uint64((1 << bits) - 1)
-        out[members] = gathered
+        out[members] = gather(images[chosen], byte, bit, bits)
     return out.reshape(batch + (rows, cols))
 
 

@@ -539,9 +539,17 @@ class TemplateItem:
     names: tuple[str, ...]
     vector: bool
     offset: int
+    #: Written in brackets, ``[taddr]``: an address operand.
+    address: bool = False
 
 
-_NAME = re.compile(r"[%A-Za-z_$][\w$.%]*")
+_NAME = re.compile(r"[%A-Za-z_$][\w$.%]*|-?(?:0[xX][0-9a-fA-F]+|[0-9]+)")  # a register, or an immediate
+
+#: Per opcode, the operands its syntax writes in brackets, as addresses (``addresses(form) ->
+#: names``): a chapter whose forms differ only in whether an operand is an address
+#: (``tcgen05.mma``'s ``a-desc`` and ``[a-tmem]``) registers it, and a template that writes
+#: brackets then chooses between them (:func:`fit`).
+ADDRESS_OPERANDS: dict[str, Callable[[Form], frozenset[str]]] = {}
 
 
 def shift(where: Location | str, offset: int) -> Location | str:
@@ -556,8 +564,9 @@ def shift(where: Location | str, offset: int) -> Location | str:
 def parse_template(text: str, *, where: Location | str | None = None, offset: int = 0) -> tuple[TemplateItem, ...]:
     """Parse an operand template such as ``"d, {a, b}"`` or ``"{lo, hi}, x"``.
 
-    Names are ignored (any PTX identifier, ``%r1`` included); braces mark a vector operand and
-    ``|`` joins destinations (``p|q``). ``offset`` is where ``text`` starts in the instruction text,
+    Names are ignored (any PTX identifier, ``%r1`` included); braces mark a vector operand,
+    brackets an address (``[taddr]``, :data:`ADDRESS_OPERANDS`) and ``|`` joins destinations
+    (``p|q``). ``offset`` is where ``text`` starts in the instruction text,
     so that an error names the column. Raises :class:`~ptxspec.spec.errors.IllegalForm`.
     """
     where = where if where is not None else Location("<instruction>")
@@ -597,6 +606,14 @@ def parse_template(text: str, *, where: Location | str | None = None, offset: in
                     break
                 raise fail("a vector operand is closed by '}'" if i >= n else f"unexpected {text[i]!r} in a vector operand", i)
             items.append(TemplateItem(tuple(names), True, start))
+        elif i < n and text[i] == "[":
+            i = skip_space(i + 1)
+            name, i = name_at(i)
+            i = skip_space(i)
+            if i >= n or text[i] != "]":
+                raise fail("an address operand is closed by ']'", i)
+            items.append(TemplateItem((name,), False, start, address=True))
+            i += 1
         else:
             names = []
             while True:
@@ -639,6 +656,14 @@ def fit(form: Form, items: tuple[TemplateItem, ...]) -> tuple[int, int, str] | N
                 want = f"a register ({shape})"
             got = f"a vector of {len(item.names)}" if item.vector else "a register"
             return 1, index, f"{form.text} takes {want} at operand {index + 1}, the template has {got}"
+    if any(item.address for item in items):  # brackets written: they must be where the addresses are
+        bracketed = ADDRESS_OPERANDS[form.family.opcode](form) if form.family.opcode in ADDRESS_OPERANDS else None
+        for index, (item, group) in enumerate(zip(items, layout)):
+            address = bracketed is None or (len(group) == 1 and group[0].name in bracketed)
+            if item.address and not address:
+                return 1, index, f"{form.text} takes a register ({_group_text(group)}) at operand {index + 1}, the template has an address"
+            if bracketed is not None and address and not item.address:
+                return 1, index, f"{form.text} takes an address [{group[0].name}] at operand {index + 1}, the template has a register"
     for index, (item, group) in enumerate(zip(items, layout)):
         if "_" in item.names:
             if not group[0].destination:

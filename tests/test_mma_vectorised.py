@@ -336,3 +336,80 @@ def test_batch_shapes_broadcast():
     for t in range(3):
         assert_same(mma.datapath_matrix(model, *combination[:4], A[t], B, C[t]), D[t], model)
     assert_same(D, readable(model, combination, A, np.broadcast_to(B, (3, 16, 8)), C), model)
+
+
+# ---------------------------------------------------------------------------------------------
+# zero_reference and block scale factors (the sm_100 profile's datapaths, MMA-Sim's e_zero)
+# ---------------------------------------------------------------------------------------------
+
+#: (A, B, C, D, K) of the sm_100 tcgen05 combinations with the paths' edge cases: bf16/tf32 reach
+#: far below e_zero, f16 -> f16 has e_zero -21 inside the products' range.
+ZERO_REFERENCE_COMBINATIONS = [
+    ("bf16", "bf16", "f32", "f32", 16),
+    ("tf32", "tf32", "f32", "f32", 8),
+    ("f16", "f16", "f16", "f16", 16),
+    ("e5m2", "e4m3", "f16", "f16", 32),
+]
+
+
+@pytest.mark.parametrize("combination", ZERO_REFERENCE_COMBINATIONS, ids=lambda c: ".".join(map(str, c)))
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_zero_reference_equals_readable(combination, data):
+    """A zero's reference exponent (``zero_reference``), anywhere from below every product to above
+    them, through the float64 path (zero_sign "positive") and the int64 path ("ieee", or wide)."""
+    model = data.draw(datapaths(combination[4], combination[3], wide=data.draw(st.booleans()), f64_accumulator=False))
+    model = attrs.evolve(model, zero_reference=data.draw(st.integers(-300, 40)))
+    A, B, C = data.draw(matrices(combination))
+    D = mma.datapath_matrix(model, *combination[:4], A, B, C)
+    assert_same(D, readable(model, combination, A, B, C), model)
+
+
+#: (A, B, K, scale type, scale vector size, scale group) of the block-scaled tcgen05 kinds.
+SCALED = [
+    ("e4m3", "e5m2", 32, "ue8m0", 1, None),
+    ("e2m3", "e3m2", 32, "ue8m0", 1, None),
+    ("e2m1", "e2m1", 64, "ue8m0", 2, 16),
+    ("e2m1", "e2m1", 64, "ue8m0", 4, 16),
+    ("e2m1", "e2m1", 64, "ue4m3", 4, 16),
+]
+
+
+def scaled_readable(model, a, b, A, B, C, stype, SA, SB) -> np.ndarray:
+    SAk, SBk = mma.per_k_scales(A.shape[-1], SA, SB)
+    out = np.zeros(C.shape, dtype=np.uint64)
+    for t in range(A.shape[0]):
+        for i in range(A.shape[1]):
+            for j in range(B.shape[2]):
+                scales = (stype, SAk[t, i].tolist(), SBk[t, :, j].tolist())
+                out[t, i, j] = mma.datapath_dot(model, a, b, "f32", "f32", A[t, i].tolist(), B[t, :, j].tolist(), int(C[t, i, j]), scales=scales)
+    return out
+
+
+@pytest.mark.parametrize("case", SCALED, ids=lambda c: ".".join(map(str, c)))
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_block_scaled_float64_path_equals_readable(case, data):
+    """Block scale factors (every byte, NaN and zero included) with or without a scale group, and a
+    zero_reference: the float64 path == datapath_dot with ``scales``."""
+    a, b, k, stype, vec, group = case
+    model = mma.Datapath(
+        alignment_bits=data.draw(st.integers(0, 35)),
+        truncation=data.draw(st.sampled_from(["zero", "floor"])),
+        rounding=data.draw(st.sampled_from(ROUNDINGS)),
+        zero_sign="positive",
+        overflow=data.draw(st.sampled_from(["rounding", "infinity"])),
+        zero_reference=data.draw(st.one_of(st.none(), st.integers(-300, 40))),
+        scale_group=group,
+    )
+    A, B, C = data.draw(matrices((a, b, "f32", "f32", k)))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    top = 256 if stype == "ue8m0" else 128
+    SA = rng.integers(0, top, (1, 16, vec)).astype(np.uint64)
+    SB = rng.integers(0, top, (1, vec, 8)).astype(np.uint64)
+    if data.draw(st.booleans()):  # scales near 1, so that the products meet C
+        SA = rng.integers(0, 4, (1, 16, vec)).astype(np.uint64) + np.uint64(126 if stype == "ue8m0" else 0x38)
+        SB = rng.integers(0, 4, (1, vec, 8)).astype(np.uint64) + np.uint64(126 if stype == "ue8m0" else 0x38)
+    assert mma_vectorised.float64_exact(model, a, b, "f32", k, stype=stype)
+    D = mma.datapath_matrix(model, a, b, "f32", "f32", A, B, C, scales=(stype, SA, SB))
+    assert_same(D, scaled_readable(model, a, b, A, B, C, stype, SA, SB), model)

@@ -18,7 +18,7 @@ DATA = REPO / "conformance" / "data"
 
 
 def test_registry():
-    assert list(PROFILES) == list(NAMES) == ["spec", "sm_90"]
+    assert list(PROFILES) == list(NAMES) == ["spec", "sm_90", "sm_100"]
     assert PROFILES["sm_90"] is SM_90 is profile_named("sm_90")
     assert profile_named("spec") is SPEC and profile_named(SM_90) is SM_90
     with pytest.raises(PtxSpecError, match="unknown profile 'sm_91'"):

@@ -1,5 +1,5 @@
-"""The §9.7.16 catalogue of the tcgen05 allocation and data-movement instructions (spec/tcgen05.py):
-parsing, targets, operands, and its verdicts against two oracles of CUDA 13.0.
+"""The §9.7.16 catalogue of the tcgen05 instructions (spec/tcgen05.py): parsing, targets, operands,
+and its verdicts against two oracles of CUDA 13.0.
 
 * **ptxas**: every legal form of every family is assembled as a tiny kernel at each of its
   alternatives that ptxas knows (``sm_100a`` at PTX ISA 8.6, ``sm_100f``/``sm_103a``/``sm_103f`` at
@@ -9,11 +9,18 @@ parsing, targets, operands, and its verdicts against two oracles of CUDA 13.0.
   where every legal tcgen05 form is admitted. Every disagreement must be one of :data:`KNOWN`, each
   quoting the manual sentence the catalogue follows, and each KNOWN example is replayed. The full
   set of neighbours is behind ``@pytest.mark.heavy``. The ptxas tests skip without ptxas.
+  tcgen05.mma (1,568 legal forms, 10-30 ms of ptxas CPU a line) is tried with its operands
+  (:func:`case_text`): by default a form of each of its 28 families at sm_100a with PTX ISA 9.0
+  (where every legal tcgen05.mma form is admitted), 40 sampled (form, request) pairs, 200 of the
+  1,200 combinations its rules refuse, and its illegal neighbours and reorderings at sm_100a; under
+  ``@pytest.mark.heavy`` all 1,568 forms at sm_100a, all 11,616 other (form, request) pairs and all
+  1,200 refused combinations.
 * **the cuda::ptx headers** (``include/cccl/cuda/__ptx/instructions/generated/tcgen05_*.h``): every
   ``asm`` string they hold is parsed at test time, with its ``__cccl_ptx_isa`` and
   ``__CUDA_ARCH_FEAT_SM*_ALL`` gates; each must be a legal form here, admitted where the header
   gates it, with the operand vector the header writes, and every form of a family the headers
-  cover completely must be in them. The tests skip without the headers.
+  cover completely must be in them. The 384 asm strings of tcgen05_mma.h and tcgen05_mma_ws.h are
+  parsed with their operands (which pick the family). The tests skip without the headers.
 
 The command line (``ptxspec forms tcgen05``, and an illegal form's located error) is checked too.
 """
@@ -41,46 +48,45 @@ legal_forms = pb.legal_forms
 # Kernels
 # ---------------------------------------------------------------------------------------------
 
-#: "immHalfSplitoff is an immediate argument": the tests write 16 (the half of a 32-lane access).
-IMMEDIATE_TEXT = {"immHalfSplitoff": "16"}
+#: "immHalfSplitoff is an immediate argument": the tests write 16 (the half of a 32-lane access);
+#: "The optional immediate argument scale-input-d" ("The valid range ... is [0, 15]"): 1.
+IMMEDIATE_TEXT = {"immHalfSplitoff": "16", "scale_input_d": "1"}
 
 
 def instruction_line(form: Form | None, text: str | None = None, **immediates: int | str) -> str:
     """One ``{ }`` block declaring a register per register operand and applying the instruction:
-    the register vector ``r`` in braces (even of one register: "a brace-enclosed vector
-    expression"), the addresses in brackets (:func:`ptxspec.spec.tcgen05.addresses`), the
-    immediates as :data:`IMMEDIATE_TEXT` or as given (``nCols=32`` writes nCols as an immediate)."""
+    the register vectors (``r``, ``disable-output-lane``) in braces (even of one register: "a
+    brace-enclosed vector expression"), the addresses in brackets
+    (:func:`ptxspec.spec.tcgen05.addresses`), the immediates as :data:`IMMEDIATE_TEXT` or as given
+    (``nCols=32`` writes nCols as an immediate)."""
     if form is None:
         assert text is not None
         form = operands_for(text)
-    text = text or form.text
+    text = (text or form.text).split()[0]  # a case's text may carry its operand template
     values = {**IMMEDIATE_TEXT, **{k: str(v) for k, v in immediates.items()}}
     declared = [f".reg .{pa.register_type(o.type)} {pb.reg(o.name)};" for o in form.operands if o.name not in values]
     bracketed = tc.addresses(form)
     parts: list[str] = []
-    vector: list[str] = []
-    for o in form.operands:
-        if o.name.startswith("r."):
-            vector.append(pb.reg(o.name))
+    for group in form.layout:
+        if len(group) > 1 or "." in group[0].name:
+            parts.append("{" + ", ".join(pb.reg(o.name) for o in group) + "}")
             continue
-        if vector:
-            parts.append("{" + ", ".join(vector) + "}")
-            vector = []
-        written = values.get(o.name, pb.reg(o.name))
-        parts.append(f"[{written}]" if o.name in bracketed else written)
-    if vector:
-        parts.append("{" + ", ".join(vector) + "}")
+        written = values.get(group[0].name, pb.reg(group[0].name))
+        parts.append(f"[{written}]" if group[0].name in bracketed else written)
     return f"{{ {' '.join(declared)} {text}{' ' + ', '.join(parts) if parts else ''}; }}"
 
 
 def operands_for(text: str) -> Form:
     """The operands to write for an illegal text: the form that its qualifiers give in a family
     whose slots take them all (rules not applied: ``.16x256b.x64`` gets Table 47's 4 x 64
-    registers), else the legal form of the same operation with the most qualifiers in common."""
-    tokens = text.split()[0].split(".")[1:]
+    registers), else the legal form of the same operation with the most qualifiers in common. A
+    text with an operand template (:func:`case_text`) gets the family of that shape."""
+    head, _, written = text.partition(" ")
+    tokens = head.split(".")[1:]
+    wanted = tc.operand_shape(written) if written.strip() else None
     for family in tc.FAMILIES:
         matched = _match(family, tokens)
-        if isinstance(matched, Form):
+        if isinstance(matched, Form) and (wanted is None or tc.shape_of(matched) == wanted):
             return matched
     operation = "ld.red" if tokens[:2] == ["ld", "red"] else tokens[0] if tokens else ""
     best, score = None, -1
@@ -113,6 +119,16 @@ FIXED = (
 #: Where illegal neighbours are tried: sm_103a at PTX ISA 8.8 admits every legal form of the chapter
 #: (the sm_100f family, shift's "sm_103a", ld.red's "sm_103f"), so a refusal there is the text's.
 ILLEGAL_AT = pa.Request("sm_103a", (8, 8))
+#: Where the illegal neighbours of tcgen05.mma are tried: sm_100a at the newest version admits every
+#: legal tcgen05.mma form (.kind::i8 and .scale_vec::NX are not on sm_103a).
+MMA_ILLEGAL_AT = pa.Request("sm_100a", LATEST)
+#: The tcgen05.mma families (§9.7.16.10.9) and the others.
+MMA_FAMILIES = tuple(f for f in tc.FAMILIES if tc.operation_of(f).startswith("mma"))
+OTHER_FAMILIES = tuple(f for f in tc.FAMILIES if f not in MMA_FAMILIES)
+
+
+def illegal_at(family) -> pa.Request:
+    return MMA_ILLEGAL_AT if family in MMA_FAMILIES else ILLEGAL_AT
 
 
 def requests(form: Form) -> list[pa.Request]:
@@ -125,12 +141,35 @@ def catalogue_verdict(text: str, request: pa.Request) -> tuple[bool, str]:
     return pb.catalogue_verdict(tc.parse, text, request)
 
 
-def all_legal() -> list[Form]:
-    return [f for family in tc.FAMILIES for f in legal_forms(family)]
+def all_legal(families=tc.FAMILIES) -> list[Form]:
+    return [f for family in families for f in legal_forms(family)]
+
+
+def case_text(form: Form) -> str:
+    """The text of a case: a tcgen05.mma form with its operand template (the manual's names, the
+    addresses in brackets), which :func:`ptxspec.spec.tcgen05.parse` needs to reach the families
+    that only their operands tell apart; any other form's qualifiers."""
+    if not tc.operation_of(form.family).startswith("mma"):
+        return form.text
+    bracketed = tc.addresses(form)
+    parts = []
+    for group in form.layout:
+        if len(group) > 1 or "." in group[0].name:
+            parts.append("{" + ", ".join(o.name for o in group) + "}")
+        else:
+            parts.append(f"[{group[0].name}]" if group[0].name in bracketed else group[0].name)
+    return f"{form.text} {', '.join(parts)}"
 
 
 def legal_cases(forms=None) -> list[pb.Case]:
-    return [(f.text, "legal", f, r) for f in (forms if forms is not None else all_legal()) for r in requests(f)]
+    return [(case_text(f), "legal", f, r) for f in (forms if forms is not None else all_legal()) for r in requests(f)]
+
+
+def rule_cases() -> list[pb.Case]:
+    """Every slot combination of a tcgen05.mma family that one of its rules refuses, with the
+    family's operands (scale-input-d with .kind::f8f6f4, .ashift with .collector::a::fill, ...),
+    at :data:`MMA_ILLEGAL_AT`."""
+    return [(case_text(f), "rule", f, MMA_ILLEGAL_AT) for family in MMA_FAMILIES for f in pb.all_forms(family) if not pb.is_legal(f)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -192,11 +231,13 @@ def neighbours(family, rng: random.Random, count: int) -> list[tuple[str, str]]:
     return sorted(out)
 
 
-def illegal_cases(families=tc.FAMILIES, per_family: int = 12, seed: int = 0) -> list[pb.Case]:
+def illegal_cases(families=tc.FAMILIES, per_family: int = 12, seed: int = 0, per_mma_family: int | None = None) -> list[pb.Case]:
+    """``per_family`` illegal neighbours of each family (``per_mma_family`` of a tcgen05.mma family, if given)."""
     out: list[pb.Case] = []
     for family in families:
         rng = random.Random(f"{seed}:{family.key}")
-        out += [(text, category, None, ILLEGAL_AT) for text, category in neighbours(family, rng, per_family)]
+        count = per_mma_family if per_mma_family is not None and family in MMA_FAMILIES else per_family
+        out += [(text, category, None, illegal_at(family)) for text, category in neighbours(family, rng, count)]
     return out
 
 
@@ -205,21 +246,22 @@ def order_cases(seed: int = 0) -> list[pb.Case]:
     swapped (ptxas takes most qualifiers in any order, and so does the catalogue), the
     instruction's name moved (tcgen05.sync.ld..., tcgen05.ld.sync.red...) and the decompression
     formats reversed -- the last two are :data:`KNOWN` catalogue errors."""
-    out: set[str] = set()
+    out: dict[str, pa.Request] = {}
     for family in tc.FAMILIES:
+        add = lambda text: out.setdefault(text, illegal_at(family))  # noqa: B023, E731
         rng = random.Random(f"{seed}:order:{family.key}")
         forms = legal_forms(family)
-        for form in rng.sample(forms, min(3, len(forms))):
+        for form in rng.sample(forms, min(1 if family in MMA_FAMILIES else 3, len(forms))):
             tokens = [t for _, t in form.choices]
-            named = 2 if tc.operation_of(family) == "ld.red" else 1
+            named = len(tc.operation_of(family).split("."))
             if len(tokens) > named + 1:
                 i = rng.randrange(named, len(tokens) - 1)
-                out.add(".".join(["tcgen05", *tokens[:i], tokens[i + 1], tokens[i], *tokens[i + 2 :]]))
+                add(".".join(["tcgen05", *tokens[:i], tokens[i + 1], tokens[i], *tokens[i + 2 :]]))
             if len(tokens) > named:
-                out.add(".".join(["tcgen05", *tokens[: named - 1], tokens[named], tokens[named - 1], *tokens[named + 1 :]]))
+                add(".".join(["tcgen05", *tokens[: named - 1], tokens[named], tokens[named - 1], *tokens[named + 1 :]]))
             if form.get("dst_fmt"):
-                out.add(form.text.replace(f"b8x16.{form['src_fmt']}", f"{form['src_fmt']}.b8x16"))
-    return [(text, "order", None, ILLEGAL_AT) for text in sorted(out)]
+                add(form.text.replace(f"b8x16.{form['src_fmt']}", f"{form['src_fmt']}.b8x16"))
+    return [(text, "order", None, out[text]) for text in sorted(out)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -229,7 +271,9 @@ def order_cases(seed: int = 0) -> list[pb.Case]:
 #: The tcgen05 instruction names: ptxas reads ``tcgen05.ld.red`` and the other operations as the
 #: instruction's name, which no other qualifier may precede.
 _NAMED = r"(?:alloc|dealloc|relinquish_alloc_permit|st|cp|shift|commit|wait::ld|wait::st|fence::before_thread_sync|fence::after_thread_sync)"
-_NAME_MISPLACED = rf"tcgen05\.(?!{_NAMED}(?:\.|$)|ld\.red\.|ld\.(?![^ ]*\.red(?:\.|$)))[^ ]*"
+#: tcgen05.mma's names: tcgen05.mma, tcgen05.mma.sp, tcgen05.mma.ws, tcgen05.mma.ws.sp.
+_MMA_NAME = r"mma\.(?:ws\.sp\.|sp\.(?![^ ]*\.ws(?:\.|$))|ws\.(?![^ ]*\.sp(?:\.|$))|(?![^ ]*\.(?:ws|sp)(?:\.|$)))"
+_NAME_MISPLACED = rf"tcgen05\.(?!{_NAMED}(?:\.|$)|{_MMA_NAME}|ld\.red\.|ld\.(?![^ ]*\.red(?:\.|$)))[^ ]*"
 
 #: Where ptxas 13.0 and the manual differ (kind "ptxas": the catalogue follows the manual), and the
 #: open catalogue errors (kind "catalogue": reported to the owners of spec/catalogue.py; the test of
@@ -286,6 +330,32 @@ KNOWN: tuple[pa.Known, ...] = (
         category="order",
         example=("tcgen05.cp.cta_group::1.128x256b.b6x16_p32.b8x16", "sm_103a@8.8", ""),
     ),
+    pa.Known(
+        "mma-scale-input-d-with-i8",
+        "ptxas",
+        r"tcgen05\.mma(\.sp)?\.cta_group::[12]\.kind::i8[^ ]* .*, enable_input_d, scale_input_d",
+        "illegal",
+        '§9.7.16.10.9.1/§9.7.16.10.9.2: "The argument scale-input-d is only valid for .kind::tf32 and .kind::f16", '
+        'and the integer syntax lines have none ("tcgen05.mma.cta_group.kind::i8 [d-tmem], a-desc, b-desc, idesc, '
+        '{ disable-output-lane }, enable-input-d;"); ptxas 13.0 accepts scale-input-d with .kind::i8 (tcgen05.mma and '
+        "tcgen05.mma.sp, every collector and .ashift choice), and refuses it with .kind::f8f6f4 as the manual does.",
+        category="rule",
+        example=("tcgen05.mma.cta_group::1.kind::i8 [d_tmem], a_desc, b_desc, idesc, enable_input_d, scale_input_d", "sm_100a@9.0", ""),
+    ),
+    pa.Known(
+        "mma-mxf8f6f4-default-scale-vector",
+        "ptxas",
+        r"tcgen05\.mma(\.sp)?\.cta_group::[12]\.kind::mxf8f6f4\.block_scale(\.collector::a::\w+)?( .*)?",
+        "legal",
+        '§9.7.16.10.9.1/§9.7.16.10.9.2: "tcgen05.mma.cta_group.kind.block_scale{.scale_vectorsize}", "Introduced in PTX '
+        'ISA version 8.6", "Qualifiers .block16 and .block32 introduced in PTX ISA version 8.8"; the manual gives a default '
+        '.scale_vectorsize only for .kind::mxf4 ("it defaults to .block32"), none for .kind::mxf8f6f4, so the form without '
+        "one is a PTX ISA 8.6 form; ptxas 13.0 reads it as .block32 and refuses it below 8.8 (\"Feature '.block32' "
+        'requires PTX ISA .version 8.8 or later").',
+        category="legal",
+        request=r"sm_100a@8\.[67]",
+        example=("tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale", "sm_100a@8.6", ""),
+    ),
 )
 
 
@@ -307,6 +377,17 @@ SECTIONS = {
     "tcgen05.cp": "9.7.16.9.2", "tcgen05.shift": "9.7.16.9.3",
     "tcgen05.fence": "9.7.16.11.1", "tcgen05.commit": "9.7.16.12.1",
 }  # fmt: skip
+#: The tcgen05.mma families: per syntax line, A from a descriptor and then from Tensor Memory
+#: (".a_tmem"), and the optional operands each family has (disable-output-lane, scale-input-d;
+#: zero-column-mask-desc for .ws).
+_PLAIN = ("", ".disable_output_lane", ".scale_input_d", ".disable_output_lane.scale_input_d")
+MMA_SECTIONS: dict[str, str] = {}
+for sp, section in (("", "9.7.16.10.9.1"), (".sp", "9.7.16.10.9.2")):
+    MMA_SECTIONS.update({f"tcgen05.mma{sp}{a}{extra}": section for a in ("", ".a_tmem") for extra in _PLAIN})
+    MMA_SECTIONS.update({f"tcgen05.mma{sp}.block_scale{a}": section for a in ("", ".a_tmem")})
+for sp, section in (("", "9.7.16.10.9.3"), (".sp", "9.7.16.10.9.4")):
+    MMA_SECTIONS.update({f"tcgen05.mma.ws{sp}{a}{z}": section for a in ("", ".a_tmem") for z in ("", ".zero_column_mask")})
+SECTIONS = {**SECTIONS, **MMA_SECTIONS}
 
 
 def test_the_chapter_is_in_the_catalogue_with_its_sections():
@@ -316,19 +397,28 @@ def test_the_chapter_is_in_the_catalogue_with_its_sections():
 
 
 def test_every_legal_form_parses_to_its_family():
+    """Each legal form parses to its family: from its qualifiers, or, for the tcgen05.mma families
+    that only their operands tell apart, from its qualifiers and operand template (:func:`case_text`)."""
     for family in tc.FAMILIES:
         forms = legal_forms(family)
         assert forms, family.key
         for form in forms:
-            parsed = tc.parse(form.text)
+            parsed = tc.parse(case_text(form))
             assert parsed.family.key == family.key and parsed.choices == form.choices, form.text
+    # Without operands, the first family of the qualifiers: A from a descriptor, no optional operand.
+    assert tc.parse("tcgen05.mma.cta_group::1.kind::f16").family.key == "tcgen05.mma"
+    assert tc.parse("tcgen05.mma.cta_group::1.kind::f16.ashift").family.key == "tcgen05.mma.a_tmem"
+
+
+#: Legal tcgen05.mma forms per family (see :func:`test_mma_form_counts_follow_the_syntax_and_table_54`).
+MMA_LEGAL_COUNT = 1568
 
 
 def test_form_counts_follow_the_syntax_and_table_47():
     """shape1 x .num: 8 + 7 + 6 + 8 (Table 47's NA cut .16x128b.x128, .16x256b.x64/.x128), .16x32bx2
     all 8, each with and without .pack/.unpack; ld.red: .x2 to .x128 x .min/.max x {.abs}{.NaN} (f32)
     or .u32/.s32; cp: 3 plain shapes + 2 .64x128b + 1 .32x128b, x 3 formats x 2 CTA groups."""
-    count = {f.key: len(legal_forms(f)) for f in tc.FAMILIES}
+    count = {f.key: len(legal_forms(f)) for f in OTHER_FAMILIES}
     assert count == {
         "tcgen05.alloc": 4, "tcgen05.dealloc": 2, "tcgen05.relinquish_alloc_permit": 2,
         "tcgen05.ld": 29 * 2, "tcgen05.ld.16x32bx2": 8 * 2,
@@ -338,6 +428,24 @@ def test_form_counts_follow_the_syntax_and_table_47():
         "tcgen05.cp": 6 * 3 * 2, "tcgen05.shift": 2, "tcgen05.fence": 2, "tcgen05.commit": 8,
     }  # fmt: skip
     assert sum(count.values()) == 374
+
+
+def test_mma_form_counts_follow_the_syntax_and_table_54():
+    """Per .cta_group (2) and .kind (4; .kind::f16/.tf32 with scale-input-d): with a-desc no .ashift
+    and 5 collector choices (none, ::fill, ::use, ::lastuse, ::discard); with [a-tmem] {.ashift} x 5
+    less .ashift with ::use/::fill = 8. Block scaling: Table 54's .kind x .scale_vectorsize pairs --
+    .mxf8f6f4 {none, 1X, block32}, .mxf4 {none, 2X, block32}, .mxf4nvf4 {2X, 4X, block16, block32}
+    -- x 5 collector choices x 2 CTA groups. .ws: .cta_group::1 x 4 kinds x 17 collector choices."""
+    count = {f.key: len(legal_forms(f)) for f in tc.FAMILIES if f.key in MMA_SECTIONS}
+    for sp in ("", ".sp"):
+        for a, per_kind in (("", 5), (".a_tmem", 8)):
+            assert count[f"tcgen05.mma{sp}{a}"] == count[f"tcgen05.mma{sp}{a}.disable_output_lane"] == 2 * 4 * per_kind
+            assert count[f"tcgen05.mma{sp}{a}.scale_input_d"] == count[f"tcgen05.mma{sp}{a}.disable_output_lane.scale_input_d"] == 2 * 2 * per_kind
+            assert count[f"tcgen05.mma{sp}.block_scale{a}"] == 2 * 10 * 5
+        for a in ("", ".a_tmem"):
+            for z in ("", ".zero_column_mask"):
+                assert count[f"tcgen05.mma.ws{sp}{a}{z}"] == 4 * 17
+    assert sum(count.values()) == MMA_LEGAL_COUNT
 
 
 #: Table 47 as the manual prints it: .num -> (".16x32bx2 / .16x64b / .32x32b", ".16x128b", ".16x256b").
@@ -396,6 +504,71 @@ def test_manual_examples_parse_with_their_operands(text, template):
     assert re.sub(r"%r_(\d+)", r"r.\1", written).replace("%", "") == template
 
 
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        # §9.7.16.10.9.1: "tcgen05.mma.cta_group::1.kind::tf32 [taddr0], adesc, bdesc, idesc, {m0, m1, m2, m3}, p;"
+        ("tcgen05.mma.cta_group::1.kind::tf32 [taddr0], adesc, bdesc, idesc, {m0, m1, m2, m3}, p;", "tcgen05.mma.disable_output_lane"),
+        # §9.7.16.10.9.2: "tcgen05.mma.sp.cta_group::1.kind::f16 [taddr0], adesc, bdesc, [tmem_spmeta0], idesc, p;"
+        ("tcgen05.mma.sp.cta_group::1.kind::f16 [taddr0], adesc, bdesc, [tmem_spmeta0], idesc, p;", "tcgen05.mma.sp"),
+        # §9.7.16.10.9.4: "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b1::fill [taddr1], [taddr0], bdesc, [tmem_spmeta0], idesc, p;"
+        ("tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b1::fill [taddr1], [taddr0], bdesc, [tmem_spmeta0], idesc, p;", "tcgen05.mma.ws.sp.a_tmem"),
+        # The same with the descriptor operands the CUDA headers write.
+        (
+            "tcgen05.mma.cta_group::2.kind::f16 [%0], [%1], %2, %3, {%4, %5, %6, %7, %8, %9, %10, %11}, P, %13",
+            "tcgen05.mma.a_tmem.disable_output_lane.scale_input_d",
+        ),
+        ("tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 [d], [a], b, idesc, [sa], [sb], p", "tcgen05.mma.block_scale.a_tmem"),
+        ("tcgen05.mma.ws.cta_group::1.kind::i8 [d], a, b, idesc, p, zmask", "tcgen05.mma.ws.zero_column_mask"),
+    ],
+)
+def test_mma_operand_templates_pick_the_family(text, key):
+    assert tc.parse(text).family.key == key
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        # §9.7.16.10.9.1's example has no .block_scale, which its syntax lines require.
+        ("tcgen05.mma.cta_group::1.kind::mxf8f6f4 [taddr2], [taddr1], bdesc, idesc, [tmem_scaleA], [tmem_scaleB], p;", ["missing block_scale qualifier"]),
+        # §9.7.16.10.9.2's ".collector::a:fill" and §9.7.16.10.9.3's ".collector::b2:use" (one colon).
+        ("tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.collector::a:fill [t2], [t1], b, [m], i, [sa], [sb], p;", ["collector::a:fill"]),
+        ("tcgen05.mma.ws.cta_group::1.kind::i8.collector::b2:use [taddr2], [taddr1], bdesc, idesc, p;", ["collector::b2:use"]),
+    ],
+)
+def test_mma_manual_examples_that_break_the_syntax(text, words):
+    """Three of the manual's examples do not follow its syntax lines; the catalogue follows the lines."""
+    with pytest.raises(IllegalForm) as info:
+        tc.parse(text)
+    assert all(w in str(info.value) for w in words), str(info.value)
+
+
+def test_mma_operands():
+    """The operand lists of §9.7.16.10.9, in the manual's order, with its names."""
+    listed = lambda text: [(o.name, o.type) for o in tc.parse(text).operands]  # noqa: E731
+    assert listed("tcgen05.mma.cta_group::1.kind::f16 [d], a, b, idesc, {m0, m1, m2, m3}, p, 3") == [
+        ("d_tmem", "b32"), ("a_desc", "b64"), ("b_desc", "b64"), ("idesc", "b32"),
+        *((f"disable_output_lane.{i}", "b32") for i in range(4)), ("enable_input_d", "pred"), ("scale_input_d", "u32"),
+    ]  # fmt: skip
+    assert listed("tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale [d], [a], b, [m], idesc, [sa], [sb], p") == [
+        ("d_tmem", "b32"), ("a_tmem", "b32"), ("b_desc", "b64"), ("sp_meta_tmem", "b32"), ("idesc", "b32"),
+        ("scale_A_tmem", "b32"), ("scale_B_tmem", "b32"), ("enable_input_d", "pred"),
+    ]  # fmt: skip
+    assert listed("tcgen05.mma.ws.sp.cta_group::1.kind::tf32 [d], a, b, [m], idesc, p, z") == [
+        ("d_tmem", "b32"), ("a_desc", "b64"), ("b_desc", "b64"), ("sp_meta_tmem", "b32"), ("idesc", "b32"),
+        ("enable_input_d", "pred"), ("zero_column_mask_desc", "b64"),
+    ]  # fmt: skip
+    # "The size of the vector is as follows: ::1 4, ::2 8".
+    two = tc.parse("tcgen05.mma.cta_group::2.kind::i8 [d], a, b, idesc, {m0, m1, m2, m3, m4, m5, m6, m7}, p")
+    assert len([o for o in two.operands if o.name.startswith("disable_output_lane.")]) == 8
+    assert not any(o.destination for f in MMA_FAMILIES for o in legal_forms(f)[0].operands)
+    assert tc.addresses(two) == {"d_tmem"}
+    # Every family's operand list as the manual writes it.
+    assert CATALOGUE.family("tcgen05.mma.sp.a_tmem.disable_output_lane.scale_input_d").operand_syntax == (
+        "[d-tmem], [a-tmem], b-desc, [sp-meta-tmem], idesc, { disable-output-lane }, enable-input-d, scale-input-d"
+    )
+
+
 def test_operand_types():
     alloc = tc.parse("tcgen05.alloc.cta_group::1.sync.aligned.b32")
     assert [(o.name, o.type) for o in alloc.operands] == [("dst", "b64"), ("nCols", "u32")]  # generic address
@@ -435,7 +608,22 @@ def test_operand_types():
         ("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cta.b64", [".shared::cta"], None),
         ("tcgen05.shift.cta_group::1", ["missing down"], None),
         ("tcgen05.frob.cta_group::1", ["unknown tcgen05 operation .frob"], "9.7.16"),
-        ("tcgen05.mma.cta_group::1.kind::f16", ["tcgen05.mma (§9.7.16.10.9) is not in the catalogue yet"], "9.7.16.10.9"),
+        ("tcgen05.mma.cta_group::1.kind::f16.ashift.collector::a::fill", [".ashift with .collector::a::fill", "It is illegal to specify"], "9.7.16.10.9.1"),
+        ("tcgen05.mma.sp.cta_group::2.kind::i8.ashift.collector::a::use", [".ashift with .collector::a::use"], "9.7.16.10.9.2"),
+        ("tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale", ["must be explicitly specified"], "9.7.16.10.9.1"),
+        ("tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::2X", [".scale_vec::2X with .kind::mxf8f6f4", "Table 54"], "9.7.16.10.7"),
+        ("tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block16", [".block16 with .kind::mxf4", "Table 54"], "9.7.16.10.7"),
+        ("tcgen05.mma.ws.cta_group::2.kind::f16", [".cta_group::2 with .ws"], "9.7.16.10.9.3"),
+        ("tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::a::fill", ["collector::a::fill"], None),
+        ("tcgen05.mma.cta_group::1.kind::f16.collector::b0::fill", ["collector::b0::fill"], None),
+        ("tcgen05.mma.cta_group::1.kind::mxf4", ["kind::mxf4"], None),
+        (
+            "tcgen05.mma.cta_group::1.kind::i8 [d], a, b, idesc, p, 3",
+            ["scale-input-d with .kind::i8", "only valid for .kind::tf32 and .kind::f16"],
+            "9.7.16.10.9.1",
+        ),
+        ("tcgen05.mma.cta_group::1.kind::f16 [d], a, b, idesc, {m0, m1, m2, m3, m4, m5, m6, m7}, p", ["no form of", "takes operands shaped"], "9.7.16.10.9.1"),
+        ("tcgen05.mma.cta_group::1.kind::f16.ashift [d], a, b, idesc, p", ["no form of"], None),
     ],
 )
 def test_errors_name_the_offending_qualifier(text, words, section):
@@ -492,6 +680,36 @@ def test_admitted_targets(text, admitted, refused):
         assert not form.admits(r.version, r.arch), where
 
 
+A86, A87, A88, A90 = ((8, 6), (8, 7), (8, 8), (9, 0))
+
+
+@pytest.mark.parametrize(
+    ("text", "alternatives"),
+    [
+        # "sm_100a; sm_101a (Renamed to sm_110a ...)", and sm_100f/sm_101f/sm_110f from PTX ISA 8.8.
+        ("tcgen05.mma.cta_group::1.kind::f16", [(A86, "sm_100a"), (A86, "sm_101a"), (A90, "sm_110a"), (A88, "sm_100f"), (A88, "sm_101f"), (A90, "sm_110f")]),
+        # "Qualifier .kind::i8 is supported on following architectures: sm_100a, sm_101a, sm_110a".
+        ("tcgen05.mma.ws.cta_group::1.kind::i8", [(A86, "sm_100a"), (A86, "sm_101a"), (A90, "sm_110a")]),
+        # "Argument scale-input-d requires sm_100a and is supported on sm_100f or higher in the same family from PTX ISA version 8.8".
+        ("tcgen05.mma.cta_group::1.kind::tf32 [d], a, b, idesc, p, 1", [(A86, "sm_100a"), (A88, "sm_101a"), (A88, "sm_100f"), (A88, "sm_101f")]),
+        # ".scale_vec::1X, .scale_vec::2X, .scale_vec::4X requires sm_100a" (read: the architecture-specific
+        # targets; see SCALE_VEC_TARGETS); .kind::mxf4nvf4 from PTX ISA 8.7.
+        ("tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X", [(A87, "sm_100a"), (A87, "sm_101a"), (A90, "sm_110a"), (A88, "sm_103a")]),
+        # "For .kind::mxf4 when the qualifier .scale_vectorsize is not specified, then it defaults to .block32."
+        ("tcgen05.mma.cta_group::1.kind::mxf4.block_scale",
+         [(A88, "sm_100a"), (A88, "sm_101a"), (A90, "sm_110a"), (A88, "sm_100f"), (A88, "sm_101f"), (A90, "sm_110f")]),
+        # ".block16, .block32 requires sm_100f or sm_110f", introduced in PTX ISA 8.8.
+        ("tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block32",
+         [(A88, "sm_100a"), (A88, "sm_101a"), (A90, "sm_110a"), (A88, "sm_100f"), (A88, "sm_101f"), (A90, "sm_110f")]),
+        # tcgen05.mma.sp: ".kind::mxf4nvf4 and .kind::mxf4 are supported on sm_100a, sm_101a, sm_103a, sm_110a".
+        ("tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32", [(A88, "sm_100a"), (A88, "sm_101a"), (A88, "sm_103a"), (A90, "sm_110a")]),
+    ],
+)  # fmt: skip
+def test_mma_targets_follow_the_target_isa_notes(text, alternatives):
+    got = [(t.ptx, t.arch) for t in tc.parse(text).targets.alternatives]
+    assert got == alternatives
+
+
 def test_immediates_are_checked():
     alloc = tc.parse("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32")
     for n in (32, 64, 128, 256, 512):
@@ -501,6 +719,10 @@ def test_immediates_are_checked():
             tc.check_immediates(alloc, nCols=n)
     with pytest.raises(OperandError, match="no operand immHalfSplitoff"):
         tc.check_immediates(alloc, immHalfSplitoff=16)
+    scaled = tc.parse("tcgen05.mma.cta_group::1.kind::f16 [d], a, b, idesc, p, 3")
+    tc.check_immediates(scaled, scale_input_d=15)
+    with pytest.raises(OperandError, match="valid range"):
+        tc.check_immediates(scaled, scale_input_d=16)
     split = tc.parse("tcgen05.st.sync.aligned.16x32bx2.x2.b32")
     tc.check_immediates(split, immHalfSplitoff=16)
     with pytest.raises(OperandError, match="does not fit"):
@@ -545,15 +767,67 @@ def test_known_disagreement_is_real(ptxas, known):
 
 
 def test_every_legal_form_agrees_with_ptxas(ptxas):
-    """All 374 legal forms at every request of :func:`requests` (3,196 kernel lines)."""
-    cases = legal_cases()
+    """All 374 legal forms of alloc ... commit at every request of :func:`requests` (3,196 kernel lines)."""
+    cases = legal_cases(all_legal(OTHER_FAMILIES))
     assert len({(text, r) for text, _, _, r in cases}) == len(cases) > 3000
     assert compare(ptxas, cases) == []
 
 
+def mma_legal_cases() -> list[pb.Case]:
+    """Every legal tcgen05.mma form, with its operands, at :data:`MMA_ILLEGAL_AT` (sm_100a, PTX ISA
+    9.0), where each is legal."""
+    return [(case_text(f), "legal", f, MMA_ILLEGAL_AT) for f in all_legal(MMA_FAMILIES)]
+
+
+def test_sampled_legal_mma_forms_agree_with_ptxas(ptxas):
+    """A seeded form of each tcgen05.mma family of :func:`mma_legal_cases` (ptxas takes 10-30 ms of
+    CPU a tcgen05.mma line; all 1,568 are heavy)."""
+    cases = mma_legal_cases()
+    assert len(cases) == MMA_LEGAL_COUNT
+    rng = random.Random(0)
+    picked = [rng.choice([c for c in cases if c[2].family is family]) for family in MMA_FAMILIES]
+    assert compare(ptxas, picked) == []
+
+
+@pytest.mark.heavy
+def test_every_legal_mma_form_agrees_with_ptxas(ptxas):
+    assert compare(ptxas, mma_legal_cases()) == []
+
+
+def mma_request_cases() -> list[pb.Case]:
+    """Every legal tcgen05.mma form at every request of :func:`requests` but :data:`MMA_ILLEGAL_AT`."""
+    return [c for c in legal_cases(all_legal(MMA_FAMILIES)) if c[3] != MMA_ILLEGAL_AT]
+
+
+def test_sampled_mma_requests_agree_with_ptxas(ptxas):
+    """A seeded sample of 40 (form, request) pairs of :func:`mma_request_cases` (all 11,616 are heavy)."""
+    assert compare(ptxas, random.Random(0).sample(mma_request_cases(), 40)) == []
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("chunk", range(4))
+def test_every_mma_request_agrees_with_ptxas(ptxas, chunk):
+    cases = mma_request_cases()
+    assert compare(ptxas, cases[chunk::4]) == []
+
+
+def test_mma_rules_agree_with_ptxas(ptxas):
+    """A seeded sample of 200 of the 1,200 slot combinations that a tcgen05.mma rule refuses, with
+    their family's operands (all of them are heavy)."""
+    cases = rule_cases()
+    assert len(cases) == 1200
+    assert compare(ptxas, random.Random(0).sample(cases, 200)) == []
+
+
+@pytest.mark.heavy
+def test_every_mma_rule_agrees_with_ptxas(ptxas):
+    assert compare(ptxas, rule_cases()) == []
+
+
 def test_sampled_neighbours_agree_with_ptxas(ptxas):
-    """A seeded sample of 8 illegal neighbours per family at :data:`ILLEGAL_AT`."""
-    assert compare(ptxas, illegal_cases(per_family=8, seed=7)) == []
+    """A seeded sample of 8 illegal neighbours per family (4 per tcgen05.mma family) at :data:`ILLEGAL_AT`
+    (:data:`MMA_ILLEGAL_AT`)."""
+    assert compare(ptxas, illegal_cases(per_family=8, seed=7, per_mma_family=4)) == []
 
 
 def test_qualifier_orders_agree_with_ptxas(ptxas):
@@ -734,10 +1008,67 @@ def test_every_header_form_is_legal_where_the_header_gates_it():
 
 def test_every_catalogued_form_is_in_the_headers_or_a_known_omission():
     listed = {tc.parse(head).text for head, *_ in _header_forms()}
-    for family in tc.FAMILIES:
+    for family in OTHER_FAMILIES:
         omitted = HEADER_OMITS.get(family.key, lambda f: False)
         for form in legal_forms(family):
             assert (form.text in listed) != omitted(form), (family.key, form.text)
+
+
+_MMA_LINE = re.compile(r"(tcgen05\.mma[^;]*);")
+
+
+def mma_header_forms(directory: Path) -> list[tuple[str, tuple[int, int], list[str], str]]:
+    """Every ``asm`` string of tcgen05_mma.h and tcgen05_mma_ws.h: (the tcgen05.mma instruction
+    with its operands as written, PTX ISA gate, target gates, file). Each string sets the predicate
+    ``PRED_enable_input_d`` first and then issues one tcgen05.mma."""
+    out = []
+    for name in ("tcgen05_mma.h", "tcgen05_mma_ws.h"):
+        text = (directory / name).read_text().replace("\\\n", " ")
+        for m in _ASM.finditer(text):
+            asm = "".join(_LITERAL.findall(m.group(1))).replace("\\n", " ").replace("\\t", " ")
+            (line,) = _MMA_LINE.findall(asm)
+            ptx = [g for g in _PTX_GATE.finditer(text, 0, m.start())][-1].group(1)
+            arch = [g for g in _ARCH_GATE.finditer(text, 0, m.start())][-1].group(1)
+            out.append((" ".join(line.split()), (int(ptx) // 100, int(ptx) // 10 % 10), gate_targets(arch), name))
+    return out
+
+
+#: Where the headers' gates and the manual differ: the headers gate every tcgen05.mma at PTX ISA 8.6
+#: (``__cccl_ptx_isa >= 860``), also .kind::mxf4nvf4, which the manual introduces in 8.7
+#: ("Qualifier .kind::mxf4nvf4 introduced in PTX ISA version 8.7"); the catalogue follows the manual.
+HEADER_GATE_KNOWN = {"kind::mxf4nvf4": (8, 7)}
+
+
+def test_every_mma_header_form_is_legal_where_the_header_gates_it():
+    """The 384 asm strings of the tcgen05.mma headers (tcgen05.mma and .ws; the headers have no .sp):
+    each parses, with its operands, to a legal form, admitted where the header gates it."""
+    if HEADERS is None:
+        pytest.skip("the cuda::ptx headers (include/cccl/cuda/__ptx/instructions/generated) are not installed")
+    forms = mma_header_forms(HEADERS)
+    assert len(forms) == 384
+    reached: dict[str, int] = {}
+    for line, ptx, archs, source in forms:
+        form = tc.parse(line)
+        reached[form.family.key] = reached.get(form.family.key, 0) + 1
+        assert tc.shape_of(form) == tc.operand_shape(line.split(None, 1)[1])
+        gate = max([ptx, *(v for k, v in HEADER_GATE_KNOWN.items() if k in form.text.split("."))])
+        for arch in archs:
+            assert form.admits(gate, arch), (source, line, ptx, arch)
+        assert not form.admits(ptx, "sm_90a") and not form.admits(ptx, "sm_120a")
+    # The headers cover tcgen05.mma and tcgen05.mma.ws, not .sp, .ws.sp or .ashift.
+    assert set(reached) == {
+        "tcgen05.mma", "tcgen05.mma.a_tmem", "tcgen05.mma.disable_output_lane", "tcgen05.mma.a_tmem.disable_output_lane",
+        "tcgen05.mma.scale_input_d", "tcgen05.mma.a_tmem.scale_input_d", "tcgen05.mma.disable_output_lane.scale_input_d",
+        "tcgen05.mma.a_tmem.disable_output_lane.scale_input_d", "tcgen05.mma.block_scale",
+        "tcgen05.mma.ws", "tcgen05.mma.ws.a_tmem", "tcgen05.mma.ws.zero_column_mask", "tcgen05.mma.ws.a_tmem.zero_column_mask",
+    }  # fmt: skip
+    # .ws: every legal form of the four families is in the headers.
+    listed = {tc.parse(line).family.key + " " + tc.parse(line).text for line, *_ in forms}
+    for family in MMA_FAMILIES:
+        if tc.operation_of(family) == "mma.ws":
+            for form in legal_forms(family):
+                if form.get("collector_usage"):
+                    assert f"{family.key} {form.text}" in listed, form.text
 
 
 def test_header_gates_are_read():

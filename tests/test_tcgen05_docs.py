@@ -115,7 +115,23 @@ def test_the_descriptor_page_draws_every_table():
 # The reference: a page per tcgen05 operation
 # ---------------------------------------------------------------------------------------------
 
-OPERATIONS = ("alloc", "dealloc", "relinquish_alloc_permit", "ld", "ld.red", "st", "wait", "cp", "shift", "fence", "commit")
+OPERATIONS = (
+    "alloc",
+    "dealloc",
+    "relinquish_alloc_permit",
+    "ld",
+    "ld.red",
+    "st",
+    "wait",
+    "cp",
+    "shift",
+    "fence",
+    "commit",
+    "mma",
+    "mma.sp",
+    "mma.ws",
+    "mma.ws.sp",
+)
 
 
 def _tcgen05_pages(examples=None):

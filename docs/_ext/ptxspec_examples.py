@@ -531,6 +531,93 @@ STATE_EXAMPLES: list[StateExample] = [
     ),
 ]
 
+#: tcgen05.mma examples: A all 1.0 and B all 2.0 (.f16, so that no layout or rounding question
+#: arises: D = 2K exactly), at shared memory 0x000 (A) and 0x2000 (B), K-major without swizzle.
+MMA_SHARED = bytes.fromhex("003c") * 0x1000 + bytes.fromhex("0040") * 0x1000
+F16_ONES = 0x3C00
+
+
+def _mma_descriptor(start: int) -> int:
+    from ptxspec.semantics.tcgen05_descriptors import SmemDescriptor
+
+    return SmemDescriptor(start_address=start, leading_byte_offset=2048, stride_byte_offset=256).encode()
+
+
+def _mma_idesc(m: int, n: int, sparse: bool = False) -> int:
+    from ptxspec.semantics.tcgen05_descriptors import InstrDescriptor
+
+    return InstrDescriptor(kind="f16", m=m, n=n, atype="f16", btype="f16", dtype="f32", sparse=sparse).encode()
+
+
+def _mma_state_with_metadata():
+    """Shared memory as above and every 4-bit metadata field 0b0100 (elements 0 and 1 of each
+    group of 4 stored, §9.7.16.10.8.2) in Tensor Memory column 64, lanes 0-127."""
+    import numpy as np
+
+    state = _state(MMA_SHARED)
+    tm = state.tensor_memory.with_cells(np.arange(128), np.full(128, 64), np.full(128, 0x44444444))
+    return state.with_tensor_memory(tm)
+
+
+def _expect_mma(k: int, n: int):
+    def expect(run: Run) -> list[tuple[bool, str]]:
+        after = run.states[-1]
+        value = 0x42000000 if 2 * k == 32 else None  # 32.0
+        return _checks(
+            (
+                all(_cell(after, lane, c) == value for lane in range(128) for c in range(n)),
+                f"every element of D (lanes 0-127 = rows, columns 0-{n - 1}) is {2 * k} x 1.0 x 2.0 = 32.0 (0x42000000)",
+            ),
+            (not after.tensor_memory.allowed, "the sum is exact, so the spec level leaves no choice"),
+        )
+
+    return expect
+
+
+MMA_EXAMPLES = [
+    StateExample(
+        "tcgen05.mma",
+        "D = A*B, M = 128, N = 8, K = 16",
+        lambda: _state(MMA_SHARED),
+        (Step(ALLOC, (0x3FFC, 32)), Step("tcgen05.mma.cta_group::1.kind::f16", (0, _mma_descriptor(0), _mma_descriptor(0x2000), _mma_idesc(128, 8), 0))),
+        _expect_mma(16, 8),
+        "A (128 x 16) all 1.0 and B (16 x 8) all 2.0, .f16 into .f32; enable-input-d false: D = A*B. "
+        "D is Layout D (§9.7.16.10.5): row i in lane i, column j in column j.",
+    ),
+    StateExample(
+        "tcgen05.mma.ws",
+        "Weight-stationary D = A*B, M = 128, N = 64",
+        lambda: _state(MMA_SHARED),
+        (Step(ALLOC, (0x3FFC, 64)), Step("tcgen05.mma.ws.cta_group::1.kind::f16", (0, _mma_descriptor(0), _mma_descriptor(0x2000), _mma_idesc(128, 64), 0))),
+        _expect_mma(16, 64),
+        "As tcgen05.mma; .ws uses the collector buffers of B (the default .collector::b0::discard).",
+    ),
+    StateExample(
+        "tcgen05.mma.sp",
+        "Sparse A (2:4), M = 128, N = 8, K = 32",
+        _mma_state_with_metadata,
+        (
+            Step(ALLOC, (0x3FFC, 128)),
+            Step("tcgen05.mma.sp.cta_group::1.kind::f16", (0, _mma_descriptor(0), _mma_descriptor(0x2000), 64, _mma_idesc(128, 8, sparse=True), 0)),
+        ),
+        _expect_mma(16, 8),
+        "A stores 16 of its 32 elements a row (all 1.0); the metadata (0b0100 in every field) places them at "
+        "elements 0 and 1 of each group of 4; 16 products 1.0 x 2.0.",
+    ),
+    StateExample(
+        "tcgen05.mma.ws.sp",
+        "Weight-stationary sparse A, M = 128, N = 64, K = 32",
+        _mma_state_with_metadata,
+        (
+            Step(ALLOC, (0x3FFC, 128)),
+            Step("tcgen05.mma.ws.sp.cta_group::1.kind::f16", (0, _mma_descriptor(0), _mma_descriptor(0x2000), 64, _mma_idesc(128, 64, sparse=True), 0)),
+        ),
+        _expect_mma(16, 64),
+        "As tcgen05.mma.sp, weight-stationary.",
+    ),
+]
+STATE_EXAMPLES.extend(MMA_EXAMPLES)
+
 #: Families that have no semantic function by design, and why (shown on their page).
 WITHOUT_SEMANTICS = {
     "tcgen05.commit": (

@@ -1,0 +1,245 @@
+"""tcgen05.mma on the Tensor Memory state (§9.7.16.10, semantics/tcgen05_mma.py).
+
+The oracle here is exact arithmetic: inputs whose products and sums are small integers (exactly
+representable in every format involved), so that every conforming implementation must give the
+exact D, computed with numpy's int64 matmul from matrices laid out in shared memory by a formula
+written here (K-major, no swizzle: ``start + 16 (r % 8) + SBO (r // 8) + LBO (k // T)``), not by
+ptxspec's layout functions. The spec level's sets must hold the sm_100 profile's value, and the
+sm_100 profile must give exactly the exact D.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ptxspec.semantics.instructions import check, execute
+from ptxspec.semantics.state import State, tensor_memory_address
+from ptxspec.semantics.tcgen05_descriptors import InstrDescriptor, SmemDescriptor
+from ptxspec.spec.errors import OperandError
+
+ALLOC = "tcgen05.alloc.cta_group::{g}.sync.aligned.shared::cta.b32"
+LBO, SBO = 4096, 256  # K-direction core matrices 4096 bytes apart, 8-row groups 256 bytes apart (128 rows fit between)
+A_START, B_START = 0x1000, 0x9000
+F16_ONE_BITS = {0: 0x0000, 1: 0x3C00, 2: 0x4000, 3: 0x4200, -1: 0xBC00, -2: 0xC000, -3: 0xC200}
+I8 = {v: v & 0xFF for v in range(-3, 4)}
+
+
+def place(image: np.ndarray, start: int, matrix_bits: np.ndarray, element_bytes: int, mn_major_rows: bool) -> None:
+    """Store an (MN x K) matrix K-major without swizzle: 8 rows x 16 bytes core matrices."""
+    per_unit = 16 // element_bytes
+    rows, ks = matrix_bits.shape
+    for r in range(rows):
+        for k in range(ks):
+            address = start + 16 * (r % 8) + SBO * (r // 8) + LBO * (k // per_unit) + element_bytes * (k % per_unit)
+            image[address : address + element_bytes] = np.frombuffer(int(matrix_bits[r, k]).to_bytes(element_bytes, "little"), dtype=np.uint8)
+
+
+def setup(kind: str, m: int, n: int, a: np.ndarray, b: np.ndarray, cta_group: int = 1):
+    encode = (lambda v: F16_ONE_BITS[v]) if kind == "f16" else (lambda v: I8[v])
+    size = 2 if kind == "f16" else 1
+    ctas = []
+    for c in range(cta_group):
+        image = np.zeros(1 << 17, dtype=np.uint8)
+        rows = slice(c * m // cta_group, (c + 1) * m // cta_group)
+        cols = slice(c * n // cta_group, (c + 1) * n // cta_group)
+        place(image, A_START, np.vectorize(encode)(a[rows]), size, False)
+        place(image, B_START, np.vectorize(encode)(b.T[cols]), size, False)  # B is N x K K-major
+        ctas.append(image)
+    state = State(ctas[0], peer=State(ctas[1]) if cta_group == 2 else None)
+    state = execute(ALLOC.format(g=cta_group), [0, 256], state=state).state
+    a_desc = SmemDescriptor(start_address=A_START, leading_byte_offset=LBO, stride_byte_offset=SBO, swizzle="none").encode()
+    b_desc = SmemDescriptor(start_address=B_START, leading_byte_offset=LBO, stride_byte_offset=SBO, swizzle="none").encode()
+    return state, a_desc, b_desc
+
+
+def d_of(state: State, m: int, n: int, cta_group: int, dtype: str) -> np.ndarray:
+    """D read back as the layouts of §9.7.16.10.5 say for M = 128 (lane = row, column = col) and
+    M = 256 with ``.cta_group::2`` (rows 0-127 in this CTA, 128-255 in the peer), as int64 values."""
+    out = np.zeros((m, n), dtype=np.int64)
+    ctas = [state] if cta_group == 1 else [state, state.peer]
+    for c, cta in enumerate(ctas):
+        words = cta.tensor_memory.words()[: m // cta_group, :n].astype(np.int64)
+        out[c * m // cta_group : (c + 1) * m // cta_group] = words
+    if dtype == "f32":
+        return np.round(out.astype(np.uint32).view(np.float32)).astype(np.int64)
+    return out.astype(np.uint32).view(np.int32).astype(np.int64)
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.sampled_from([("f16", 16), ("i8", 32)]), st.sampled_from([(128, 1), (256, 2)]), st.sampled_from([32, 64]), st.integers(0, 2**31))
+def test_dense_mma_gives_the_exact_product_of_small_integers(kind_k, m_group, n, seed):
+    kind, k = kind_k
+    m, cta_group = m_group
+    rng = np.random.default_rng(seed)
+    a, b = rng.integers(-2, 3, (m, k)), rng.integers(-2, 3, (k, n))
+    state, a_desc, b_desc = setup(kind, m, n, a, b, cta_group)
+    atype, dtype = ("f16", "f32") if kind == "f16" else ("s8", "s32")
+    idesc = InstrDescriptor(kind=kind, m=m, n=n, atype=atype, btype=atype, dtype=dtype).encode()
+    text = f"tcgen05.mma.cta_group::{cta_group}.kind::{kind}"
+    after = execute(text, [0, a_desc, b_desc, idesc, 0], "sm_100", state=state).state
+    assert (d_of(after, m, n, cta_group, dtype) == a @ b).all()
+    # accumulate: D = A*B + D gives twice the product
+    again = execute(text, [0, a_desc, b_desc, idesc, 1], "sm_100", state=after).state
+    assert (d_of(again, m, n, cta_group, dtype) == 2 * (a @ b)).all()
+    if kind == "f16" and m == 128 and n == 32:  # the spec level's sets hold the exact D (and nothing else here)
+        assert check(text, [0, a_desc, b_desc, idesc, 0], [], state=state, observed_state=after)
+        off = after.with_tensor_memory(after.tensor_memory.with_cells([5], [3], [int(after.tensor_memory.words()[5, 3]) ^ 1]))
+        assert not check(text, [0, a_desc, b_desc, idesc, 0], [], state=state, observed_state=off)
+
+
+def test_disable_output_lane_keeps_those_lanes():
+    rng = np.random.default_rng(1)
+    a, b = rng.integers(-2, 3, (128, 16)), rng.integers(-2, 3, (16, 32))
+    state, a_desc, b_desc = setup("f16", 128, 32, a, b)
+    idesc = InstrDescriptor(kind="f16", m=128, n=32, atype="f16", btype="f16", dtype="f32").encode()
+    mask = [0x0000_00FF, 0, 0, 0x8000_0000]  # lanes 0-7 and 127 keep their cells
+    text = "tcgen05.mma.cta_group::1.kind::f16 d, a, b, idesc, {m0, m1, m2, m3}, p"  # the form with disable-output-lane
+    after = execute(text, [0, a_desc, b_desc, idesc, *mask, 0], "sm_100", state=state).state
+    defined = after.tensor_memory.defined()
+    assert not defined[:8, :32].any() and not defined[127, :32].any()
+    assert (defined[8:127, :32] == 3).all()
+    assert (d_of(after, 128, 32, 1, "f32")[8:127] == (a @ b)[8:127]).all()
+
+
+def test_enable_input_d_false_ignores_what_d_held():
+    rng = np.random.default_rng(2)
+    a, b = rng.integers(-2, 3, (128, 16)), rng.integers(-2, 3, (16, 16))
+    state, a_desc, b_desc = setup("f16", 128, 16, a, b)
+    state = state.with_tensor_memory(state.tensor_memory.with_cells(np.arange(128), np.zeros(128, dtype=int), np.full(128, 0x42000000)))
+    idesc = InstrDescriptor(kind="f16", m=128, n=16, atype="f16", btype="f16", dtype="f32").encode()
+    after = execute("tcgen05.mma.cta_group::1.kind::f16", [0, a_desc, b_desc, idesc, 0], "sm_100", state=state).state
+    assert (d_of(after, 128, 16, 1, "f32") == a @ b).all()
+    # with enable-input-d, C is D: column 0 holds 32.0, columns 1-15 were never written, so D is undefined there
+    accumulated = execute("tcgen05.mma.cta_group::1.kind::f16", [0, a_desc, b_desc, idesc, 1], "sm_100", state=state).state
+    assert (accumulated.tensor_memory.defined()[:128, 0] == 3).all() and not accumulated.tensor_memory.defined()[:128, 1:16].any()
+
+
+def test_negate_flips_the_sign_of_a():
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(-2, 3, (128, 16)), rng.integers(-2, 3, (16, 16))
+    state, a_desc, b_desc = setup("f16", 128, 16, a, b)
+    idesc = InstrDescriptor(kind="f16", m=128, n=16, atype="f16", btype="f16", dtype="f32", negate_a=True).encode()
+    after = execute("tcgen05.mma.cta_group::1.kind::f16", [0, a_desc, b_desc, idesc, 0], "sm_100", state=state).state
+    assert (d_of(after, 128, 16, 1, "f32") == -(a @ b)).all()
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda i: i | (1 << 23), "reserved"),
+        (lambda i: i | (1 << 2), "Sparsity bit"),
+        (lambda i: i & ~(0x3F << 17), "N"),
+    ],
+)
+def test_bad_instruction_descriptors_are_refused(change, message):
+    state, a_desc, b_desc = setup("f16", 128, 16, np.zeros((128, 16), dtype=int), np.zeros((16, 16), dtype=int))
+    idesc = InstrDescriptor(kind="f16", m=128, n=16, atype="f16", btype="f16", dtype="f32").encode()
+    with pytest.raises(OperandError, match=message):
+        execute("tcgen05.mma.cta_group::1.kind::f16", [0, a_desc, b_desc, change(idesc), 0], "sm_100", state=state)
+
+
+def test_outside_the_allocation_and_collector_rules_are_refused():
+    state, a_desc, b_desc = setup("f16", 128, 16, np.zeros((128, 16), dtype=int), np.zeros((16, 16), dtype=int))
+    idesc = InstrDescriptor(kind="f16", m=128, n=256, atype="f16", btype="f16", dtype="f32").encode()
+    with pytest.raises(OperandError, match="not allocated"):
+        execute("tcgen05.mma.cta_group::1.kind::f16", [tensor_memory_address(0, 128), a_desc, b_desc, idesc, 0], "sm_100", state=state)
+    idesc = InstrDescriptor(kind="f16", m=128, n=16, atype="f16", btype="f16", dtype="f32").encode()
+    with pytest.raises(OperandError, match="requires a previous fill"):
+        execute("tcgen05.mma.cta_group::1.kind::f16.collector::a::use", [0, a_desc, b_desc, idesc, 0], "sm_100", state=state)
+    filled = execute("tcgen05.mma.cta_group::1.kind::f16.collector::a::fill", [0, a_desc, b_desc, idesc, 0], "sm_100", state=state).state
+    assert filled.collectors == frozenset({"a"})
+    used = execute("tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse", [0, a_desc, b_desc, idesc, 0], "sm_100", state=filled).state
+    assert used.collectors == frozenset()
+
+
+def put(state: State, address: int, cells, values, bits_at=None) -> State:
+    """Write ``values`` into the cells (cta, lane offset, column offset[, bit]) from ``address``,
+    OR-ing sub-word fields into their cells (test helper; CTA 0 only)."""
+    cta, lane, column = cells[:3]
+    assert (cta == 0).all()
+    lanes, columns = (address >> 16) + lane.ravel(), (address & 0xFFFF) + column.ravel()
+    words = {}
+    shifts = np.zeros(lane.size, dtype=np.int64) if bits_at is None else bits_at.ravel()
+    for lane_, column_, shift, value in zip(lanes, columns, shifts, np.ravel(values)):
+        words[lane_, column_] = words.get((lane_, column_), 0) | (int(value) << int(shift))
+    keys = list(words)
+    tm = state.tensor_memory.with_cells([k[0] for k in keys], [k[1] for k in keys], [words[k] for k in keys])
+    return state.with_tensor_memory(tm)
+
+
+def test_sparse_f16_mma_multiplies_the_stored_half_as_the_metadata_places_it():
+    from ptxspec.semantics import tcgen05_operands as ops
+
+    rng = np.random.default_rng(4)
+    m, n, k = 128, 32, 32
+    dense = rng.integers(-2, 3, (m, k))
+    for chunk in range(0, k, 4):  # 2:4: keep two of every four
+        drop = np.array([rng.permutation(4)[:2] for _ in range(m)])
+        dense[np.arange(m)[:, None], chunk + drop] = 0
+    b = rng.integers(-2, 3, (k, n))
+    stored_bits, fields = ops.compress_a("f16", np.vectorize(lambda v: F16_ONE_BITS[v])(dense))
+    stored = np.vectorize(lambda bits: {v: key for key, v in F16_ONE_BITS.items()}[int(bits)])(stored_bits)
+    state, a_desc, b_desc = setup("f16", m, n, np.zeros((m, k), dtype=int), b)
+    image = state.shared_image().copy()
+    place(image, A_START, np.vectorize(lambda v: F16_ONE_BITS[v])(stored), 2, False)
+    state = state.with_shared(image)
+    meta = 0x0000_00C0  # sp-meta-tmem: lane 0, column 192
+    cta, lane, column, bit = ops.metadata_cells("f16", m, k)
+    state = put(state, meta, (cta, lane, column), fields, bit)
+    idesc = InstrDescriptor(kind="f16", m=m, n=n, atype="f16", btype="f16", dtype="f32", sparse=True).encode()
+    after = execute("tcgen05.mma.sp.cta_group::1.kind::f16", [0, a_desc, b_desc, meta, idesc, 0], "spec", state=state).state
+    observed = after.tensor_memory.with_cells(np.repeat(np.arange(m), n), np.tile(np.arange(n), m), np.float32(dense @ b).view(np.uint32).ravel())
+    assert check(
+        "tcgen05.mma.sp.cta_group::1.kind::f16", [0, a_desc, b_desc, meta, idesc, 0], [], state=state, observed_state=after.with_tensor_memory(observed)
+    )
+    wrong = observed.with_cells([0], [0], [int(np.float32((dense @ b)[0, 0] + 1).view(np.uint32))])
+    assert not check(
+        "tcgen05.mma.sp.cta_group::1.kind::f16", [0, a_desc, b_desc, meta, idesc, 0], [], state=state, observed_state=after.with_tensor_memory(wrong)
+    )
+
+
+E4M3 = {0: 0x00, 1: 0x38, 2: 0x40, 3: 0x44, -1: 0xB8, -2: 0xC0, -3: 0xC4}
+
+
+@pytest.mark.parametrize("profile", ["sm_100", "spec"])
+def test_block_scaled_mxf8f6f4_scales_each_row_and_column_by_its_factor(profile):
+    from ptxspec.semantics import tcgen05_operands as ops
+
+    rng = np.random.default_rng(5)
+    m, n, k = 128, 16 if profile == "spec" else 64, 32
+    a, b = rng.integers(-2, 3, (m, k)), rng.integers(-2, 3, (k, n))
+    ea, eb = rng.integers(0, 3, m), rng.integers(0, 3, n)  # scale factors 2^ea, 2^eb (ue8m0: 127 + e)
+    state = State(np.zeros(1 << 17, dtype=np.uint8))
+    state = execute(ALLOC.format(g=1), [0, 256], state=state).state
+    image = state.shared_image().copy()
+    place(image, A_START, np.vectorize(lambda v: E4M3[v])(a), 1, False)
+    place(image, B_START, np.vectorize(lambda v: E4M3[v])(b.T), 1, False)
+    state = state.with_shared(image)
+    scale_a, scale_b = 0x0000_0080, 0x0000_0090  # columns 128 and 144
+    state = put(
+        state,
+        scale_a,
+        ops.scale_factor_cells("a", "mxf8f6f4", "block32", m, k, 0)[:3],
+        np.repeat((127 + ea)[:, None, None], 4, axis=2),
+        8 * ops.scale_factor_cells("a", "mxf8f6f4", "block32", m, k, 0)[3],
+    )
+    state = put(
+        state,
+        scale_b,
+        ops.scale_factor_cells("b", "mxf8f6f4", "block32", n, k, 0)[:3],
+        np.repeat((127 + eb)[:, None, None], 4, axis=2),
+        8 * ops.scale_factor_cells("b", "mxf8f6f4", "block32", n, k, 0)[3],
+    )
+    a_desc = SmemDescriptor(start_address=A_START, leading_byte_offset=LBO, stride_byte_offset=SBO, swizzle="none").encode()
+    b_desc = SmemDescriptor(start_address=B_START, leading_byte_offset=LBO, stride_byte_offset=SBO, swizzle="none").encode()
+    idesc = InstrDescriptor(kind="mxf8f6f4", m=m, n=n, atype="e4m3", btype="e4m3", dtype="f32", scale_type="ue8m0").encode()
+    text = "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32"
+    after = execute(text, [0, a_desc, b_desc, idesc, scale_a, scale_b, 0], profile, state=state).state
+    exact = (a @ b) * (2.0 ** ea[:, None]) * (2.0 ** eb[None, :])
+    expected = after.tensor_memory.with_cells(np.repeat(np.arange(m), n), np.tile(np.arange(n), m), exact.astype(np.float32).view(np.uint32).ravel())
+    if profile == "sm_100":
+        assert after.tensor_memory == expected
+    assert check(text, [0, a_desc, b_desc, idesc, scale_a, scale_b, 0], [], profile, state=state, observed_state=after.with_tensor_memory(expected))
