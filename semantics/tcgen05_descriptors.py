@@ -9,8 +9,13 @@ does not fit or that the manual forbids; ``encode()`` gives the register's integ
 manual's), so that ``decode(encode(d)) == d`` and ``encode(decode(v)) == v`` for every accepted
 ``d`` and ``v``.
 
-* :class:`SmemDescriptor` (§9.7.16.4.1), with :func:`element_address` (the canonical layouts),
-  :func:`base_offset_for` (Table 41) and :func:`matrix_descriptor_encode`;
+* :class:`SmemDescriptor` (§9.7.16.4.1), with :func:`element_address` (the canonical layouts;
+  ``padded=True`` for the padded 4-/6-bit formats of ``.kind::f8f6f4``/``.kind::mxf8f6f4``,
+  §9.7.16.10.4.4, read with :func:`gather`), :func:`base_offset_for` (Table 41) and
+  :func:`matrix_descriptor_encode`;
+* the 8-bit Tensor Memory containers of 4-/6-bit A elements (§9.7.16.10.4.3):
+  :func:`tmem_a_container`, :func:`tmem_a_payload` (:data:`TMEM_PAYLOAD_LOW_BIT` says which sources
+  disagree and which we follow);
 * :class:`InstrDescriptor` (§9.7.16.4.2, every ``.kind``: Tables 42-44), with the rules that need
   more than the descriptor: :func:`check_shape` (Table 39 and Table 50 against ``.cta_group`` and
   ``.ws``), :func:`check_operands` (against the A / B shared memory descriptors) and
@@ -271,7 +276,49 @@ class SmemDescriptor:
 base_offset_for = wl.base_offset_for
 
 
-def element_address(descriptor: SmemDescriptor | int, element_bits: int, mn, k, major: str):
+#: The padded shared memory formats of the 4-bit and 6-bit elements of ``.kind::f8f6f4`` /
+#: ``.kind::mxf8f6f4`` (§9.7.16.10.4.4: "contiguously packed along with padding", Figures 202-203):
+#: element bits -> (the tensor format, the bytes of packed elements in one 16-byte unit). §5.5.1.1.1
+#: (the tensor copy that writes them): ".b4x16_p64: sixteen consecutive 4-bit data ... with 64 bits
+#: of padding appended", ".b6x16_p32: sixteen 6-bit data ... with 32 bits of padding";
+#: §9.7.16.9.1 (``tcgen05.cp``, which reads them): "16 elements of 4-bits each followed by 8 bytes of
+#: padding", "16 elements of 6-bits each followed by 4 bytes of padding". NVIDIA CUTLASS
+#: (:data:`CUTLASS_COMMIT`) uses the same unit for the MMA's operands: the element types
+#: ``float_e2m1_unpacksmem_t`` / ``float_e2m3_unpacksmem_t`` / ``float_e3m2_unpacksmem_t``
+#: (``include/cutlass/float_subbyte.h``, ``sizeof_bits`` 4 / 6 / 6) are loaded by TMA as
+#: ``CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B`` / ``16U6_ALIGN16B`` (``include/cute/arch/copy_sm90_desc.hpp``;
+#: the packed ``float_e2m1_t`` of mxf4 is ``16U4_ALIGN8B``) and laid out in shared memory with the
+#: canonical layout atoms of ``uint8_t`` (``sm100_blockscaled_umma_builder.inl``:
+#: ``ElementAMma_SmemAllocType = cute::conditional_t<UseMxf8f6f4, uint8_t, ElementAMma>``;
+#: ``sm100_umma_builder.inl``: ``sizeof_bits_v<ElementAMma> < 8 ? uint8_t``).
+PADDED_FORMATS: dict[int, tuple[str, int]] = {4: ("b4x16_p64", 8), 6: ("b6x16_p32", 12)}
+#: Elements in one 16-byte unit of a padded format ("x16").
+UNIT_ELEMENTS = 16
+#: The NVIDIA CUTLASS commit that the padded formats and the Tensor Memory containers are checked
+#: against (the commit ``semantics/tcgen05_copy.py`` pins).
+CUTLASS_COMMIT = "7107b05535f8977f5ecb9d01ee203205b1fd9bc4"
+
+
+def padded_unit_offset(element_bits: int, j):
+    """(byte, bit) of element ``j`` (0..15) of a 16-byte unit of a padded format
+    (:data:`PADDED_FORMATS`): the sixteen elements are "contiguous", least significant first --
+    bits ``w j .. w j + w - 1`` of the little-endian integer of the unit's first 8 (``w`` = 4) or 12
+    (``w`` = 6) bytes; the rest of the unit is padding. This is the reading that
+    ``semantics/tcgen05_copy.py``'s :func:`~ptxspec.semantics.tcgen05_copy.decompress` makes of the
+    same units (CUTLASS ``cp_narrow_a_to_tmem_mma.py``: ``_pack_four_fp6_codes`` = ``c0 | c1 << 6 |
+    c2 << 12 | c3 << 18``, bytes least significant first; ``_make_packed_a`` = ``e0 | e1 << 4``). A
+    6-bit element may straddle two bytes of its unit (never two units): read it with
+    :func:`gather`."""
+    if element_bits not in PADDED_FORMATS:
+        raise OperandError(f"no padded shared memory format of {element_bits}-bit elements (4: .b4x16_p64, 6: .b6x16_p32)", section=PACKING)
+    j = np.asarray(j, dtype=np.int64)
+    if j.size and (j.min() < 0 or j.max() >= UNIT_ELEMENTS):
+        raise OperandError(f"a padded unit holds {UNIT_ELEMENTS} elements (0..15)", section=PACKING)
+    position = element_bits * j
+    return position // 8, position % 8
+
+
+def element_address(descriptor: SmemDescriptor | int, element_bits: int, mn, k, major: str, *, padded: bool = False):
     """(byte address, bit) in shared memory of element ``(mn, k)`` (``mn`` along M for A or N for
     B, ``k`` along K) of the matrix that ``descriptor`` describes, with elements of
     ``element_bits`` bits, ``major`` "K" or "MN" (§9.7.16.3.3's canonical layouts, which are
@@ -296,19 +343,44 @@ def element_address(descriptor: SmemDescriptor | int, element_bits: int, mn, k, 
     other modes are defined for 32-bit elements, and wgmma uses them); it is
     :func:`check_operands`'s ".kind::tf32 ... supported only with 128B swizzling mode with 32B
     swizzle-atomicity" (§9.7.16.10.1), where the instruction descriptor is known.
-    ``element_bits``: 8, 16, 32, or 4 for the
-    ``.e2m1`` elements of ``.kind::mxf4``/``.kind::mxf4nvf4``, which shared memory holds "two 4-bit
-    elements in a 8-bit container, with no padding" (§9.7.16.10.4.6; the lower K index in the
-    less significant half, our reading as wgmma_layout's for ``.b1``); the 4-bit and 6-bit
-    elements of ``.kind::mxf8f6f4``, "contiguously packed along with padding" (§9.7.16.10.4.4),
-    are given by figures only and are refused."""
+
+    ``element_bits``: 8, 16, 32, or 4 for the ``.e2m1`` elements of ``.kind::mxf4``/``.kind::mxf4nvf4``,
+    which shared memory holds "two 4-bit elements in a 8-bit container, with no padding"
+    (§9.7.16.10.4.6; the lower K index in the less significant half, our reading as wgmma_layout's
+    for ``.b1``).
+
+    ``padded=True``: the 4-bit (``.e2m1``) and 6-bit (``.e2m3``, ``.e3m2``) elements of
+    ``.kind::f8f6f4`` / ``.kind::mxf8f6f4``, "contiguously packed along with padding"
+    (§9.7.16.10.4.4, Figures 202-203): every 16 consecutive K elements of a row are one 16-byte unit
+    of :data:`PADDED_FORMATS` (``.b4x16_p64``: 8 bytes of elements + 8 of padding; ``.b6x16_p32``:
+    12 + 4). For the canonical layout the unit is 16 8-bit elements -- the address of element ``(mn,
+    k)`` is that of the 8-bit element ``(mn, 16 * (k // 16))`` (its unit) plus
+    :func:`padded_unit_offset` of ``k % 16`` (CUTLASS lays these operands out with ``uint8_t``
+    layout atoms and TMA formats of "16U4/16U6 ... ALIGN16B"; see :data:`PADDED_FORMATS`). A 6-bit
+    element can straddle two bytes of its unit: read it with :func:`gather`, not
+    :func:`ptxspec.semantics.wgmma_layout.gather`. Every K-major swizzling mode (Table 52: "4-bit,
+    6-bit, 8-bit, 16-bit, 32-bit | Row | A ... Column | B | All swizzling modes"), the swizzle acting
+    on the unit's address as on any 16-byte unit (it moves bits 4 and up only).
+
+    Refused for sub-byte elements (4, 6): MN-major -- Table 52 names 4-bit and 6-bit only in the
+    K-major rows ("Row | A", "Column | B"); its transposed rows are "8-bit, 16-bit" and "32-bit"
+    (as :class:`InstrDescriptor` refuses a transposed 4- or 6-bit type); 6-bit elements without
+    ``padded`` (shared memory has no other 6-bit format); ``padded`` with other than 4 or 6 bits.
+    """
     d = descriptor if isinstance(descriptor, SmemDescriptor) else SmemDescriptor.decode(descriptor)
     if d.leading_mode == "absolute":
         raise OperandError("the manual does not say where the absolute leading dimension address splits the matrix", section=ABSOLUTE)
-    if element_bits not in (4, 8, 16, 32):
+    if padded and element_bits not in PADDED_FORMATS:
+        raise OperandError(
+            f"no padded shared memory format of {element_bits}-bit elements (§9.7.16.10.4.4: the 4-bit and 6-bit elements of "
+            ".kind::f8f6f4/.kind::mxf8f6f4, .b4x16_p64 and .b6x16_p32)",
+            section=PACKING,
+        )
+    if not padded and element_bits not in (4, 8, 16, 32):
+        hint = "; 6-bit elements are only in the padded format: padded=True" if element_bits == 6 else ""
         raise OperandError(
             f"no canonical layout of {element_bits}-bit elements here (4: the packed .e2m1 of .kind::mxf4/mxf4nvf4, "
-            "8, 16, 32; the padded 4-/6-bit formats of Figures 202-203 are images)",
+            f"8, 16, 32; padded=True: the 4-/6-bit elements of .kind::f8f6f4/mxf8f6f4){hint}",
             section=PACKING,
         )
     if d.swizzle == "128B_base32B":
@@ -324,8 +396,108 @@ def element_address(descriptor: SmemDescriptor | int, element_bits: int, mn, k, 
                 'operands take it; 8-bit and 16-bit: "All except 128B swizzling with 32B atomicity")',
                 section=TYPE_SWIZZLE,
             )
-    byte, bit = wl.canonical_offset(major, d.swizzle, element_bits, mn, k, d.leading_byte_offset, d.stride_byte_offset)
-    return wl.swizzle_address(d.start_address + byte, d.swizzle, d.base_offset), bit
+    if element_bits < 8 and major == "MN":
+        raise OperandError(
+            f'MN-major ("transposed") {element_bits}-bit elements (Table 52: 4-bit and 6-bit types only "Row | A", "Column | B"; '
+            'the transposed rows are "8-bit, 16-bit" and "32-bit")',
+            section=TYPE_SWIZZLE,
+        )
+    if not padded:
+        byte, bit = wl.canonical_offset(major, d.swizzle, element_bits, mn, k, d.leading_byte_offset, d.stride_byte_offset)
+        return wl.swizzle_address(d.start_address + byte, d.swizzle, d.base_offset), bit
+    k = np.asarray(k, dtype=np.int64)
+    unit, _ = wl.canonical_offset(major, d.swizzle, 8, mn, UNIT_ELEMENTS * (k // UNIT_ELEMENTS), d.leading_byte_offset, d.stride_byte_offset)
+    inner, bit = padded_unit_offset(element_bits, k % UNIT_ELEMENTS)
+    return wl.swizzle_address(d.start_address + unit + inner, d.swizzle, d.base_offset), bit
+
+
+#: The one read of elements out of shared memory (6-bit elements that straddle two bytes included).
+gather = wl.gather
+
+
+# ---------------------------------------------------------------------------------------------
+# §9.7.16.10.4.3 / §9.7.16.10.4.5 The 4-bit and 6-bit elements of A in Tensor Memory
+# ---------------------------------------------------------------------------------------------
+
+#: Where ``tcgen05.mma`` reads a 4-bit or 6-bit A element of ``.kind::f8f6f4`` / ``.kind::mxf8f6f4``
+#: in its 8-bit Tensor Memory container (§9.7.16.10.4.3: "The individual 4-bit and the 6-bit
+#: floating point type elements must be packed in an 8-bit container in Tensor memory as shown
+#: below. The 8-bit containers must be contiguously packed in a 32-bit Tensor Memory word ... 4
+#: consecutive A elements should be packed in one 32-bit Tensor Memory word"; the bits are Figures
+#: 199-201, images): the lowest bit of the payload. ``.e2m1`` in bits 5-2 ("00xxxx00"), ``.e3m2``
+#: and ``.e2m3`` in bits 5-0 ("00xxxxxx"), the other bits padding.
+#:
+#: The sources (see :func:`tmem_a_container`):
+#:
+#: * ``.e2m1`` bits 5-2: all agree -- the manual for the warp-level ``mma`` of the same kinds
+#:   (§9.7.14.5.14, PTX ISA 8.7; the seed ``001_...txt`` line 22916, our translation of its Chinese:
+#:   the .e2m1 element sits in the central 4 bits of the 8-bit container, padded in its upper 2 and
+#:   lower 2 bits); CUTLASS
+#:   ``include/cute/atom/mma_traits_sm120.hpp`` ("MMA F8F6F4 expects the four-bit data to be in the
+#:   middle of the eight-bit container ... 0b0000ABCD --> 0b00ABCD00"); CUTLASS
+#:   ``cp_narrow_a_to_tmem_mma.py`` ("FP4 UTCCP holder byte: 00xxxx00 (payload bits [5:2])", the
+#:   container ``tcgen05.cp`` writes and ``tcgen05.mma`` reads); MMA-Sim 2.1.1
+#:   (``mmasim/arithmetic/helper.py`` ``decode_uint8_to_fp6_fp4``: "fp6 sits in bits 5:0, fp4 in bits
+#:   5:2").
+#: * ``.e3m2`` / ``.e2m3`` bits 5-0: the manual's warp-level ``mma`` (the same line: an .e3m2 or
+#:   .e2m3 element sits in the lower 6 bits of the container, padded in its upper 2 bits), its
+#:   ``.e3m2x2`` / ``.e2m3x2`` data (§5.2.3, line 1399, and ``cvt``, §9.7.9.21, line 13671: each
+#:   ``.b8`` holds the 6-bit value with its 2 MSBs zero) and its ``.b6p2x16`` tensor format
+#:   (§5.5.1.1.1, line 2112: 6 bits of data at the LSB, 2 bits of padding at the MSB); CUTLASS sm_120 ("Same transformation is NOT needed for FP6": ``ldmatrix
+#:   .b6x16_p32`` output, 6 bits at the bottom, is ``mma.sync``'s operand as it is); MMA-Sim
+#:   (bits 5:0). Against them: CUTLASS ``cp_narrow_a_to_tmem_mma.py`` says ``tcgen05.cp``
+#:   ``.b6x16_p32`` writes "FP6 UTCCP holder byte: 0xxxxxx0 (payload bits [6:1])" and feeds that
+#:   to ``tcgen05.mma.kind::mxf8f6f4`` -- which, if both are right, would make the MMA read bits
+#:   6-1. We take the MMA's operand from the sources that describe the MMA's operand (bits 5-0);
+#:   ``semantics/tcgen05_copy.py`` keeps CUTLASS's copy (bits 6-1). The two disagree: composed,
+#:   our ``tcgen05.cp`` + ``tcgen05.mma`` read a 6-bit code ``c`` as ``(c << 1) & 0x3f``; an sm_100
+#:   run (``tcgen05.cp .b6x16_p32`` then ``tcgen05.ld`` of the container) decides.
+TMEM_PAYLOAD_LOW_BIT: dict[str, int] = {"e2m1": 2, "e3m2": 0, "e2m3": 0}
+#: The kinds whose A in Tensor Memory holds 4-/6-bit elements in 8-bit containers (§9.7.16.10.4.3
+#: names ``.kind::mxf8f6f4``; ``.kind::f8f6f4`` has the same types and CUTLASS's
+#: ``SM100_MMA_F8F6F4_TS`` the same operand, our reading).
+CONTAINER_KINDS = ("f8f6f4", "mxf8f6f4")
+
+
+def tmem_a_container(kind: str, element_type: str) -> tuple[int, int, int]:
+    """(container bits, payload's lowest bit, payload bits) of an A element of ``element_type`` in
+    Tensor Memory for ``.kind::{kind}``: the container is what :func:`~ptxspec.semantics.tcgen05_datapath.a_cells`
+    packs along K ("contiguously packed in a 32-bit Tensor Memory word"), the payload the element's
+    bits in it.
+
+    * ``.kind::f8f6f4`` / ``.kind::mxf8f6f4``, ``.e2m1`` / ``.e3m2`` / ``.e2m3``: an 8-bit container
+      (§9.7.16.10.4.3), the payload at :data:`TMEM_PAYLOAD_LOW_BIT` -- (8, 2, 4), (8, 0, 6);
+    * ``.kind::mxf4`` / ``.kind::mxf4nvf4`` ``.e2m1``: "Two 4-bit floating point type elements must be
+      packed in an 8-bit container" (§9.7.16.10.4.5, Figure 204): no padding -- (4, 0, 4);
+    * every other element: its own bits, (w, 0, w) (§9.7.16.10.4.1 is D's rule; A's 8-, 16-, 32-bit
+      elements are packed along K as ``a_cells`` says).
+    """
+    if kind not in KINDS:
+        raise OperandError(f"no .kind::{kind} (the kinds are {', '.join(KINDS)})", section=INSTR)
+    if element_type not in TYPE_CODES[kind]:
+        raise OperandError(f".kind::{kind} has no element type .{element_type} ({', '.join(TYPE_CODES[kind])})", section=INSTR)
+    bits = TYPE_BITS[element_type]
+    if kind in CONTAINER_KINDS and bits < 8:
+        return 8, TMEM_PAYLOAD_LOW_BIT[element_type], bits
+    return bits, 0, bits
+
+
+def tmem_a_payload(container, kind: str, element_type: str) -> np.ndarray:
+    """The element's bits (uint64) out of the value of its Tensor Memory container (the container's
+    bits, :func:`tmem_a_container`, vectorised): ``(container >> low) & (2**bits - 1)``; the padding
+    bits are not read (the manual says nothing of their values)."""
+    _width, low, bits = tmem_a_container(kind, element_type)
+    return (np.asarray(container, dtype=np.uint64) >> np.uint64(low)) & np.uint64((1 << bits) - 1)
+
+
+def tmem_a_container_value(element, kind: str, element_type: str) -> np.ndarray:
+    """The container (uint64) that holds ``element`` (its bits) with zero padding: the inverse of
+    :func:`tmem_a_payload` on ``0 .. 2**bits - 1``."""
+    _width, low, bits = tmem_a_container(kind, element_type)
+    element = np.asarray(element, dtype=np.uint64)
+    if element.size and int(element.max()) >> bits:
+        raise OperandError(f"a .{element_type} element has {bits} bits", section=PACKING)
+    return element << np.uint64(low)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -985,6 +1157,13 @@ __all__ = [
     "InstrDescriptor",
     "ZeroColumnMaskDescriptor",
     "element_address",
+    "padded_unit_offset",
+    "gather",
+    "tmem_a_container",
+    "tmem_a_payload",
+    "tmem_a_container_value",
+    "PADDED_FORMATS",
+    "TMEM_PAYLOAD_LOW_BIT",
     "base_offset_for",
     "matrix_descriptor_encode",
     "check_shape",

@@ -67,15 +67,18 @@ def instruction_descriptor(kind: str, idesc: int, *, cta_group: int, ws: bool = 
     return instr
 
 
-def smem_matrix(state: State, descriptor: int, rows: int, cols: int, element_type: str, major: str, operand: str) -> np.ndarray:
+def smem_matrix(state: State, descriptor: int, rows: int, cols: int, element_type: str, major: str, operand: str, kind: str) -> np.ndarray:
     """The ``rows x cols`` matrix of element bits (uint64) that the shared memory descriptor
     ``descriptor`` (§9.7.16.4.1) describes in ``state``'s shared memory: ``operand`` "a" is M x K,
     "b" is K x N; ``major`` "K" or "MN" (§9.7.16.10.6: "If the bit Transpose A Matrix / Transpose
-    B Matrix in the Instruction descriptor is 0, then K-major is used")."""
+    B Matrix in the Instruction descriptor is 0, then K-major is used"). The 4- and 6-bit elements
+    of ``.kind::f8f6f4``/``mxf8f6f4`` are in the padded 16-element units of §9.7.16.10.4.4; those of
+    ``.kind::mxf4``/``mxf4nvf4`` packed two to a byte (§9.7.16.10.4.6)."""
     r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
     mn, k = (r, c) if operand == "a" else (c, r)
     bits = TYPE_BITS[element_type]
-    byte, bit = td.element_address(descriptor, bits, mn, k, major)
+    padded = kind in td.CONTAINER_KINDS and bits < 8
+    byte, bit = td.element_address(descriptor, bits, mn, k, major, padded=padded)
     return wl.gather(state.shared_image(), np.asarray(byte), np.asarray(bit), bits)
 
 
@@ -276,20 +279,25 @@ def a_matrix(form, state: State, instr: td.InstrDescriptor, named: dict, cta_gro
     (§9.7.16.10.5), packed along K."""
     from ptxspec.semantics import tcgen05_datapath as dp
 
-    m, bits = instr.m, TYPE_BITS[instr.atype]
+    m = instr.m
     of = _cta_state(state)
     if "a_desc" in named:
         rows = m // cta_group
-        parts = [smem_matrix(of(c), int(named["a_desc"]), rows, stored_k, instr.atype, "MN" if instr.transpose_a else "K", "a") for c in range(cta_group)]
+        parts = [
+            smem_matrix(of(c), int(named["a_desc"]), rows, stored_k, instr.atype, "MN" if instr.transpose_a else "K", "a", instr.kind) for c in range(cta_group)
+        ]
         return [np.concatenate(parts, axis=0)]
     if instr.transpose_a:
         raise OperandError(
             "A in Tensor Memory has no transpose: Transpose A applies to a matrix in shared memory (§9.7.16.10.2)", where=form.text, section=TRANSPOSE_NEGATE
         )
     a_tmem = int(named["a_tmem"])
+    # §9.7.16.10.4.3: .kind::mxf8f6f4's 4- and 6-bit elements in 8-bit containers (the payload's
+    # bits: tcgen05_descriptors.tmem_a_container); the other kinds' elements as they are.
+    container = td.tmem_a_container(instr.kind, instr.atype)[0]
     copies = []
     for copy in range(dp.a_copies(m, cta_group, sparse, ws)):
-        cta, lane, column, bit = dp.a_cells(m, stored_k, bits, cta_group, sparse, ws, lane_alignment=lane_of(a_tmem) % 32, copy=copy)
+        cta, lane, column, bit = dp.a_cells(m, stored_k, container, cta_group, sparse, ws, lane_alignment=lane_of(a_tmem) % 32, copy=copy)
         check_cells(form.text, of, a_tmem, (cta, lane, column), "[a-tmem]")
         out = np.zeros(lane.shape, dtype=np.uint64)
         for which in np.unique(cta):
@@ -298,7 +306,8 @@ def a_matrix(form, state: State, instr: td.InstrDescriptor, named: dict, cta_gro
             lanes, columns = lane_of(a_tmem) + lane[here], column_of(a_tmem) + column[here]
             if ((tm.defined()[lanes, columns]) != WHOLE).any():
                 raise OperandError("[a-tmem]: A reads a Tensor Memory cell that holds no value", where=form.text, section=SECTION)
-            out[here] = (tm.words()[lanes, columns].astype(np.uint64) >> bit[here].astype(np.uint64)) & np.uint64((1 << bits) - 1)
+            word = (tm.words()[lanes, columns].astype(np.uint64) >> bit[here].astype(np.uint64)) & np.uint64((1 << container) - 1)
+            out[here] = td.tmem_a_payload(word, instr.kind, instr.atype)
         copies.append(out)
     return copies
 
@@ -321,7 +330,8 @@ def b_matrix(form, state: State, instr: td.InstrDescriptor, named: dict, cta_gro
     cols = instr.n // cta_group
     shift = 0 if mask is None else int(td.b_column(mask, 0, instr.m))
     parts = [
-        smem_matrix(of(c), int(named["b_desc"]), k, cols + shift, instr.btype, "MN" if instr.transpose_b else "K", "b")[:, shift:] for c in range(cta_group)
+        smem_matrix(of(c), int(named["b_desc"]), k, cols + shift, instr.btype, "MN" if instr.transpose_b else "K", "b", instr.kind)[:, shift:]
+        for c in range(cta_group)
     ]
     B = np.concatenate(parts, axis=1)
     if mask is not None:

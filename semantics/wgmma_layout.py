@@ -398,17 +398,26 @@ def _in_instance(index: int, batch: tuple[int, ...], error: PtxSpecError) -> Ope
 def gather(image: np.ndarray, byte: np.ndarray, bit: np.ndarray, bits: int) -> np.ndarray:
     """The elements of ``bits`` bits at ``(byte, bit)`` (arrays of one shape) of a shared-memory
     image (uint8 ``[bytes]``, or ``[n, bytes]`` for n images: the result gains that axis):
-    little-endian bytes from ``byte``; an element narrower than a byte at bit ``bit`` of its byte.
+    little-endian bytes from ``byte``; an element narrower than a byte at bit ``bit`` of its byte
+    (and of the next, read only when ``bit + bits > 8``: the 6-bit elements of tcgen05's padded
+    ``.b6x16_p32`` units, :func:`ptxspec.semantics.tcgen05_descriptors.element_address`).
     The one read of elements out of shared memory, for every layout that gives addresses."""
     image = np.asarray(image, dtype=np.uint8)
+    byte = np.asarray(byte, dtype=np.int64)
     index = (slice(None),) + (None,) * byte.ndim if image.ndim == 2 else ()
-    out = np.zeros(image.shape[:-1] + byte.shape, dtype=np.uint64)
     rows = np.arange(image.shape[0])[index] if image.ndim == 2 else None
-    for i in range(max(1, bits // 8)):
-        taken = image[rows, byte + i] if rows is not None else image[byte + i]
-        out |= taken.astype(np.uint64) << np.uint64(8 * i)
-    if bits < 8:
-        out = (out >> np.asarray(bit).astype(np.uint64)) & np.uint64((1 << bits) - 1)
+
+    def at(address: np.ndarray) -> np.ndarray:
+        return (image[rows, address] if rows is not None else image[address]).astype(np.uint64)
+
+    if bits < 8:  # within its byte, or (a 6-bit element of tcgen05's padded units) across two
+        bit = np.asarray(bit, dtype=np.int64)
+        straddles = bit + bits > 8
+        window = at(byte) | (np.where(straddles, at(np.where(straddles, byte + 1, byte)), 0).astype(np.uint64) << np.uint64(8))
+        return (window >> bit.astype(np.uint64)) & np.uint64((1 << bits) - 1)
+    out = np.zeros(image.shape[:-1] + byte.shape, dtype=np.uint64)
+    for i in range(bits // 8):
+        out |= at(byte + i) << np.uint64(8 * i)
     return out
 
 

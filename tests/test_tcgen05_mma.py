@@ -243,3 +243,213 @@ def test_block_scaled_mxf8f6f4_scales_each_row_and_column_by_its_factor(profile)
     if profile == "sm_100":
         assert after.tensor_memory == expected
     assert check(text, [0, a_desc, b_desc, idesc, scale_a, scale_b, 0], [], profile, state=state, observed_state=after.with_tensor_memory(expected))
+
+
+# ---------------------------------------------------------------------------------------------
+# Every catalogued tcgen05.mma form evaluates (a seeded sample by default; all with PTXSPEC_HEAVY=all)
+# ---------------------------------------------------------------------------------------------
+
+#: Per kind: (A type, B type, D type, scale type) with 8-bit or wider shared-memory elements.
+KIND_TYPES = {
+    "f16": ("f16", "f16", "f32", None),
+    "tf32": ("tf32", "tf32", "f32", None),
+    "f8f6f4": ("e4m3", "e5m2", "f32", None),
+    "i8": ("s8", "u8", "s32", None),
+    "mxf8f6f4": ("e4m3", "e4m3", "f32", "ue8m0"),
+    "mxf4": ("e2m1", "e2m1", "f32", "ue8m0"),
+    "mxf4nvf4": ("e2m1", "e2m1", "f32", "ue4m3"),
+}
+#: Why a form is refused rather than evaluated, each the module's documented reason.
+REFUSED = {
+    "ashift": "whether the shifted rows of A are written back",
+    "pair scale factors": "which CTA's Tensor Memory holds which scale factors",
+}
+
+
+def refusal(form) -> str | None:
+    if form.get("ashift"):
+        return REFUSED["ashift"]
+    if form.get("block_scale") and form["cta_group"] == "cta_group::2":
+        return REFUSED["pair scale factors"]
+    return None
+
+
+def _mma_forms():
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    from ptxas_batch import legal_forms
+
+    from ptxspec.spec import tcgen05 as tc
+
+    return [f for family in tc.FAMILIES if family.key.startswith("tcgen05.mma") for f in legal_forms(family)]
+
+
+def _mma_case(form, rng):
+    """A state and operands for ``form``: random bit patterns in A and B (8-bit elements limited
+    to small exponents so that no NaN or infinity arises), the smallest N the form allows, A in
+    Tensor Memory where the form reads it there, metadata, scale factors and collector fills."""
+    from ptxspec.semantics import tcgen05_datapath as dp
+    from ptxspec.semantics import tcgen05_descriptors as td
+    from ptxspec.semantics import tcgen05_operands as ops
+
+    kind = form["kind"].split("::")[1]
+    group = int(form["cta_group"].split("::")[1])
+    sparse, ws = ".sp" in form.family.key, ".ws" in form.family.key
+    atype, btype, dtype, stype = KIND_TYPES[kind]
+    ms, ns = td.SHAPE_TABLE[kind][(ws, group, sparse)]
+    m = 128 if 128 in ms and not (group == 2 and sparse) else max(ms)
+    if group == 2 and m == 128 and sparse:
+        m = 256
+    n = min(ns)
+    k = td.InstrDescriptor(kind=kind, m=m, n=n, atype=atype, btype=btype, dtype=dtype, sparse=sparse, scale_type=stype).k
+    stored_k = k // 2 if sparse else k
+    ctas = []
+    for _ in range(group):
+        image = rng.integers(0, 256, 1 << 16, dtype=np.uint8) & 0x37  # small exponents, positive and negative via bit 7 off: finite values
+        ctas.append(image)
+    state = State(ctas[0], peer=State(ctas[1]) if group == 2 else None)
+    state = execute(ALLOC.format(g=group), [0xFFF0, 512], state=state).state
+    a_desc = SmemDescriptor(start_address=0, leading_byte_offset=8192, stride_byte_offset=256, swizzle="none").encode()
+    b_desc = SmemDescriptor(start_address=0x8000, leading_byte_offset=4096, stride_byte_offset=256, swizzle="none").encode()
+    idesc = td.InstrDescriptor(kind=kind, m=m, n=n, atype=atype, btype=btype, dtype=dtype, sparse=sparse, scale_type=stype).encode()
+    named = {"d_tmem": 0, "a_desc": a_desc, "b_desc": b_desc, "idesc": idesc, "enable_input_d": 0, "scale_input_d": 0, "zero_column_mask_desc": 0}
+    bits = td.TYPE_BITS[atype]
+    if any(o.name == "a_tmem" for o in form.inputs):
+        named["a_tmem"] = 256  # column 256
+        for copy in range(dp.a_copies(m, group, sparse, ws)):
+            cta, lane, column, _ = dp.a_cells(m, stored_k, bits, group, sparse, ws, copy=copy)
+            for which in range(group):
+                here = cta == which
+                target = state if which == 0 else state.peer
+                words = rng.integers(0, 1 << 32, int(here.sum()), dtype=np.uint64) & 0x37373737
+                tm = target.tensor_memory.with_cells(lane[here], 256 + column[here], words)
+                state = (
+                    state.with_tensor_memory(tm)
+                    if which == 0
+                    else state.__class__(state.shared, state.tensor_memory, state.cta_group, target.with_tensor_memory(tm), state.collectors)
+                )
+    if sparse:
+        named["sp_meta_tmem"] = 448
+        cta, lane, column, bit = ops.metadata_cells(kind, m, k, group, ws)
+        for which in range(group):
+            here = cta == which
+            target = state if which == 0 else state.peer
+            words = np.zeros((128, 512), dtype=np.int64)
+            np.bitwise_or.at(words, (lane[here], 448 + column[here]), 0x4 << bit[here])
+            touched = np.unique(np.stack([lane[here], 448 + column[here]]), axis=1)
+            tm = target.tensor_memory.with_cells(touched[0], touched[1], words[touched[0], touched[1]])
+            state = (
+                state.with_tensor_memory(tm)
+                if which == 0
+                else state.__class__(state.shared, state.tensor_memory, state.cta_group, target.with_tensor_memory(tm), state.collectors)
+            )
+    if stype is not None:
+        vector = form.get("scale_vectorsize") or "block32"
+        for operand, rows, column in (("a", m, 480), ("b", n, 496)):
+            named[f"scale_{operand}_tmem"] = column
+            cta, lane, col, byte = ops.scale_factor_cells(operand, kind, vector, rows, k, 0, group)
+            words = {}
+            for l_, cc, b in zip(lane.ravel(), col.ravel(), byte.ravel()):
+                words[(int(l_), column + int(cc))] = words.get((int(l_), column + int(cc)), 0) | ((0x7F if stype == "ue8m0" else 0x38) << (8 * int(b)))
+            keys = list(words)
+            state = state.with_tensor_memory(state.tensor_memory.with_cells([x[0] for x in keys], [x[1] for x in keys], [words[x] for x in keys]))
+    usage = form.get("collector_usage")
+    if usage and usage.split("::")[2] in ("use", "lastuse"):
+        state = state.__class__(state.shared, state.tensor_memory, state.cta_group, state.peer, frozenset({usage.split("::")[1]}))
+    sources = []
+    for operand in form.inputs:
+        name = operand.name.lower()
+        sources.append(0 if name.startswith("disable_output_lane") else named[name])
+    return state, sources, (m, n, group)
+
+
+def _sample(forms, seed, count):
+    rng = np.random.default_rng(seed)
+    return [forms[i] for i in sorted(rng.choice(len(forms), size=min(count, len(forms)), replace=False))]
+
+
+def _check_every(forms):
+    rng = np.random.default_rng(7)
+    ran = refused = 0
+    for form in forms:
+        reason = refusal(form)
+        if reason is not None and form.get("block_scale"):  # refused before a state can be built
+            with pytest.raises(OperandError, match=reason):
+                _mma_case(form, rng)
+            refused += 1
+            continue
+        state, sources, (m, n, group) = _mma_case(form, rng)
+        if reason is not None:
+            with pytest.raises(OperandError, match=reason):
+                execute(form, sources, "sm_100", state=state)
+            refused += 1
+            continue
+        after = execute(form, sources, "sm_100", state=state).state
+        changed = len(after.tensor_memory.changed_cells(state.tensor_memory)) + (
+            len(after.peer.tensor_memory.changed_cells(state.peer.tensor_memory)) if group == 2 else 0
+        )
+        held = len(after.tensor_memory.allowed) + (len(after.peer.tensor_memory.allowed) if group == 2 else 0)
+        assert changed + held >= m * n, form.text  # every element of D is written (a value, or one of a set)
+        ran += 1
+    return ran, refused
+
+
+def _mma_family_keys() -> list[str]:
+    from ptxspec.spec import tcgen05 as tc
+
+    return [f.key for f in tc.FAMILIES if f.key.startswith("tcgen05.mma")]
+
+
+def test_the_mma_catalogue_has_1568_forms_in_28_families():
+    assert len(_mma_forms()) == 1568 and len(_mma_family_keys()) == 28
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("family", _mma_family_keys())
+def test_every_tcgen05_mma_form_of_a_family_evaluates(family):
+    forms = [f for f in _mma_forms() if f.family.key == family]
+    ran, refused = _check_every(forms)
+    assert ran + refused == len(forms) and ran > 0
+
+
+def test_a_seeded_sample_of_tcgen05_mma_forms_evaluates():
+    from ptxspec.spec import tcgen05 as tc
+
+    forms = _mma_forms()
+    # one form of each family and kind, plus a seeded sample of the rest
+    chosen = {(f.family.key, f["kind"]): f for f in forms if ".sp" not in f.family.key or f["kind"] in ("kind::i8", "kind::f8f6f4")}
+    ran, refused = _check_every(list(chosen.values())[:: max(1, len(chosen) // 8)] + _sample(forms, 1, 2))
+    assert ran > 0 and len(tc.FAMILIES) > 40
+
+
+E2M1 = {0: 0b0000, 1: 0b0010, 2: 0b0100, -1: 0b1010, -2: 0b1100}
+E3M2 = {0: 0x00, 1: 0x0C, 2: 0x10, -1: 0x2C, -2: 0x30}
+
+
+def place_padded(image: np.ndarray, start: int, matrix_bits: np.ndarray, width: int) -> None:
+    """Store an (MN x K) matrix of 4- or 6-bit elements in the padded units of §9.7.16.10.4.4, K-major
+    without swizzle: each 16 elements of K one 16-byte unit (packed, least significant first, then
+    padding), units placed as core-matrix rows of 16 bytes."""
+    rows, ks = matrix_bits.shape
+    for r in range(rows):
+        for u in range(ks // 16):
+            packed = sum(int(matrix_bits[r, 16 * u + j]) << (width * j) for j in range(16))
+            address = start + 16 * (r % 8) + SBO * (r // 8) + LBO * u
+            image[address : address + 16] = np.frombuffer(packed.to_bytes(16, "little"), dtype=np.uint8)
+
+
+def test_f8f6f4_with_4_and_6_bit_operands_reads_the_padded_units():
+    rng = np.random.default_rng(6)
+    m, n, k = 128, 32, 32
+    a, b = rng.integers(-2, 3, (m, k)), rng.integers(-2, 3, (k, n))
+    state = execute(ALLOC.format(g=1), [0, 256], state=State(np.zeros(1 << 17, dtype=np.uint8))).state
+    image = state.shared_image().copy()
+    place_padded(image, A_START, np.vectorize(E2M1.get)(a), 4)
+    place_padded(image, B_START, np.vectorize(E3M2.get)(b.T), 6)
+    state = state.with_shared(image)
+    a_desc = SmemDescriptor(start_address=A_START, leading_byte_offset=LBO, stride_byte_offset=SBO, swizzle="none").encode()
+    b_desc = SmemDescriptor(start_address=B_START, leading_byte_offset=LBO, stride_byte_offset=SBO, swizzle="none").encode()
+    idesc = InstrDescriptor(kind="f8f6f4", m=m, n=n, atype="e2m1", btype="e3m2", dtype="f32").encode()
+    after = execute("tcgen05.mma.cta_group::1.kind::f8f6f4", [0, a_desc, b_desc, idesc, 0], "sm_100", state=state).state
+    assert (d_of(after, m, n, 1, "f32") == a @ b).all()
