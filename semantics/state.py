@@ -31,6 +31,7 @@ TENSOR_MEMORY = "9.7.16.1"
 ADDRESSING = "9.7.16.1.1"
 ALLOCATION = "9.7.16.1.2"
 CTA_PAIR = "9.7.16.5.1"
+ALLOCATION_INSTRUCTIONS = "9.7.16.7.1"
 
 #: §9.7.16.1: "512 columns and 128 rows per CTA, with each cell being 32-bits in size"; the rows
 #: are the lanes.
@@ -181,6 +182,32 @@ class TensorMemory:
         for a in self.allocations:
             mask[a.column : a.end] = True
         return mask
+
+    def allocations_text(self) -> str:
+        """The live allocations in words ("columns 0-63, columns 64-95", or "none")."""
+        return ", ".join(f"columns {a.column}-{a.end - 1}" for a in self.allocations) or "none"
+
+    def check_reach(self, lanes, columns, what: str, where=None) -> None:
+        """Refuse, with :class:`~ptxspec.spec.errors.OperandError` (``what`` names the access, e.g.
+        "it loads", "[d-tmem] reaches"), cells outside Tensor Memory (§9.7.16.1) or in a column no
+        live allocation holds (§9.7.16.1.2: Tensor Memory is used as allocated)."""
+        lanes, columns = np.asarray(lanes), np.asarray(columns)
+        if lanes.size == 0:
+            return
+        if lanes.min() < 0 or lanes.max() >= LANES or columns.min() < 0 or columns.max() >= COLUMNS:
+            raise OperandError(
+                f"{what} lanes {lanes.min()}-{lanes.max()}, columns {columns.min()}-{columns.max()}: "
+                f"Tensor Memory has lanes 0-{LANES - 1} and columns 0-{COLUMNS - 1}",
+                where=where,
+                section=TENSOR_MEMORY,
+            )
+        outside = ~self.allocated_columns()[columns]
+        if outside.any():
+            raise OperandError(
+                f"{what} column {int(columns[outside].flat[0])}, which is not allocated (live allocations: {self.allocations_text()})",
+                where=where,
+                section=ALLOCATION_INSTRUCTIONS,
+            )
 
     def with_cells(self, lanes, columns, values, defined=WHOLE) -> TensorMemory:
         """The same Tensor Memory with cells ``(lanes[i], columns[i])`` holding ``values[i]``

@@ -65,7 +65,6 @@ from ptxspec.semantics.results import Result
 from ptxspec.semantics.state import (
     ALLOCATION_UNIT,
     COLUMNS,
-    LANES,
     LOW_HALF,
     WHOLE,
     Allocation,
@@ -148,27 +147,11 @@ def _in_pair(state: State, group: int, change) -> State:
 
 def _allocated(form: Form, tm: TensorMemory, lanes: np.ndarray, columns: np.ndarray, what: str) -> None:
     """Every cell that ``form`` reaches is in Tensor Memory and in a live allocation."""
-    if lanes.size == 0:
-        return
-    if lanes.min() < 0 or lanes.max() >= LANES or columns.min() < 0 or columns.max() >= COLUMNS:
-        raise OperandError(
-            f"it {what} lanes {lanes.min()}-{lanes.max()}, columns {columns.min()}-{columns.max()}: "
-            f"Tensor Memory has lanes 0-{LANES - 1} and columns 0-{COLUMNS - 1}",
-            where=form.text,
-            section=tc.CHAPTER,
-        )
-    outside = ~tm.allocated_columns()[columns]
-    if outside.any():
-        column = int(columns[outside].flat[0])
-        raise OperandError(
-            f"it {what} column {column}, which is not allocated (live allocations: {_allocations_text(tm)})",
-            where=form.text,
-            section=tc.ALLOC,
-        )
+    tm.check_reach(lanes, columns, f"it {what}", where=form.text)
 
 
 def _allocations_text(tm: TensorMemory) -> str:
-    return ", ".join(f"columns {a.column}-{a.end - 1}" for a in tm.allocations) or "none"
+    return tm.allocations_text()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ from ptxspec.semantics import tcgen05_operands as ops
 from ptxspec.semantics import wgmma_layout as wl
 from ptxspec.semantics.numerics import fmt_of
 from ptxspec.semantics.results import only_member
-from ptxspec.semantics.state import COLUMNS, LANES, LOW_HALF, WHOLE, State, column_of, lane_of
+from ptxspec.semantics.state import LANES, LOW_HALF, WHOLE, State, column_of, lane_of
 from ptxspec.semantics.instructions import THREAD_MEMORY, semantic
 from ptxspec.semantics.mma_block_scale import block_of, block_scaled_dot
 from ptxspec.semantics.sparse import SparseOperand, sparse_mma
@@ -193,15 +193,8 @@ def check_cells(form_text: str, state_of, d_tmem: int, cells, what: str) -> None
     """Every cell of ``cells`` (from ``d_tmem``) is in Tensor Memory and allocated, in its CTA."""
     cta, lane, column = cells
     for which in np.unique(cta):
-        tm = state_of(int(which)).tensor_memory
-        lanes, columns = lane_of(d_tmem) + lane[cta == which], column_of(d_tmem) + column[cta == which]
-        if lanes.min() < 0 or lanes.max() >= LANES or columns.min() < 0 or columns.max() >= COLUMNS:
-            raise OperandError(
-                f"{what} reaches lanes {lanes.min()}-{lanes.max()}, columns {columns.min()}-{columns.max()}: outside Tensor Memory", where=form_text
-            )
-        outside = ~tm.allocated_columns()[columns]
-        if outside.any():
-            raise OperandError(f"{what} reaches column {int(columns[outside].flat[0])}, which is not allocated", where=form_text, section="9.7.16.7.1")
+        here = cta == which
+        state_of(int(which)).tensor_memory.check_reach(lane_of(d_tmem) + lane[here], column_of(d_tmem) + column[here], f"{what} reaches", where=form_text)
 
 
 def write_d(state: State, d_tmem: int, cells, D: np.ndarray, dtype: str, disabled_lanes: np.ndarray) -> State:

@@ -81,7 +81,7 @@ from ptxspec.spec.errors import OperandError
 from ptxspec.semantics import tcgen05_descriptors as td
 from ptxspec.semantics.mma_block_scale import SCALE_VEC, block_of
 from ptxspec.semantics.sparse import SparseOperand, sparse_operand
-from ptxspec.semantics.state import COLUMNS, HIGH_HALF, LANES, LOW_HALF, State, column_of, lane_of
+from ptxspec.semantics.state import HIGH_HALF, LANES, LOW_HALF, State, column_of, lane_of
 
 BLOCK_SCALING = "9.7.16.10.7"
 SCALE_KINDS = "9.7.16.10.7.1"
@@ -196,15 +196,7 @@ def _words(state: State, address: int, cta: np.ndarray, lane: np.ndarray, column
         if st is None:
             raise _refuse(f"{what} is in the peer CTA's Tensor Memory, and the state has no peer", "9.7.16.5.2")
         lanes, columns = lane_of(address) + lane[here], column_of(address) + column[here]
-        if lanes.max() >= LANES or columns.max() >= COLUMNS:
-            raise OperandError(
-                f"{what} from address {address:#010x} reaches lanes {lanes.min()}-{lanes.max()}, columns {columns.min()}-{columns.max()}: outside Tensor Memory",
-                where=f"CTA {which}",
-                section="9.7.16.1.1",
-            )
-        outside = ~st.tensor_memory.allocated_columns()[columns]
-        if outside.any():
-            raise OperandError(f"{what} reaches column {int(columns[outside][0])}, which is not allocated", where=f"CTA {which}", section=ALLOCATION)
+        st.tensor_memory.check_reach(lanes, columns, f"{what} from address {address:#010x} reaches", where=f"CTA {which}")
         words[here] = st.tensor_memory.words()[lanes, columns]
         flags[here] = st.tensor_memory.defined()[lanes, columns]
     return words, flags
