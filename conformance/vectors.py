@@ -1203,10 +1203,12 @@ def vectors_command(
     progress.on = progress.on and not (output == "-" and sys.stdout.isatty())
 
     def chunks() -> Iterator[bytes]:
-        for k, f in enumerate(forms, start=1):
+        for k, ((_, written), f) in enumerate(zip(named, forms), start=1):
             label = f"{f.text} ({k}/{len(forms)})"
             progress(label, 0, count)
-            yield from jsonl_chunks(f.text, count, seed, profile, **lanes, progress=lambda _, done, total, label=label: progress(label, done, total))
+            # a tcgen05 form keeps its operand template: it alone chooses among forms of one text (A in Tensor Memory, ...)
+            text = written.strip() if tcgen05_vectors.writes_vectors(f) else f.text
+            yield from jsonl_chunks(text, count, seed, profile, **lanes, progress=lambda _, done, total, label=label: progress(label, done, total))
 
     try:
         write_chunks(output, chunks())

@@ -243,11 +243,13 @@ class TensorMemory:
 
         lanes = np.array([lane for lane, _, _ in self.allowed])
         columns = np.array([column for _, column, _ in self.allowed])
-        if not all(
-            observed.defined()[lane, column] == WHOLE and contains(allowed, int(observed.words()[lane, column]))  # type: ignore[arg-type]
-            for lane, column, allowed in self.allowed
-        ):
-            return False
+        for lane, column, allowed in self.allowed:
+            # a set of 16-bit values (a .f16 D, "a single 16-bit element in its lower 16 bits") needs the low half
+            width = getattr(getattr(allowed, "format", None), "width", CELL_BITS)
+            need = LOW_HALF if width == 16 else WHOLE
+            value = int(observed.words()[lane, column]) & ((1 << width) - 1)
+            if observed.defined()[lane, column] & need != need or not contains(allowed, value):  # type: ignore[arg-type]
+                return False
         blanked = observed.with_cells(lanes, columns, np.zeros(lanes.size, dtype=np.int64), defined=0)
         return attrs.evolve(blanked, allowed=self.allowed) == self
 

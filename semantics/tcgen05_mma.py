@@ -172,21 +172,22 @@ def d_width(dtype: str) -> tuple[int, int]:
     return (16, LOW_HALF) if dtype == "f16" else (32, WHOLE)
 
 
-def read_d(state_of, d_tmem: int, cells, dtype: str) -> np.ndarray:
-    """C = the current D from Tensor Memory (an object array: bits, or :class:`Undefined` where the
-    cell holds no value). ``cells``: (cta, lane offset, column offset) arrays [M, N]; ``state_of``
-    gives the state of CTA 0 (this one) or 1 (its peer)."""
+def read_d(state_of, d_tmem: int, cells, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """C = the current D from Tensor Memory: ``(bits, known)``, uint64 and bool arrays [M, N]; an
+    element is not known where its cell holds no value (or one of a set). ``cells``: (cta, lane
+    offset, column offset) arrays [M, N]; ``state_of`` gives the state of CTA 0 (this one) or 1
+    (its peer)."""
     cta, lane, column = cells
     bits, flag = d_width(dtype)
-    out = np.empty(lane.shape, dtype=object)
+    words = np.zeros(lane.shape, dtype=np.uint64)
+    known = np.zeros(lane.shape, dtype=bool)
     for which in np.unique(cta):
         tm = state_of(int(which)).tensor_memory
         here = cta == which
         lanes, columns = lane_of(d_tmem) + lane[here], column_of(d_tmem) + column[here]
-        words = tm.words()[lanes, columns].astype(np.int64) & ((1 << bits) - 1)
-        known = (tm.defined()[lanes, columns] & flag) == flag
-        out[here] = [int(w) if k else Undefined(bits) for w, k in zip(words, known)]
-    return out
+        words[here] = tm.words()[lanes, columns].astype(np.uint64) & np.uint64((1 << bits) - 1)
+        known[here] = (tm.defined()[lanes, columns] & flag) == flag
+    return words, known
 
 
 def check_cells(form_text: str, state_of, d_tmem: int, cells, what: str) -> None:
@@ -201,26 +202,29 @@ def write_d(state: State, d_tmem: int, cells, D: np.ndarray, dtype: str, disable
     """``state`` (and its peer) with D written at ``cells``, except in the lanes ``disabled_lanes``
     (a bool array per Tensor Memory lane of each CTA, [ctas, 128]) marks: "If a bit in the mask is 1,
     then the corresponding lane in the Tensor Memory for the resultant matrix D will not be
-    updated". An element that is a set (spec level) makes its cell hold one of the set
-    (:meth:`~ptxspec.semantics.state.TensorMemory.with_allowed`); an undefined one leaves it undefined."""
+    updated". D: uint64 bits, or an object array where an element is a set (spec level: its cell
+    holds one of the set, :meth:`~ptxspec.semantics.state.TensorMemory.with_allowed`) or undefined
+    (its cell is left undefined)."""
     cta, lane, column = cells
-    bits, flag = d_width(dtype)
+    _bits, flag = d_width(dtype)
     new = state
     for which in np.unique(cta):
         here = cta == which
         lanes, columns = lane_of(d_tmem) + lane[here], column_of(d_tmem) + column[here]
-        values = np.array([v if isinstance(v, Undefined) or only_member(v) is None else only_member(v) for v in D[here]], dtype=object)
         keep = ~disabled_lanes[int(which)][lanes]
-        known = np.array([isinstance(v, (int, np.integer)) for v in values], dtype=bool)
-        sets = np.array([not k and not isinstance(v, Undefined) for v, k in zip(values, known)], dtype=bool)
-        words = np.array([int(v) if k else 0 for v, k in zip(values, known)], dtype=np.int64)
-        flags = np.where(known, flag, 0)
         target = new if which == 0 else new.peer
         assert target is not None
-        tm = target.tensor_memory.with_cells(lanes[keep], columns[keep], words[keep], defined=flags[keep])
-        chosen = keep & sets
-        if chosen.any():  # spec-level elements: the cell holds one of the allowed set
-            tm = tm.with_allowed(lanes[chosen], columns[chosen], list(values[chosen]))
+        if D.dtype != object:  # every element bits
+            tm = target.tensor_memory.with_cells(lanes[keep], columns[keep], D[here][keep], defined=flag)
+        else:
+            values = np.array([v if isinstance(v, Undefined) or only_member(v) is None else only_member(v) for v in D[here]], dtype=object)
+            known = np.array([isinstance(v, (int, np.integer)) for v in values], dtype=bool)
+            sets = np.array([not k and not isinstance(v, Undefined) for v, k in zip(values, known)], dtype=bool)
+            words = np.array([int(v) if k else 0 for v, k in zip(values, known)], dtype=np.int64)
+            tm = target.tensor_memory.with_cells(lanes[keep], columns[keep], words[keep], defined=np.where(known, flag, 0)[keep])
+            chosen = keep & sets
+            if chosen.any():
+                tm = tm.with_allowed(lanes[chosen], columns[chosen], list(values[chosen]))
         target = target.with_tensor_memory(tm)
         new = target if which == 0 else attrs.evolve(new, peer=target)
     return new
@@ -353,41 +357,32 @@ def collector_state(form, state: State) -> State:
     return attrs.evolve(state, collectors=frozenset(held))
 
 
-def scaled_c(C: np.ndarray, shift: int, dtype: str) -> np.ndarray:
+def scaled_c(C: np.ndarray, known: np.ndarray, shift: int, dtype: str) -> tuple[np.ndarray, np.ndarray]:
     """§9.7.16.10.9.1 ``scale-input-d``: "D = A*B+D * (2 ^ - scale-input-d)", "valid range of values
     ... [0, 15]", "only valid for .kind::tf32 and .kind::f16". The scaled C is exact only while it
-    stays normal; where 2^-s would take an element of C below the normal range (or it is a set or
-    undefined) the manual does not say how the scaling rounds, so that element of D is refused
-    through the undefined marker (our reading: the scaling is exact, an exponent decrement)."""
+    stays normal; where 2^-s would take an element of C below the normal range the manual does not
+    say how the scaling rounds, so that element is not known and its element of D undefined (our
+    reading: the scaling is exact, an exponent decrement). Zeros, infinities and NaNs are kept."""
     if shift == 0:
-        return C
+        return C, known
     fmt = fmt_of(dtype)
-    out = np.empty(C.shape, dtype=object)
-    for index, value in np.ndenumerate(C):
-        if not isinstance(value, (int, np.integer)):
-            out[index] = value
-            continue
-        bits = int(value)
-        exponent = (bits >> fmt.mantissa_bits) & ((1 << fmt.exponent_bits) - 1)
-        if exponent == (1 << fmt.exponent_bits) - 1 or (exponent == 0 and bits & ((1 << fmt.mantissa_bits) - 1) == 0):
-            out[index] = bits  # inf, NaN, zero: unchanged by 2^-s
-        elif exponent - shift >= 1:
-            out[index] = bits - (shift << fmt.mantissa_bits)
-        else:
-            out[index] = Undefined(fmt.width)
-    return out
+    m, e = fmt.mantissa_bits, fmt.exponent_bits
+    exponent = (C >> np.uint64(m)) & np.uint64((1 << e) - 1)
+    zero = (exponent == 0) & (C & np.uint64((1 << m) - 1) == 0)
+    special = exponent == (1 << e) - 1
+    stays = exponent.astype(np.int64) - shift >= 1
+    scaled = np.where(zero | special, C, np.where(stays, C - np.uint64(shift << m), C))
+    return scaled, known & (zero | special | stays)
 
 
-def multiply_accumulate(instr: td.InstrDescriptor, A, B: np.ndarray, C: np.ndarray, profile: Profile, scales=None) -> np.ndarray:
-    """:func:`product` where every element of C is bits; an element of C that is undefined makes
-    its element of D undefined (an object array then)."""
-    unknown = np.array([not isinstance(v, (int, np.integer)) for v in C.ravel()], dtype=bool).reshape(C.shape)
-    bits = np.where(unknown, 0, C).astype(np.uint64)
-    D = product(instr, A, B, bits, profile, scales)
-    if not unknown.any():
+def multiply_accumulate(instr: td.InstrDescriptor, A, B: np.ndarray, C: np.ndarray, known: np.ndarray, profile: Profile, scales=None) -> np.ndarray:
+    """:func:`product` of C's bits; an element of C that is not ``known`` makes its element of D
+    undefined (an object array then)."""
+    D = product(instr, A, B, np.where(known, C, 0).astype(np.uint64), profile, scales)
+    if known.all():
         return D
     D = D.astype(object)
-    D[unknown] = Undefined(d_width(instr.dtype)[0])
+    D[~known] = Undefined(d_width(instr.dtype)[0])
     return D
 
 
@@ -455,13 +450,14 @@ def tcgen05_mma(form, state: State, *inputs, profile: Profile) -> tuple[tuple, S
     of = _cta_state(state)
     check_cells(form.text, of, d_tmem, cells, "[d-tmem]")
     if int(named["enable_input_d"]):
-        C = scaled_c(read_d(of, d_tmem, cells, instr.dtype), shift, instr.dtype)
+        C, known = scaled_c(*read_d(of, d_tmem, cells, instr.dtype), shift, instr.dtype)
     else:
-        C = np.full((instr.m, instr.n), zero_c(instr.dtype, profile), dtype=object)
-    D = np.empty((instr.m, instr.n), dtype=object)
+        C, known = np.full((instr.m, instr.n), zero_c(instr.dtype, profile), dtype=np.uint64), np.ones((instr.m, instr.n), dtype=bool)
     width = instr.n // len(operands)
+    parts = []
     for copy, A in enumerate(operands):
         columns = slice(copy * width, (copy + 1) * width)
         part = (scales[0], scales[1][:, columns]) if scales is not None else None
-        D[:, columns] = multiply_accumulate(instr, A, B[:, columns], C[:, columns], profile, part)
+        parts.append(multiply_accumulate(instr, A, B[:, columns], C[:, columns], known[:, columns], profile, part))
+    D = np.concatenate(parts, axis=1) if all(p.dtype != object for p in parts) else np.concatenate([p.astype(object) for p in parts], axis=1)
     return (), write_d(state, d_tmem, cells, D, instr.dtype, disabled_lanes(form.text, named, cta_group))

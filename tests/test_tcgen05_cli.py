@@ -317,3 +317,27 @@ def test_docs_eval_examples_are_real_output(capsys, monkeypatch):
         assert argv[0] == "ptxspec"
         code, out, err = run(capsys, *argv[1:])
         assert (out + err).splitlines() == expected, command
+
+
+# ---------------------------------------------------------------------------------------------
+# tcgen05.mma lines (tests/test_tcgen05_mma_vectors.py has the rest)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_mma_vectors_through_the_command_line(capsys, tmp_path):
+    forms = ("tcgen05.mma.cta_group::1.kind::f8f6f4", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16")
+    path = tmp_path / "mma.jsonl"
+    with pytest.raises(SystemExit) as done:
+        main(["vectors", *forms, "--count", "2", "--seed", "1", "-o", str(path)])
+    assert done.value.code == 0
+    lines = _lines(path)
+    assert [o["instr"] for o in lines] == [forms[0]] * 2 + [forms[1]] * 2 and {o["profile"] for o in lines} == {"sm_100"}
+    code, out, err = run(capsys, "check-vectors", "--profile", "sm_100", str(path))
+    assert code == 0 and out.startswith("checked 4 vector(s) under profile sm_100: 4 matched, 0 mismatched"), out + err
+    cells = lines[0]["state_after"]["tensor_memory"]["cells"]
+    before = {(c[0], c[1]): c for c in lines[0]["state"]["tensor_memory"]["cells"]}
+    k = next(i for i, c in enumerate(cells) if before.get((c[0], c[1])) != c)
+    cells[k][2] = f"0x{int(cells[k][2], 16) ^ 1:08x}"
+    _write(tmp_path / "bad.jsonl", lines[:1])
+    code, out, err = run(capsys, "check-vectors", "--profile", "sm_100", str(tmp_path / "bad.jsonl"))
+    assert code == 1 and "bad.jsonl:1" in out and "state_after is not the state the instruction leaves" in out, out + err
