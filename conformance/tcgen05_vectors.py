@@ -511,8 +511,8 @@ def _mma_shapes(form: Form, rng: np.random.Generator, kind: str, group: int, spa
     """An M the layouts determine and a small N (Table 39) for the form."""
     from ptxspec.semantics import tcgen05_descriptors as td
 
-    ms, ns = td.SHAPE_TABLE[kind][(ws, group, sparse)]
-    ms = set(ms)
+    allowed_m, ns = td.SHAPE_TABLE[kind][(ws, group, sparse)]
+    ms = set(allowed_m)
     if ws:
         ms -= {64}  # Layout E is undetermined
         if sparse or a_tmem:
@@ -786,8 +786,8 @@ def _zero_column_mask(rng: np.random.Generator, m: int, n: int) -> int:
         return 0
     try:
         descriptor = td.ZeroColumnMaskDescriptor(
-            start_counts=tuple(int(x) for x in rng.integers(0, 4, size=4)),
-            first_spans=tuple(int(x) for x in rng.integers(0, 2, size=4)),
+            start_counts=cast("tuple[int, int, int, int]", tuple(int(x) for x in rng.integers(0, 4, size=4))),
+            first_spans=cast("tuple[int, int, int, int]", tuple(int(x) for x in rng.integers(0, 2, size=4))),
             non_zero_mask=True,
             skip_span=int(rng.integers(0, 4)),
             use_span=int(rng.integers(0, 4)),

@@ -229,7 +229,7 @@ def _write(path: Path, objs: list[dict]) -> None:
 
 
 def test_corrupted_lines_are_found_with_their_line_numbers(capsys, everything, tmp_path):
-    objs = _lines(everything)
+    objs = [o for o in _lines(everything) if not o["instr"].startswith("tcgen05.mma")]  # the mma lines: test_tcgen05_mma_vectors.py
     index = {o["instr"]: k for k, o in enumerate(objs)}
     ld = objs[index["tcgen05.ld.sync.aligned.32x32b.x4.b32"]]
     lane = next(i for i, v in enumerate(ld["outputs"][1]) if isinstance(v, str))
