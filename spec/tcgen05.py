@@ -96,7 +96,7 @@ name after other qualifiers (``tcgen05.sync.aligned.ld...``) and the decompressi
 (``.b6x16_p32.b8x16``), which ptxas refuses.
 
 Operand templates with ``[address]`` operands (``"tcgen05.ld... {r0, r1}, [taddr]"``) are read by
-this module's :func:`parse` (by their shape, :func:`operand_shape`), not by the catalogue's, which
+this module's :func:`parse` (by their shape, brackets marking :func:`addresses`), not by the catalogue's, which
 reads no brackets. :func:`addresses` says which operands the syntax line writes in brackets.
 """
 
@@ -806,35 +806,6 @@ def addresses(form: Form) -> frozenset[str]:
     if key == "tcgen05.dealloc":
         return frozenset()
     return frozenset(o.name for o in form.operands if o.name in ("dst", "mbar", "taddr", *MMA_ADDRESSES))
-
-
-def operand_shape(written: str) -> list[str]:
-    """An operand list as written, by shape: ``"{%0, %1}, [%2], %3"`` -> ``["{2}", "[]", "x"]``
-    (each operand a vector of n, an address, or a register or immediate)."""
-    out, depth, current = [], 0, ""
-    for c in written + ",":
-        if c == "," and depth == 0:
-            item = current.strip()
-            if item:
-                out.append(f"{{{item.count(',') + 1}}}" if item.startswith("{") else "[]" if item.startswith("[") else "x")
-            current = ""
-            continue
-        depth += 1 if c in "{[" else -1 if c in "}]" else 0
-        current += c
-    return out
-
-
-def shape_of(form: Form) -> list[str]:
-    """The shape (:func:`operand_shape`) of the form's operand list as its syntax line writes it:
-    the register vectors in braces (even of one register), the addresses in brackets."""
-    bracketed = addresses(form)
-    out = []
-    for group in form.layout:
-        if len(group) > 1 or "." in group[0].name:
-            out.append(f"{{{len(group)}}}")
-        else:
-            out.append("[]" if group[0].name in bracketed else "x")
-    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -83,10 +83,10 @@ def operands_for(text: str) -> Form:
     text with an operand template (:func:`case_text`) gets the family of that shape."""
     head, _, written = text.partition(" ")
     tokens = head.split(".")[1:]
-    wanted = tc.operand_shape(written) if written.strip() else None
+    wanted = operand_shape(written) if written.strip() else None
     for family in tc.FAMILIES:
         matched = _match(family, tokens)
-        if isinstance(matched, Form) and (wanted is None or tc.shape_of(matched) == wanted):
+        if isinstance(matched, Form) and (wanted is None or shape_of(matched) == wanted):
             return matched
     operation = "ld.red" if tokens[:2] == ["ld", "red"] else tokens[0] if tokens else ""
     best, score = None, -1
@@ -972,6 +972,19 @@ def operand_shape(written: str) -> list[str]:
     return out
 
 
+def shape_of(form: Form) -> list[str]:
+    """The shape (:func:`operand_shape`) of the form's operand list as its syntax line writes it:
+    the register vectors in braces (even of one register), the addresses in brackets."""
+    bracketed = tc.addresses(form)
+    out = []
+    for group in form.layout:
+        if len(group) > 1 or "." in group[0].name:
+            out.append(f"{{{len(group)}}}")
+        else:
+            out.append("[]" if group[0].name in bracketed else "x")
+    return out
+
+
 def _header_forms():
     if HEADERS is None:
         pytest.skip("the cuda::ptx headers (include/cccl/cuda/__ptx/instructions/generated) are not installed")
@@ -1050,7 +1063,7 @@ def test_every_mma_header_form_is_legal_where_the_header_gates_it():
     for line, ptx, archs, source in forms:
         form = tc.parse(line)
         reached[form.family.key] = reached.get(form.family.key, 0) + 1
-        assert tc.shape_of(form) == tc.operand_shape(line.split(None, 1)[1])
+        assert shape_of(form) == operand_shape(line.split(None, 1)[1])
         gate = max([ptx, *(v for k, v in HEADER_GATE_KNOWN.items() if k in form.text.split("."))])
         for arch in archs:
             assert form.admits(gate, arch), (source, line, ptx, arch)
