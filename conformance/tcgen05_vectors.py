@@ -55,9 +55,8 @@ compact LBO/SBO under which no two elements share bits), or A in Tensor Memory, 
 metadata and scale factors in Tensor Memory, enable-input-d, disable-output-lane, scale-input-d,
 a zero-column mask and the collector buffers (:func:`_mma_case`). A line asked at the spec level
 is computed by ``sm_100`` where it has a datapath (:func:`line_profile`). Families that share
-their text carry an operand template in ``instr`` (:func:`line_text`). Forms the semantics
-refuses for every input (``.ashift``, block scaling with ``.cta_group::2``) get no vectors
-(:data:`MMA_REFUSED`); the 4-/6-bit formats of f8f6f4/mxf8f6f4 are not drawn (:data:`MMA_TYPES`).
+their text carry an operand template in ``instr`` (:func:`line_text`). Every tcgen05.mma form
+gets vectors; the 4-/6-bit formats of f8f6f4/mxf8f6f4 are not drawn (:data:`MMA_TYPES`).
 
 The cases are seeded and deterministic (numpy PCG64 seeded with ``(seed, crc32(form text))``, as
 every vector writer here): same arguments, same bytes. Each form's cases vary the warp (and
@@ -98,10 +97,14 @@ MMA_FORMS: tuple[str, ...] = (
     "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block32",
     "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16",
     "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block32",
+    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.block32",
+    "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block16",
     "tcgen05.mma.sp.cta_group::1.kind::f16",
     "tcgen05.mma.sp.cta_group::2.kind::i8",
     "tcgen05.mma.ws.cta_group::1.kind::f16",
     "tcgen05.mma.ws.cta_group::1.kind::tf32",
+    "tcgen05.mma.cta_group::1.kind::f16.ashift",
+    "tcgen05.mma.cta_group::2.kind::i8.ashift",
 )
 
 #: tcgen05.mma forms of the families that share their text with another (A in Tensor Memory,
@@ -490,21 +493,7 @@ MMA_TYPES = {
 }
 
 #: Why a tcgen05.mma form gets no vectors (the semantics refuses every input of it).
-MMA_REFUSED = {
-    "ashift": ".ashift: the manual does not say whether the shifted rows of A are written back to Tensor Memory",
-    "pair scale factors": "block scaling with .cta_group::2: which CTA's Tensor Memory holds which scale factors is undetermined",
-}
-
 _LAYOUT_STEPS = tuple(16 << i for i in range(11))  # 16 .. 16384 bytes
-
-
-def mma_refusal(form: Form) -> str | None:
-    """Why ``form`` (a tcgen05.mma form) has no vectors, or None."""
-    if form.get("ashift"):
-        return MMA_REFUSED["ashift"]
-    if form.get("block_scale") and _group(form) == 2:
-        return MMA_REFUSED["pair scale factors"]
-    return None
 
 
 def _mma_shapes(form: Form, rng: np.random.Generator, kind: str, group: int, sparse: bool, ws: bool, a_tmem: bool) -> tuple[int, int]:
@@ -522,8 +511,12 @@ def _mma_shapes(form: Form, rng: np.random.Generator, kind: str, group: int, spa
             ms &= {128}
     elif sparse:
         ms &= {256}  # Layout C is undetermined
+    if form.get("ashift"):
+        ms &= {128 * group}  # A in whole sub-partitions, one copy (semantics.tcgen05_mma.a_shifted)
     m = int(rng.choice(sorted(ms)))
     small = sorted(ns)
+    if group == 2 and m == 128 and kind in td.BLOCK_SCALED:
+        return m, 128  # scale factor B's "2x2" layout: N = 128 or 256 (tcgen05_operands._pair_b_2x2)
     return m, small[0] if rng.integers(0, 4) or small[1] > 32 else small[1]
 
 
@@ -605,9 +598,6 @@ def _mma_case(form: Form, rng: np.random.Generator) -> Case:
     from ptxspec.semantics import tcgen05_descriptors as td
     from ptxspec.semantics import tcgen05_operands as ops
 
-    reason = mma_refusal(form)
-    if reason is not None:
-        raise PtxSpecError(f"{form.text}: no vectors: {reason}", section=form.family.section)
     key = form.family.key
     kind = form["kind"].split("::")[1]
     group = _group(form)
@@ -747,11 +737,11 @@ def _mma_case(form: Form, rng: np.random.Generator) -> Case:
             bad = rng.integers(0, 64, size=mcta.shape) == 0
             values[bad] = rng.integers(0, 16, size=int(bad.sum()), dtype=np.uint64)
         state = _put_words(state, _or_fields(mcta, mlane, mcol, mbit, values, 0, base))
-    if vector is not None:  # scale factors, duplicated to the four sub-partitions
+    if vector is not None:  # scale factors, duplicated to the four sub-partitions (and B's to both CTAs)
         for operand, rows, ident in (("a", m, instr.scale_a_id), ("b", n, instr.scale_b_id)):
             slot = next(slots)
             named[f"scale_{operand}_tmem"] = tensor_memory_address(0, slot)
-            scta, slane, scol, sbyte = ops.scale_factor_cells(operand, kind, vector, rows, k, ident, group)
+            scta, slane, scol, sbyte = ops.scale_factor_cells(operand, kind, vector, rows, k, ident, group, m)
             if scale_type == "ue8m0":
                 factor = rng.integers(120, 135, size=scta.shape[:2], dtype=np.uint64)
             else:

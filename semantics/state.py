@@ -234,6 +234,31 @@ class TensorMemory:
         entries.update(zip(zip(lanes.tolist(), columns.tolist()), sets))
         return attrs.evolve(cleared, allowed=tuple((lane, column, entries[lane, column]) for lane, column in sorted(entries)))
 
+    def with_rows_shifted(self, lanes, columns) -> TensorMemory:
+        """The same Tensor Memory after the one row shift of the manual, "shifting ... downwards
+        across all the rows, except the last, by one row" (§9.7.16.9.3 ``tcgen05.shift``; the
+        same words for ``tcgen05.mma``'s ``.ashift``, §9.7.16.10.9.1), over the cells of
+        ``lanes`` x ``columns`` (1-D): within each sub-partition of 32 lanes, lane ``r`` takes lane
+        ``r + 1``'s value and the sub-partition's last lane keeps its own. The direction and the
+        per-sub-partition "last" are what NVIDIA observed on B200 for ``.ashift``
+        (CUTLASS @7107b055, ``examples/python/CuTeDSL/experimental/primitives/tcgen05/
+        1cta_mma_a_from_tmem.py``: "shifted[r] = A[r+1] for r % 32 != 31, else A[r]"); the
+        manual's words are the same for both instructions, so one mechanism serves both. A cell
+        that holds "one of" a set passes the set on."""
+        lanes = np.asarray(lanes, dtype=np.int64).ravel()
+        columns = np.asarray(columns, dtype=np.int64).ravel()
+        moving = lanes[(lanes % 32 != 31) & np.isin(lanes + 1, lanes)]
+        target_lanes, target_columns = (a.ravel() for a in np.meshgrid(moving, columns, indexing="ij"))
+        source_lanes = target_lanes + 1
+        words, written = self.words()[source_lanes, target_columns], self.defined()[source_lanes, target_columns]
+        moved = self.with_cells(target_lanes, target_columns, words, defined=written)
+        sets = {(lane, column): allowed for lane, column, allowed in self.allowed}
+        carried = [(lane, column, sets[lane + 1, column]) for lane, column in zip(target_lanes.tolist(), target_columns.tolist()) if (lane + 1, column) in sets]
+        if not carried:
+            return moved
+        carried_lanes, carried_columns, carried_sets = zip(*carried)
+        return moved.with_allowed(carried_lanes, carried_columns, carried_sets)
+
     def admits(self, observed: TensorMemory) -> bool:
         """Whether ``observed`` (a Tensor Memory a machine left) is this one, each cell of
         :attr:`allowed` holding a whole value that its set contains."""
@@ -294,6 +319,39 @@ class State:
     def with_tensor_memory(self, tensor_memory: TensorMemory) -> State:
         """The same state with Tensor Memory replaced."""
         return attrs.evolve(self, tensor_memory=tensor_memory)
+
+    def of_cta(self, which: int) -> State:
+        """This CTA's state (``which`` 0) or its peer's (1) -- §9.7.16.5.2: a ``.cta_group::2``
+        instruction reaches "the Tensor Memory of the current and the peer CTA"."""
+        if which == 0:
+            return self
+        if self.peer is None:
+            raise OperandError("the peer CTA's Tensor Memory is reached, and the state has no peer", section=CTA_PAIR)
+        return self.peer
+
+    def with_cta_tensor_memory(self, which: int, tensor_memory: TensorMemory) -> State:
+        """The same state with CTA ``which``'s Tensor Memory (0: this CTA's, 1: its peer's) replaced."""
+        if which == 0:
+            return self.with_tensor_memory(tensor_memory)
+        return attrs.evolve(self, peer=self.of_cta(1).with_tensor_memory(tensor_memory))
+
+    def tensor_memory_cells(self, address: int, cta, lane, column, what: str, where=None) -> tuple[np.ndarray, np.ndarray]:
+        """The 32-bit words and their defined-half flags at the cells ``(cta[i], lane[i],
+        column[i])`` -- lane and column offsets from the Tensor Memory ``address``, in this CTA
+        (``cta`` 0) or its peer (1) -- after :meth:`TensorMemory.check_reach` has found every cell in
+        Tensor Memory and allocated (``what`` names the operand in its error). The one gather of
+        Tensor Memory cells that ``tcgen05.mma`` and its operands read."""
+        cta, lane, column = np.asarray(cta), np.asarray(lane), np.asarray(column)
+        words = np.zeros(lane.shape, dtype=np.uint32)
+        flags = np.zeros(lane.shape, dtype=np.uint8)
+        for which in np.unique(cta):
+            here = cta == which
+            tm = self.of_cta(int(which)).tensor_memory
+            lanes, columns = lane_of(address) + lane[here], column_of(address) + column[here]
+            tm.check_reach(lanes, columns, f"{what} from address {address:#010x} reaches", where=where if where is not None else f"CTA {which}")
+            words[here] = tm.words()[lanes, columns]
+            flags[here] = tm.defined()[lanes, columns]
+        return words, flags
 
     def admits(self, observed: State) -> bool:
         """Whether ``observed`` is this state, where a cell of Tensor Memory that holds one of a set

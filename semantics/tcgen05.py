@@ -528,8 +528,8 @@ def cp(form: Form, state: State, taddr: int, s_desc: int, *, profile: Profile) -
     return (), _in_pair(state, group, change)
 
 
-#: §9.7.16.2.3: ".31x256b (implicit)" -- 31 rows of 256 bits (8 cells) move down by one lane.
-SHIFT_ROWS, SHIFT_COLUMNS = 31, 8
+#: §9.7.16.2.3: ".31x256b (implicit)" -- 31 rows of 256 bits (8 cells) take the next row's value.
+SHIFT_LANES, SHIFT_COLUMNS = 32, 8
 
 
 @semantic("tcgen05.shift", operands=THREAD_MEMORY)
@@ -537,21 +537,21 @@ def shift(form: Form, state: State, taddr: int, *, profile: Profile) -> tuple[tu
     """§9.7.16.9.3 tcgen05.shift.down: "initiates the shifting of 32-byte elements downwards across
     all the rows, except the last, by one row. The address operand taddr specifies the base
     address of the matrix in the Tensor Memory whose rows must be down shifted. The lane of the
-    address operand taddr must be aligned to 32." Shape ``.31x256b``: the 32-byte elements of lanes
-    ``l .. l+30`` (8 cells from taddr's column) move to lanes ``l+1 .. l+31``; lane ``l`` keeps its
-    value (our reading). With ``.cta_group::2`` in both CTAs of the pair."""
+    address operand taddr must be aligned to 32." Shape ``.31x256b``: over the 32 lanes from
+    taddr's and 8 cells from its column, lane ``l + i`` takes lane ``l + i + 1``'s 32 bytes for
+    ``i < 31`` and lane ``l + 31`` keeps its own (:meth:`TensorMemory.with_rows_shifted`, the
+    direction NVIDIA observed for the same words in ``.ashift``). With ``.cta_group::2`` in both
+    CTAs of the pair."""
     group, state = _cta_group(form, state)
     lane, column = lane_of(taddr), column_of(taddr)
     if lane % 32:
         raise OperandError(f"the lane of taddr ({lane}) must be aligned to 32", where=form.text, section=tc.SHIFT)
-    source_lanes = lane + np.repeat(np.arange(SHIFT_ROWS), SHIFT_COLUMNS).reshape(SHIFT_ROWS, SHIFT_COLUMNS)
-    columns = column + np.tile(np.arange(SHIFT_COLUMNS), (SHIFT_ROWS, 1))
+    lanes, columns = lane + np.arange(SHIFT_LANES), column + np.arange(SHIFT_COLUMNS)
 
     def change(cta: State) -> State:
         tm = cta.tensor_memory
-        _allocated(form, tm, source_lanes + 1, columns, "shifts")
-        words, defined = tm.words()[source_lanes, columns], tm.defined()[source_lanes, columns]
-        return cta.with_tensor_memory(tm.with_cells(source_lanes + 1, columns, words, defined=defined))
+        _allocated(form, tm, *np.meshgrid(lanes, columns, indexing="ij"), "shifts")
+        return cta.with_tensor_memory(tm.with_rows_shifted(lanes, columns))
 
     return (), _in_pair(state, group, change)
 

@@ -399,7 +399,8 @@ def element_address(descriptor: SmemDescriptor | int, element_bits: int, mn, k, 
     if element_bits < 8 and major == "MN":
         raise OperandError(
             f'MN-major ("transposed") {element_bits}-bit elements (Table 52: 4-bit and 6-bit types only "Row | A", "Column | B"; '
-            'the transposed rows are "8-bit, 16-bit" and "32-bit")',
+            'the transposed rows are "8-bit, 16-bit" and "32-bit"; CUTLASS\'s mma_sm100_desc.hpp agrees: "Major value of 1 is only valid for '
+            'E4M3, E5M2, INT8 (signed and unsigned), F16, BF16 and TF32 source formats")',
             section=TYPE_SWIZZLE,
         )
     if not padded:

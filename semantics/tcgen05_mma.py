@@ -172,30 +172,20 @@ def d_width(dtype: str) -> tuple[int, int]:
     return (16, LOW_HALF) if dtype == "f16" else (32, WHOLE)
 
 
-def read_d(state_of, d_tmem: int, cells, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+def read_d(state: State, d_tmem: int, cells, dtype: str, where=None) -> tuple[np.ndarray, np.ndarray]:
     """C = the current D from Tensor Memory: ``(bits, known)``, uint64 and bool arrays [M, N]; an
     element is not known where its cell holds no value (or one of a set). ``cells``: (cta, lane
-    offset, column offset) arrays [M, N]; ``state_of`` gives the state of CTA 0 (this one) or 1
-    (its peer)."""
-    cta, lane, column = cells
+    offset, column offset) arrays [M, N], CTA 0 this one and 1 its peer."""
     bits, flag = d_width(dtype)
-    words = np.zeros(lane.shape, dtype=np.uint64)
-    known = np.zeros(lane.shape, dtype=bool)
-    for which in np.unique(cta):
-        tm = state_of(int(which)).tensor_memory
-        here = cta == which
-        lanes, columns = lane_of(d_tmem) + lane[here], column_of(d_tmem) + column[here]
-        words[here] = tm.words()[lanes, columns].astype(np.uint64) & np.uint64((1 << bits) - 1)
-        known[here] = (tm.defined()[lanes, columns] & flag) == flag
-    return words, known
-
-
-def check_cells(form_text: str, state_of, d_tmem: int, cells, what: str) -> None:
-    """Every cell of ``cells`` (from ``d_tmem``) is in Tensor Memory and allocated, in its CTA."""
     cta, lane, column = cells
-    for which in np.unique(cta):
-        here = cta == which
-        state_of(int(which)).tensor_memory.check_reach(lane_of(d_tmem) + lane[here], column_of(d_tmem) + column[here], f"{what} reaches", where=form_text)
+    words, flags = state.tensor_memory_cells(d_tmem, cta, lane, column, "[d-tmem]", where=where)
+    return words.astype(np.uint64) & np.uint64((1 << bits) - 1), (flags & flag) == flag
+
+
+def check_cells(form_text: str, state: State, address: int, cells, what: str) -> None:
+    """Every cell of ``cells`` (from ``address``) is in Tensor Memory and allocated, in its CTA."""
+    cta, lane, column = cells
+    state.tensor_memory_cells(address, cta, lane, column, what, where=form_text)
 
 
 def write_d(state: State, d_tmem: int, cells, D: np.ndarray, dtype: str, disabled_lanes: np.ndarray) -> State:
@@ -212,8 +202,7 @@ def write_d(state: State, d_tmem: int, cells, D: np.ndarray, dtype: str, disable
         here = cta == which
         lanes, columns = lane_of(d_tmem) + lane[here], column_of(d_tmem) + column[here]
         keep = ~disabled_lanes[int(which)][lanes]
-        target = new if which == 0 else new.peer
-        assert target is not None
+        target = new.of_cta(int(which))
         if D.dtype != object:  # every element bits
             tm = target.tensor_memory.with_cells(lanes[keep], columns[keep], D[here][keep], defined=flag)
         else:
@@ -225,9 +214,43 @@ def write_d(state: State, d_tmem: int, cells, D: np.ndarray, dtype: str, disable
             chosen = keep & sets
             if chosen.any():
                 tm = tm.with_allowed(lanes[chosen], columns[chosen], list(values[chosen]))
-        target = target.with_tensor_memory(tm)
-        new = target if which == 0 else attrs.evolve(new, peer=target)
+        new = new.with_cta_tensor_memory(int(which), tm)
     return new
+
+
+def a_shifted(form, state: State, instr: td.InstrDescriptor, named: dict, cta_group: int, sparse: bool, stored_k: int) -> State:
+    """§9.7.16.10.9.1 ``.ashift``: "shifts the rows of the A matrix down by one row, except for the
+    last row in the Tensor Memory. Qualifier .ashift is only allowed with M = 128 or M = 256." The
+    cells of A (``[a-tmem]``, the only form with ``.ashift``) in each CTA take the row shift of
+    :meth:`~ptxspec.semantics.state.TensorMemory.with_rows_shifted` once the MMA has read them:
+    NVIDIA's CUTLASS @7107b055 (``nvvm_wrapper.tcgen05_mma``, ``a_shift``) observed on B200 that
+    "the shift is a post-MMA operation: the current MMA reads unshifted A and produces A @ B, then
+    the A TMEM region is shifted for subsequent reads", within each 32-lane sub-partition."""
+    from ptxspec.semantics import tcgen05_datapath as dp
+
+    if instr.m not in (128, 256):
+        raise OperandError(f"M = {instr.m}: Qualifier .ashift is only allowed with M = 128 or M = 256", where=form.text, section=SECTION)
+    if dp.a_copies(instr.m, cta_group, sparse, False) != 1:
+        raise OperandError(
+            f".ashift with M = {instr.m} and .cta_group::{cta_group}: A is read in two copies (Layout B), and which copy's rows shift is not determined",
+            where=form.text,
+            section=SECTION,
+        )
+    a_tmem = int(named["a_tmem"])
+    container = td.tmem_a_container(instr.kind, instr.atype)[0]
+    cta, lane, column, _bit = dp.a_cells(instr.m, stored_k, container, cta_group, sparse, False, lane_alignment=lane_of(a_tmem) % 32, copy=0)
+    for which in np.unique(cta):
+        here = cta == which
+        lanes, columns = lane_of(a_tmem) + np.unique(lane[here]), column_of(a_tmem) + np.unique(column[here])
+        if lanes.size % 32 or np.any(lanes[::32] % 32) or np.any(np.diff(lanes) != 1):
+            raise OperandError(
+                f".ashift with M = {instr.m} and .cta_group::{cta_group}: A's rows fill only part of each 32-lane sub-partition, so which row is "
+                "the last is not determined (NVIDIA's observation covers A filling whole sub-partitions)",
+                where=form.text,
+                section=SECTION,
+            )
+        state = state.with_cta_tensor_memory(int(which), state.of_cta(int(which)).tensor_memory.with_rows_shifted(lanes, columns))
+    return state
 
 
 def _named(form, inputs) -> dict:
@@ -255,17 +278,6 @@ def disabled_lanes(form_text: str, named: dict, cta_group: int) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 
 
-def _cta_state(state: State):
-    """CTA 0 (the issuing CTA) or 1 (its peer) of ``state``."""
-
-    def of(which: int) -> State:
-        chosen = state if which == 0 else state.peer
-        assert chosen is not None, "cta_group::2 needs the peer's state (checked before)"
-        return chosen
-
-    return of
-
-
 def a_matrix(form, state: State, instr: td.InstrDescriptor, named: dict, cta_group: int, sparse: bool, ws: bool, stored_k: int) -> list[np.ndarray]:
     """A (M x K element bits), once per copy that the data-path layout keeps (Layout B keeps two,
     each feeding half of D's columns; :func:`ptxspec.semantics.tcgen05_datapath.a_copies`). From
@@ -277,11 +289,11 @@ def a_matrix(form, state: State, instr: td.InstrDescriptor, named: dict, cta_gro
     from ptxspec.semantics import tcgen05_datapath as dp
 
     m = instr.m
-    of = _cta_state(state)
     if "a_desc" in named:
         rows = m // cta_group
         parts = [
-            smem_matrix(of(c), int(named["a_desc"]), rows, stored_k, instr.atype, "MN" if instr.transpose_a else "K", "a", instr.kind) for c in range(cta_group)
+            smem_matrix(state.of_cta(c), int(named["a_desc"]), rows, stored_k, instr.atype, "MN" if instr.transpose_a else "K", "a", instr.kind)
+            for c in range(cta_group)
         ]
         return [np.concatenate(parts, axis=0)]
     if instr.transpose_a:
@@ -295,16 +307,11 @@ def a_matrix(form, state: State, instr: td.InstrDescriptor, named: dict, cta_gro
     copies = []
     for copy in range(dp.a_copies(m, cta_group, sparse, ws)):
         cta, lane, column, bit = dp.a_cells(m, stored_k, container, cta_group, sparse, ws, lane_alignment=lane_of(a_tmem) % 32, copy=copy)
-        check_cells(form.text, of, a_tmem, (cta, lane, column), "[a-tmem]")
-        out = np.zeros(lane.shape, dtype=np.uint64)
-        for which in np.unique(cta):
-            tm = of(int(which)).tensor_memory
-            here = cta == which
-            lanes, columns = lane_of(a_tmem) + lane[here], column_of(a_tmem) + column[here]
-            if ((tm.defined()[lanes, columns]) != WHOLE).any():
-                raise OperandError("[a-tmem]: A reads a Tensor Memory cell that holds no value", where=form.text, section=SECTION)
-            word = (tm.words()[lanes, columns].astype(np.uint64) >> bit[here].astype(np.uint64)) & np.uint64((1 << container) - 1)
-            out[here] = td.tmem_a_payload(word, instr.kind, instr.atype)
+        words, flags = state.tensor_memory_cells(a_tmem, cta, lane, column, "[a-tmem]", where=form.text)
+        if (flags != WHOLE).any():
+            raise OperandError("[a-tmem]: A reads a Tensor Memory cell that holds no value", where=form.text, section=SECTION)
+        word = (words.astype(np.uint64) >> bit.astype(np.uint64)) & np.uint64((1 << container) - 1)
+        out = td.tmem_a_payload(word, instr.kind, instr.atype)
         copies.append(out)
     return copies
 
@@ -323,11 +330,10 @@ def b_matrix(form, state: State, instr: td.InstrDescriptor, named: dict, cta_gro
     reading). ``.ws`` with a zero-column mask (§9.7.16.4.3, tcgen05.mma.ws: "which columns of B
     matrix will have zero value ... regardless of the values present in the shared memory"):
     column ``j`` of the MMA reads column ``j + shift`` of B, and a masked column is zero."""
-    of = _cta_state(state)
     cols = instr.n // cta_group
     shift = 0 if mask is None else int(td.b_column(mask, 0, instr.m))
     parts = [
-        smem_matrix(of(c), int(named["b_desc"]), k, cols + shift, instr.btype, "MN" if instr.transpose_b else "K", "b", instr.kind)[:, shift:]
+        smem_matrix(state.of_cta(c), int(named["b_desc"]), k, cols + shift, instr.btype, "MN" if instr.transpose_b else "K", "b", instr.kind)[:, shift:]
         for c in range(cta_group)
     ]
     B = np.concatenate(parts, axis=1)
@@ -400,8 +406,7 @@ def tcgen05_mma(form, state: State, *inputs, profile: Profile) -> tuple[tuple, S
     Refused with the manual's reason: an ``idesc`` with reserved bits set, a code or shape the kind
     does not have (§9.7.16.4.2, Table 39); ``idesc``'s sparsity bit on a dense form (or off on
     ``.sp``); a shared memory descriptor the kind does not allow (§9.7.16.10.3); cells outside the
-    allocation; ``.ashift`` (whether the shift of A's rows is written back to Tensor Memory is not
-    said); ``.collector`` rules; threads' issue rules as every tcgen05 instruction
+    allocation; ``.ashift`` with an M other than 128 or 256 (:func:`a_shifted`); ``.collector`` rules; threads' issue rules as every tcgen05 instruction
     (:func:`ptxspec.semantics.tcgen05._cta_group`)."""
     from ptxspec.semantics import tcgen05_datapath as dp
     from ptxspec.semantics.tcgen05 import _cta_group
@@ -414,8 +419,6 @@ def tcgen05_mma(form, state: State, *inputs, profile: Profile) -> tuple[tuple, S
     instr = instruction_descriptor(kind, int(named["idesc"]), cta_group=cta_group, ws=ws)
     if instr.sparse != sparse:
         raise OperandError(f"idesc's Sparsity bit is {int(instr.sparse)} on a {'sparse' if sparse else 'dense'} form", where=form.text, section=td.INSTR)
-    if form.get("ashift"):
-        raise OperandError(".ashift: the manual does not say whether the shifted rows of A are written back to Tensor Memory", where=form.text, section=SECTION)
     if "a_desc" in named:
         td.check_operands(instr, td.SmemDescriptor.decode(int(named["a_desc"])), td.SmemDescriptor.decode(int(named["b_desc"])))
     else:
@@ -443,14 +446,13 @@ def tcgen05_mma(form, state: State, *inputs, profile: Profile) -> tuple[tuple, S
     if form.get("block_scale"):  # §9.7.16.10.7: scale_A [M, V] and scale_B [V, N] from Tensor Memory
         vector = form.get("scale_vectorsize") or "block32"  # ".kind::mxf4 ... defaults to .block32" (the catalogue requires it for mxf4nvf4)
         scale_a = ops.read_scale_factors(state, int(named["scale_a_tmem"]), "a", kind, vector, instr.m, k, instr.scale_a_id, cta_group)
-        scale_b = ops.read_scale_factors(state, int(named["scale_b_tmem"]), "b", kind, vector, instr.n, k, instr.scale_b_id, cta_group)
+        scale_b = ops.read_scale_factors(state, int(named["scale_b_tmem"]), "b", kind, vector, instr.n, k, instr.scale_b_id, cta_group, instr.m)
         scales = (scale_a, scale_b.T)
     d_tmem = int(named["d_tmem"])
     cells = dp.d_cells(instr.m, instr.n, cta_group, sparse, ws, lane_alignment=lane_of(d_tmem) % 32)
-    of = _cta_state(state)
-    check_cells(form.text, of, d_tmem, cells, "[d-tmem]")
+    check_cells(form.text, state, d_tmem, cells, "[d-tmem]")
     if int(named["enable_input_d"]):
-        C, known = scaled_c(*read_d(of, d_tmem, cells, instr.dtype), shift, instr.dtype)
+        C, known = scaled_c(*read_d(state, d_tmem, cells, instr.dtype, where=form.text), shift, instr.dtype)
     else:
         C, known = np.full((instr.m, instr.n), zero_c(instr.dtype, profile), dtype=np.uint64), np.ones((instr.m, instr.n), dtype=bool)
     width = instr.n // len(operands)
@@ -460,4 +462,7 @@ def tcgen05_mma(form, state: State, *inputs, profile: Profile) -> tuple[tuple, S
         part = (scales[0], scales[1][:, columns]) if scales is not None else None
         parts.append(multiply_accumulate(instr, A, B[:, columns], C[:, columns], known[:, columns], profile, part))
     D = np.concatenate(parts, axis=1) if all(p.dtype != object for p in parts) else np.concatenate([p.astype(object) for p in parts], axis=1)
-    return (), write_d(state, d_tmem, cells, D, instr.dtype, disabled_lanes(form.text, named, cta_group))
+    state = write_d(state, d_tmem, cells, D, instr.dtype, disabled_lanes(form.text, named, cta_group))
+    if form.get("ashift"):
+        state = a_shifted(form, state, instr, named, cta_group, sparse, k // 2 if sparse else k)
+    return (), state

@@ -32,11 +32,21 @@ scale_A is M x SFA_N, scale_B is SFB_M x N, with SFA_N = SFB_M = 1, 2, 4 for ``.
   hold the same byte (the manual makes the copies the program's duty and says nothing of which one
   the hardware reads).
 
-Determined only for ``.cta_group::1`` and K = 32 / 64 / 128: the K = 96 layouts
-(§9.7.16.10.7.2.4-5, 7.3.4-5) are figures only and CUTLASS implements K = 96 only for SM103;
-for ``.cta_group::2`` CUTLASS's allocation (``ScaleFactorDuplicated2by2`` / ``4by1``, the
-scale-factor MMA with ``M/2 > 64 ? M/2 : M`` rows and N rounded up to 128) depends on what its
-``tcgen05.cp.cta_group::2`` copies put in each CTA, which neither source states as a layout.
+With ``.cta_group::2`` (the manual's figures are for one CTA; CUTLASS @7107b055's 2x1SM
+block-scaled traits, ``TmemAllocMode::ScaleFactorDuplicated4by1`` for M = 256 and ``2by2`` for
+M = 128, its collective ``sm100_blockscaled_mma_warpspecialized.hpp`` and its example
+``2cta_mma_blockscale_m128.py``):
+
+* scale_A follows A, split by M: CTA ``i // (M/2)`` holds row ``i``'s factors in the one-CTA
+  layout above over its M/2 rows ("Each CTA reads SFA from its local TMEM at the same column
+  offset");
+* scale_B is not split like B: every CTA holds the factors of all N columns ("B data is N-split
+  across CTAs, SFB stays full per CTA"), in the layout above for M = 256 and in the "2x2" layout
+  of :func:`_pair_b_2x2` for M = 128; the two CTAs' copies must be equal, as the four
+  sub-partitions' copies must.
+
+K = 96 (§9.7.16.10.7.2.4-5, 7.3.4-5) is figures only and CUTLASS implements it only for SM103:
+refused.
 
 **Sparsity metadata** (:func:`metadata_cells`, :func:`read_metadata`). Each chunk of a row of A
 (2 elements for ``.kind::tf32`` 1:2, 4 for ``.kind::f16/f8f6f4/mxf8f6f4/i8`` 2:4, 8 for
@@ -149,26 +159,26 @@ def scale_ids(kind: str, vec: int) -> frozenset[int]:
 
 
 def scale_factor_cells(
-    operand: str, kind: str, scale_vec: str, m_or_n: int, k: int, scale_id: int, cta_group: int = 1
+    operand: str, kind: str, scale_vec: str, m_or_n: int, k: int, scale_id: int, cta_group: int = 1, m: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """§9.7.16.10.7.2 (A) / §9.7.16.10.7.3 (B): ``(cta, lane_offset, column_offset, byte)`` of scale
     factor ``[row, block]`` -- row of A (``m_or_n`` = M) or column of B (``m_or_n`` = N), block of K
     -- relative to the scale-A / scale-B Tensor Memory address, each an int array
-    ``[m_or_n, SFA_N, 4]``: the last axis is the four copies in the four lane sub-partitions. Module
-    docstring: the layout and its sources."""
+    ``[m_or_n, SFA_N, copies]``: the last axis is the copies the program must keep equal (the four
+    lane sub-partitions; with ``.cta_group::2`` B's in both CTAs). ``m`` is the instruction's M
+    (for A ``m_or_n``; for B 128 with ``.cta_group::1``, and needed with ``.cta_group::2``, where it
+    picks the pair's data path). Module docstring: the layouts and
+    their sources."""
     vec = scale_vector(kind, scale_vec, k)
     kind = kind.removeprefix("kind::")
     section = {"a": SCALE_A_ID, "b": SCALE_B_ID}.get(operand)
     if section is None:
         raise _refuse(f"the scaled operands are 'a' and 'b', not {operand!r}", BLOCK_SCALING)
-    if cta_group != 1:
-        raise _refuse(
-            f".cta_group::{cta_group}: which CTA's Tensor Memory holds which scale factors is in neither the text of §{BLOCK_SCALING} "
-            "(figures for one CTA) nor a CUTLASS layout (its 2-SM allocation depends on tcgen05.cp.cta_group::2 copies); undetermined",
-            section,
-        )
-    if operand == "a" and m_or_n != 128:
-        raise _refuse(f"block-scaled .cta_group::1 has M = 128 (Table 39), not {m_or_n}", td.SHAPES)
+    if m is None and operand == "b" and cta_group == 2:
+        raise _refuse("scale factors of B on a CTA pair: their layout depends on the instruction's M", SCALE_B_ID)
+    m = (m_or_n if operand == "a" else 128) if m is None else m
+    if m not in ((128,) if cta_group == 1 else (128, 256)):
+        raise _refuse(f"block-scaled .cta_group::{cta_group} has M = {'128' if cta_group == 1 else '128 or 256'} (Table 39), not {m}", td.SHAPES)
     if operand == "b" and m_or_n not in td.N_VALUES[kind]:
         raise _refuse(f"N = {m_or_n} is not an N of .kind::{kind} (Table 39: 8 to 256 in steps of 8)", td.SHAPES)
     valid = scale_ids(kind, vec)
@@ -176,43 +186,56 @@ def scale_factor_cells(
         raise _refuse(f"scale factor {operand.upper()} ID {scale_id} with {vec} factor(s) a row: valid IDs {sorted(valid)}", section)
     row = np.arange(m_or_n)[:, None, None]
     block = np.arange(vec)[None, :, None]
-    copy = np.arange(REPLICAS)[None, None, :]
-    shape = (m_or_n, vec, REPLICAS)
-    lane = np.broadcast_to(row % SUBPARTITION + SUBPARTITION * copy, shape)
-    column = np.broadcast_to(row // SUBPARTITION, shape)
+    if cta_group == 1:
+        cta, local, lanes = np.zeros_like(row), row, np.arange(REPLICAS) * SUBPARTITION
+    elif operand == "a":  # CTA i // (M/2) holds A's row i (A is split by M across the pair), "4x1"
+        cta, local, lanes = row // (m // 2), row % (m // 2), np.arange(REPLICAS) * SUBPARTITION
+    elif m == 256:  # "4x1": every CTA holds all of N
+        cta, local, lanes = np.repeat([0, 1], REPLICAS), row, np.tile(np.arange(REPLICAS) * SUBPARTITION, 2)
+    else:
+        return _pair_b_2x2(m_or_n, vec, scale_id, block)
+    shape = (m_or_n, vec, np.size(lanes))
+    lane = np.broadcast_to(local % SUBPARTITION + np.asarray(lanes)[None, None, :], shape)
+    column = np.broadcast_to(local // SUBPARTITION, shape)
     byte = np.broadcast_to(scale_id + block, shape)
-    return np.zeros(shape, dtype=np.intp), lane.astype(np.intp), column.astype(np.intp), byte.astype(np.intp)
+    return np.broadcast_to(cta, shape).astype(np.intp), lane.astype(np.intp), column.astype(np.intp), byte.astype(np.intp)
 
 
-def _words(state: State, address: int, cta: np.ndarray, lane: np.ndarray, column: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
-    """The 32-bit words and their defined-half flags at the cells ``(cta, lane, column)`` (offsets
-    from ``address``): every cell must lie in Tensor Memory and in an allocated column (§9.7.16.7.1),
-    else a located :class:`OperandError`."""
-    words = np.zeros(lane.shape, dtype=np.uint32)
-    flags = np.zeros(lane.shape, dtype=np.uint8)
-    for which in np.unique(cta):
-        here = cta == which
-        st = state if which == 0 else state.peer
-        if st is None:
-            raise _refuse(f"{what} is in the peer CTA's Tensor Memory, and the state has no peer", "9.7.16.5.2")
-        lanes, columns = lane_of(address) + lane[here], column_of(address) + column[here]
-        st.tensor_memory.check_reach(lanes, columns, f"{what} from address {address:#010x} reaches", where=f"CTA {which}")
-        words[here] = st.tensor_memory.words()[lanes, columns]
-        flags[here] = st.tensor_memory.defined()[lanes, columns]
-    return words, flags
+def _pair_b_2x2(n: int, vec: int, scale_id: int, block: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Scale factors of B for ``.cta_group::2`` with M = 128 (64 rows of D a CTA, the "2x2" data
+    path of Layout B): column ``n = n0 + 32 n1 + (N/2) h`` of B in lanes ``n0 + 64 h`` and
+    ``n0 + 64 h + 32`` (the two sub-partitions of its half of D's columns), column ``n1``, in both
+    CTAs (CUTLASS's ``tmem_sf_frg`` 2x2 atom ``((32, MN/2/32), 2, 2) : ((1, 512), 64, 32)``; its
+    ``64x128b.warpx2::01_23`` copy "data_row[0:31] -> DP[0:63] / data_row[32:63] -> DP[64:127]").
+    CUTLASS sizes the atom with N rounded up to 128 where D's halves split at N/2, so N must be
+    128 or 256 for the two to agree."""
+    if n % 128:
+        raise _refuse(
+            f"N = {n} with M = 128 and .cta_group::2: CUTLASS splits scale factor B's halves at round_up(N, 128) / 2, D's Layout B at N / 2; "
+            "they agree only for N = 128 and 256, and nothing decides between them",
+            SCALE_B_ID,
+        )
+    row = np.arange(n)[:, None, None]
+    half, within = row // (n // 2), row % (n // 2)
+    copy = np.arange(4)[None, None, :]  # CTA (copy // 2), sub-partition of the half (copy % 2)
+    shape = (n, vec, 4)
+    lane = np.broadcast_to(within % SUBPARTITION + 64 * half + SUBPARTITION * (copy % 2), shape)
+    column = np.broadcast_to(within // SUBPARTITION, shape)
+    byte = np.broadcast_to(scale_id + block, shape)
+    return np.broadcast_to(copy // 2, shape).astype(np.intp), lane.astype(np.intp), column.astype(np.intp), byte.astype(np.intp)
 
 
 def read_scale_factors(
-    state: State, address: int, operand: str, kind: str, scale_vec: str, m_or_n: int, k: int, scale_id: int, cta_group: int = 1
+    state: State, address: int, operand: str, kind: str, scale_vec: str, m_or_n: int, k: int, scale_id: int, cta_group: int = 1, m: int | None = None
 ) -> np.ndarray:
     """scale_A ``[M, SFA_N]`` or scale_B transposed ``[N, SFB_M]`` (uint8 bytes) from the Tensor
     Memory of ``state`` at ``address`` (scale-A-tmem / scale-B-tmem), laid out as
     :func:`scale_factor_cells` says. Refused, naming the factor and its cell: a cell outside
     Tensor Memory or in an unallocated column, a byte no instruction wrote, and copies in the four
     sub-partitions that differ ("need to be duplicated to all 32 lane partitions")."""
-    cta, lane, column, byte = scale_factor_cells(operand, kind, scale_vec, m_or_n, k, scale_id, cta_group)
+    cta, lane, column, byte = scale_factor_cells(operand, kind, scale_vec, m_or_n, k, scale_id, cta_group, m)
     what = f"scale_{operand.upper()}"
-    words, flags = _words(state, address, cta, lane, column, what)
+    words, flags = state.tensor_memory_cells(address, cta, lane, column, what)
     values = ((words >> (8 * byte).astype(np.uint32)) & 0xFF).astype(np.uint8)
     need = np.where(byte < 2, LOW_HALF, HIGH_HALF)
     missing = (flags & need) != need
@@ -228,8 +251,10 @@ def read_scale_factors(
     if differ.any():
         r, j = (int(x[0]) for x in np.nonzero(differ))
         raise OperandError(
-            f"{what}[{r}, {j}] differs between its copies in lanes {[int(x) + lane_of(address) for x in lane[r, j]]} ({[int(x) for x in values[r, j]]}): "
-            '"Scale factors for A and B matrices need to be duplicated to all 32 lane partitions of tensor memory"',
+            f"{what}[{r}, {j}] differs between its copies in (CTA, lane) {[(int(c), int(x) + lane_of(address)) for c, x in zip(cta[r, j], lane[r, j])]} "
+            f"({[int(x) for x in values[r, j]]}): "
+            '"Scale factors for A and B matrices need to be duplicated to all 32 lane partitions of tensor memory" (with .cta_group::2, '
+            "B's in both CTAs)",
             where=f"{what} at {address:#010x}",
             section=BLOCK_SCALING,
         )
@@ -313,7 +338,7 @@ def read_metadata(state: State, address: int, kind: str, m: int, k: int, cta_gro
     :func:`metadata_cells` says. A cell outside Tensor Memory or in an unallocated column, or a
     field whose half of a cell holds no value, is refused with its row, chunk and cell."""
     cta, lane, column, bit = metadata_cells(kind, m, k, cta_group, ws, selector)
-    words, flags = _words(state, address, cta, lane, column, "sparsity metadata")
+    words, flags = state.tensor_memory_cells(address, cta, lane, column, "sparsity metadata")
     need = np.where(bit < 16, LOW_HALF, HIGH_HALF)
     missing = (flags & need) != need
     if missing.any():

@@ -157,17 +157,18 @@ def test_outside_the_allocation_and_collector_rules_are_refused():
 
 def put(state: State, address: int, cells, values, bits_at=None) -> State:
     """Write ``values`` into the cells (cta, lane offset, column offset[, bit]) from ``address``,
-    OR-ing sub-word fields into their cells (test helper; CTA 0 only)."""
-    cta, lane, column = cells[:3]
-    assert (cta == 0).all()
-    lanes, columns = (address >> 16) + lane.ravel(), (address & 0xFFFF) + column.ravel()
-    words = {}
-    shifts = np.zeros(lane.size, dtype=np.int64) if bits_at is None else bits_at.ravel()
-    for lane_, column_, shift, value in zip(lanes, columns, shifts, np.ravel(values)):
-        words[lane_, column_] = words.get((lane_, column_), 0) | (int(value) << int(shift))
-    keys = list(words)
-    tm = state.tensor_memory.with_cells([k[0] for k in keys], [k[1] for k in keys], [words[k] for k in keys])
-    return state.with_tensor_memory(tm)
+    OR-ing sub-word fields into their cells (test helper; CTA 1 is the peer)."""
+    cta, lane, column = (np.ravel(x) for x in cells[:3])
+    shifts = np.zeros(lane.size, dtype=np.int64) if bits_at is None else np.ravel(bits_at)
+    values = np.ravel(np.broadcast_to(values, np.shape(cells[0])))
+    for which in np.unique(cta):
+        here = cta == which
+        words: dict[tuple[int, int], int] = {}
+        for lane_, column_, shift, value in zip((address >> 16) + lane[here], (address & 0xFFFF) + column[here], shifts[here], values[here]):
+            words[lane_, column_] = words.get((lane_, column_), 0) | (int(value) << int(shift))
+        tm = state.of_cta(int(which)).tensor_memory.with_cells([k[0] for k in words], [k[1] for k in words], list(words.values()))
+        state = state.with_cta_tensor_memory(int(which), tm)
+    return state
 
 
 def test_sparse_f16_mma_multiplies_the_stored_half_as_the_metadata_places_it():
@@ -245,6 +246,53 @@ def test_block_scaled_mxf8f6f4_scales_each_row_and_column_by_its_factor(profile)
     assert check(text, [0, a_desc, b_desc, idesc, scale_a, scale_b, 0], [], profile, state=state, observed_state=after.with_tensor_memory(expected))
 
 
+@pytest.mark.parametrize("m, n", [(256, 64), (128, 128)])
+def test_block_scaled_mma_on_a_cta_pair_scales_each_row_by_its_ctas_factor_and_each_column_by_both(m, n):
+    """.cta_group::2: A's rows and their scale factors split by M between the CTAs, B's columns
+    split by N but its scale factors in both CTAs (M = 256: "4x1"; M = 128: "2x2"), against exact
+    arithmetic; B's factors that differ between the CTAs are refused."""
+    from ptxspec.semantics import tcgen05_datapath as dp
+    from ptxspec.semantics import tcgen05_mma as tm
+    from ptxspec.semantics import tcgen05_operands as ops
+
+    rng = np.random.default_rng(6)
+    k = 32
+    a, b = rng.integers(-2, 3, (m, k)), rng.integers(-2, 3, (k, n))
+    ea, eb = rng.integers(0, 3, m), rng.integers(0, 3, n)
+    images = []
+    for c in range(2):
+        image = np.zeros(1 << 17, dtype=np.uint8)
+        place(image, A_START, np.vectorize(lambda v: E4M3[v])(a[c * m // 2 : (c + 1) * m // 2]), 1, False)
+        place(image, B_START, np.vectorize(lambda v: E4M3[v])(b.T[c * n // 2 : (c + 1) * n // 2]), 1, False)
+        images.append(image)
+    state = execute(ALLOC.format(g=2), [0, 512], state=State(images[0], peer=State(images[1]))).state
+    scale_a, scale_b = 0x0000_0100, 0x0000_0110  # columns 256 and 272
+    for address, operand, rows, e in ((scale_a, "a", m, ea), (scale_b, "b", n, eb)):
+        cells = ops.scale_factor_cells(operand, "mxf8f6f4", "block32", rows, k, 0, 2, m)
+        state = put(state, address, cells[:3], (127 + e)[:, None, None], 8 * cells[3])
+    a_desc = SmemDescriptor(start_address=A_START, leading_byte_offset=LBO, stride_byte_offset=SBO, swizzle="none").encode()
+    b_desc = SmemDescriptor(start_address=B_START, leading_byte_offset=LBO, stride_byte_offset=SBO, swizzle="none").encode()
+    idesc = InstrDescriptor(kind="mxf8f6f4", m=m, n=n, atype="e4m3", btype="e4m3", dtype="f32", scale_type="ue8m0").encode()
+    text = "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.block32"
+    operands = [0, a_desc, b_desc, idesc, scale_a, scale_b, 0]
+    after = execute(text, operands, "sm_100", state=state).state
+    words, known = tm.read_d(after, 0, dp.d_cells(m, n, 2, False, False), "f32")
+    exact = (a @ b) * (2.0 ** ea[:, None]) * (2.0 ** eb[None, :])
+    assert known.all() and (words.astype(np.uint32) == exact.astype(np.float32).view(np.uint32)).all()
+    cells = ops.scale_factor_cells("b", "mxf8f6f4", "block32", n, k, 0, 2, m)
+    one_copy = tuple(x[:, :, -1:] for x in cells)  # the last copy is in the peer
+    assert (one_copy[0] == 1).all()
+    with pytest.raises(OperandError, match="differs between its copies"):
+        execute(text, operands, "sm_100", state=put(state, scale_b, one_copy[:3], 0x7F ^ 0x01, 8 * one_copy[3]))
+
+
+def test_pair_scale_factors_of_b_with_m_128_need_n_128_or_256():
+    from ptxspec.semantics import tcgen05_operands as ops
+
+    with pytest.raises(OperandError, match="round_up"):
+        ops.scale_factor_cells("b", "mxf8f6f4", "block32", 64, 32, 0, 2, 128)
+
+
 # ---------------------------------------------------------------------------------------------
 # Every catalogued tcgen05.mma form evaluates (a seeded sample by default; all with PTXSPEC_HEAVY=all)
 # ---------------------------------------------------------------------------------------------
@@ -259,19 +307,6 @@ KIND_TYPES = {
     "mxf4": ("e2m1", "e2m1", "f32", "ue8m0"),
     "mxf4nvf4": ("e2m1", "e2m1", "f32", "ue4m3"),
 }
-#: Why a form is refused rather than evaluated, each the module's documented reason.
-REFUSED = {
-    "ashift": "whether the shifted rows of A are written back",
-    "pair scale factors": "which CTA's Tensor Memory holds which scale factors",
-}
-
-
-def refusal(form) -> str | None:
-    if form.get("ashift"):
-        return REFUSED["ashift"]
-    if form.get("block_scale") and form["cta_group"] == "cta_group::2":
-        return REFUSED["pair scale factors"]
-    return None
 
 
 def _mma_forms():
@@ -299,8 +334,8 @@ def _mma_case(form, rng):
     atype, btype, dtype, stype = KIND_TYPES[kind]
     ms, ns = td.SHAPE_TABLE[kind][(ws, group, sparse)]
     m = 128 if 128 in ms and not (group == 2 and sparse) else max(ms)
-    if group == 2 and m == 128 and sparse:
-        m = 256
+    if group == 2 and m == 128 and (sparse or form.get("ashift") or stype is not None):
+        m = 256  # .ashift with M = 128 on the pair reads A in two copies (refused); block scaling's "2x2" B needs N = 128 or 256
     n = min(ns)
     k = td.InstrDescriptor(kind=kind, m=m, n=n, atype=atype, btype=btype, dtype=dtype, sparse=sparse, scale_type=stype).k
     stored_k = k // 2 if sparse else k
@@ -324,11 +359,7 @@ def _mma_case(form, rng):
                 target = state if which == 0 else state.peer
                 words = rng.integers(0, 1 << 32, int(here.sum()), dtype=np.uint64) & 0x37373737
                 tm = target.tensor_memory.with_cells(lane[here], 256 + column[here], words)
-                state = (
-                    state.with_tensor_memory(tm)
-                    if which == 0
-                    else state.__class__(state.shared, state.tensor_memory, state.cta_group, target.with_tensor_memory(tm), state.collectors)
-                )
+                state = state.with_cta_tensor_memory(which, tm)
     if sparse:
         named["sp_meta_tmem"] = 448
         cta, lane, column, bit = ops.metadata_cells(kind, m, k, group, ws)
@@ -339,21 +370,20 @@ def _mma_case(form, rng):
             np.bitwise_or.at(words, (lane[here], 448 + column[here]), 0x4 << bit[here])
             touched = np.unique(np.stack([lane[here], 448 + column[here]]), axis=1)
             tm = target.tensor_memory.with_cells(touched[0], touched[1], words[touched[0], touched[1]])
-            state = (
-                state.with_tensor_memory(tm)
-                if which == 0
-                else state.__class__(state.shared, state.tensor_memory, state.cta_group, target.with_tensor_memory(tm), state.collectors)
-            )
+            state = state.with_cta_tensor_memory(which, tm)
     if stype is not None:
         vector = form.get("scale_vectorsize") or "block32"
         for operand, rows, column in (("a", m, 480), ("b", n, 496)):
             named[f"scale_{operand}_tmem"] = column
-            cta, lane, col, byte = ops.scale_factor_cells(operand, kind, vector, rows, k, 0, group)
-            words = {}
-            for l_, cc, b in zip(lane.ravel(), col.ravel(), byte.ravel()):
-                words[(int(l_), column + int(cc))] = words.get((int(l_), column + int(cc)), 0) | ((0x7F if stype == "ue8m0" else 0x38) << (8 * int(b)))
-            keys = list(words)
-            state = state.with_tensor_memory(state.tensor_memory.with_cells([x[0] for x in keys], [x[1] for x in keys], [words[x] for x in keys]))
+            cta, lane, col, byte = ops.scale_factor_cells(operand, kind, vector, rows, k, 0, group, m)
+            for which in range(group):
+                words: dict[tuple[int, int], int] = {}
+                here = cta == which
+                for l_, cc, b in zip(lane[here], col[here], byte[here]):
+                    key = (int(l_), column + int(cc))
+                    words[key] = words.get(key, 0) | ((0x7F if stype == "ue8m0" else 0x38) << (8 * int(b)))
+                tm = state.of_cta(which).tensor_memory.with_cells([x[0] for x in words], [x[1] for x in words], list(words.values()))
+                state = state.with_cta_tensor_memory(which, tm)
     usage = form.get("collector_usage")
     if usage and usage.split("::")[2] in ("use", "lastuse"):
         state = state.__class__(state.shared, state.tensor_memory, state.cta_group, state.peer, frozenset({usage.split("::")[1]}))
@@ -369,36 +399,67 @@ def _sample(forms, seed, count):
     return [forms[i] for i in sorted(rng.choice(len(forms), size=min(count, len(forms)), replace=False))]
 
 
-def _check_every(forms):
+def _check_every(forms) -> int:
     rng = np.random.default_rng(7)
-    ran = refused = 0
     for form in forms:
-        reason = refusal(form)
-        if reason is not None and form.get("block_scale"):  # refused before a state can be built
-            with pytest.raises(OperandError, match=reason):
-                _mma_case(form, rng)
-            refused += 1
-            continue
         state, sources, (m, n, group) = _mma_case(form, rng)
-        if reason is not None:
-            with pytest.raises(OperandError, match=reason):
-                execute(form, sources, "sm_100", state=state)
-            refused += 1
-            continue
         after = execute(form, sources, "sm_100", state=state).state
         changed = len(after.tensor_memory.changed_cells(state.tensor_memory)) + (
             len(after.peer.tensor_memory.changed_cells(state.peer.tensor_memory)) if group == 2 else 0
         )
         held = len(after.tensor_memory.allowed) + (len(after.peer.tensor_memory.allowed) if group == 2 else 0)
         assert changed + held >= m * n, form.text  # every element of D is written (a value, or one of a set)
-        ran += 1
-    return ran, refused
+    return len(forms)
 
 
 def _mma_family_keys() -> list[str]:
     from ptxspec.spec import tcgen05 as tc
 
     return [f.key for f in tc.FAMILIES if f.key.startswith("tcgen05.mma")]
+
+
+ASHIFT_FORMS = (
+    "tcgen05.mma.cta_group::1.kind::f16.ashift [d_tmem], [a_tmem], b_desc, idesc, enable_input_d",
+    "tcgen05.mma.cta_group::2.kind::tf32.ashift.collector::a::discard [d_tmem], [a_tmem], b_desc, idesc, enable_input_d",
+    "tcgen05.mma.sp.cta_group::1.kind::i8.ashift [d_tmem], [a_tmem], b_desc, [sp_meta_tmem], idesc, enable_input_d",
+)
+
+
+@pytest.mark.parametrize("text", ASHIFT_FORMS)
+def test_ashift_multiplies_a_as_it_was_then_shifts_its_rows_within_each_sub_partition(text):
+    from ptxspec.semantics import tcgen05_datapath as dp
+    from ptxspec.semantics import tcgen05_descriptors as td
+    from ptxspec.spec.tcgen05 import parse
+
+    form, plain = parse(text), parse(text.replace(".ashift", ""))
+    state, sources, (m, n, group) = _mma_case(form, np.random.default_rng(3))
+    after = execute(form, sources, "sm_100", state=state).state
+    unshifted = execute(plain, sources, "sm_100", state=state).state  # D as the MMA without .ashift gives it
+    instr = InstrDescriptor.decode(sources[[o.name for o in form.inputs].index("idesc")], form["kind"].split("::")[1])
+    sparse = ".sp" in form.family.key
+    a_tmem = sources[[o.name for o in form.inputs].index("a_tmem")]
+    container = td.tmem_a_container(instr.kind, instr.atype)[0]
+    cta, lane, column, _ = dp.a_cells(m, instr.k // 2 if sparse else instr.k, container, group, sparse, False, copy=0)
+    for which in range(group):
+        got = (after if which == 0 else after.peer).tensor_memory
+        want = (unshifted if which == 0 else unshifted.peer).tensor_memory
+        words, defined = want.words().copy(), want.defined().copy()
+        columns = sorted(set((a_tmem + column[cta == which]).tolist()))
+        for row in sorted(set(lane[cta == which].tolist())):  # a loop: row r takes row r + 1, the last of 32 keeps its own
+            if row % 32 != 31:
+                words[row, columns], defined[row, columns] = want.words()[row + 1, columns], want.defined()[row + 1, columns]
+        assert (got.words() == words).all() and (got.defined() == defined).all()
+        assert got.changed_cells(want)  # the shift moved something (A's rows differ)
+
+
+def test_ashift_where_a_does_not_fill_whole_sub_partitions_is_refused():
+    from ptxspec.spec.tcgen05 import parse
+
+    form = parse(ASHIFT_FORMS[1])
+    rng = np.random.default_rng(3)
+    state, sources, _ = _mma_case(parse(ASHIFT_FORMS[1].replace(".ashift", "")), rng)  # M = 128 on the pair: Layout B
+    with pytest.raises(OperandError, match="two copies"):
+        execute(form, sources, "sm_100", state=state)
 
 
 def test_the_mma_catalogue_has_1568_forms_in_28_families():
@@ -409,8 +470,7 @@ def test_the_mma_catalogue_has_1568_forms_in_28_families():
 @pytest.mark.parametrize("family", _mma_family_keys())
 def test_every_tcgen05_mma_form_of_a_family_evaluates(family):
     forms = [f for f in _mma_forms() if f.family.key == family]
-    ran, refused = _check_every(forms)
-    assert ran + refused == len(forms) and ran > 0
+    assert _check_every(forms) == len(forms) > 0
 
 
 def test_a_seeded_sample_of_tcgen05_mma_forms_evaluates():
@@ -419,8 +479,7 @@ def test_a_seeded_sample_of_tcgen05_mma_forms_evaluates():
     forms = _mma_forms()
     # one form of each family and kind, plus a seeded sample of the rest
     chosen = {(f.family.key, f["kind"]): f for f in forms if ".sp" not in f.family.key or f["kind"] in ("kind::i8", "kind::f8f6f4")}
-    ran, refused = _check_every(list(chosen.values())[:: max(1, len(chosen) // 8)] + _sample(forms, 1, 2))
-    assert ran > 0 and len(tc.FAMILIES) > 40
+    assert _check_every(list(chosen.values())[:: max(1, len(chosen) // 8)] + _sample(forms, 1, 2)) > 0 and len(tc.FAMILIES) > 40
 
 
 E2M1 = {0: 0b0000, 1: 0b0010, 2: 0b0100, -1: 0b1010, -2: 0b1100}

@@ -195,11 +195,43 @@ def test_scale_factors_match_cute(struct, kind, vec, k, vs, operand, mn):
         assert (cl == lane[..., None]).all() and (cc == column[..., None]).all() and (sub == byte[..., None]).all()
 
 
+def sf_atom_2x2(mn: int, vs: int, nsf: int):
+    """tmem_sf_frg's SFB atom for the "2x2 datapath" (ScaleFactorDuplicated2by2)."""
+    return (((32, mn // 2 // 32), 2, 2), (vs, nsf)), (((1, 512), 64, 32), (0, 128))
+
+
+@pytest.mark.parametrize("struct,kind,vec,k,vs", SF_TRAITS)
+@pytest.mark.parametrize("m", [128, 256])
+def test_pair_scale_factors_match_cute(struct, kind, vec, k, vs, m):
+    """.cta_group::2: A's factors in CTA row // (M/2) in the one-CTA atom over its M/2 rows; B's in
+    every CTA, the 4x1 atom over N rounded up to 128 (M = 256) or the 2x2 atom (M = 128)."""
+    nsf = k // vs
+    half = m // 2
+    cta, lane, column, byte = ops.scale_factor_cells("a", kind, vec, m, k, 0, 2)
+    r, j, p, t = np.meshgrid(np.arange(m), np.arange(nsf), np.arange(4), np.array([0, vs - 1]), indexing="ij")
+    cl, cc, sub = tmem_element(restride(*SF_RESTRIDE, layout(*sf_atom(half, vs, nsf), r % half + half * p, j * vs + t)), Fraction(8), 0)
+    assert (cta == np.arange(m)[:, None, None] // half).all()
+    assert (cl == lane[..., None]).all() and (cc == column[..., None]).all() and (sub == byte[..., None]).all()
+    for n in (128, 256) if m == 128 else (16, 136, 256):
+        cta, lane, column, byte = ops.scale_factor_cells("b", kind, vec, n, k, 0, 2, m)
+        copies = 2 if m == 128 else 4  # per CTA
+        assert (cta == np.repeat([0, 1], copies)).all()
+        r, j, p, t = np.meshgrid(np.arange(n), np.arange(nsf), np.arange(copies), np.array([0, vs - 1]), indexing="ij")
+        mn = n if m == 128 else -(-n // 128) * 128
+        atom = sf_atom_2x2(mn, vs, nsf) if m == 128 else sf_atom(mn, vs, nsf)
+        cl, cc, sub = tmem_element(restride(*SF_RESTRIDE, layout(*atom, r + mn * p, j * vs + t)), Fraction(8), 0)
+        for which in (0, 1):
+            mine = slice(which * copies, (which + 1) * copies)
+            assert (cl == lane[:, :, mine, None]).all() and (cc == column[:, :, mine, None]).all() and (sub == byte[:, :, mine, None]).all()
+
+
 def test_scale_refusals():
     with pytest.raises(OperandError, match="K = 96"):
         ops.scale_factor_cells("a", "mxf4", "block32", 128, 96, 0)
-    with pytest.raises(OperandError, match="cta_group::2"):
-        ops.scale_factor_cells("a", "mxf8f6f4", "block32", 256, 32, 0, cta_group=2)
+    with pytest.raises(OperandError, match="instruction's M"):
+        ops.scale_factor_cells("b", "mxf8f6f4", "block32", 256, 32, 0, cta_group=2)
+    with pytest.raises(OperandError, match="round_up"):
+        ops.scale_factor_cells("b", "mxf8f6f4", "block32", 192, 32, 0, 2, 128)
     with pytest.raises(OperandError, match="Table 55"):
         ops.scale_factor_cells("a", "mxf4", "block16", 128, 64, 0)
     with pytest.raises(OperandError, match="valid IDs"):

@@ -288,16 +288,16 @@ def test_the_state_before_is_not_changed():
 
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 3), st.integers(0, 512 - 8), st.lists(st.integers(0, 2**32 - 1), min_size=32 * 8, max_size=32 * 8))
-def test_shift_down_moves_lanes_l_to_l_plus_30_down_one_against_a_loop(chunk, column, values):
+def test_shift_down_gives_lanes_l_to_l_plus_30_the_next_lane_against_a_loop(chunk, column, values):
     lanes = [32 * chunk + i for i in range(32)]
     state = allocated()
     tm = state.tensor_memory.with_cells([lane for lane in lanes for _ in range(8)], [column + c for _ in lanes for c in range(8)], values)
     state = state.with_tensor_memory(tm)
     after = execute("tcgen05.shift.cta_group::1.down", [tensor_memory_address(lanes[0], column)], state=state).state
     expect = {(lane, column + c): values[8 * i + c] for i, lane in enumerate(lanes) for c in range(8)}
-    for i in range(31, 0, -1):
+    for i in range(31):  # lane l + 31, the sub-partition's last, keeps its value
         for c in range(8):
-            expect[lanes[i], column + c] = expect[lanes[i - 1], column + c]
+            expect[lanes[i], column + c] = expect[lanes[i + 1], column + c]
     words = after.tensor_memory.words()
     assert all(words[cell] == v for cell, v in expect.items())
     assert after.tensor_memory.changed_cells(state.tensor_memory) == [
