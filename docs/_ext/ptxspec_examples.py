@@ -361,8 +361,8 @@ def _expect_unchanged(run: Run) -> list[tuple[bool, str]]:
 def _expect_shift(run: Run) -> list[tuple[bool, str]]:
     before, after = run.states[2], run.states[3]
     return _checks(
-        (all(_cell(after, lane + 1, c) == _cell(before, lane, c) for lane in range(31) for c in range(8)), "lane l + 1 now holds lane l's 8 cells, l = 0..30"),
-        (all(_cell(after, 0, c) == _cell(before, 0, c) for c in range(8)), "lane 0 keeps its cells"),
+        (all(_cell(after, lane, c) == _cell(before, lane + 1, c) for lane in range(31) for c in range(8)), "lane l now holds lane l + 1's 8 cells, l = 0..30"),
+        (all(_cell(after, 31, c) == _cell(before, 31, c) for c in range(8)), "lane 31, the last, keeps its cells"),
     )
 
 
@@ -519,7 +519,8 @@ STATE_EXAMPLES: list[StateExample] = [
             Step("tcgen05.shift.cta_group::1.down", (0,)),
         ),
         _expect_shift,
-        'The 32-byte rows "downwards across all the rows, except the last, by one row": lane l + 1 receives lane l\'s 8 cells.',
+        'The 32-byte rows "downwards across all the rows, except the last, by one row": lane l takes lane l + 1\'s 8 cells and lane 31 '
+        "keeps its own (the direction NVIDIA observed for .ashift, described in the same words).",
     ),
     StateExample(
         "tcgen05.fence",
