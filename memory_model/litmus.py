@@ -265,7 +265,45 @@ class BarrierOp:
         return self.operands[2] if len(self.operands) == 3 else None
 
 
-Instruction = Label | Jump | Branch | Local | Load | Store | Atomic | Fence | ProxyFence | BarrierOp
+MBARRIER_OPS = ("init", "inval", "expect_tx", "complete_tx", "arrive", "arrive_drop", "test_wait", "try_wait")
+"""§9.7.13.15.9-16: the mbarrier instructions of the dialect (``pending_count`` needs the opaque
+state of an ``arrive.noComplete`` and is refused)."""
+
+
+@attrs.frozen
+class MbarrierOp:
+    """An mbarrier instruction (§9.7.13.15): ``init`` and ``inval`` write the object,
+    ``expect_tx``, ``complete_tx``, ``arrive`` and ``arrive_drop`` are read-modify-writes of it, and
+    ``test_wait`` / ``try_wait`` read it. Their state transitions are
+    :mod:`ptxspec.semantics.mbarrier`'s."""
+
+    op: str
+    order: str | None
+    """``.release``/``.relaxed`` (arrive, arrive_drop), ``.acquire``/``.relaxed`` (the waits),
+    ``.relaxed`` (expect_tx, complete_tx); None for init and inval (weak writes)."""
+    scope: str | None
+    """``.cta`` (the default) or ``.cluster``; None for init and inval."""
+    dest: Register | None
+    """The state token of an arrive, waitComplete of a wait; None for ``_`` and the others."""
+    address: str
+    operands: tuple[Register | Immediate, ...]
+    """init: count; expect_tx/complete_tx: txCount; arrive: count or (``.expect_tx``) txCount;
+    arrive_drop: count; the waits: the state token or (``.parity``) phaseParity."""
+    qualifiers: tuple[str, ...] = ()
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+    @property
+    def proxy(self) -> str:
+        return "generic"
+
+    @property
+    def returns(self) -> bool:
+        return self.dest is not None
+
+
+Instruction = Label | Jump | Branch | Local | Load | Store | Atomic | Fence | ProxyFence | BarrierOp | MbarrierOp
 
 
 @attrs.frozen
@@ -1012,6 +1050,8 @@ def _build(p: Parser, parts: list[tuple[str, Token]], operands: list[tuple[Opera
         return _fence(p, base, quals, operands, text, first)
     if base in ("bar", "barrier"):
         return _barrier(p, base, quals, operands, text, first)
+    if base == "mbarrier":
+        return _mbarrier(p, quals, operands, text, first)
     raise p.error(f"unknown instruction {_quoted(base)}", first)
 
 
@@ -1202,6 +1242,65 @@ def _atomic(p, base, quals, operands, text, first) -> Atomic:
         first.line,
         first.column,
     )
+
+
+#: §9.7.13.15.11-16: each mbarrier operation's ``.sem`` values, the first its default.
+_MBARRIER_ORDERS = {
+    "expect_tx": ("relaxed",),
+    "complete_tx": ("relaxed",),
+    "arrive": ("release", "relaxed"),
+    "arrive_drop": ("release", "relaxed"),
+    "test_wait": ("acquire", "relaxed"),
+    "try_wait": ("acquire", "relaxed"),
+}
+
+
+#: How many operands each mbarrier operation takes (the destination or sink included).
+_MBARRIER_OPERANDS: dict[str, int | tuple[int, ...]] = {
+    "init": 2,
+    "inval": 1,
+    "expect_tx": 2,
+    "complete_tx": 2,
+    "arrive": (2, 3),
+    "arrive_drop": (2, 3),
+    "test_wait": 3,
+    "try_wait": (3, 4),
+}
+
+
+def _mbarrier(p, quals, operands, text, first) -> MbarrierOp:
+    """§9.7.13.15.9-16. ``.sem`` defaults to ``.release`` (arrive, arrive_drop) or ``.acquire``
+    (test_wait, try_wait), ``.scope`` to ``.cta``; expect_tx and complete_tx are ``.relaxed``. The
+    destination of an arrive may be the sink ``_``; try_wait's suspendTimeHint is accepted and has
+    no effect on the outcome (the wait returns what the object's phase says when it reads it)."""
+    if not quals or quals[0][0] not in MBARRIER_OPS:
+        where = quals[0][1] if quals else first
+        if quals and quals[0][0] == "pending_count":
+            raise p.error("mbarrier.pending_count is not supported in litmus tests: it reads the opaque state of an arrive.noComplete", where)
+        raise p.error(f"mbarrier needs an operation ({', '.join('.' + o for o in MBARRIER_OPS)})", where)
+    op = quals[0][0]
+    extra = {"arrive": ("expect_tx", "noComplete"), "arrive_drop": ("noComplete",), "test_wait": ("parity",), "try_wait": ("parity",)}.get(op, ())
+    order, scope, rest, _ = _memory_quals(p, f"mbarrier.{op}", quals[1:], _MBARRIER_ORDERS.get(op, ()), extra)
+    if op in ("init", "inval"):
+        if scope is not None:
+            raise p.error(f"mbarrier.{op} takes no scope (found .{scope})", first)
+    else:
+        order = order or _MBARRIER_ORDERS[op][0]
+        scope = scope or "cta"
+        if scope not in ("cta", "cluster"):
+            raise p.error(f"mbarrier.{op}'s scope is .cta or .cluster, not .{scope}", first)
+    _count(p, f"mbarrier.{op}", operands, _MBARRIER_OPERANDS[op], first)
+    dest = None
+    if op in ("arrive", "arrive_drop", "test_wait", "try_wait"):
+        sink = isinstance(operands[0][0], Symbol) and operands[0][0].name == "_" and op.startswith("arrive")
+        dest = None if sink else _register(p, f"mbarrier.{op}", operands[0])
+        operands = operands[1:]
+    if ("expect_tx" in rest or "noComplete" in rest) and len(operands) != 2:
+        raise p.error(f"mbarrier.{op}.{'expect_tx' if 'expect_tx' in rest else 'noComplete'} takes its count operand", first)
+    values = tuple(_value(p, f"mbarrier.{op}", o) for o in operands[1:])
+    if op == "try_wait":
+        values = values[:1]  # suspendTimeHint: a time limit, no value
+    return MbarrierOp(op, order, scope, dest, _address(p, f"mbarrier.{op}", operands[0]), values, tuple(rest), text, first.line, first.column)
 
 
 _PROXY_KINDS = ("alias", "texture", "surface", "constant", "async")
@@ -1430,6 +1529,10 @@ def format_instruction(ins: Instruction) -> str:
         quals = f".{ins.order}.{ins.scope}" + "".join("." + q for q in ins.qualifiers) + f".{ins.op}"
         ops = ([ins.dest.name] if ins.dest else []) + [ins.address] + [_operand_text(o) for o in ins.operands]
         return f"{ins.opcode}{quals} " + ", ".join(ops)
+    if isinstance(ins, MbarrierOp):
+        quals = (f".{ins.order}.{ins.scope}" if ins.order else "") + "".join("." + q for q in ins.qualifiers)
+        dest = [ins.dest.name if ins.dest else "_"] if ins.op in ("arrive", "arrive_drop", "test_wait", "try_wait") else []
+        return f"mbarrier.{ins.op}{quals} " + ", ".join(dest + [ins.address] + [_operand_text(o) for o in ins.operands])
     if isinstance(ins, Fence):
         return f"fence.{ins.sem}.{ins.scope}"
     if isinstance(ins, ProxyFence):

@@ -54,6 +54,7 @@ from ptxspec.memory_model.litmus import (
     Load,
     Local,
     LocationInit,
+    MbarrierOp,
     ProxyFence,
     Register,
     RegisterInit,
@@ -168,6 +169,44 @@ def atomic_op(op: str, old: int, operands: tuple[int, ...], qualifiers: Iterable
     else:
         raise ValueError(op)
     return out & mask
+
+
+def mbarrier_written(op: str, old: int, operands: tuple[int, ...], qualifiers: Iterable[str] = ()) -> tuple[int, int | None]:
+    """``(result, value written)`` of mbarrier instruction ``op`` on an object that holds ``old``
+    (:meth:`~ptxspec.semantics.mbarrier.MbarrierState.encode`), through
+    :mod:`ptxspec.semantics.mbarrier`: an arrive's result is its state token (the phase's parity
+    before it), a wait's is waitComplete (1 or 0) and it writes nothing (None). What the manual
+    makes undefined leaves the object in :data:`~ptxspec.semantics.mbarrier.UNDEFINED`, on which
+    every later operation is undefined and every wait returns 0 (the dialect's reading: the
+    litmus outcome of a program with undefined behavior is not the model's to give)."""
+    from ptxspec.semantics import mbarrier as mb
+
+    qualifiers = tuple(qualifiers)
+    if op == "init":
+        try:
+            return 0, mb.init(operands[0]).encode()
+        except mb.MbarrierUndefined:
+            return 0, mb.UNDEFINED
+    if op == "inval":
+        return 0, mb.UNDEFINED
+    try:
+        state = mb.MbarrierState.decode(old)
+        if op in ("test_wait", "try_wait"):
+            return int(mb.test_wait(state, operands[0])), None
+        if op == "expect_tx":
+            return 0, mb.expect_tx(state, operands[0]).encode()
+        if op == "complete_tx":
+            return 0, mb.complete_tx(state, operands[0]).encode()
+        no_complete = "noComplete" in qualifiers
+        if op == "arrive_drop":
+            token, new = mb.arrive_drop(state, operands[0] if operands else 1, no_complete=no_complete)
+        elif "expect_tx" in qualifiers:
+            token, new = mb.arrive(state, 1, tx_count=operands[0])
+        else:
+            token, new = mb.arrive(state, operands[0] if operands else 1, no_complete=no_complete)
+        return token, new.encode()
+    except mb.MbarrierUndefined:
+        return 0, (None if op in ("test_wait", "try_wait") else mb.UNDEFINED)
 
 
 _BRANCH = {
@@ -346,9 +385,17 @@ class _Runner:
                 state.prov[ins.dest.name] = self.prov(state, *ins.sources)
                 state.regs[ins.dest.name] = result
                 state.pc += 1
-            elif isinstance(ins, (Load, Atomic)):
+            elif isinstance(ins, (Load, Atomic)) or (isinstance(ins, MbarrierOp) and ins.op not in ("init", "inval")):
                 stack.extend(reversed(self.memory_read(state, ins, key)))
                 return None
+            elif isinstance(ins, MbarrierOp):  # init, inval: weak writes of the whole object
+                count = self.value(state, ins.operands[0]) if ins.operands else 0
+                value = mbarrier_written(ins.op, 0, (count,))[1]
+                assert value is not None, "init and inval write the object"
+                fields = self.memory_fields(ins, writes=True, write_value=value, order="weak", scope=None)
+                self.emit(state, fields, self.taint(state, *ins.operands))
+                self.record(state, ins.address, value, self.prov(state, *ins.operands), key)
+                state.pc += 1
             elif isinstance(ins, Store):
                 value = self.value(state, ins.value)
                 fields = self.memory_fields(ins, writes=True, write_value=value)
@@ -377,7 +424,7 @@ class _Runner:
         state.pc = target
         return True
 
-    def memory_fields(self, ins: Load | Store | Atomic, **extra) -> dict:
+    def memory_fields(self, ins: Load | Store | Atomic | MbarrierOp, **extra) -> dict:
         fields = {
             "instruction": ins.text,
             "line": ins.line,
@@ -398,7 +445,7 @@ class _Runner:
             if key not in derivation:
                 state.writes.append((self.low.physical(address), value, derivation | {key}))
 
-    def memory_read(self, state: _State, ins: Load | Atomic, key: Key) -> list[_State]:
+    def memory_read(self, state: _State, ins: Load | Atomic | MbarrierOp, key: Key) -> list[_State]:
         """One state per value the read may return."""
         branches = []
         physical = self.low.physical(ins.address)
@@ -411,6 +458,8 @@ class _Runner:
                 branch.regs[ins.dest.name] = value
                 branch.taint[ins.dest.name] = frozenset({index})
                 branch.prov[ins.dest.name] = family
+            elif isinstance(ins, MbarrierOp):
+                self.mbarrier(branch, ins, key, value, family)
             else:
                 operands = tuple(self.value(branch, o) for o in ins.operands)
                 failed = ins.op == "cas" and (value & _mask_of(ins)) != (operands[0] & _mask_of(ins))
@@ -426,6 +475,24 @@ class _Runner:
             branch.pc += 1
             branches.append(branch)
         return branches
+
+    def mbarrier(self, state: _State, ins: MbarrierOp, key: Key, value: int, family: frozenset) -> None:
+        """An mbarrier read-modify-write (expect_tx, complete_tx, arrive, arrive_drop) or wait
+        (test_wait, try_wait) that read ``value``: its event, its write, its result."""
+        index = len(state.events)
+        operands = tuple(self.value(state, o) for o in ins.operands)
+        result, written = mbarrier_written(ins.op, value, operands, ins.qualifiers)
+        if written is None:  # a wait: waitComplete; an acquire wait that returns True is an acquire pattern
+            order = ins.order if result else "relaxed"
+            self.emit(state, self.memory_fields(ins, reads=True, read_value=value, order=order), self.taint(state, *ins.operands))
+        else:
+            fields = self.memory_fields(ins, reads=ins.returns, writes=True, atomic=True, read_value=value, write_value=written)
+            self.emit(state, fields, self.taint(state, *ins.operands))
+            self.record(state, ins.address, written, _join(family, self.prov(state, *ins.operands)), key)
+        if ins.dest is not None:
+            state.regs[ins.dest.name] = result
+            state.taint[ins.dest.name] = frozenset({index})
+            state.prov[ins.dest.name] = family
 
     def barrier(self, state: _State, ins: BarrierOp) -> None:
         if ins.op == "red":

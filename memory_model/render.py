@@ -307,6 +307,25 @@ def shown_relations(execution: Execution, *, reduce: bool = True) -> dict[str, E
 # ---- an execution as text --------------------------------------------------------------------------------
 
 
+def mbarrier_note(event: Event) -> str:
+    """For an event of an mbarrier instruction, the object's state it leaves (or reads) in words:
+    ``  // {parity 1, pending 2/2, tx 0}``; empty for any other event."""
+    if not event.instruction.startswith("mbarrier."):
+        return ""
+    return "  // " + _mbarrier_value(event.write_value if event.writes else event.read_value)
+
+
+def _mbarrier_value(value: object) -> str:
+    """An mbarrier object's value as its state: ``{parity 1, pending 2/2, tx 0}``, or ``undefined``."""
+    from ptxspec.semantics.mbarrier import MbarrierState, MbarrierUndefined
+
+    try:
+        state = MbarrierState.decode(int(value))  # type: ignore[call-overload]
+    except (MbarrierUndefined, TypeError):
+        return f"{value} (undefined)"
+    return f"{{parity {state.phase_parity}, pending {state.pending}/{state.expected}, tx {state.tx_count}}}"
+
+
 def event_label(event: Event) -> str:
     """What an event does: ``W x=1``, ``R y=0``, ``RMW x 0->1``, ``F sc``, ``PF alias``, ``B sync 0``;
     ``R s=0 (x)`` for a read of ``x`` through its alias ``s``."""
@@ -347,7 +366,7 @@ def witness_text(program: Program, execution: Execution, cycle: Cycle | None = N
     for thread in sorted({e.thread for e in events if e.thread is not None}):
         lines.append(f"{thread_title(program, thread)}:")
         for event in (e for e in events if e.thread == thread):
-            lines.append(f"  e{event.eid:<3} {event.instruction:<34} {event_label(event)}")
+            lines.append(f"  e{event.eid:<3} {event.instruction:<34} {event_label(event)}{mbarrier_note(event)}")
     for name, pairs in shown_relations(execution).items():
         lines.append(f"{name}: " + (" ".join(f"e{a}->e{b}" for a, b in sorted(pairs)) or "(none)"))
     if cycle is not None:

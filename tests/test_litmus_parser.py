@@ -311,6 +311,9 @@ ERROR_CASES = {
     "operand_kind": (6, 10, "expected a register operand for ld, found 'x'"),
     "unknown_location": (7, 23, "unknown location 'zz' in the condition"),
     "float_atomic": (6, 23, "floating-point atom (.f32) is not supported"),
+    "mbarrier_pending_count": (6, 11, "mbarrier.pending_count is not supported in litmus tests"),
+    "mbarrier_scope": (6, 2, "mbarrier.arrive's scope is .cta or .cluster, not .gpu"),
+    "mbarrier_no_op": (6, 11, "mbarrier needs an operation"),
 }
 
 
