@@ -47,10 +47,11 @@ SET_NAMES = (
     "TEX",
     "SUR",
     "CON",
+    "ASYNC",
 )
 """Every base set name of ``relations.py``."""
 
-STATIC_RELATIONS = ("po", "loc", "vloc", "same_thread", "same_cta", "scope_incl", "same_proxy")
+STATIC_RELATIONS = ("po", "loc", "vloc", "same_thread", "same_cta", "scope_incl", "same_proxy", "async_issue")
 """Base relations decided by two events and the program alone (:func:`static_pair`)."""
 
 DEPENDENCY_RELATIONS = ("data", "ctrl", "addr")
@@ -68,7 +69,7 @@ _ORDER_SETS = {
     "volatile": "VOLATILE",
     "mmio": "MMIO",
 }
-_PROXY_SETS = {"generic": "GEN", "texture": "TEX", "surface": "SUR", "constant": "CON"}
+_PROXY_SETS = {"generic": "GEN", "texture": "TEX", "surface": "SUR", "constant": "CON", "async": "ASYNC"}
 _PROXY_FENCE_SETS = {
     "alias": "PF_ALIAS",
     "texture": "PF_TEXTURE",
@@ -166,23 +167,31 @@ def _placement(program: Program, event: Event) -> Placement:
 def static_pair(name: str, a: Event, b: Event, program: Program) -> bool:
     """Does the static base relation ``name`` (one of ``STATIC_RELATIONS``) relate ``a`` to ``b``?
 
-    ``po``: same thread, ``a`` earlier in the trace (§8.9.1; initial writes are in no thread).
+    ``po``: same thread and the same agent (both the thread's own, or both of one asynchronous
+    instruction, :attr:`Event.agent`), ``a`` earlier in the trace (§8.9.1; initial writes are in
+    no thread).
+    ``async_issue``: ``a`` the thread's own, ``b`` an operation of an asynchronous instruction it
+    issued later (§8.9.1.1 "ordered after prior instructions in the same thread").
     ``loc``: both memory operations on the same physical location (§8.2).
     ``vloc``: both memory operations on the same virtual address (§8.2.1 "specify the same
     virtual address"; a proxy alias such as ``s @ surface aliases x`` names ``x``'s address).
-    ``same_thread``, ``same_cta``: by the threads' placement (initial writes: never).
+    ``same_thread``, ``same_cta``: by the threads' placement (initial writes: never); an
+    asynchronous instruction's operations are not the thread's ("not part of the program order of
+    that thread"): ``same_thread`` needs the same agent too.
     ``scope_incl``: §8.7 condition 1, second half: ``a != b``, both strong, and each one's scope
     includes the thread executing the other.
     ``same_proxy``: §8.7 condition 2: both performed through the same proxy (:func:`proxy_of`).
     """
     if name == "po":
-        return a.thread is not None and a.thread == b.thread and a.index < b.index
+        return a.thread is not None and a.thread == b.thread and a.agent == b.agent and a.index < b.index
+    if name == "async_issue":
+        return a.thread is not None and a.thread == b.thread and a.agent is None and b.agent is not None and a.index < b.index
     if name == "loc":
         return is_memory(a) and is_memory(b) and a.address is not None and b.address is not None and a.address.physical == b.address.physical
     if name == "vloc":
         return is_memory(a) and is_memory(b) and a.address is not None and b.address is not None and a.address.generic == b.address.generic
     if name == "same_thread":
-        return a.thread is not None and a.thread == b.thread
+        return a.thread is not None and a.thread == b.thread and a.agent == b.agent
     if name == "same_cta":
         if a.thread is None or b.thread is None:
             return False
@@ -211,7 +220,7 @@ def equivalence_key(name: str, event: Event, program: Program) -> object:
             return None
         return event.address.physical if name == "loc" else event.address.generic
     if name == "same_thread":
-        return event.thread
+        return None if event.thread is None else (event.thread, event.agent)
     if name == "same_cta":
         if event.thread is None:
             return None

@@ -455,6 +455,7 @@ class _Frame:
             "sets": (0, lambda env: self._sets()),
             "po": (0, lambda env: self._po()),
             "scope_incl": (0, lambda env: self._scope_incl()),
+            "async_issue": (0, lambda env: self._async_issue()),
         }
         for position, name in enumerate(EQUIVALENCE_RELATIONS):
             table[name] = (0, self._equivalence_step(position))
@@ -499,6 +500,17 @@ class _Frame:
         # The events of one trace are contiguous here, in program order.
         same_thread = self.base_env["same_thread"]
         return [same_thread[i] & ~((2 << i) - 1) if event.thread is not None else 0 for i, event in enumerate(self.events)]
+
+    def _async_issue(self) -> Rows:
+        """``base.static_pair``'s ``async_issue``: a thread's own operation before the later
+        operations of the asynchronous instructions it issued."""
+        rows = [0] * self.n
+        for i, a in enumerate(self.events):
+            if a.thread is not None and a.agent is None:
+                for j, b in enumerate(self.events):
+                    if b.thread == a.thread and b.agent is not None and a.index < b.index:
+                        rows[i] |= 1 << j
+        return rows
 
     def _scope_incl(self) -> Rows:
         statics = self.statics

@@ -303,7 +303,24 @@ class MbarrierOp:
         return self.dest is not None
 
 
-Instruction = Label | Jump | Branch | Local | Load | Store | Atomic | Fence | ProxyFence | BarrierOp | MbarrierOp
+@attrs.frozen
+class BulkCopy:
+    """``cp.async.bulk.dst.src.mbarrier::complete_tx::bytes [dstMem], [srcMem], size, [mbar]``
+    (§9.7.9.25.4.1): an asynchronous copy, performed in the async proxy, whose completion is a
+    complete-tx of ``size`` on the mbarrier ``mbar``. A litmus location is one value: the copy reads
+    ``src`` and writes what it read to ``dst``."""
+
+    dst: str
+    src: str
+    size: Register | Immediate
+    mbar: str
+    qualifiers: tuple[str, ...] = ()
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+
+Instruction = Label | Jump | Branch | Local | Load | Store | Atomic | Fence | ProxyFence | BarrierOp | MbarrierOp | BulkCopy
 
 
 @attrs.frozen
@@ -382,6 +399,9 @@ class LitmusTest:
                     seen.setdefault(entry.target, None)
         for thread in self.code:
             for ins in thread:
+                if isinstance(ins, BulkCopy):
+                    for name in (ins.dst, ins.src, ins.mbar):
+                        seen.setdefault(name, None)
                 address = getattr(ins, "address", None)
                 if address is not None:
                     seen.setdefault(address, None)
@@ -1052,6 +1072,8 @@ def _build(p: Parser, parts: list[tuple[str, Token]], operands: list[tuple[Opera
         return _barrier(p, base, quals, operands, text, first)
     if base == "mbarrier":
         return _mbarrier(p, quals, operands, text, first)
+    if base == "cp":
+        return _bulk_copy(p, quals, operands, text, first)
     raise p.error(f"unknown instruction {_quoted(base)}", first)
 
 
@@ -1303,6 +1325,39 @@ def _mbarrier(p, quals, operands, text, first) -> MbarrierOp:
     return MbarrierOp(op, order, scope, dest, _address(p, f"mbarrier.{op}", operands[0]), values, tuple(rest), text, first.line, first.column)
 
 
+#: §9.7.9.25.4.1: the (destination, source) state spaces of cp.async.bulk whose completion is an
+#: mbarrier complete-tx.
+_BULK_SPACES = (("shared::cluster", "global"), ("shared::cta", "global"), ("shared::cluster", "shared::cta"))
+
+
+def _bulk_copy(p, quals, operands, text, first) -> BulkCopy:
+    """§9.7.9.25.4.1 ``cp.async.bulk`` with ``.mbarrier::complete_tx::bytes``. The ``.bulk_group``
+    completion (shared memory to global), ``cp.async`` and ``cp.reduce.async.bulk`` are refused."""
+    names = [q for q, _ in quals]
+    if names[:2] != ["async", "bulk"] or len(names) < 5:
+        raise p.error("of the cp instructions only cp.async.bulk.dst.src.mbarrier::complete_tx::bytes is supported in litmus tests", first)
+    if (names[2], names[3]) not in _BULK_SPACES:
+        raise p.error(
+            f"cp.async.bulk from .{names[3]} to .{names[2]}: with an mbarrier the copies are " + ", ".join(f".{s} to .{d}" for d, s in _BULK_SPACES),
+            quals[2][1],
+        )
+    if names[4] != "mbarrier::complete_tx::bytes":
+        raise p.error(f"cp.async.bulk completion .{names[4]}: only .mbarrier::complete_tx::bytes is supported in litmus tests", quals[4][1])
+    for q, tok in quals[5:]:
+        raise p.error(f"unknown qualifier .{q} for cp.async.bulk (multicast and cache hints are not supported in litmus tests)", tok)
+    _count(p, "cp.async.bulk", operands, 4, first)
+    return BulkCopy(
+        _address(p, "cp.async.bulk", operands[0]),
+        _address(p, "cp.async.bulk", operands[1]),
+        _value(p, "cp.async.bulk", operands[2]),
+        _address(p, "cp.async.bulk", operands[3]),
+        tuple(names[2:5]),
+        text,
+        first.line,
+        first.column,
+    )
+
+
 _PROXY_KINDS = ("alias", "texture", "surface", "constant", "async")
 
 
@@ -1533,6 +1588,8 @@ def format_instruction(ins: Instruction) -> str:
         quals = (f".{ins.order}.{ins.scope}" if ins.order else "") + "".join("." + q for q in ins.qualifiers)
         dest = [ins.dest.name if ins.dest else "_"] if ins.op in ("arrive", "arrive_drop", "test_wait", "try_wait") else []
         return f"mbarrier.{ins.op}{quals} " + ", ".join(dest + [ins.address] + [_operand_text(o) for o in ins.operands])
+    if isinstance(ins, BulkCopy):
+        return f"cp.async.bulk{''.join('.' + q for q in ins.qualifiers)} {ins.dst}, {ins.src}, {_operand_text(ins.size)}, {ins.mbar}"
     if isinstance(ins, Fence):
         return f"fence.{ins.sem}.{ins.scope}"
     if isinstance(ins, ProxyFence):

@@ -45,6 +45,7 @@ from ptxspec.memory_model.litmus import (
     Atomic,
     BarrierOp,
     Branch,
+    BulkCopy,
     Fence,
     Immediate,
     Instruction,
@@ -388,6 +389,9 @@ class _Runner:
             elif isinstance(ins, (Load, Atomic)) or (isinstance(ins, MbarrierOp) and ins.op not in ("init", "inval")):
                 stack.extend(reversed(self.memory_read(state, ins, key)))
                 return None
+            elif isinstance(ins, BulkCopy):
+                stack.extend(reversed(self.bulk_copy(state, ins, key)))
+                return None
             elif isinstance(ins, MbarrierOp):  # init, inval: weak writes of the whole object
                 count = self.value(state, ins.operands[0]) if ins.operands else 0
                 value = mbarrier_written(ins.op, 0, (count,))[1]
@@ -493,6 +497,47 @@ class _Runner:
             state.regs[ins.dest.name] = result
             state.taint[ins.dest.name] = frozenset({index})
             state.prov[ins.dest.name] = family
+
+    def bulk_copy(self, state: _State, ins: BulkCopy, key: Key) -> list[_State]:
+        """``cp.async.bulk`` (§9.7.9.25.4.1) as the operations of an asynchronous instruction (their
+        :attr:`~ptxspec.memory_model.program.Event.agent` is this instance), one state per value of
+        ``src`` and of ``mbar`` they may read: a weak read of ``src`` and a weak write of ``dst`` in
+        the async proxy ("cp{.reduce}.async.bulk operations are performed in the asynchronous
+        proxy", §9.7.9.25.2; "the copy operations ... are treated as weak memory operations"), the
+        implicit generic-async proxy fence that follows its completion, and the complete-tx of
+        ``size`` on ``mbar``, which "has .release semantics at .cluster scope"."""
+        agent = f"{key[1]}:{key[2]}"
+        size = self.value(state, ins.size)
+        src, mbar = self.low.physical(ins.src), self.low.physical(ins.mbar)
+        base = {"instruction": ins.text, "line": ins.line, "agent": agent}
+        branches = []
+        for value, family in self.choices(src, key):
+            for old, mbar_family in self.choices(mbar, key):
+                branch = state.copy()
+                read = len(branch.events)
+                memory = dict(base, proxy="async", order="weak", scope=None)
+                self.emit(branch, dict(memory, address=self.low.addresses[ins.src], reads=True, read_value=value), frozenset())
+                self.emit(branch, dict(memory, address=self.low.addresses[ins.dst], writes=True, write_value=value), frozenset({read}))
+                self.record(branch, ins.dst, value, family, key)
+                self.emit(branch, dict(base, proxy_fence="async"), frozenset())
+                written = mbarrier_written("complete_tx", old, (size,))[1]
+                assert written is not None, "complete_tx writes the object"
+                fields = dict(
+                    base,
+                    address=self.low.addresses[ins.mbar],
+                    proxy="generic",
+                    order="release",
+                    scope="cluster",
+                    writes=True,
+                    atomic=True,
+                    read_value=old,
+                    write_value=written,
+                )
+                self.emit(branch, fields, self.taint(branch, ins.size))
+                self.record(branch, ins.mbar, written, _join(mbar_family, self.prov(branch, ins.size)), key)
+                branch.pc += 1
+                branches.append(branch)
+        return branches
 
     def barrier(self, state: _State, ins: BarrierOp) -> None:
         if ins.op == "red":

@@ -33,8 +33,9 @@ SCOPES = ("cta", "cluster", "gpu", "sys")
 MEMORY_ORDERS = ("weak", "relaxed", "acquire", "release", "acq_rel", "volatile", "mmio")
 """§8.4: the qualifiers that say how a memory operation orders (``sc`` exists on fences only)."""
 
-PROXIES = ("generic", "texture", "surface", "constant")
-"""§8.6: the memory access methods a litmus test can use."""
+PROXIES = ("generic", "texture", "surface", "constant", "async")
+"""§8.6: the memory access methods a litmus test can use; ``async`` is the asynchronous proxy in
+which "cp{.reduce}.async.bulk operations are performed" (§9.7.9.25.2)."""
 
 FENCE_KINDS = ("sc", "acq_rel")
 """§8.4 "memory fence operations": fence.sc (and membar, its synonym), fence.acq_rel."""
@@ -150,6 +151,13 @@ class Event:
     """The value a read (or the read half of an atomic) returns in this trace."""
     write_value: int | None = None
     """The value a write stores in this trace (for red/atom: computed from ``read_value``)."""
+    agent: str | None = None
+    """For an operation of an asynchronous instruction (§8.9.1.1: cp.async.bulk ...), the instance
+    of that instruction in its thread (``"pc:occurrence"``); None for the thread's own operations.
+    "These asynchronous operations are ordered after prior instructions in the same thread ...
+    but they are not part of the program order of that thread": an agent's operations are in
+    program order among themselves, and ``async_issue`` orders the thread's earlier operations
+    before them (:func:`ptxspec.memory_model.base.static_pair`)."""
 
     @property
     def is_initial(self) -> bool:

@@ -34,9 +34,10 @@ from .relations import Axiom, Definition, Model, RelExpr, SetExpr, operands, rel
     "R", "W", "M", "A", "I", "F", "F_SC", "PF", "PF_ALIAS", "PF_TEXTURE", "PF_SURFACE", "PF_CONSTANT", "B"
 )
 (WEAK, ACQUIRE, RELEASE, ACQ_REL) = sets("WEAK", "ACQUIRE", "RELEASE", "ACQ_REL")
-(GEN, TEX, SUR, CON) = sets("GEN", "TEX", "SUR", "CON")
+(GEN, TEX, SUR, CON, ASYNC, PF_ASYNC) = sets("GEN", "TEX", "SUR", "CON", "ASYNC", "PF_ASYNC")
 (po, loc, vloc, same_thread, same_cta, scope_incl, same_proxy) = relations("po", "loc", "vloc", "same_thread", "same_cta", "scope_incl", "same_proxy")
 (data, ctrl, addr, bar_sync, rf, co, sc) = relations("data", "ctrl", "addr", "bar_sync", "rf", "co", "sc")
+(async_issue,) = relations("async_issue")
 
 # ---- §8.4 operation types (sets) ----------------------------------------------------------------
 
@@ -137,23 +138,35 @@ synchronizes_with = Definition(
 
 base_causality_order = Definition(
     "base_causality_order",
-    (po | synchronizes_with).plus(),
+    (po | synchronizes_with).plus() | ((po | synchronizes_with).plus().opt() >> async_issue >> po.opt()),
     "8.9.5",
     "'An operation X precedes an operation Y in base causality order if: 1. X precedes Y in program order, "
     "or 2. X synchronizes with Y, or 3. For some operation Z, X precedes Z in program order and Z precedes Y "
     "in base causality order, or X precedes Z in base causality order and Z precedes Y in program order, or "
     "X precedes Z in base causality order and Z precedes Y in base causality order.' (the transitive closure "
-    "of po and synchronizes-with)",
+    "of po and synchronizes-with). The operations of an asynchronous instruction (§8.9.1.1: cp.async.bulk) "
+    "'are ordered after prior instructions in the same thread ... but they are not part of the program "
+    "order of that thread', and its implicit complete-tx 'is only ordered with respect to the memory "
+    "operations performed by the same asynchronous instruction, and in particular it does not transitively "
+    "establish ordering with respect to prior instructions from the issuing thread': so a path may enter "
+    "an asynchronous instruction from its thread's earlier operations (async_issue) only as its last step "
+    "(then along the instruction's own operations), and what the instruction synchronizes with is ordered "
+    "after its own operations alone.",
 )
 proxy_fence_for = Definition(
     "proxy_fence_for",
-    (SUR.id() >> same_cta >> PF_SURFACE.id()) | (TEX.id() >> same_cta >> PF_TEXTURE.id()) | (CON.id() >> same_cta >> PF_CONSTANT.id()),
+    (SUR.id() >> same_cta >> PF_SURFACE.id())
+    | (TEX.id() >> same_cta >> PF_TEXTURE.id())
+    | (CON.id() >> same_cta >> PF_CONSTANT.id())
+    | (ASYNC.id() >> same_cta >> PF_ASYNC.id()),
     "9.7.13.4",
     "Pairs (memory operation X through a non-generic proxy P, proxy fence fence.proxy.P in X's CTA). 'The "
     ".proxykind qualifier indicates a bi-directional proxy ordering established between the memory accesses "
     "done between the generic proxy and the proxy specified by .proxykind.' Reading (the mixed-proxy model "
     "of NVlabs/mixedproxy, also Dat3M's ptx-v7.5.cat): the fence converts for accesses of its CTA, like "
-    "condition 2 of §8.9.5 (same thread block).",
+    "condition 2 of §8.9.5 (same thread block). The async proxy likewise: 'fence.proxy.async is used to "
+    "synchronize memory between the generic proxy and the async proxy', and the completion of a "
+    "cp{.reduce}.async.bulk operation 'is followed by an implicit generic-async proxy fence' (§9.7.9.25.2).",
 )
 generic_from = Definition(
     "generic_from",

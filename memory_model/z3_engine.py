@@ -938,6 +938,7 @@ def _shape(event: Event) -> tuple:
         event.fence,
         event.proxy_fence,
         event.barrier,
+        event.agent,
     )
 
 

@@ -1,0 +1,53 @@
+"""cp.async.bulk in the litmus dialect: its operations are an asynchronous agent of the issuing
+thread (§8.9.1.1), performed in the async proxy (§9.7.9.25.2), completing with a release
+complete-tx on the mbarrier (§9.7.9.25.4.1). The verdicts are in tests/litmus/manual (TMA-*,
+bulk-copy-*); here the dialect and the events."""
+
+from __future__ import annotations
+
+import pytest
+
+from ptxspec.memory_model import base, litmus, lowering
+from ptxspec.semantics import mbarrier as mb
+from ptxspec.spec.errors import PtxSpecError
+
+COPY = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes s, g, 4, bar"
+
+
+def _test(line: str) -> litmus.LitmusTest:
+    return litmus.parse(f"PTX t\n{{\ng=7; s=0; bar=0;\n}}\n P0@cta 0,gpu 0 ;\n mbarrier.init.shared::cta.b64 [bar], 1 ;\n {line} ;\nexists (s == 0)\n")
+
+
+def test_bulk_copy_prints_as_it_parses():
+    (_, copy) = _test(COPY).code[0]
+    assert isinstance(copy, litmus.BulkCopy) and litmus.format_instruction(copy) == COPY
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("cp.async.bulk.global.shared::cta.bulk_group [g], [s], 4", "from .shared::cta to .global"),
+        ("cp.async.bulk.shared::cluster.global.bulk_group [s], [g], 4, [bar]", "only .mbarrier::complete_tx::bytes"),
+        ("cp.async.ca.shared.global [s], [g], 4", "only cp.async.bulk"),
+        ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s], [g], 4, [bar]", "multicast"),
+    ],
+)
+def test_other_copies_are_refused_with_the_reason(line, message):
+    with pytest.raises(PtxSpecError, match=message):
+        _test(line)
+
+
+def test_the_copy_is_an_agent_after_its_thread_and_outside_its_program_order():
+    program = lowering.lower(_test(COPY))
+    traces = program.threads[0].traces  # one per value the copy's complete-tx may find in bar
+    (trace,) = [t for t in traces if t.events[-1].read_value == mb.init(1).encode()]
+    init, read, write, fence, complete = trace.events
+    assert init.agent is None and {e.agent for e in (read, write, fence, complete)} == {"1:0"}
+    assert (read.proxy, read.order, read.read_value) == ("async", "weak", 7) and (write.proxy, write.write_value) == ("async", 7)
+    assert fence.proxy_fence == "async"
+    assert (complete.order, complete.scope, complete.atomic) == ("release", "cluster", True)
+    assert complete.write_value == mb.complete_tx(mb.init(1), 4).encode()
+    pair = lambda name, a, b: base.static_pair(name, a, b, program)  # noqa: E731
+    assert pair("async_issue", init, read) and pair("async_issue", init, complete) and not pair("po", init, read)
+    assert pair("po", read, write) and pair("po", fence, complete) and not pair("same_thread", init, read)
+    assert base.equivalence_key("same_thread", init, program) != base.equivalence_key("same_thread", read, program)
