@@ -48,10 +48,31 @@ SET_NAMES = (
     "SUR",
     "CON",
     "ASYNC",
+    "TC",
+    "TC_LD",
+    "TC_ST",
+    "TC_COMMIT",
+    "TCS",
+    "TC_BEFORE",
+    "TC_AFTER",
+    "TC_WAIT_LD",
+    "TC_WAIT_ST",
 )
 """Every base set name of ``relations.py``."""
 
-STATIC_RELATIONS = ("po", "loc", "vloc", "same_thread", "same_cta", "scope_incl", "same_proxy", "async_issue")
+STATIC_RELATIONS = (
+    "po",
+    "loc",
+    "vloc",
+    "same_thread",
+    "same_cta",
+    "scope_incl",
+    "same_proxy",
+    "async_issue",
+    "issued_before",
+    "tcgen05_pipelined",
+    "tcgen05_pipelinable",
+)
 """Base relations decided by two events and the program alone (:func:`static_pair`)."""
 
 DEPENDENCY_RELATIONS = ("data", "ctrl", "addr")
@@ -117,7 +138,36 @@ def event_sets(event: Event) -> frozenset[str]:
         names.add(_PROXY_FENCE_SETS[event.proxy_fence])
     if event.barrier is not None:
         names.add("B")
+    if event.tcgen05 is not None:
+        names.update(_TCGEN05_SETS.get(event.tcgen05.split("/")[0], ("TC",)))
     return frozenset(names)
+
+
+#: §9.7.16.6.1: the asynchronous tcgen05 operations (an agent's: ``TC``) and the synchronous ones
+#: of the thread that order them (``TCS``).
+_TCGEN05_SETS = {
+    "ld": ("TC", "TC_LD"),
+    "st": ("TC", "TC_ST"),
+    "commit": ("TC", "TC_COMMIT"),
+    "fence::before_thread_sync": ("TCS", "TC_BEFORE"),
+    "fence::after_thread_sync": ("TCS", "TC_AFTER"),
+    "wait::ld": ("TCS", "TC_WAIT_LD"),
+    "wait::st": ("TCS", "TC_WAIT_ST"),
+}
+
+
+def tcgen05_pipelined(first: str, second: str) -> bool:
+    """§9.7.16.6.2: whether asynchronous tcgen05 operations of kinds ``first`` then ``second``
+    (:attr:`Event.tcgen05`) form a tcgen05 pipeline -- "guaranteed to execute in the same order as
+    the instructions that issued them": ``mma -> mma`` (same N and accumulator; the dialect has no
+    shape), ``cp -> mma`` (same N), and the implicitly pipelined ``mma``/``cp`` -> ``commit``
+    (same N, §9.7.16.6.2.1). (``shift`` is not in the dialect.)"""
+    a, b = first.split("/"), second.split("/")
+    if a[0] == "mma" and b[0] == "mma":
+        return a[1:] == b[1:]
+    if a[0] in ("mma", "cp") and b[0] in ("mma", "commit"):
+        return a[1] == b[1]
+    return False
 
 
 # ---- static relations ----------------------------------------------------------------------------
@@ -172,6 +222,11 @@ def static_pair(name: str, a: Event, b: Event, program: Program) -> bool:
     no thread).
     ``async_issue``: ``a`` the thread's own, ``b`` an operation of an asynchronous instruction it
     issued later (§8.9.1.1 "ordered after prior instructions in the same thread").
+    ``issued_before``: ``a`` an operation of an asynchronous instruction, ``b`` an operation its
+    thread issues later (no order by itself: the tcgen05 waits and fences use it).
+    ``tcgen05_pipelined``: asynchronous tcgen05 operations of one thread whose instructions form a
+    tcgen05 pipeline (:func:`tcgen05_pipelined`), in issue order; ``tcgen05_pipelinable``: of any
+    threads, whose kinds would.
     ``loc``: both memory operations on the same physical location (§8.2).
     ``vloc``: both memory operations on the same virtual address (§8.2.1 "specify the same
     virtual address"; a proxy alias such as ``s @ surface aliases x`` names ``x``'s address).
@@ -186,6 +241,22 @@ def static_pair(name: str, a: Event, b: Event, program: Program) -> bool:
         return a.thread is not None and a.thread == b.thread and a.agent == b.agent and a.index < b.index
     if name == "async_issue":
         return a.thread is not None and a.thread == b.thread and a.agent is None and b.agent is not None and a.index < b.index
+    if name == "issued_before":
+        return a.thread is not None and a.thread == b.thread and a.agent is not None and b.agent is None and a.index < b.index
+    if name == "tcgen05_pipelinable":
+        return a.agent is not None and b.agent is not None and a.tcgen05 is not None and b.tcgen05 is not None and tcgen05_pipelined(a.tcgen05, b.tcgen05)
+    if name == "tcgen05_pipelined":
+        return (
+            a.thread is not None
+            and a.thread == b.thread
+            and a.agent is not None
+            and b.agent is not None
+            and a.agent != b.agent
+            and a.index < b.index
+            and a.tcgen05 is not None
+            and b.tcgen05 is not None
+            and tcgen05_pipelined(a.tcgen05, b.tcgen05)
+        )
     if name == "loc":
         return is_memory(a) and is_memory(b) and a.address is not None and b.address is not None and a.address.physical == b.address.physical
     if name == "vloc":

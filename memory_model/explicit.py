@@ -59,6 +59,7 @@ import attrs
 from . import relations as rel
 from .base import (
     EQUIVALENCE_RELATIONS,
+    STATIC_RELATIONS,
     effective_scope,
     equivalence_key,
     is_strong,
@@ -455,8 +456,9 @@ class _Frame:
             "sets": (0, lambda env: self._sets()),
             "po": (0, lambda env: self._po()),
             "scope_incl": (0, lambda env: self._scope_incl()),
-            "async_issue": (0, lambda env: self._async_issue()),
         }
+        for name in STATIC_RELATIONS:
+            table.setdefault(name, (0, self._static_step(name)))
         for position, name in enumerate(EQUIVALENCE_RELATIONS):
             table[name] = (0, self._equivalence_step(position))
         for name in ("data", "ctrl", "addr"):
@@ -501,15 +503,22 @@ class _Frame:
         same_thread = self.base_env["same_thread"]
         return [same_thread[i] & ~((2 << i) - 1) if event.thread is not None else 0 for i, event in enumerate(self.events)]
 
-    def _async_issue(self) -> Rows:
-        """``base.static_pair``'s ``async_issue``: a thread's own operation before the later
-        operations of the asynchronous instructions it issued."""
-        rows = [0] * self.n
-        for i, a in enumerate(self.events):
-            if a.thread is not None and a.agent is None:
-                for j, b in enumerate(self.events):
-                    if b.thread == a.thread and b.agent is not None and a.index < b.index:
-                        rows[i] |= 1 << j
+    def _static_step(self, name: str) -> Fn:
+        """A static relation without a fast path here (``async_issue``, ``issued_before``,
+        ``tcgen05_pipelined``, ``tcgen05_pipelinable``: of operations of threads, the asynchronous
+        tcgen05 ones for the last), pair by pair from ``base.static_pair``."""
+
+        def rows(env) -> Rows:
+            out = [0] * self.n
+            events = [(i, e) for i, e in enumerate(self.events) if e.thread is not None]
+            if name == "tcgen05_pipelinable":
+                events = [(i, e) for i, e in events if e.tcgen05 is not None]
+            for i, a in events:
+                for j, b in events:
+                    if (b.thread == a.thread or name == "tcgen05_pipelinable") and static_pair(name, a, b, self.program):
+                        out[i] |= 1 << j
+            return out
+
         return rows
 
     def _scope_incl(self) -> Rows:

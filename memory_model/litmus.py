@@ -320,7 +320,38 @@ class BulkCopy:
     column: int | None = _pos()
 
 
-Instruction = Label | Jump | Branch | Local | Load | Store | Atomic | Fence | ProxyFence | BarrierOp | MbarrierOp | BulkCopy
+TCGEN05_OPS = ("ld", "st", "cp", "mma", "commit", "fence::before_thread_sync", "fence::after_thread_sync", "wait::ld", "wait::st")
+"""§9.7.16: the tcgen05 instructions of the dialect (Tensor Memory and shared memory as litmus
+locations of one value each)."""
+
+
+@attrs.frozen
+class Tcgen05Op:
+    """A tcgen05 instruction (§9.7.16) as the dialect reads it: ``ld r, [t]``, ``st [t], r``,
+    ``cp [t], [s]`` (the shared memory descriptor written as the location it points to),
+    ``mma [d], [a], [b], enable-input-d`` (the descriptors as the locations of A and B, no
+    instruction descriptor: D = A * B + (enable-input-d ? D : 0) over one element), ``commit
+    [mbar]``, and the synchronous ``fence::before_thread_sync``, ``fence::after_thread_sync``,
+    ``wait::ld``, ``wait::st``."""
+
+    op: str
+    dest: Register | None
+    addresses: tuple[str, ...]
+    """ld: (t,); st: (t,); cp: (t, s); mma: (d, a, b); commit: (mbar,); the others: ()."""
+    values: tuple[Register | Immediate, ...]
+    """st: (r,); mma: (enable-input-d,); the others: ()."""
+    qualifiers: tuple[str, ...] = ()
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+    @property
+    def cta_group(self) -> str:
+        """``1`` or ``2`` from ``.cta_group::N`` (cp, mma, commit), else ``""``."""
+        return next((q.split("::")[1] for q in self.qualifiers if q.startswith("cta_group::")), "")
+
+
+Instruction = Label | Jump | Branch | Local | Load | Store | Atomic | Fence | ProxyFence | BarrierOp | MbarrierOp | BulkCopy | Tcgen05Op
 
 
 @attrs.frozen
@@ -401,6 +432,9 @@ class LitmusTest:
             for ins in thread:
                 if isinstance(ins, BulkCopy):
                     for name in (ins.dst, ins.src, ins.mbar):
+                        seen.setdefault(name, None)
+                if isinstance(ins, Tcgen05Op):
+                    for name in ins.addresses:
                         seen.setdefault(name, None)
                 address = getattr(ins, "address", None)
                 if address is not None:
@@ -876,6 +910,10 @@ class Parser:
             self.advance()
             text = q.text
             last = q
+            while self.tok.kind in ("name", "num") and self.tok.offset == last.end:  # a shape such as 32x32b: a number then a name
+                text += self.tok.text
+                last = self.tok
+                self.advance()
             while self.at("::", "punct") and self.tok.offset == last.end:
                 self.advance()
                 nxt = self.tok
@@ -1074,6 +1112,8 @@ def _build(p: Parser, parts: list[tuple[str, Token]], operands: list[tuple[Opera
         return _mbarrier(p, quals, operands, text, first)
     if base == "cp":
         return _bulk_copy(p, quals, operands, text, first)
+    if base == "tcgen05":
+        return _tcgen05(p, quals, operands, text, first)
     raise p.error(f"unknown instruction {_quoted(base)}", first)
 
 
@@ -1358,6 +1398,49 @@ def _bulk_copy(p, quals, operands, text, first) -> BulkCopy:
     )
 
 
+#: Per tcgen05 operation: (operand kinds: "r" register, "a" location, "v" value; qualifiers it
+#: requires; qualifiers it accepts besides).
+_TCGEN05_FORMS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "ld": ("ra", ("sync", "aligned"), ("16x64b", "16x128b", "16x256b", "32x32b", "16x32bx2", "x1", "b32", "pack::16b")),
+    "st": ("av", ("sync", "aligned"), ("16x64b", "16x128b", "16x256b", "32x32b", "16x32bx2", "x1", "b32", "unpack::16b")),
+    "cp": ("aa", (), ("128x256b", "4x256b", "128x128b", "64x128b", "32x128b", "warpx2::02_13", "warpx2::01_23", "warpx4")),
+    "mma": ("aaav", (), ()),
+    "commit": ("a", ("mbarrier::arrive::one",), ("b64", "shared::cluster")),
+    "fence::before_thread_sync": ("", (), ()),
+    "fence::after_thread_sync": ("", (), ()),
+    "wait::ld": ("", (), ("sync", "aligned")),
+    "wait::st": ("", (), ("sync", "aligned")),
+}
+_KINDS = ("kind::f16", "kind::tf32", "kind::f8f6f4", "kind::i8", "kind::mxf8f6f4", "kind::mxf4", "kind::mxf4nvf4")
+
+
+def _tcgen05(p, quals, operands, text, first) -> Tcgen05Op:
+    """§9.7.16: the tcgen05 instructions of :data:`TCGEN05_OPS`; ``.cta_group::1/2`` is required on
+    cp, mma and commit, and mma needs its ``.kind``. Block scaling, ``.sp``, ``.ws``, ``.shift``,
+    alloc/dealloc and ``.multicast`` are not in the dialect."""
+    if not quals or quals[0][0] not in TCGEN05_OPS:
+        where = quals[0][1] if quals else first
+        raise p.error(f"tcgen05 in litmus tests is one of {', '.join('.' + o for o in TCGEN05_OPS)}", where)
+    op = quals[0][0]
+    kinds, required, accepted = _TCGEN05_FORMS[op]
+    names = [q for q, _ in quals[1:]]
+    if op in ("cp", "mma", "commit"):
+        required = required + (next((q for q in names if q in ("cta_group::1", "cta_group::2")), "cta_group::1 or ::2"),)
+    if op == "mma":
+        required = required + (next((q for q in names if q in _KINDS), "kind::<f16, tf32, f8f6f4, i8, ...>"),)
+    for q in required:
+        if q not in names:
+            raise p.error(f"tcgen05.{op} needs .{q}", first)
+    for q, tok in quals[1:]:
+        if q not in required and q not in accepted:
+            raise p.error(f"unknown qualifier .{q} for tcgen05.{op} in litmus tests", tok)
+    _count(p, f"tcgen05.{op}", operands, len(kinds), first)
+    dest = _register(p, f"tcgen05.{op}", operands[0]) if kinds.startswith("r") else None
+    addresses = tuple(_address(p, f"tcgen05.{op}", o) for o, k in zip(operands, kinds) if k == "a")
+    values = tuple(_value(p, f"tcgen05.{op}", o) for o, k in zip(operands, kinds) if k == "v")
+    return Tcgen05Op(op, dest, addresses, values, tuple(names), text, first.line, first.column)
+
+
 _PROXY_KINDS = ("alias", "texture", "surface", "constant", "async")
 
 
@@ -1588,6 +1671,11 @@ def format_instruction(ins: Instruction) -> str:
         quals = (f".{ins.order}.{ins.scope}" if ins.order else "") + "".join("." + q for q in ins.qualifiers)
         dest = [ins.dest.name if ins.dest else "_"] if ins.op in ("arrive", "arrive_drop", "test_wait", "try_wait") else []
         return f"mbarrier.{ins.op}{quals} " + ", ".join(dest + [ins.address] + [_operand_text(o) for o in ins.operands])
+    if isinstance(ins, Tcgen05Op):
+        operands = ([ins.dest.name] if ins.dest else []) + list(ins.addresses) + [_operand_text(v) for v in ins.values]
+        if ins.op == "st":
+            operands = [ins.addresses[0], _operand_text(ins.values[0])]
+        return f"tcgen05.{ins.op}" + "".join("." + q for q in ins.qualifiers) + (" " + ", ".join(operands) if operands else "")
     if isinstance(ins, BulkCopy):
         return f"cp.async.bulk{''.join('.' + q for q in ins.qualifiers)} {ins.dst}, {ins.src}, {_operand_text(ins.size)}, {ins.mbar}"
     if isinstance(ins, Fence):

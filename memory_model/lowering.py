@@ -46,6 +46,7 @@ from ptxspec.memory_model.litmus import (
     BarrierOp,
     Branch,
     BulkCopy,
+    Tcgen05Op,
     Fence,
     Immediate,
     Instruction,
@@ -392,6 +393,12 @@ class _Runner:
             elif isinstance(ins, BulkCopy):
                 stack.extend(reversed(self.bulk_copy(state, ins, key)))
                 return None
+            elif isinstance(ins, Tcgen05Op) and ins.op in _TCGEN05_SYNCHRONOUS:
+                self.emit(state, {"instruction": ins.text, "line": ins.line, "tcgen05": ins.op}, frozenset())
+                state.pc += 1
+            elif isinstance(ins, Tcgen05Op):
+                stack.extend(reversed(self.tcgen05(state, ins, key)))
+                return None
             elif isinstance(ins, MbarrierOp):  # init, inval: weak writes of the whole object
                 count = self.value(state, ins.operands[0]) if ins.operands else 0
                 value = mbarrier_written(ins.op, 0, (count,))[1]
@@ -498,6 +505,16 @@ class _Runner:
             state.taint[ins.dest.name] = frozenset({index})
             state.prov[ins.dest.name] = family
 
+    def agent_branches(self, state: _State, key: Key, locations: tuple[str, ...]) -> Iterator[tuple[_State, tuple[int, ...], tuple[frozenset, ...]]]:
+        """For an asynchronous instruction that reads ``locations`` in turn: a copy of ``state`` per
+        combination of the values they may return (:meth:`choices`), with those values and their
+        derivations."""
+        combos: list[list[tuple[int, frozenset]]] = [[]]
+        for name in locations:
+            combos = [combo + [choice] for combo in combos for choice in self.choices(self.low.physical(name), key)]
+        for combo in combos:
+            yield state.copy(), tuple(value for value, _ in combo), tuple(family for _, family in combo)
+
     def bulk_copy(self, state: _State, ins: BulkCopy, key: Key) -> list[_State]:
         """``cp.async.bulk`` (§9.7.9.25.4.1) as the operations of an asynchronous instruction (their
         :attr:`~ptxspec.memory_model.program.Event.agent` is this instance), one state per value of
@@ -506,37 +523,84 @@ class _Runner:
         proxy", §9.7.9.25.2; "the copy operations ... are treated as weak memory operations"), the
         implicit generic-async proxy fence that follows its completion, and the complete-tx of
         ``size`` on ``mbar``, which "has .release semantics at .cluster scope"."""
-        agent = f"{key[1]}:{key[2]}"
         size = self.value(state, ins.size)
-        src, mbar = self.low.physical(ins.src), self.low.physical(ins.mbar)
-        base = {"instruction": ins.text, "line": ins.line, "agent": agent}
+        base = {"instruction": ins.text, "line": ins.line, "agent": f"{key[1]}:{key[2]}"}
+        memory = dict(base, proxy="async", order="weak", scope=None)
         branches = []
-        for value, family in self.choices(src, key):
-            for old, mbar_family in self.choices(mbar, key):
-                branch = state.copy()
-                read = len(branch.events)
-                memory = dict(base, proxy="async", order="weak", scope=None)
-                self.emit(branch, dict(memory, address=self.low.addresses[ins.src], reads=True, read_value=value), frozenset())
-                self.emit(branch, dict(memory, address=self.low.addresses[ins.dst], writes=True, write_value=value), frozenset({read}))
-                self.record(branch, ins.dst, value, family, key)
-                self.emit(branch, dict(base, proxy_fence="async"), frozenset())
-                written = mbarrier_written("complete_tx", old, (size,))[1]
-                assert written is not None, "complete_tx writes the object"
-                fields = dict(
-                    base,
-                    address=self.low.addresses[ins.mbar],
-                    proxy="generic",
-                    order="release",
-                    scope="cluster",
-                    writes=True,
-                    atomic=True,
-                    read_value=old,
-                    write_value=written,
-                )
-                self.emit(branch, fields, self.taint(branch, ins.size))
-                self.record(branch, ins.mbar, written, _join(mbar_family, self.prov(branch, ins.size)), key)
-                branch.pc += 1
-                branches.append(branch)
+        for branch, (value, old), (family, mbar_family) in self.agent_branches(state, key, (ins.src, ins.mbar)):
+            read = len(branch.events)
+            self.emit(branch, dict(memory, address=self.low.addresses[ins.src], reads=True, read_value=value), frozenset())
+            self.emit(branch, dict(memory, address=self.low.addresses[ins.dst], writes=True, write_value=value), frozenset({read}))
+            self.record(branch, ins.dst, value, family, key)
+            self.emit(branch, dict(base, proxy_fence="async"), frozenset())
+            self.arrive_on(branch, key, dict(base, order="release"), ins.mbar, old, mbar_family, "complete_tx", (size,), self.taint(branch, ins.size))
+            branch.pc += 1
+            branches.append(branch)
+        return branches
+
+    def arrive_on(self, state: _State, key: Key, base: dict, mbar: str, old: int, family: frozenset, op: str, operands: tuple[int, ...], data_from) -> None:
+        """The read-modify-write of the mbarrier ``mbar`` that an asynchronous instruction performs
+        at ``.cluster`` scope (the complete-tx of cp.async.bulk, the arrive-on of tcgen05.commit)."""
+        written = mbarrier_written(op, old, operands)[1]
+        assert written is not None, "an arrive-on or complete-tx writes the object"
+        fields = dict(base, address=self.low.addresses[mbar], proxy="generic", scope="cluster", writes=True, atomic=True, read_value=old, write_value=written)
+        self.emit(state, fields, data_from)
+        self.record(state, mbar, written, family, key)
+
+    def tcgen05(self, state: _State, ins: Tcgen05Op, key: Key) -> list[_State]:
+        """An asynchronous tcgen05 instruction (§9.7.16.6.1: mma, cp, ld, st, and commit's arrive-on)
+        as the operations of an agent, one state per combination of values it reads. Tensor
+        Memory accesses are weak and generic; the shared memory tcgen05.mma and tcgen05.cp read "are
+        performed in the asynchronous proxy" (§9.7.16.6.5). ``mma``: D = A * B + (enable-input-d ?
+        D : 0) over one element, wrapping at 64 bits (the dialect's abstraction of a matrix
+        multiply); tcgen05.commit: "an arrive-on operation, with the count argument of 1, is
+        signaled on the mbarrier object. The scope of the arrive-on operation is the cluster scope"
+        (relaxed: the manual gives it no .sem)."""
+        physical = self.low.physical
+        kind = {
+            "mma": f"mma/{ins.cta_group}/{physical(ins.addresses[0]) if ins.addresses else ''}",
+            "cp": f"cp/{ins.cta_group}",
+            "commit": f"commit/{ins.cta_group}",
+        }
+        base = {"instruction": ins.text, "line": ins.line, "agent": f"{key[1]}:{key[2]}", "tcgen05": kind.get(ins.op, ins.op)}
+        weak = dict(base, proxy="generic", order="weak", scope=None)
+        enable = self.value(state, ins.values[0]) if ins.op == "mma" else 0
+        reads = {"ld": ins.addresses[:1], "st": (), "cp": ins.addresses[1:2], "commit": ins.addresses[:1]}.get(ins.op)
+        if reads is None:  # mma: A and B (and D when enable-input-d)
+            reads = ins.addresses[1:3] + (ins.addresses[:1] if enable else ())
+        branches = []
+        for branch, values, families in self.agent_branches(state, key, reads):
+            first = len(branch.events)
+            taken = frozenset(range(first, first + len(values)))
+            if ins.op == "commit":
+                self.arrive_on(branch, key, dict(base, order="relaxed"), ins.addresses[0], values[0], families[0], "arrive", (1,), frozenset())
+            elif ins.op == "st":
+                value = self.value(branch, ins.values[0])
+                self.emit(branch, dict(weak, address=self.low.addresses[ins.addresses[0]], writes=True, write_value=value), self.taint(branch, ins.values[0]))
+                self.record(branch, ins.addresses[0], value, self.prov(branch, ins.values[0]), key)
+            else:
+                proxy = "generic" if ins.op == "ld" else "async"
+                for name, value in zip(reads, values):
+                    shared = proxy if name != ins.addresses[0] else "generic"
+                    self.emit(branch, dict(weak, proxy=shared, address=self.low.addresses[name], reads=True, read_value=value), frozenset())
+                if ins.op == "ld":
+                    assert ins.dest is not None, "tcgen05.ld has a destination"
+                    branch.regs[ins.dest.name] = values[0]
+                    branch.taint[ins.dest.name] = frozenset({first})
+                    branch.prov[ins.dest.name] = families[0]
+                else:
+                    value = values[0] if ins.op == "cp" else (values[0] * values[1] + (values[2] if enable else 0)) & MASK
+                    family = self.prov(branch, *ins.values)  # enable-input-d's register: a true dependency (§9.7.16.6.4.5)
+                    for more in families:
+                        family = _join(family, more)
+                    self.emit(
+                        branch,
+                        dict(weak, address=self.low.addresses[ins.addresses[0]], writes=True, write_value=value),
+                        taken | self.taint(branch, *ins.values),
+                    )
+                    self.record(branch, ins.addresses[0], value, family, key)
+            branch.pc += 1
+            branches.append(branch)
         return branches
 
     def barrier(self, state: _State, ins: BarrierOp) -> None:
@@ -552,6 +616,9 @@ class _Runner:
         fields = {"instruction": ins.text, "line": ins.line, "barrier": Barrier(ins.level, ins.op, barrier_id, count, phase)}
         self.emit(state, fields, self.taint(state, *ins.operands))
 
+
+_TCGEN05_SYNCHRONOUS = frozenset({"fence::before_thread_sync", "fence::after_thread_sync", "wait::ld", "wait::st"})
+"""§9.7.16.6.1: the synchronous tcgen05 instructions of the dialect (events of the thread)."""
 
 _NO_DERIVATION: frozenset = frozenset({frozenset()})
 """The derivations of a constant: one, through no write."""

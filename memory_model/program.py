@@ -159,6 +159,12 @@ class Event:
     program order among themselves, and ``async_issue`` orders the thread's earlier operations
     before them (:func:`ptxspec.memory_model.base.static_pair`)."""
 
+    tcgen05: str | None = None
+    """For a tcgen05 operation (§9.7.16.6): its kind. An asynchronous one (an agent's operation):
+    ``mma/N/d`` (``.cta_group::N``, accumulator ``d``), ``cp/N``, ``commit/N``, ``ld``, ``st``; a
+    synchronous one of the thread: ``fence::before_thread_sync``, ``fence::after_thread_sync``,
+    ``wait::ld``, ``wait::st``."""
+
     @property
     def is_initial(self) -> bool:
         return self.thread is None

@@ -37,7 +37,10 @@ from .relations import Axiom, Definition, Model, RelExpr, SetExpr, operands, rel
 (GEN, TEX, SUR, CON, ASYNC, PF_ASYNC) = sets("GEN", "TEX", "SUR", "CON", "ASYNC", "PF_ASYNC")
 (po, loc, vloc, same_thread, same_cta, scope_incl, same_proxy) = relations("po", "loc", "vloc", "same_thread", "same_cta", "scope_incl", "same_proxy")
 (data, ctrl, addr, bar_sync, rf, co, sc) = relations("data", "ctrl", "addr", "bar_sync", "rf", "co", "sc")
-(async_issue,) = relations("async_issue")
+(async_issue, issued_before, tcgen05_pipelined, tcgen05_pipelinable) = relations("async_issue", "issued_before", "tcgen05_pipelined", "tcgen05_pipelinable")
+(TC, TC_LD, TC_ST, TC_COMMIT, TCS, TC_BEFORE, TC_AFTER, TC_WAIT_LD, TC_WAIT_ST) = sets(
+    "TC", "TC_LD", "TC_ST", "TC_COMMIT", "TCS", "TC_BEFORE", "TC_AFTER", "TC_WAIT_LD", "TC_WAIT_ST"
+)
 
 # ---- §8.4 operation types (sets) ----------------------------------------------------------------
 
@@ -212,11 +215,68 @@ causality_order = Definition(
     "order.",
 )
 
+# ---- §9.7.16.6 the ordering of tcgen05 operations ------------------------------------------------
+
+tcgen05_completed = Definition(
+    "tcgen05_completed",
+    (TC_LD.id() >> issued_before >> TC_WAIT_LD.id()) | (TC_ST.id() >> issued_before >> TC_WAIT_ST.id()),
+    "9.7.16.8.5",
+    "'tcgen05.wait::st causes the executing thread to block until all prior tcgen05.st operations issued by "
+    "the executing thread have completed' (and ::ld of tcgen05.ld): pairs (asynchronous ld or st, a later "
+    "wait of its kind in its thread).",
+)
+tcgen05_same_thread = Definition(
+    "tcgen05_same_thread",
+    tcgen05_pipelined | (tcgen05_completed >> po.opt() >> TCS.id() >> async_issue >> TC.id()),
+    "9.7.16.6.4",
+    "§9.7.16.6.4.1 'no explicit ordering mechanism is needed and the ordering guarantee is provided by the "
+    "pipelined instruction pairing' (tcgen05_pipelined: §9.7.16.6.2's pairs, base.tcgen05_pipelined); "
+    "§9.7.16.6.4.2 'explicit waiting mechanisms are used to wait for the completion of the asynchronous "
+    "tcgen05 operations': an operation completed by a wait precedes the asynchronous operations issued after "
+    "that wait, or after a later synchronous tcgen05 instruction ('Synchronous instructions: These tcgen05 "
+    "operations are inherently ordered with respect to other tcgen05 operations', §9.7.16.6.1).",
+)
+tcgen05_across_threads = Definition(
+    "tcgen05_across_threads",
+    (
+        ((tcgen05_completed >> po.opt() >> TC_BEFORE.id()) | (tcgen05_pipelined >> TC_COMMIT.id()))
+        >> (po | observation_order | synchronizes_with).plus()
+        >> TC_AFTER.id()
+        >> async_issue
+        >> TC.id()
+    )
+    | (
+        (TC.id() >> issued_before >> TC_BEFORE.id() >> (po | observation_order | synchronizes_with).plus() >> TC_AFTER.id() >> async_issue >> TC.id())
+        & tcgen05_pipelinable
+    ),
+    "9.7.16.6.3",
+    "'The tcgen05.fence::before_thread_sync and tcgen05.fence::after_thread_sync composes with execution "
+    "ordering instructions, like morally strong ld/st/atom instructions, mbarrier instruction, barrier "
+    "instructions and so on, to establish an ordering between the tcgen05 operations across threads. The "
+    "asynchronous tcgen05 instructions that are ordered across threads also form a tcgen05 pipeline.' "
+    "Execution ordering is read as program order, observation order (§8.9.2: morally strong reads-from, "
+    "relaxed included, through atomics) and synchronizes-with. From the producer: an operation completed by a "
+    "wait before a before_thread_sync (§9.7.16.6.4.4: 'the producer threads that issue the asynchronous "
+    "tcgen05 instructions must explicitly wait for the instructions' completion before synchronizing with "
+    "the consumer threads'), the operations a tcgen05.commit tracks ('No explicit "
+    "tcgen05.fence::before_thread_sync is needed as this is implicitly performed by tcgen05.commit'), or "
+    "any operation before a before_thread_sync whose kind forms a pipeline with the consumer's "
+    "(§9.7.16.6.4.3, tcgen05_pipelinable); at the consumer, the asynchronous operations issued after an "
+    "after_thread_sync.",
+)
+tcgen05_order = Definition(
+    "tcgen05_order",
+    (tcgen05_same_thread | tcgen05_across_threads).plus(),
+    "9.7.16.6",
+    "The order of asynchronous tcgen05 operations that §9.7.16.6 guarantees, within a thread and across "
+    "threads, closed transitively ('ordered across threads also form a tcgen05 pipeline').",
+)
+
 # ---- §8.9.6 coherence order, §8.9.7 communication order ----------------------------------------
 
 coherence_order = Definition(
     "coherence_order",
-    (co & ((I * W) | morally_strong | causality_order)).plus(),
+    (co & ((I * W) | morally_strong | causality_order | tcgen05_order)).plus(),
     "8.9.6",
     "'There exists a partial transitive order that relates overlapping write operations, determined at "
     "runtime, called the coherence order. Two overlapping write operations are related in coherence order if "
@@ -227,7 +287,8 @@ coherence_order = Definition(
     "thread starts), the morally strong pairs and the pairs in causality order, closed transitively. Every "
     "such partial order arises from some total co (a linear extension), and the final value of a location is "
     "the last write of co, a maximal write of coherence order. (Causality pairs against co are rejected by "
-    "the Coherence axiom.)",
+    "the Coherence axiom.) Writes in the order of tcgen05 operations (§9.7.16.6) are related too, as "
+    "writes in causality order are.",
 )
 fr = Definition(
     "fr",
@@ -312,6 +373,24 @@ Causality = Axiom(
     "any write W' that precedes W in coherence order.'",
 )
 
+Tcgen05_Causality = Axiom(
+    "Tcgen05-Causality",
+    "irreflexive",
+    (rf | fr) >> tcgen05_order,
+    "9.7.16.6",
+    "The Causality axiom (§8.10.6) for the order of tcgen05 operations: an asynchronous tcgen05 operation "
+    "ordered after a write cannot read a value that write overwrote, and one ordered before a write cannot "
+    "read from it (Tensor Memory and the shared memory tcgen05 operations access).",
+)
+Tcgen05_Coherence = Axiom(
+    "Tcgen05-Coherence",
+    "empty",
+    ((W.id() >> tcgen05_order >> W.id()) & loc) - coherence_order,
+    "9.7.16.6",
+    "The Coherence axiom (§8.10.1) for the order of tcgen05 operations: of two overlapping writes so ordered, "
+    "the first precedes the second in coherence order.",
+)
+
 # ---- the models ---------------------------------------------------------------------------------
 
 PTX_8_7 = Model(
@@ -331,11 +410,15 @@ PTX_8_7 = Model(
         generic_to,
         proxy_preserved_base_causality_order,
         causality_order,
+        tcgen05_completed,
+        tcgen05_same_thread,
+        tcgen05_across_threads,
+        tcgen05_order,
         coherence_order,
         fr,
         communication_order,
     ),
-    axioms=(Coherence, Fence_SC, Atomicity_single_copy, Atomicity_RMW, No_Thin_Air, SC_per_location, Causality),
+    axioms=(Coherence, Fence_SC, Atomicity_single_copy, Atomicity_RMW, No_Thin_Air, SC_per_location, Causality, Tcgen05_Causality, Tcgen05_Coherence),
 )
 """§8 of PTX ISA 8.7."""
 

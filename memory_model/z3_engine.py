@@ -939,6 +939,7 @@ def _shape(event: Event) -> tuple:
         event.proxy_fence,
         event.barrier,
         event.agent,
+        event.tcgen05,
     )
 
 

@@ -51,3 +51,49 @@ def test_the_copy_is_an_agent_after_its_thread_and_outside_its_program_order():
     assert pair("async_issue", init, read) and pair("async_issue", init, complete) and not pair("po", init, read)
     assert pair("po", read, write) and pair("po", fence, complete) and not pair("same_thread", init, read)
     assert base.equivalence_key("same_thread", init, program) != base.equivalence_key("same_thread", read, program)
+
+
+# ---- tcgen05 (§9.7.16.6): the verdicts are tests/litmus/manual/tcgen05-*; here the dialect ----------
+
+TCGEN05_LINES = [
+    "tcgen05.st.sync.aligned.32x32b.x1.b32 t, r0",
+    "tcgen05.ld.sync.aligned.32x32b.x1.b32 r1, t",
+    "tcgen05.cp.cta_group::1.128x256b t, s",
+    "tcgen05.mma.cta_group::2.kind::f16 d, a, b, 1",
+    "tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64 bar",
+    "tcgen05.fence::before_thread_sync",
+    "tcgen05.fence::after_thread_sync",
+    "tcgen05.wait::ld.sync.aligned",
+    "tcgen05.wait::st.sync.aligned",
+]
+
+
+@pytest.mark.parametrize("text", TCGEN05_LINES)
+def test_tcgen05_instructions_print_as_they_parse(text):
+    test = litmus.parse(f"PTX t\n{{\nt=0;\n}}\n P0@cta 0,gpu 0 ;\n {text} ;\nexists (t == 0)\n")
+    (instruction,) = test.code[0]
+    assert isinstance(instruction, litmus.Tcgen05Op) and litmus.format_instruction(instruction) == text
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("tcgen05.mma.kind::f16 [d], [a], [b], 1", "needs .cta_group::1 or ::2"),
+        ("tcgen05.mma.cta_group::1 [d], [a], [b], 1", "needs .kind::"),
+        ("tcgen05.shift.cta_group::1.down [t]", "tcgen05 in litmus tests is one of"),
+        ("tcgen05.mma.cta_group::1.kind::f16.block_scale [d], [a], [b], 1", "unknown qualifier .block_scale"),
+        ("tcgen05.ld.sync.aligned.32x32b.x1.b32 [t], r0", "expected a register operand"),
+    ],
+)
+def test_tcgen05_outside_the_dialect_is_refused_with_the_reason(line, message):
+    with pytest.raises(PtxSpecError, match=message):
+        _test(line.replace("[t]", "[s]"))
+
+
+def test_tcgen05_pipelines_are_the_manuals_pairs():
+    """§9.7.16.6.2: mma -> mma (same N and accumulator), cp -> mma (same N), mma/cp -> commit."""
+    assert base.tcgen05_pipelined("mma/1/d", "mma/1/d") and not base.tcgen05_pipelined("mma/1/d", "mma/1/e")
+    assert base.tcgen05_pipelined("cp/2", "mma/2/d") and not base.tcgen05_pipelined("cp/1", "mma/2/d")
+    assert base.tcgen05_pipelined("mma/1/d", "commit/1") and base.tcgen05_pipelined("cp/1", "commit/1")
+    assert not any(base.tcgen05_pipelined(a, b) for a in ("ld", "st") for b in ("mma/1/d", "ld", "st", "commit/1"))
+    assert not base.tcgen05_pipelined("mma/1/d", "cp/1")
