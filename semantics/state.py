@@ -135,6 +135,11 @@ def _allocations(value: object) -> tuple[Allocation, ...]:
     return items
 
 
+#: (id(cells), id(written)) -> (cells, written) of the last Tensor Memory buffers found normalised
+#: (:meth:`TensorMemory.__attrs_post_init__`); the values keep the ids from being reused.
+_NORMALISED: dict[tuple[int, int], tuple[bytes, bytes]] = {}
+
+
 @attrs.frozen
 class TensorMemory:
     """One CTA's Tensor Memory (§9.7.16.1) as a value.
@@ -162,10 +167,18 @@ class TensorMemory:
     def __attrs_post_init__(self) -> None:
         # One value, one encoding: the bits of a half that holds no value are 0, so that two
         # Tensor Memories that hold the same values are equal whatever was once in a freed cell.
+        # (attrs.evolve runs this for every new value; a pair of buffers already seen normalised
+        # -- the same bytes objects, kept alive by the memo -- is not looked at again.)
+        key = (id(self.cells), id(self.written))
+        if self.cells is _ZERO_CELLS or _NORMALISED.get(key, (None, None))[0] is self.cells:
+            return
         words = np.frombuffer(self.cells, dtype="<u4").reshape(LANES, COLUMNS)
         kept = words & _HALF_MASKS[np.frombuffer(self.written, dtype=np.uint8).reshape(LANES, COLUMNS)]
         if not np.array_equal(kept, words):
             object.__setattr__(self, "cells", kept.astype("<u4").tobytes())
+        _NORMALISED[(id(self.cells), id(self.written))] = (self.cells, self.written)
+        if len(_NORMALISED) > 64:
+            _NORMALISED.pop(next(iter(_NORMALISED)))
 
     def words(self) -> np.ndarray:
         """The cells as a read-only (128, 512) uint32 array (no copy)."""

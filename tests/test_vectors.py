@@ -512,7 +512,7 @@ def test_bench_script_runs_and_finds_no_mismatch(capsys):
     spec = importlib.util.spec_from_file_location("bench_vectors", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.main(["--n", "300", "--loop-n", "50", "--big", "3000"]) == 0
+    assert module.main(["--n", "100", "--loop-n", "20", "--big", "1500"]) == 0
     rows = capsys.readouterr().out.splitlines()
     from ptxspec.conformance.vectors import BENCH_FORMS
 
@@ -520,4 +520,4 @@ def test_bench_script_runs_and_finds_no_mismatch(capsys):
     assert "MISMATCHED" not in "".join(rows) and "EXIT" not in "".join(rows)
     # Peak memory beside throughput, and the large-file rows: the command, its wall time and peak.
     assert all(r.split()[-1].replace(",", "").isdigit() for r in rows[1:-3])
-    assert rows[-3].startswith("vectors 3 forms x 1,000") and rows[-2].startswith("check-vectors 3,000-vector file") and "MiB peak" in rows[-2]
+    assert rows[-3].startswith("vectors 3 forms x 500") and rows[-2].startswith("check-vectors 1,500-vector file") and "MiB peak" in rows[-2]
