@@ -65,8 +65,9 @@ Single-thread shapes (``CoWW``, ``CoWR-alias``, ``CoWR-P``) have the one placeme
 gives a cluster barrier no effect across clusters: each thread would wait only for itself), and
 ``barrier.cluster.arrive.relaxed`` (§9.7.13.3: ".relaxed ... specifies that no memory ordering
 and visibility guarantees are provided for the memory accesses performed prior to
-barrier.cluster.arrive"; the lowering keeps no ``.sem`` of a cluster barrier, so both engines would
-treat it as ``.release`` -- a test of it would check nothing the manual says).
+barrier.cluster.arrive"; the model gives it that meaning -- ``barrier_synchronization`` in
+``ptxspec.memory_model.ptx`` -- and ``tests/litmus/manual/cluster-barrier-*`` test it, but no
+family generates it yet).
 
 **Condition.** Each test asks ``exists`` for the shape's relaxed outcome (diy7's final condition: the
 outcome Sequential Consistency forbids), so herd's ``Ok`` reads *allowed* and ``No`` *forbidden*.

@@ -48,6 +48,8 @@ SET_NAMES = (
     "SUR",
     "CON",
     "ASYNC",
+    "B_RELAXED",
+    "F_CLUSTER_WIDE",
     "TC",
     "TC_LD",
     "TC_ST",
@@ -138,6 +140,10 @@ def event_sets(event: Event) -> frozenset[str]:
         names.add(_PROXY_FENCE_SETS[event.proxy_fence])
     if event.barrier is not None:
         names.add("B")
+        if event.order == "relaxed":  # barrier.cluster.arrive.relaxed (§9.7.13.3)
+            names.add("B_RELAXED")
+    if event.fence is not None and event.scope in ("cluster", "gpu", "sys"):
+        names.add("F_CLUSTER_WIDE")
     if event.tcgen05 is not None:
         names.update(_TCGEN05_SETS.get(event.tcgen05.split("/")[0], ("TC",)))
     return frozenset(names)

@@ -614,6 +614,8 @@ class _Runner:
         phase = state.barriers.get(slot, 0)
         state.barriers[slot] = phase + 1
         fields = {"instruction": ins.text, "line": ins.line, "barrier": Barrier(ins.level, ins.op, barrier_id, count, phase)}
+        if ins.level == "cluster" and "relaxed" in ins.qualifiers:
+            fields["order"] = "relaxed"  # §9.7.13.3: "no memory ordering and visibility guarantees"
         self.emit(state, fields, self.taint(state, *ins.operands))
 
 

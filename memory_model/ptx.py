@@ -38,6 +38,7 @@ from .relations import Axiom, Definition, Model, RelExpr, SetExpr, operands, rel
 (po, loc, vloc, same_thread, same_cta, scope_incl, same_proxy) = relations("po", "loc", "vloc", "same_thread", "same_cta", "scope_incl", "same_proxy")
 (data, ctrl, addr, bar_sync, rf, co, sc) = relations("data", "ctrl", "addr", "bar_sync", "rf", "co", "sc")
 (async_issue, issued_before, tcgen05_pipelined, tcgen05_pipelinable) = relations("async_issue", "issued_before", "tcgen05_pipelined", "tcgen05_pipelinable")
+(B_RELAXED, F_CLUSTER_WIDE) = sets("B_RELAXED", "F_CLUSTER_WIDE")
 (TC, TC_LD, TC_ST, TC_COMMIT, TCS, TC_BEFORE, TC_AFTER, TC_WAIT_LD, TC_WAIT_ST) = sets(
     "TC", "TC_LD", "TC_ST", "TC_COMMIT", "TCS", "TC_BEFORE", "TC_AFTER", "TC_WAIT_LD", "TC_WAIT_ST"
 )
@@ -114,13 +115,17 @@ fence_sc_order = Definition(
 )
 barrier_synchronization = Definition(
     "barrier_synchronization",
-    bar_sync,
+    (bar_sync - (B_RELAXED.id() >> bar_sync)) | (F_CLUSTER_WIDE.id() >> po >> B_RELAXED.id() >> bar_sync),
     "8.9.4",
     "Items 2 and 3: 'A bar{.cta}.sync or bar{.cta}.red or bar{.cta}.arrive operation synchronizes with a "
     "bar{.cta}.sync or bar{.cta}.red operation executed on the same barrier.' 'A barrier.cluster.arrive "
     "operation synchronizes with a barrier.cluster.wait operation.' Which operations are 'on the same "
     "barrier' (one use of it) and when threads block: base.barrier_options (rules in explicit.py's module "
-    "docstring).",
+    "docstring). §9.7.13.3: 'The optional .relaxed qualifier on barrier.cluster.arrive specifies that there "
+    "are no memory ordering and visibility guarantees provided for the memory accesses performed prior to "
+    "barrier.cluster.arrive': a relaxed arrive synchronizes with nothing, and a memory fence of cluster scope "
+    "or wider before it synchronizes with the wait in its place (the manual's 'fence.cluster.acq_rel; "
+    "barrier.cluster.arrive.relaxed.aligned'; our reading).",
 )
 release_acquire_synchronization = Definition(
     "release_acquire_synchronization",
