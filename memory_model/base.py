@@ -74,6 +74,7 @@ STATIC_RELATIONS = (
     "issued_before",
     "tcgen05_pipelined",
     "tcgen05_pipelinable",
+    "async_completed",
 )
 """Base relations decided by two events and the program alone (:func:`static_pair`)."""
 
@@ -230,6 +231,8 @@ def static_pair(name: str, a: Event, b: Event, program: Program) -> bool:
     issued later (§8.9.1.1 "ordered after prior instructions in the same thread").
     ``issued_before``: ``a`` an operation of an asynchronous instruction, ``b`` an operation its
     thread issues later (no order by itself: the tcgen05 waits and fences use it).
+    ``async_completed``: an operation of a ``cp.async`` before the ``cp.async.wait_group`` /
+    ``wait_all`` of its thread that waits for its group.
     ``tcgen05_pipelined``: asynchronous tcgen05 operations of one thread whose instructions form a
     tcgen05 pipeline (:func:`tcgen05_pipelined`), in issue order; ``tcgen05_pipelinable``: of any
     threads, whose kinds would.
@@ -249,6 +252,15 @@ def static_pair(name: str, a: Event, b: Event, program: Program) -> bool:
         return a.thread is not None and a.thread == b.thread and a.agent is None and b.agent is not None and a.index < b.index
     if name == "issued_before":
         return a.thread is not None and a.thread == b.thread and a.agent is not None and b.agent is None and a.index < b.index
+    if name == "async_completed":
+        return (
+            a.thread is not None
+            and a.thread == b.thread
+            and a.async_group is not None
+            and b.async_wait is not None
+            and a.index < b.index
+            and a.async_group < b.async_wait
+        )
     if name == "tcgen05_pipelinable":
         return a.agent is not None and b.agent is not None and a.tcgen05 is not None and b.tcgen05 is not None and tcgen05_pipelined(a.tcgen05, b.tcgen05)
     if name == "tcgen05_pipelined":

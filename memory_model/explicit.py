@@ -505,7 +505,7 @@ class _Frame:
 
     def _static_step(self, name: str) -> Fn:
         """A static relation without a fast path here (``async_issue``, ``issued_before``,
-        ``tcgen05_pipelined``, ``tcgen05_pipelinable``: of operations of threads, the asynchronous
+        ``async_completed``, ``tcgen05_pipelined``, ``tcgen05_pipelinable``: of operations of threads, the asynchronous
         tcgen05 ones for the last), pair by pair from ``base.static_pair``."""
 
         def rows(env) -> Rows:

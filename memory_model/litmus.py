@@ -351,7 +351,38 @@ class Tcgen05Op:
         return next((q.split("::")[1] for q in self.qualifiers if q.startswith("cta_group::")), "")
 
 
-Instruction = Label | Jump | Branch | Local | Load | Store | Atomic | Fence | ProxyFence | BarrierOp | MbarrierOp | BulkCopy | Tcgen05Op
+@attrs.frozen
+class AsyncCopy:
+    """``cp.async.ca|cg.shared{::cta}.global [dst], [src], cp-size`` (§9.7.9.25.3.1): a copy
+    performed asynchronously, "treated as a weak memory operation", whose completion a
+    ``cp.async.wait_group`` / ``wait_all`` of its thread waits for."""
+
+    dst: str
+    src: str
+    size: Register | Immediate
+    qualifiers: tuple[str, ...] = ()
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+
+@attrs.frozen
+class AsyncGroup:
+    """``cp.async.commit_group`` (§9.7.9.25.3.2), ``cp.async.wait_group N`` and ``cp.async.wait_all``
+    (§9.7.9.25.3.3)."""
+
+    op: str
+    """``commit_group``, ``wait_group`` or ``wait_all``."""
+    pending: int | None = None
+    """wait_group's N: the most recent groups that may still be pending."""
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+
+Instruction = (
+    Label | Jump | Branch | Local | Load | Store | Atomic | Fence | ProxyFence | BarrierOp | MbarrierOp | BulkCopy | Tcgen05Op | AsyncCopy | AsyncGroup
+)
 
 
 @attrs.frozen
@@ -432,6 +463,9 @@ class LitmusTest:
             for ins in thread:
                 if isinstance(ins, BulkCopy):
                     for name in (ins.dst, ins.src, ins.mbar):
+                        seen.setdefault(name, None)
+                if isinstance(ins, AsyncCopy):
+                    for name in (ins.dst, ins.src):
                         seen.setdefault(name, None)
                 if isinstance(ins, Tcgen05Op):
                     for name in ins.addresses:
@@ -1370,10 +1404,39 @@ def _mbarrier(p, quals, operands, text, first) -> MbarrierOp:
 _BULK_SPACES = (("shared::cluster", "global"), ("shared::cta", "global"), ("shared::cluster", "shared::cta"))
 
 
-def _bulk_copy(p, quals, operands, text, first) -> BulkCopy:
-    """§9.7.9.25.4.1 ``cp.async.bulk`` with ``.mbarrier::complete_tx::bytes``. The ``.bulk_group``
-    completion (shared memory to global), ``cp.async`` and ``cp.reduce.async.bulk`` are refused."""
+def _async_copy(p, quals, operands, text, first) -> AsyncCopy | AsyncGroup:
+    """§9.7.9.25.3: ``cp.async.ca|cg.shared{::cta}.global [dst], [src], cp-size`` (without
+    src-size or ignore-src), ``cp.async.commit_group``, ``cp.async.wait_group N``,
+    ``cp.async.wait_all``; ``cp.async.mbarrier.arrive`` is refused."""
     names = [q for q, _ in quals]
+    if names[1:] in (["commit_group"], ["wait_all"]):
+        _count(p, f"cp.async.{names[1]}", operands, 0, first)
+        return AsyncGroup(names[1], None, text, first.line, first.column)
+    if names[1:] == ["wait_group"]:
+        _count(p, "cp.async.wait_group", operands, 1, first)
+        n = operands[0][0]
+        if not isinstance(n, Immediate) or n.value < 0:
+            raise p.error("cp.async.wait_group takes a constant N >= 0", operands[0][1])
+        return AsyncGroup("wait_group", n.value, text, first.line, first.column)
+    if len(names) == 4 and names[1] in ("ca", "cg") and names[2] in ("shared", "shared::cta") and names[3] == "global":
+        _count(p, "cp.async", operands, 3, first)
+        size = _value(p, "cp.async", operands[2])
+        if not isinstance(size, Immediate) or size.value not in (4, 8, 16) or (names[1] == "cg" and size.value != 16):
+            raise p.error("cp.async's cp-size is 4, 8 or 16 (.cg: 16)", operands[2][1])
+        return AsyncCopy(_address(p, "cp.async", operands[0]), _address(p, "cp.async", operands[1]), size, tuple(names[1:]), text, first.line, first.column)
+    raise p.error(
+        "of cp.async only cp.async.ca|cg.shared.global [dst], [src], size, commit_group, wait_group and wait_all are supported in litmus tests",
+        first,
+    )
+
+
+def _bulk_copy(p, quals, operands, text, first) -> BulkCopy | AsyncCopy | AsyncGroup:
+    """§9.7.9.25.4.1 ``cp.async.bulk`` with ``.mbarrier::complete_tx::bytes``. The ``.bulk_group``
+    completion (shared memory to global) and ``cp.reduce.async.bulk`` are refused; the non-bulk
+    ``cp.async`` forms are :func:`_async_copy`'s."""
+    names = [q for q, _ in quals]
+    if names[:1] == ["async"] and names[1:2] != ["bulk"]:
+        return _async_copy(p, quals, operands, text, first)
     if names[:2] != ["async", "bulk"] or len(names) < 5:
         raise p.error("of the cp instructions only cp.async.bulk.dst.src.mbarrier::complete_tx::bytes is supported in litmus tests", first)
     if (names[2], names[3]) not in _BULK_SPACES:
@@ -1676,6 +1739,10 @@ def format_instruction(ins: Instruction) -> str:
         if ins.op == "st":
             operands = [ins.addresses[0], _operand_text(ins.values[0])]
         return f"tcgen05.{ins.op}" + "".join("." + q for q in ins.qualifiers) + (" " + ", ".join(operands) if operands else "")
+    if isinstance(ins, AsyncCopy):
+        return f"cp.async.{'.'.join(ins.qualifiers)} {ins.dst}, {ins.src}, {_operand_text(ins.size)}"
+    if isinstance(ins, AsyncGroup):
+        return f"cp.async.{ins.op}" + ("" if ins.pending is None else f" {ins.pending}")
     if isinstance(ins, BulkCopy):
         return f"cp.async.bulk{''.join('.' + q for q in ins.qualifiers)} {ins.dst}, {ins.src}, {_operand_text(ins.size)}, {ins.mbar}"
     if isinstance(ins, Fence):

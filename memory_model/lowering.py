@@ -45,6 +45,8 @@ from ptxspec.memory_model.litmus import (
     Atomic,
     BarrierOp,
     Branch,
+    AsyncCopy,
+    AsyncGroup,
     BulkCopy,
     Tcgen05Op,
     Fence,
@@ -247,6 +249,8 @@ class _State:
     barriers: dict = attrs.Factory(dict)
     writes: list = attrs.Factory(list)
     """(physical, value, derivation) of each write, for the domain rounds."""
+    async_groups: int = 0
+    """How many cp.async groups this thread has committed (§9.7.9.25.3.2)."""
 
     def copy(self) -> _State:
         return _State(
@@ -262,6 +266,7 @@ class _State:
             dict(self.occurrences),
             dict(self.barriers),
             list(self.writes),
+            self.async_groups,
         )
 
 
@@ -393,6 +398,17 @@ class _Runner:
             elif isinstance(ins, BulkCopy):
                 stack.extend(reversed(self.bulk_copy(state, ins, key)))
                 return None
+            elif isinstance(ins, AsyncCopy):
+                stack.extend(reversed(self.async_copy(state, ins, key)))
+                return None
+            elif isinstance(ins, AsyncGroup):
+                # wait_all "is equivalent to: cp.async.commit_group; cp.async.wait_group 0"
+                if ins.op in ("commit_group", "wait_all"):
+                    state.async_groups += 1
+                if ins.op != "commit_group":
+                    waited = state.async_groups - (ins.pending or 0)
+                    self.emit(state, {"instruction": ins.text, "line": ins.line, "async_wait": waited}, frozenset())
+                state.pc += 1
             elif isinstance(ins, Tcgen05Op) and ins.op in _TCGEN05_SYNCHRONOUS:
                 self.emit(state, {"instruction": ins.text, "line": ins.line, "tcgen05": ins.op}, frozenset())
                 state.pc += 1
@@ -534,6 +550,23 @@ class _Runner:
             self.record(branch, ins.dst, value, family, key)
             self.emit(branch, dict(base, proxy_fence="async"), frozenset())
             self.arrive_on(branch, key, dict(base, order="release"), ins.mbar, old, mbar_family, "complete_tx", (size,), self.taint(branch, ins.size))
+            branch.pc += 1
+            branches.append(branch)
+        return branches
+
+    def async_copy(self, state: _State, ins: AsyncCopy, key: Key) -> list[_State]:
+        """``cp.async`` (§9.7.9.25.3.1) as the operations of an asynchronous instruction, one state
+        per value of ``src``: a weak read of ``src`` and a weak write of ``dst`` ("cp.async
+        operations are treated as weak memory operations"), in the group its thread will commit
+        next (:attr:`~ptxspec.memory_model.program.Event.async_group`)."""
+        memory = {"instruction": ins.text, "line": ins.line, "agent": f"{key[1]}:{key[2]}", "proxy": "generic", "order": "weak", "scope": None}
+        memory["async_group"] = state.async_groups
+        branches = []
+        for branch, (value,), (family,) in self.agent_branches(state, key, (ins.src,)):
+            read = len(branch.events)
+            self.emit(branch, dict(memory, address=self.low.addresses[ins.src], reads=True, read_value=value), frozenset())
+            self.emit(branch, dict(memory, address=self.low.addresses[ins.dst], writes=True, write_value=value), frozenset({read}))
+            self.record(branch, ins.dst, value, family, key)
             branch.pc += 1
             branches.append(branch)
         return branches

@@ -159,6 +159,12 @@ class Event:
     program order among themselves, and ``async_issue`` orders the thread's earlier operations
     before them (:func:`ptxspec.memory_model.base.static_pair`)."""
 
+    async_group: int | None = None
+    """For an operation of a ``cp.async`` (§9.7.9.25.3): the index of the async-group it belongs to
+    in its thread (the groups ``cp.async.commit_group`` closed before it)."""
+    async_wait: int | None = None
+    """For ``cp.async.wait_group`` / ``wait_all``: the async-groups of its thread with a lower index
+    are complete when it completes."""
     tcgen05: str | None = None
     """For a tcgen05 operation (§9.7.16.6): its kind. An asynchronous one (an agent's operation):
     ``mma/N/d`` (``.cta_group::N``, accumulator ``d``), ``cp/N``, ``commit/N``, ``ld``, ``st``; a

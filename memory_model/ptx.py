@@ -37,7 +37,9 @@ from .relations import Axiom, Definition, Model, RelExpr, SetExpr, operands, rel
 (GEN, TEX, SUR, CON, ASYNC, PF_ASYNC) = sets("GEN", "TEX", "SUR", "CON", "ASYNC", "PF_ASYNC")
 (po, loc, vloc, same_thread, same_cta, scope_incl, same_proxy) = relations("po", "loc", "vloc", "same_thread", "same_cta", "scope_incl", "same_proxy")
 (data, ctrl, addr, bar_sync, rf, co, sc) = relations("data", "ctrl", "addr", "bar_sync", "rf", "co", "sc")
-(async_issue, issued_before, tcgen05_pipelined, tcgen05_pipelinable) = relations("async_issue", "issued_before", "tcgen05_pipelined", "tcgen05_pipelinable")
+(async_issue, issued_before, tcgen05_pipelined, tcgen05_pipelinable, async_completed) = relations(
+    "async_issue", "issued_before", "tcgen05_pipelined", "tcgen05_pipelinable", "async_completed"
+)
 (B_RELAXED, F_CLUSTER_WIDE) = sets("B_RELAXED", "F_CLUSTER_WIDE")
 (TC, TC_LD, TC_ST, TC_COMMIT, TCS, TC_BEFORE, TC_AFTER, TC_WAIT_LD, TC_WAIT_ST) = sets(
     "TC", "TC_LD", "TC_ST", "TC_COMMIT", "TCS", "TC_BEFORE", "TC_AFTER", "TC_WAIT_LD", "TC_WAIT_ST"
@@ -146,7 +148,7 @@ synchronizes_with = Definition(
 
 base_causality_order = Definition(
     "base_causality_order",
-    (po | synchronizes_with).plus() | ((po | synchronizes_with).plus().opt() >> async_issue >> po.opt()),
+    (po | synchronizes_with | async_completed).plus() | ((po | synchronizes_with | async_completed).plus().opt() >> async_issue >> po.opt()),
     "8.9.5",
     "'An operation X precedes an operation Y in base causality order if: 1. X precedes Y in program order, "
     "or 2. X synchronizes with Y, or 3. For some operation Z, X precedes Z in program order and Z precedes Y "
@@ -159,7 +161,9 @@ base_causality_order = Definition(
     "establish ordering with respect to prior instructions from the issuing thread': so a path may enter "
     "an asynchronous instruction from its thread's earlier operations (async_issue) only as its last step "
     "(then along the instruction's own operations), and what the instruction synchronizes with is ordered "
-    "after its own operations alone.",
+    "after its own operations alone. A cp.async.wait_group / wait_all orders the cp.async operations of the "
+    "groups it waits for before itself (async_completed; §9.7.9.25.3.3: 'writes being made visible to the "
+    "executing thread' once it completes).",
 )
 proxy_fence_for = Definition(
     "proxy_fence_for",

@@ -940,6 +940,8 @@ def _shape(event: Event) -> tuple:
         event.barrier,
         event.agent,
         event.tcgen05,
+        event.async_group,
+        event.async_wait,
     )
 
 

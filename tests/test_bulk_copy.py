@@ -28,7 +28,9 @@ def test_bulk_copy_prints_as_it_parses():
     [
         ("cp.async.bulk.global.shared::cta.bulk_group [g], [s], 4", "from .shared::cta to .global"),
         ("cp.async.bulk.shared::cluster.global.bulk_group [s], [g], 4, [bar]", "only .mbarrier::complete_tx::bytes"),
-        ("cp.async.ca.shared.global [s], [g], 4", "only cp.async.bulk"),
+        ("cp.async.mbarrier.arrive.shared.b64 [bar]", "of cp.async only"),
+        ("cp.async.ca.shared.global [s], [g], 16, 4", "takes 3 operand"),
+        ("cp.async.cg.shared.global [s], [g], 4", "cp-size is 4, 8 or 16"),
         ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s], [g], 4, [bar]", "multicast"),
     ],
 )
@@ -97,3 +99,27 @@ def test_tcgen05_pipelines_are_the_manuals_pairs():
     assert base.tcgen05_pipelined("mma/1/d", "commit/1") and base.tcgen05_pipelined("cp/1", "commit/1")
     assert not any(base.tcgen05_pipelined(a, b) for a in ("ld", "st") for b in ("mma/1/d", "ld", "st", "commit/1"))
     assert not base.tcgen05_pipelined("mma/1/d", "cp/1")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["cp.async.ca.shared.global s, g, 4", "cp.async.cg.shared::cta.global s, g, 16", "cp.async.commit_group", "cp.async.wait_group 1", "cp.async.wait_all"],
+)
+def test_cp_async_prints_as_it_parses(text):
+    (_, instruction) = _test(text).code[0]
+    assert isinstance(instruction, (litmus.AsyncCopy, litmus.AsyncGroup)) and litmus.format_instruction(instruction) == text
+
+
+def test_wait_group_completes_the_groups_before_its_newest_n():
+    """§9.7.9.25.3.3: wait_group N waits for all but the N most recent groups; wait_all for all."""
+    test = _test("cp.async.ca.shared.global [s], [g], 4 ;\n cp.async.commit_group ;\n cp.async.ca.shared.global [s], [g], 4 ;\n cp.async.wait_group 1")
+    program = lowering.lower(test)
+    events = program.threads[0].traces[0].events
+    copies = [e for e in events if e.async_group is not None]
+    (wait,) = [e for e in events if e.async_wait is not None]
+    assert [e.async_group for e in copies] == [0, 0, 1, 1] and wait.async_wait == 0  # one group committed, one pending allowed
+    assert not any(base.static_pair("async_completed", c, wait, program) for c in copies)
+    test = _test("cp.async.ca.shared.global [s], [g], 4 ;\n cp.async.wait_all")
+    program = lowering.lower(test)
+    events = program.threads[0].traces[0].events
+    assert all(base.static_pair("async_completed", c, events[-1], program) for c in events if c.async_group is not None)
