@@ -221,6 +221,11 @@ def _placement(program: Program, event: Event) -> Placement:
     return program.threads[event.thread].placement
 
 
+def _tcgen05_pipeline(a: Event, b: Event) -> bool:
+    """Both asynchronous tcgen05 operations, of kinds that form a pipeline in this order."""
+    return a.agent is not None and b.agent is not None and a.tcgen05 is not None and b.tcgen05 is not None and tcgen05_pipelined(a.tcgen05, b.tcgen05)
+
+
 def static_pair(name: str, a: Event, b: Event, program: Program) -> bool:
     """Does the static base relation ``name`` (one of ``STATIC_RELATIONS``) relate ``a`` to ``b``?
 
@@ -246,35 +251,19 @@ def static_pair(name: str, a: Event, b: Event, program: Program) -> bool:
     includes the thread executing the other.
     ``same_proxy``: §8.7 condition 2: both performed through the same proxy (:func:`proxy_of`).
     """
+    earlier = a.thread is not None and a.thread == b.thread and a.index < b.index  # issued first by one thread
     if name == "po":
-        return a.thread is not None and a.thread == b.thread and a.agent == b.agent and a.index < b.index
+        return earlier and a.agent == b.agent
     if name == "async_issue":
-        return a.thread is not None and a.thread == b.thread and a.agent is None and b.agent is not None and a.index < b.index
+        return earlier and a.agent is None and b.agent is not None
     if name == "issued_before":
-        return a.thread is not None and a.thread == b.thread and a.agent is not None and b.agent is None and a.index < b.index
+        return earlier and a.agent is not None and b.agent is None
     if name == "async_completed":
-        return (
-            a.thread is not None
-            and a.thread == b.thread
-            and a.async_group is not None
-            and b.async_wait is not None
-            and a.index < b.index
-            and a.async_group < b.async_wait
-        )
+        return earlier and a.async_group is not None and b.async_wait is not None and a.async_group < b.async_wait
     if name == "tcgen05_pipelinable":
-        return a.agent is not None and b.agent is not None and a.tcgen05 is not None and b.tcgen05 is not None and tcgen05_pipelined(a.tcgen05, b.tcgen05)
+        return _tcgen05_pipeline(a, b)
     if name == "tcgen05_pipelined":
-        return (
-            a.thread is not None
-            and a.thread == b.thread
-            and a.agent is not None
-            and b.agent is not None
-            and a.agent != b.agent
-            and a.index < b.index
-            and a.tcgen05 is not None
-            and b.tcgen05 is not None
-            and tcgen05_pipelined(a.tcgen05, b.tcgen05)
-        )
+        return earlier and a.agent != b.agent and _tcgen05_pipeline(a, b)
     if name == "loc":
         return is_memory(a) and is_memory(b) and a.address is not None and b.address is not None and a.address.physical == b.address.physical
     if name == "vloc":

@@ -598,9 +598,18 @@ class _Runner:
         base = {"instruction": ins.text, "line": ins.line, "agent": f"{key[1]}:{key[2]}", "tcgen05": kind.get(ins.op, ins.op)}
         weak = dict(base, proxy="generic", order="weak", scope=None)
         enable = self.value(state, ins.values[0]) if ins.op == "mma" else 0
-        reads = {"ld": ins.addresses[:1], "st": (), "cp": ins.addresses[1:2], "commit": ins.addresses[:1]}.get(ins.op)
-        if reads is None:  # mma: A and B (and D when enable-input-d)
-            reads = ins.addresses[1:3] + (ins.addresses[:1] if enable else ())
+        # What it reads, each with its proxy: Tensor Memory generic, shared memory async (mma's A and
+        # B, cp's source); mma reads D only with enable-input-d.
+        t = ins.addresses
+        if ins.op in ("ld", "commit"):
+            reading: tuple[tuple[str, str], ...] = ((t[0], "generic"),)
+        elif ins.op == "cp":
+            reading = ((t[1], "async"),)
+        elif ins.op == "mma":
+            reading = ((t[1], "async"), (t[2], "async")) + (((t[0], "generic"),) if enable else ())
+        else:  # st
+            reading = ()
+        reads = tuple(name for name, _ in reading)
         branches = []
         for branch, values, families in self.agent_branches(state, key, reads):
             first = len(branch.events)
@@ -612,10 +621,8 @@ class _Runner:
                 self.emit(branch, dict(weak, address=self.low.addresses[ins.addresses[0]], writes=True, write_value=value), self.taint(branch, ins.values[0]))
                 self.record(branch, ins.addresses[0], value, self.prov(branch, ins.values[0]), key)
             else:
-                proxy = "generic" if ins.op == "ld" else "async"
-                for name, value in zip(reads, values):
-                    shared = proxy if name != ins.addresses[0] else "generic"
-                    self.emit(branch, dict(weak, proxy=shared, address=self.low.addresses[name], reads=True, read_value=value), frozenset())
+                for (name, proxy), value in zip(reading, values):
+                    self.emit(branch, dict(weak, proxy=proxy, address=self.low.addresses[name], reads=True, read_value=value), frozenset())
                 if ins.op == "ld":
                     assert ins.dest is not None, "tcgen05.ld has a destination"
                     branch.regs[ins.dest.name] = values[0]

@@ -356,20 +356,18 @@ def _mma_case(form, rng):
             cta, lane, column, _ = dp.a_cells(m, stored_k, bits, group, sparse, ws, copy=copy)
             for which in range(group):
                 here = cta == which
-                target = state if which == 0 else state.peer
                 words = rng.integers(0, 1 << 32, int(here.sum()), dtype=np.uint64) & 0x37373737
-                tm = target.tensor_memory.with_cells(lane[here], 256 + column[here], words)
+                tm = state.of_cta(which).tensor_memory.with_cells(lane[here], 256 + column[here], words)
                 state = state.with_cta_tensor_memory(which, tm)
     if sparse:
         named["sp_meta_tmem"] = 448
         cta, lane, column, bit = ops.metadata_cells(kind, m, k, group, ws)
         for which in range(group):
             here = cta == which
-            target = state if which == 0 else state.peer
             words = np.zeros((128, 512), dtype=np.int64)
             np.bitwise_or.at(words, (lane[here], 448 + column[here]), 0x4 << bit[here])
             touched = np.unique(np.stack([lane[here], 448 + column[here]]), axis=1)
-            tm = target.tensor_memory.with_cells(touched[0], touched[1], words[touched[0], touched[1]])
+            tm = state.of_cta(which).tensor_memory.with_cells(touched[0], touched[1], words[touched[0], touched[1]])
             state = state.with_cta_tensor_memory(which, tm)
     if stype is not None:
         vector = form.get("scale_vectorsize") or "block32"
