@@ -1,6 +1,6 @@
 """Time and peak memory of the two interpreters of the PTX memory model (Z3 and the explicit enumerator).
 
-    python bench/litmus.py [--corpus DIR] [--cap 60] [--sizes 4-12] [--skip-corpus] [--skip-families]
+    python bench/litmus.py [--corpus DIR] [--cap 60] [--sizes 4-12] [--skip-corpus] [--skip-families] [--skip-async]
 
 Every row runs in a fresh process (so that its peak resident memory, ``ru_maxrss``, is its own)
 under a per-test cap (``--cap`` seconds, the engines' own ``--timeout``); a run that reaches it
@@ -20,8 +20,15 @@ prints ``stopped`` and the larger sizes of that family are not tried with that e
    * ``k-writers-k``: k threads each write their own value to one location, whose coherence
      orders grow as k!.
 
-Targets (issue 14): explicit <= 1 s wherever Z3 is <= 1 s up to N=8; Z3 SB ring N=12 <= 5 s; peak
-memory <= 1 GB in every row. The script prints whether each holds.
+3. The asynchronous families of ``ptxspec litmus-gen`` (``MP-mbarrier``, ``TMA-load``,
+   ``bulk-copy-source``, ``tcgen05-mma-ld``, ``tcgen05-cp-mma``, ``cp-async``: mbarrier, bulk and
+   async copies, tcgen05), which have no size: one row per family, each engine checking every
+   variant in a fresh process of its own: the total and largest time per test, that process's
+   peak memory and the count of forbidden (No) answers, with the ratio explicit / Z3.
+
+Targets (issue 14): explicit <= 1 s wherever Z3 is <= 1 s up to N=8 (and on every test of the
+asynchronous families); Z3 SB ring N=12 <= 5 s; peak memory <= 1 GB in every row. The script
+prints whether each holds.
 """
 
 from __future__ import annotations
@@ -115,10 +122,31 @@ def _run_row(args: tuple[str, str, str, float]) -> dict:
     }
 
 
-def _fresh(args: tuple[str, str, str, float]) -> dict:
+def _run_family(args: tuple[str, str, float]) -> dict:
+    """Every test of one asynchronous family of ``ptxspec litmus-gen`` with one engine, in a fresh
+    worker process: each test's time (loading included, as in :func:`_run_row`) and answer, and the
+    process's peak memory."""
+    family, engine, cap = args
+    import resource
+
+    from ptxspec.conformance.litmus_gen import generate
+    from ptxspec.memory_model.check import engine_run, model_named
+
+    run, model = engine_run(engine), model_named("ptx-8.7")  # imports outside the timed part
+    tests = list(generate([family]))  # the texts too: only the checking is timed
+    results = {}
+    for name, text in tests:
+        start = time.perf_counter()
+        result = run(load_text(text, name), model, timeout_s=cap)
+        results[name] = (time.perf_counter() - start, result.ok)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"family": family, "engine": engine, "tests": results, "peak_mb": peak_mb}
+
+
+def _fresh(args: tuple, worker=_run_row) -> dict:
     # maxtasksperchild=1: each row's peak memory is measured in a process of its own.
     with multiprocessing.get_context("spawn").Pool(1, maxtasksperchild=1) as pool:
-        return pool.apply(_run_row, (args,))
+        return pool.apply(worker, (args,))
 
 
 ENGINES = ("z3", "explicit")
@@ -191,6 +219,38 @@ def families(sizes: range, cap: float) -> list[str]:
     return failures
 
 
+def async_families(cap: float) -> list[str]:
+    from ptxspec.conformance.litmus_gen import ASYNC_FAMILIES
+
+    print(f"async families: seconds over every variant (largest per test, peak memory, No answers) per engine, cap {cap:g} s")
+    failures = []
+    for family in ASYNC_FAMILIES:
+        rows = {engine: _fresh((family, engine, cap), _run_family) for engine in ENGINES}
+        cells = []
+        for engine in ENGINES:
+            tests = rows[engine]["tests"]
+            times = [seconds for seconds, _ in tests.values()]
+            no = sum(1 for _, ok in tests.values() if ok is False)
+            stopped = sum(1 for _, ok in tests.values() if ok is None)
+            cells.append(
+                f"{engine} {sum(times):7.3f} s (max {max(times):6.3f} s, {rows[engine]['peak_mb']:4.0f} MB, {no} No"
+                + (f", {stopped} stopped" if stopped else "")
+                + ")"
+            )
+            if rows[engine]["peak_mb"] > 1024:
+                failures.append(f"{family} {engine}: peak memory {rows[engine]['peak_mb']:.0f} MB > 1 GB")
+        z3, explicit = rows["z3"]["tests"], rows["explicit"]["tests"]
+        for name in z3:
+            if z3[name][0] <= 1.0 and explicit[name][0] > 1.0:
+                failures.append(f"{name}: explicit {explicit[name][0]:.2f} s where z3 {z3[name][0]:.2f} s")
+            if z3[name][1] is not None and explicit[name][1] is not None and z3[name][1] != explicit[name][1]:
+                failures.append(f"{name}: the engines disagree (z3 {z3[name][1]}, explicit {explicit[name][1]})")
+        ratio = sum(t for t, _ in explicit.values()) / max(sum(t for t, _ in z3.values()), 1e-9)
+        print(f"  {family:17} {len(z3):3} tests  " + "   ".join(cells) + f"   ratio {ratio:6.2f}")
+        sys.stdout.flush()
+    return failures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=Path(os.environ.get("PTXSPEC_LITMUS_DIR") or DEFAULT_CORPUS))
@@ -198,6 +258,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="4-12", help="thread counts of the families, e.g. 4-12")
     parser.add_argument("--skip-corpus", action="store_true")
     parser.add_argument("--skip-families", action="store_true")
+    parser.add_argument("--skip-async", action="store_true", help="skip the asynchronous families of ptxspec litmus-gen")
     args = parser.parse_args()
     low, _, high = args.sizes.partition("-")
     failures: list[str] = []
@@ -208,6 +269,8 @@ def main() -> None:
             print(f"corpus not found at {args.corpus}; skipped")
     if not args.skip_families:
         failures += families(range(int(low), int(high or low) + 1), args.cap)
+    if not args.skip_async:
+        failures += async_families(args.cap)
     print("targets: " + ("all met" if not failures else "missed:"))
     for line in failures:
         print(f"  {line}")

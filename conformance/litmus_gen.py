@@ -1,7 +1,9 @@
 """``ptxspec litmus-gen``: enumerate families of litmus tests for the PTX memory model (§8).
 
 Each family is a classic shape (the names of diy7 / herd7: MP, SB, LB, S, R, 2+2W, WRC, RWC, IRIW,
-ISA2 and the coherence shapes CoRR, CoRW, CoWR, CoWW) crossed with
+ISA2 and the coherence shapes CoRR, CoRW, CoWR, CoWW) crossed with the axes below, or one of the
+asynchronous families (mbarrier, bulk and async copies, tcgen05; see "Asynchronous families") with
+its toggles. A classic shape is crossed with
 
 * an **order** for its memory operations (§8.4, §9.7.10 ``ld``/``st``):
   ``weak`` (``ld.weak``/``st.weak``), ``rlx.S`` (every access ``.relaxed.S``), ``rel-acq.S``
@@ -61,6 +63,77 @@ the file name (``NAME.litmus``). ``weak`` has no scope; a fence carries its own
 ``T0_T1[_T2...].S`` (``.S`` omitted when every token is ``weak``, which is then uniform).
 Single-thread shapes (``CoWW``, ``CoWR-alias``, ``CoWR-P``) have the one placement ``same-cta``.
 
+**Asynchronous families** (PTX ISA 8.7 §9.7.13.15 mbarrier, §9.7.9.25 cp.async and
+cp.async.bulk, §9.7.16.6.4 the canonical tcgen05 patterns). Each is one template -- a producer
+that starts or publishes something, a consumer that waits for it and reads -- whose optional or
+choosable instructions (*slots*) are toggled, "with and without each fence or wait". Names are
+``FAMILY[+CONSUMER]+TOKENS+PLACEMENT``: ``CONSUMER`` is ``one-thread`` (the issuing thread consumes)
+or ``two-threads`` (another thread of the same CTA consumes, after ``bar.cta.sync 0``; the
+``mbarrier.init`` comes before it), for the families that have both; ``TOKENS`` are the filled
+slots in program order, the producer's then the consumer's, each the instruction without its
+``mbarrier.``/``tcgen05.``/``cp.async.`` prefix and without state space and type (``po`` when no
+slot is filled); ``PLACEMENT`` is ``same-cta`` or (``MP-mbarrier`` only) ``same-cluster``. Token
+spellings: ``arrive.SEM.S`` is ``mbarrier.arrive.SEM.S`` on ``bar``, ``arrive.expect_tx.SEM.S``
+its ``.expect_tx`` form with txCount 4, ``try_wait.SEM.S`` is ``mbarrier.try_wait.parity.SEM.S
+r1, bar, 0`` (the wait loop replaced by the condition ``r1 == 1``, as in
+``tests/litmus/manual``), ``fence.acq_rel.S`` and ``fence.proxy.K`` the fences,
+``before_thread_sync``/``after_thread_sync`` the ``tcgen05.fence::`` forms, ``commit``
+``tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64 bar``, ``commit_group``,
+``wait_group.N`` and ``wait_all`` the ``cp.async`` group instructions. Each family declares, from
+the manual, the elements *required* for its stale outcome to be forbidden
+(:attr:`AsyncFamily.requirements`); the rule "forbidden iff every required element is present"
+is checked against both engines by ``tests/test_litmus_gen.py``.
+
+* ``MP-mbarrier`` (§9.7.13.15.13 arrive, §9.7.13.15.16 test_wait/try_wait and its Examples 1 and
+  4): P0 ``st.weak x, 1`` then ``arrive.{release|relaxed}.S``, optionally preceded (relaxed only)
+  by ``fence.acq_rel.S``; P1 (which initializes ``bar`` with count 1) ``try_wait.{acquire|
+  relaxed}.S``, optionally followed (relaxed only) by ``fence.acq_rel.S``, then ``ld.weak r2, x``;
+  ``exists (P1:r1 == 1 /\\ P1:r2 == 0)``. ``S`` is ``cta`` or ``cluster`` for every operation.
+  ``same-cta``: both threads in CTA 0, meeting at ``bar.cta.sync 0`` after the init;
+  ``same-cluster``: CTAs 0 and 1 of cluster 0, meeting at ``barrier.cluster.arrive`` /
+  ``barrier.cluster.wait``, P0 arriving remotely (``.shared::cluster``). Required: *release* (a
+  release arrive, or a fence before the relaxed one: §8.8 release pattern; ".relaxed ... does not
+  provide any memory ordering semantics and visibility guarantees"), *acquire* (an acquire wait,
+  or a fence after the relaxed one: §8.8 acquire pattern), *scope* (``same-cta``, or ``S`` =
+  ``cluster``: §8.7, a ``.cta`` operation does not include a thread of another CTA, so it is not
+  morally strong with it). 36 variants.
+* ``TMA-load`` (§9.7.9.25.4.1 cp.async.bulk, §9.7.13.15.5-6 tx-count and phase completion):
+  ``arrive.expect_tx.release.cta`` or plain ``arrive.release.cta`` on ``bar`` (count 1), then
+  ``cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes s, g, 4, bar`` (``g`` = 1);
+  the consumer ``try_wait.{acquire|relaxed}.cta`` (the relaxed one optionally followed by
+  ``fence.acq_rel.cta``) and ``ld.weak r2, s``: ``exists (r1 == 1 /\\ r2 == 0)``. Required:
+  *expect_tx* (without it the arrive completes the phase before the copy's complete-tx) and
+  *acquire* (the complete-tx "has .release semantics at .cluster scope"; the wait must acquire).
+  12 variants.
+* ``bulk-copy-source`` (§9.7.9.25.2 the async proxy, §9.7.13.4 ``fence.proxy.async``, §8.6): the
+  producer arrives with ``.expect_tx``, writes ``st.weak src, 1``, then (slot) ``fence.proxy.async``,
+  or the controls ``fence.proxy.alias`` (another proxy kind) and ``fence.acq_rel.cta`` (no proxy
+  fence), or nothing, then ``cp.async.bulk.shared::cluster.shared::cta...  dst, src, 4, bar``; the
+  consumer ``try_wait.{acquire|relaxed}.cta`` and ``ld.weak r2, dst``. Required:
+  *fence.proxy.async* ("fence.proxy.async is used to synchronize memory between the generic proxy
+  and the async proxy") and *acquire*. 16 variants.
+* ``tcgen05-mma-ld`` (§9.7.16.6.4.2 Example 2, §9.7.16.6.4.4): ``tcgen05.mma.cta_group::1.kind::i8
+  d, a, b, 0`` (D = 2 * 3), then ``commit`` or not; the consumer ``try_wait.{relaxed|acquire}.cluster``
+  (only after a commit) or not, ``after_thread_sync`` or not, then ``tcgen05.ld...  r2, d``;
+  ``exists ([r1 == 1 /\\] r2 != 6)``. Required: *commit-wait* (a commit and a wait on its
+  mbarrier: "For the completion of the asynchronous tcgen05.mma, tcgen05.commit is used") and
+  *after_thread_sync* ("As tcgen05.ld is an asynchronous operation, the instruction
+  tcgen05.fence::after_thread_sync is needed"); the wait's ``.acquire`` is not required (the
+  manual's pattern waits ``.relaxed.cluster``). 16 variants.
+* ``tcgen05-cp-mma`` (§9.7.16.6.4.3): T0 ``tcgen05.cp.cta_group::1.128x256b t, s`` (``s`` = 2),
+  ``before_thread_sync`` or not, ``arrive.{relaxed|release}.cluster``; T1
+  ``try_wait.{relaxed|acquire}.cluster``, ``after_thread_sync`` or not, ``tcgen05.mma d, t, b, 0``:
+  ``exists (P1:r1 == 1 /\\ d != 6)``. Required: *before_thread_sync* and *after_thread_sync*; the
+  arrive's and wait's semantics are not. 16 variants.
+* ``cp-async`` (§9.7.9.25.3.1-3): ``cp.async.ca.shared.global s, g, 4``, ``commit_group`` or not,
+  then ``wait_group.0``, ``wait_group.1``, ``wait_all`` or nothing; the consumer reads ``ld.weak
+  r0, s`` (``two-threads``: the issuer ends with ``bar.cta.sync 0``, the reader starts with it):
+  ``exists (r0 == 0)``. Required: *completed*: ``wait_all`` ("equivalent to commit_group;
+  wait_group 0"), or ``commit_group`` then ``wait_group.0`` (wait_group waits until "only N or
+  fewer of the most recent cp.async-groups are pending and all the prior cp.async-groups committed
+  by the executing threads are complete": an uncommitted copy is in no group, and with N = 1 the
+  one group may stay pending). 16 variants.
+
 **Not generated.** ``barrier.cluster`` in threads of different clusters (the model, rightly,
 gives a cluster barrier no effect across clusters: each thread would wait only for itself), and
 ``barrier.cluster.arrive.relaxed`` (§9.7.13.3: ".relaxed ... specifies that no memory ordering
@@ -85,25 +158,30 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import attrs
 import click
 
 from ptxspec.memory_model.litmus import (
     AliasDecl,
+    AsyncCopy,
+    AsyncGroup,
     Atomic,
     BarrierOp,
+    BulkCopy,
     Fence,
     Immediate,
     Instruction,
     Load,
     LocationInit,
     LitmusTest,
+    MbarrierOp,
     ProxyFence,
     Register,
     RegisterInit,
     Store,
+    Tcgen05Op,
     ThreadDecl,
     format_test,
 )
@@ -385,8 +463,12 @@ def _term(text: str):
     return LocationTerm(text)
 
 
-def build(shape: Shape, v: Variant) -> LitmusTest:
+def build(shape: Shape | AsyncFamily, v: Variant | AsyncVariant) -> LitmusTest:
     """The litmus test of ``shape`` under variant ``v`` (as an AST)."""
+    if isinstance(shape, AsyncFamily):
+        assert isinstance(v, AsyncVariant), "an asynchronous family's variants are AsyncVariant"
+        return build_async(shape, v)
+    assert isinstance(v, Variant), "a shape's variants are Variant"
     locations = sorted({a.loc for t in shape.threads for a in t})
     init: list = [LocationInit(loc, 0) for loc in locations]
     init += sorted({AliasDecl(a.via, a.proxy, a.loc) for t in shape.threads for a in t if isinstance(a, R) and a.via}, key=lambda d: d.name)
@@ -407,6 +489,434 @@ def build(shape: Shape, v: Variant) -> LitmusTest:
     threads = tuple(_placement(v.placement, i) for i in range(len(shape.threads)))
     comments = (shape.comment, f"Generated by ptxspec litmus-gen: family {v.family}, variant {v.variant}.")
     return LitmusTest("PTX", v.name, comments, tuple(init), threads, tuple(code), Condition("exists", formula))
+
+
+# ---- the asynchronous families (§9.7.13.15, §9.7.9.25, §9.7.16.6.4) --------------------------------------
+
+
+@attrs.frozen
+class AsyncVariant:
+    """One variant of an asynchronous family (see the module docstring, "Asynchronous families").
+
+    ``slots`` are the template's optional or choosable instructions in program order (first the
+    producer's, then the consumer's), each ``(slot, token)``; an empty token leaves the slot out.
+    ``consumer``: ``one-thread`` (the issuing thread consumes), ``two-threads`` (another thread of
+    the CTA does), or empty for a family with one fixed arrangement.
+    """
+
+    shape: str
+    slots: tuple[tuple[str, str], ...]
+    placement: str
+    consumer: str = ""
+
+    def __getitem__(self, slot: str) -> str:
+        return dict(self.slots)[slot]
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        """The tokens of the filled slots, in program order (``po`` when none is filled)."""
+        return tuple(token for _, token in self.slots if token) or ("po",)
+
+    @property
+    def name(self) -> str:
+        return "+".join((self.shape,) + ((self.consumer,) if self.consumer else ()) + self.tokens + (self.placement,))
+
+    @property
+    def family(self) -> str:
+        return self.shape
+
+    @property
+    def variant(self) -> str:
+        return self.name[len(self.family) + 1 :]
+
+    @property
+    def threads(self) -> int:
+        return 1 if self.consumer == "one-thread" else 2
+
+
+@attrs.frozen
+class Requirement:
+    """An element that the manual requires for a family's stale outcome to be forbidden."""
+
+    name: str
+    section: str
+    why: str
+    """The manual's reason, in its words where it has them."""
+    holds: Callable[[AsyncVariant], bool] = attrs.field(eq=False, repr=False)
+
+
+@attrs.frozen
+class AsyncFamily:
+    """A template with toggles (a family of :class:`AsyncVariant`) and the manual's rule for it: the
+    stale outcome is forbidden iff every one of ``requirements`` holds."""
+
+    name: str
+    comment: str
+    requirements: tuple[Requirement, ...]
+    enumerate: Callable[[], Iterator[AsyncVariant]] = attrs.field(eq=False, repr=False)
+    template: Callable[[AsyncVariant], tuple] = attrs.field(eq=False, repr=False)
+    """``(locations, code, outcome)``: initial values ``{name: value}``, the instructions per
+    thread, and the stale outcome as ``(term, op, value)`` triples."""
+
+    def missing(self, v: AsyncVariant) -> tuple[str, ...]:
+        """The requirements that ``v`` lacks (empty: the rule says forbidden)."""
+        return tuple(r.name for r in self.requirements if not r.holds(v))
+
+    def expected(self, v: AsyncVariant) -> str:
+        """The verdict the manual's rule gives ``v``: ``forbidden`` iff every requirement holds."""
+        return "allowed" if self.missing(v) else "forbidden"
+
+
+_SHARED = ("shared::cta", "b64")
+_BAR_SYNC = BarrierOp("cta", "sync", (Immediate(0),))
+_CLUSTER_SYNC = (BarrierOp("cluster", "arrive", ()), BarrierOp("cluster", "wait", ()))
+CONSUMERS = ("one-thread", "two-threads")
+
+
+def _mb_init(count: int = 1) -> MbarrierOp:
+    return MbarrierOp("init", None, None, None, "bar", (Immediate(count),), _SHARED)
+
+
+def _mb_arrive(token: str, space: str = "shared::cta") -> MbarrierOp:
+    """``arrive[.expect_tx].SEM.S`` (a token) as ``mbarrier.arrive...`` on ``bar`` (txCount 4)."""
+    parts = token.split(".")
+    expect = parts[1] == "expect_tx"
+    sem, scope = parts[-2:]
+    operands = (Immediate(4),) if expect else ()
+    return MbarrierOp("arrive", sem, scope, None, "bar", operands, (("expect_tx",) if expect else ()) + (space, "b64"))
+
+
+def _mb_wait(token: str, reg: str = "r1") -> MbarrierOp:
+    """``try_wait.SEM.S`` (a token) as ``mbarrier.try_wait.parity.SEM.S`` on phase 0 of ``bar``."""
+    _, sem, scope = token.split(".")
+    return MbarrierOp("try_wait", sem, scope, Register(reg), "bar", (Immediate(0),), ("parity",) + _SHARED)
+
+
+def _fence_token(token: str) -> tuple:
+    """The instruction of a fence token (``fence.acq_rel.S``, ``fence.proxy.K``), none for ``""``."""
+    if not token:
+        return ()
+    if token.startswith("fence.proxy."):
+        return (ProxyFence(token.rsplit(".", 1)[1]),)
+    _, sem, scope = token.split(".")
+    return (Fence(sem, scope),)
+
+
+def _tc(op: str, dest: str | None = None, addresses: tuple[str, ...] = (), values: tuple = (), quals: tuple[str, ...] = ()) -> Tcgen05Op:
+    return Tcgen05Op(op, Register(dest) if dest else None, addresses, values, quals)
+
+
+_TC_LD_QUALS = ("sync", "aligned", "32x32b", "x1", "b32")
+_MMA_QUALS = ("cta_group::1", "kind::i8")
+_COMMIT_QUALS = ("cta_group::1", "mbarrier::arrive::one", "b64")
+
+
+def _consumer_split(v: AsyncVariant, producer: list, consumer: list) -> list[list]:
+    """One thread (the producer's code, then the consumer's) or two threads that meet at
+    ``bar.cta.sync 0`` after the producer's ``mbarrier.init`` (its first instruction)."""
+    if v.threads == 1:
+        return [producer + consumer]
+    return [producer[:1] + [_BAR_SYNC] + producer[1:], [_BAR_SYNC] + consumer]
+
+
+# MP-mbarrier (§9.7.13.15.16 Examples 1, 4; §8.7; §8.8)
+
+
+def _mp_mbarrier_variants() -> Iterator[AsyncVariant]:
+    for scope in ("cta", "cluster"):
+        for release in ("release", "relaxed", "fence"):
+            for acquire in ("acquire", "relaxed", "fence"):
+                for placement in ("same-cta", "same-cluster"):
+                    fence = f"fence.acq_rel.{scope}"
+                    yield AsyncVariant(
+                        "MP-mbarrier",
+                        (
+                            ("release-fence", fence if release == "fence" else ""),
+                            ("arrive", f"arrive.{'release' if release == 'release' else 'relaxed'}.{scope}"),
+                            ("wait", f"try_wait.{'acquire' if acquire == 'acquire' else 'relaxed'}.{scope}"),
+                            ("acquire-fence", fence if acquire == "fence" else ""),
+                        ),
+                        placement,
+                    )
+
+
+def _mp_mbarrier(v: AsyncVariant):
+    remote = v.placement == "same-cluster"
+    meet = list(_CLUSTER_SYNC) if remote else [_BAR_SYNC]
+    producer: list[Instruction] = [*meet, Store("st", "generic", "weak", None, "x", Immediate(1))]
+    producer += [*_fence_token(v["release-fence"]), _mb_arrive(v["arrive"], "shared::cluster" if remote else "shared::cta")]
+    consumer = [_mb_init(), *meet, _mb_wait(v["wait"]), *_fence_token(v["acquire-fence"])]
+    consumer.append(Load("ld", "generic", "weak", None, Register("r2"), "x"))
+    return {"x": 0, "bar": 0}, [producer, consumer], [("P1:r1", "==", 1), ("P1:r2", "==", 0)]
+
+
+def _release_side(v: AsyncVariant) -> bool:
+    return v["arrive"].startswith("arrive.release") or bool(v["release-fence"])
+
+
+def _acquire_side(v: AsyncVariant) -> bool:
+    return v["wait"].startswith("try_wait.acquire") or bool(dict(v.slots).get("acquire-fence"))
+
+
+def _scope_covers(v: AsyncVariant) -> bool:
+    return v.placement == "same-cta" or v["arrive"].endswith(".cluster")
+
+
+# TMA-load (§9.7.9.25.4.1, §9.7.13.15.5, §9.7.13.15.16)
+
+
+def _tma_load_variants() -> Iterator[AsyncVariant]:
+    for consumer in CONSUMERS:
+        for arrive in ("arrive.expect_tx.release.cta", "arrive.release.cta"):
+            for wait, fence in (("try_wait.acquire.cta", ""), ("try_wait.relaxed.cta", ""), ("try_wait.relaxed.cta", "fence.acq_rel.cta")):
+                yield AsyncVariant("TMA-load", (("arrive", arrive), ("wait", wait), ("acquire-fence", fence)), "same-cta", consumer)
+
+
+def _tma_load(v: AsyncVariant):
+    copy = BulkCopy("s", "g", Immediate(4), "bar", ("shared::cluster", "global", "mbarrier::complete_tx::bytes"))
+    producer = [_mb_init(), _mb_arrive(v["arrive"]), copy]
+    consumer = [_mb_wait(v["wait"]), *_fence_token(v["acquire-fence"]), Load("ld", "generic", "weak", None, Register("r2"), "s")]
+    who = f"P{v.threads - 1}"
+    return {"g": 1, "s": 0, "bar": 0}, _consumer_split(v, producer, consumer), [(f"{who}:r1", "==", 1), (f"{who}:r2", "==", 0)]
+
+
+# bulk-copy-source (§9.7.9.25.2, §9.7.13.4 fence.proxy.async, §8.6)
+
+
+def _bulk_copy_source_variants() -> Iterator[AsyncVariant]:
+    for consumer in CONSUMERS:
+        for fence in ("", "fence.proxy.async", "fence.proxy.alias", "fence.acq_rel.cta"):
+            for wait in ("try_wait.acquire.cta", "try_wait.relaxed.cta"):
+                yield AsyncVariant("bulk-copy-source", (("proxy-fence", fence), ("wait", wait)), "same-cta", consumer)
+
+
+def _bulk_copy_source(v: AsyncVariant):
+    copy = BulkCopy("dst", "src", Immediate(4), "bar", ("shared::cluster", "shared::cta", "mbarrier::complete_tx::bytes"))
+    producer = [_mb_init(), _mb_arrive("arrive.expect_tx.release.cta"), Store("st", "generic", "weak", None, "src", Immediate(1))]
+    producer += [*_fence_token(v["proxy-fence"]), copy]
+    consumer = [_mb_wait(v["wait"]), Load("ld", "generic", "weak", None, Register("r2"), "dst")]
+    who = f"P{v.threads - 1}"
+    return {"src": 0, "dst": 0, "bar": 0}, _consumer_split(v, producer, consumer), [(f"{who}:r1", "==", 1), (f"{who}:r2", "==", 0)]
+
+
+# tcgen05-mma-ld (§9.7.16.6.4.2 Example 2, §9.7.16.6.4.4 the second Example 1)
+
+
+def _tcgen05_mma_ld_variants() -> Iterator[AsyncVariant]:
+    for consumer in CONSUMERS:
+        for commit, wait in (("", ""), ("commit", ""), ("commit", "try_wait.relaxed.cluster"), ("commit", "try_wait.acquire.cluster")):
+            for after in ("", "after_thread_sync"):
+                yield AsyncVariant("tcgen05-mma-ld", (("commit", commit), ("wait", wait), ("after", after)), "same-cta", consumer)
+
+
+def _tcgen05_mma_ld(v: AsyncVariant):
+    producer: list[Instruction] = [_mb_init(), _tc("mma", None, ("d", "a", "b"), (Immediate(0),), _MMA_QUALS)]
+    if v["commit"]:
+        producer.append(_tc("commit", None, ("bar",), (), _COMMIT_QUALS))
+    consumer: list[Instruction] = [_mb_wait(v["wait"])] if v["wait"] else []
+    consumer += [_tc("fence::after_thread_sync")] if v["after"] else []
+    consumer.append(_tc("ld", "r2", ("d",), (), _TC_LD_QUALS))
+    who = f"P{v.threads - 1}"
+    outcome = ([(f"{who}:r1", "==", 1)] if v["wait"] else []) + [(f"{who}:r2", "!=", 6)]
+    return {"a": 2, "b": 3, "d": 0, "bar": 0}, _consumer_split(v, producer, consumer), outcome
+
+
+# tcgen05-cp-mma (§9.7.16.6.4.3)
+
+
+def _tcgen05_cp_mma_variants() -> Iterator[AsyncVariant]:
+    for arrive in ("arrive.relaxed.cluster", "arrive.release.cluster"):
+        for wait in ("try_wait.relaxed.cluster", "try_wait.acquire.cluster"):
+            for before in ("", "before_thread_sync"):
+                for after in ("", "after_thread_sync"):
+                    slots = (("before", before), ("arrive", arrive), ("wait", wait), ("after", after))
+                    yield AsyncVariant("tcgen05-cp-mma", slots, "same-cta")
+
+
+def _tcgen05_cp_mma(v: AsyncVariant):
+    producer = [_mb_init(), _tc("cp", None, ("t", "s"), (), ("cta_group::1", "128x256b"))]
+    producer += [_tc("fence::before_thread_sync")] if v["before"] else []
+    producer.append(_mb_arrive(v["arrive"]))
+    consumer = [_mb_wait(v["wait"])] + ([_tc("fence::after_thread_sync")] if v["after"] else [])
+    consumer.append(_tc("mma", None, ("d", "t", "b"), (Immediate(0),), _MMA_QUALS))
+    return {"s": 2, "t": 0, "b": 3, "d": 0, "bar": 0}, _consumer_split(v, producer, consumer), [("P1:r1", "==", 1), ("d", "!=", 6)]
+
+
+# cp-async (§9.7.9.25.3.1-3)
+
+
+def _cp_async_variants() -> Iterator[AsyncVariant]:
+    for consumer in CONSUMERS:
+        for commit in ("", "commit_group"):
+            for wait in ("", "wait_group.0", "wait_group.1", "wait_all"):
+                yield AsyncVariant("cp-async", (("commit", commit), ("wait", wait)), "same-cta", consumer)
+
+
+def _cp_async(v: AsyncVariant):
+    producer: list = [AsyncCopy("s", "g", Immediate(4), ("ca", "shared", "global"))]
+    producer += [AsyncGroup("commit_group")] if v["commit"] else []
+    if v["wait"] == "wait_all":
+        producer.append(AsyncGroup("wait_all"))
+    elif v["wait"]:
+        producer.append(AsyncGroup("wait_group", int(v["wait"].split(".")[1])))
+    read = Load("ld", "generic", "weak", None, Register("r0"), "s")
+    code = [producer + [read]] if v.threads == 1 else [producer + [_BAR_SYNC], [_BAR_SYNC, read]]
+    return {"g": 1, "s": 0}, code, [(f"P{v.threads - 1}:r0", "==", 0)]
+
+
+ASYNC_FAMILIES: dict[str, AsyncFamily] = {
+    f.name: f
+    for f in (
+        AsyncFamily(
+            "MP-mbarrier",
+            "Message passing through an mbarrier: P0 writes x and arrives on bar, P1 waits for phase 0 and reads x.",
+            (
+                Requirement(
+                    "release",
+                    "9.7.13.15.13, 8.8",
+                    "a release arrive, or a fence before a relaxed arrive (a release pattern); .relaxed "
+                    "'does not provide any memory ordering semantics and visibility guarantees'",
+                    _release_side,
+                ),
+                Requirement(
+                    "acquire",
+                    "9.7.13.15.16, 8.8",
+                    "an acquire wait, or a fence after a relaxed wait (an acquire pattern): 'when a test_wait or "
+                    "try_wait operation with .acquire semantics returns True' the accesses before the release arrives are visible",
+                    _acquire_side,
+                ),
+                Requirement(
+                    "scope",
+                    "8.7, 9.7.13.15.16 Example 4",
+                    "morally strong: 'each operation is strong and specifies a scope that includes the thread executing "
+                    "the other operation' (.cta does not include a thread of another CTA)",
+                    _scope_covers,
+                ),
+            ),
+            _mp_mbarrier_variants,
+            _mp_mbarrier,
+        ),
+        AsyncFamily(
+            "TMA-load",
+            "A bulk copy g -> s whose completion is a complete-tx on bar; the consumer waits for phase 0 and reads s.",
+            (
+                Requirement(
+                    "expect_tx",
+                    "9.7.13.15.5, 9.7.13.15.6",
+                    "the phase completes when 'the pending arrival count reaches zero' and 'the tx-count reaches zero': "
+                    "without .expect_tx the arrive completes the phase before the copy",
+                    lambda v: ".expect_tx." in v["arrive"],
+                ),
+                Requirement(
+                    "acquire",
+                    "9.7.9.25.4.1, 9.7.13.15.16, 8.8",
+                    "the complete-tx 'has .release semantics at .cluster scope'; the wait must be .acquire or be followed by a fence",
+                    _acquire_side,
+                ),
+            ),
+            _tma_load_variants,
+            _tma_load,
+        ),
+        AsyncFamily(
+            "bulk-copy-source",
+            "A generic write of src, then a bulk copy src -> dst (async proxy) completed on bar; the consumer waits and reads dst.",
+            (
+                Requirement(
+                    "fence.proxy.async",
+                    "9.7.13.4, 9.7.9.25.2, 8.6",
+                    "'fence.proxy.async is used to synchronize memory between the generic proxy and the async proxy' "
+                    "(a generic fence or a proxy fence of another kind does not)",
+                    lambda v: v["proxy-fence"] == "fence.proxy.async",
+                ),
+                Requirement(
+                    "acquire",
+                    "9.7.13.15.16",
+                    "an .acquire wait ('the .relaxed qualifier does not provide any memory ordering semantics and visibility guarantees')",
+                    _acquire_side,
+                ),
+            ),
+            _bulk_copy_source_variants,
+            _bulk_copy_source,
+        ),
+        AsyncFamily(
+            "tcgen05-mma-ld",
+            "tcgen05.mma writes D = A * B = 6; tcgen05.commit arrives on bar when it completes; the consumer waits and reads D with tcgen05.ld.",
+            (
+                Requirement(
+                    "commit-wait",
+                    "9.7.16.6.4.2, 9.7.16.6.4.4, 9.7.16.12.1",
+                    "'For the completion of the asynchronous tcgen05.mma, tcgen05.commit is used', and the consumer waits on "
+                    "the mbarrier it arrives on (a wait is generated only after a commit: without one the phase never completes)",
+                    lambda v: bool(v["commit"]) and bool(v["wait"]),
+                ),
+                Requirement(
+                    "after_thread_sync",
+                    "9.7.16.6.4.2",
+                    "'As tcgen05.ld is an asynchronous operation, the instruction tcgen05.fence::after_thread_sync is needed'",
+                    lambda v: bool(v["after"]),
+                ),
+            ),
+            _tcgen05_mma_ld_variants,
+            _tcgen05_mma_ld,
+        ),
+        AsyncFamily(
+            "tcgen05-cp-mma",
+            "T0 copies s = 2 into Tensor Memory t and arrives on bar; T1 waits and runs tcgen05.mma reading t: D = 6 once T1 saw the phase.",
+            (
+                Requirement(
+                    "before_thread_sync",
+                    "9.7.16.6.4.3",
+                    "T0: tcgen05.cp; tcgen05.fence::before_thread_sync; mbarrier.arrive.relaxed.cluster ('proper synchronization between threads is needed')",
+                    lambda v: bool(v["before"]),
+                ),
+                Requirement(
+                    "after_thread_sync",
+                    "9.7.16.6.4.3",
+                    "T1: mbarrier.try_wait.relaxed.cluster; tcgen05.fence::after_thread_sync; tcgen05.mma",
+                    lambda v: bool(v["after"]),
+                ),
+            ),
+            _tcgen05_cp_mma_variants,
+            _tcgen05_cp_mma,
+        ),
+        AsyncFamily(
+            "cp-async",
+            "cp.async copies g = 1 to s; the issuing thread (or another, after bar.cta.sync) reads s.",
+            (
+                Requirement(
+                    "completed",
+                    "9.7.9.25.3.3",
+                    "cp.async.wait_all, or cp.async.commit_group then cp.async.wait_group 0: wait_group waits 'till only N or "
+                    "fewer of the most recent cp.async-groups are pending and all the prior cp.async-groups committed ... are complete'",
+                    lambda v: v["wait"] == "wait_all" or (v["commit"] == "commit_group" and v["wait"] == "wait_group.0"),
+                ),
+            ),
+            _cp_async_variants,
+            _cp_async,
+        ),
+    )
+}
+"""The asynchronous families, in the order they are generated (after the classic and proxy shapes)."""
+
+
+def _registers(code: list[Instruction]) -> list[str]:
+    """The registers a thread's instructions write, in numbered order."""
+    dests = (getattr(ins, "dest", None) for ins in code)
+    regs = {dest.name for dest in dests if isinstance(dest, Register)}
+    return sorted(regs, key=lambda r: int(r[1:]))
+
+
+def build_async(family: AsyncFamily, v: AsyncVariant) -> LitmusTest:
+    """The litmus test of the asynchronous family ``family`` under variant ``v`` (as an AST)."""
+    locations, code, outcome = family.template(v)
+    init: list = [LocationInit(name, value) for name, value in locations.items()]
+    for index, instructions in enumerate(code):
+        init += [RegisterInit(index, reg, 0) for reg in _registers(instructions)]
+    compares = tuple(Compare(op, _term(t), Constant(value)) for t, op, value in outcome)
+    formula = compares[0] if len(compares) == 1 else And(compares)
+    threads = tuple(_placement(v.placement, i) for i in range(len(code)))
+    comments = (family.comment, f"Generated by ptxspec litmus-gen: family {v.family}, variant {v.variant}.")
+    return LitmusTest("PTX", v.name, comments, tuple(init), threads, tuple(tuple(c) for c in code), Condition("exists", formula))
 
 
 # ---- the crossing ---------------------------------------------------------------------------------------
@@ -430,9 +940,13 @@ def mixed_orders(shape: Shape) -> Iterator[str]:
             yield "_".join(combination)
 
 
-def variants(shape: Shape) -> Iterator[Variant]:
+def variants(shape: Shape | AsyncFamily) -> Iterator[Variant | AsyncVariant]:
     """Every variant of ``shape``, in a fixed order (see the module docstring for the crossing):
-    first the base crossing, then the fence-scope axis, the mixed orders and ``bar.cluster``."""
+    first the base crossing, then the fence-scope axis, the mixed orders and ``bar.cluster``; an
+    asynchronous family's toggles in the order its ``enumerate`` gives."""
+    if isinstance(shape, AsyncFamily):
+        yield from shape.enumerate()
+        return
     threads = len(shape.threads)
     placements = PLACEMENTS if threads > 1 else ("same-cta",)
     two_each = all(len(t) == 2 for t in shape.threads)
@@ -488,14 +1002,16 @@ def variants(shape: Shape) -> Iterator[Variant]:
                         yield Variant(shape.name, order, scope, "bar.cluster", placement, rmw)
 
 
-ALL_SHAPES = tuple(SHAPES) + tuple(ALIAS_SHAPES)
+ALL_SHAPES = tuple(SHAPES) + tuple(ALIAS_SHAPES) + tuple(ASYNC_FAMILIES)
 
 
-def _shape_named(name: str) -> Shape:
+def _shape_named(name: str) -> Shape | AsyncFamily:
     if name in SHAPES:
         return SHAPES[name]
     if name in ALIAS_SHAPES:
         return ALIAS_SHAPES[name]
+    if name in ASYNC_FAMILIES:
+        return ASYNC_FAMILIES[name]
     raise PtxSpecError(f"unknown shape {name!r} (choose among {', '.join(ALL_SHAPES)})", where="<command line>, --shapes")
 
 
@@ -511,7 +1027,7 @@ def generate(shapes: Iterable[str] = ALL_SHAPES, *, limit: int | None = None, sa
 
 def generate_variants(
     shapes: Iterable[str] = ALL_SHAPES, *, limit: int | None = None, sample: int | None = None, seed: int = 0
-) -> Iterator[tuple[Variant, str]]:
+) -> Iterator[tuple[Variant | AsyncVariant, str]]:
     """As :func:`generate`, with each test's :class:`Variant` in place of its name."""
     chosen = [_shape_named(s) for s in shapes]
     pairs = ((shape, v) for shape in chosen for v in variants(shape))
@@ -542,7 +1058,7 @@ class Row:
     time_s: float
 
 
-def check_text(v: Variant, text: str, *, timeout_s: float | None = None) -> Row:
+def check_text(v: Variant | AsyncVariant, text: str, *, timeout_s: float | None = None) -> Row:
     """Check one generated test with both engines (``memory_model.check``: they must agree, else
     :class:`~ptxspec.memory_model.check.EngineDisagreement`)."""
     from ptxspec.memory_model.check import check
@@ -610,10 +1126,19 @@ def litmus_gen_command(
     Names: SHAPE[+rmw]+ORDER+SEPARATOR+PLACEMENT, e.g. MP+rel-acq.gpu+po+diff-cta,
     SB+rlx.gpu+fence.sc.cta+diff-cta, MP+rel-acq_rlx.gpu+po+diff-cta.
 
+    Asynchronous families, each a template with and without each fence or wait: MP-mbarrier
+    (mbarrier arrive/try_wait), TMA-load (cp.async.bulk completed on an mbarrier), bulk-copy-source
+    (fence.proxy.async before a bulk copy), tcgen05-mma-ld and tcgen05-cp-mma (tcgen05 commit,
+    before/after_thread_sync), cp-async (commit_group, wait_group, wait_all). Names:
+    FAMILY[+one-thread|+two-threads]+TOKENS+PLACEMENT, the tokens being the toggled instructions
+    in program order, e.g. MP-mbarrier+fence.acq_rel.cta+arrive.relaxed.cta+try_wait.acquire.cta+same-cta,
+    cp-async+two-threads+commit_group+wait_group.0+same-cta.
+
     \b
     Examples:
       ptxspec litmus-gen out --shapes MP,SB
       ptxspec litmus-gen out --shapes MP --check --summary mp.md
+      ptxspec litmus-gen out --shapes MP-mbarrier,TMA-load,cp-async --check
 
     Exit status: 0 done; 2 bad input; 3 the two engines disagree on some test.
     """

@@ -35,6 +35,15 @@ SET_NAMES = (
     "PF_SURFACE",
     "PF_CONSTANT",
     "PF_ASYNC",
+    "PF_TO_ASYNC",
+    "F_RESTRICTED",
+    "F_INIT_ONLY",
+    "F_CTA_ONLY",
+    "F_CLUSTER_ONLY",
+    "MB",
+    "MB_INIT",
+    "SHARED_CTA",
+    "SHARED_CLUSTER",
     "B",
     "WEAK",
     "RELAXED",
@@ -100,7 +109,10 @@ _PROXY_FENCE_SETS = {
     "surface": "PF_SURFACE",
     "constant": "PF_CONSTANT",
     "async": "PF_ASYNC",
+    "async::generic": "PF_TO_ASYNC",
 }
+#: §9.7.13.4 ``.op_restrict`` / ``.sync_restrict``: the set of a restricted fence.
+_RESTRICTED_FENCE_SETS = {"mbarrier_init": "F_INIT_ONLY", "shared::cta": "F_CTA_ONLY", "shared::cluster": "F_CLUSTER_ONLY"}
 STRONG_ORDERS = frozenset({"relaxed", "acquire", "release", "acq_rel", "volatile", "mmio"})
 """§8.4 "strong operation": a memory operation with one of these qualifiers (or a memory fence)."""
 
@@ -135,7 +147,18 @@ def event_sets(event: Event) -> frozenset[str]:
         names.add("WEAK")
     if event.fence is not None:
         names.add("F")
-        names.add("F_SC" if event.fence == "sc" else "F_ACQ_REL")
+        names.add({"sc": "F_SC", "acq_rel": "F_ACQ_REL"}.get(event.fence, "F"))
+        if event.fence_restrict is not None:
+            names.update(("F_RESTRICTED", _RESTRICTED_FENCE_SETS[event.fence_restrict]))
+    if event.mbarrier is not None:
+        names.add("MB")
+    if event.mbarrier == "init":
+        names.add("MB_INIT")
+    if is_memory(event) and event.space in ("shared::cta", "shared::cluster"):
+        # §9.7.13.4: "objects in .shared::cta" are also in the .shared::cluster window (§5.1.4).
+        names.add("SHARED_CLUSTER")
+        if event.space == "shared::cta":
+            names.add("SHARED_CTA")
     if event.proxy_fence is not None:
         names.add("PF")
         names.add(_PROXY_FENCE_SETS[event.proxy_fence])
@@ -237,7 +260,10 @@ def static_pair(name: str, a: Event, b: Event, program: Program) -> bool:
     ``issued_before``: ``a`` an operation of an asynchronous instruction, ``b`` an operation its
     thread issues later (no order by itself: the tcgen05 waits and fences use it).
     ``async_completed``: an operation of a ``cp.async`` before the ``cp.async.wait_group`` /
-    ``wait_all`` of its thread that waits for its group.
+    ``wait_all`` of its thread that waits for its group, or before the arrive-on of a later
+    ``cp.async.mbarrier.arrive`` (which tracks every prior cp.async); an operation of a bulk copy
+    before the ``cp.async.bulk.wait_group`` that waits for its bulk async-group (with ``.read``:
+    only its read of the source).
     ``tcgen05_pipelined``: asynchronous tcgen05 operations of one thread whose instructions form a
     tcgen05 pipeline (:func:`tcgen05_pipelined`), in issue order; ``tcgen05_pipelinable``: of any
     threads, whose kinds would.
@@ -259,7 +285,10 @@ def static_pair(name: str, a: Event, b: Event, program: Program) -> bool:
     if name == "issued_before":
         return earlier and a.agent is not None and b.agent is None
     if name == "async_completed":
-        return earlier and a.async_group is not None and b.async_wait is not None and a.async_group < b.async_wait
+        if a.async_group is None or b.async_wait is None or a.async_group[0] != b.async_wait[0]:
+            return False
+        # .read: "until all the bulk async operations ... have completed reading from their source locations"
+        return earlier and a.async_group[1] < b.async_wait[1] and (not b.wait_reads_only or (a.reads and not a.writes))
     if name == "tcgen05_pipelinable":
         return _tcgen05_pipeline(a, b)
     if name == "tcgen05_pipelined":
@@ -446,6 +475,24 @@ def _arrival_orders(program: Program, traces: Sequence[Trace], groups: list[list
     yield from explore(tuple(0 for _ in sequences), [[] for _ in groups])
 
 
+def reduce_predicates(reduction: str, predicates: Iterable[int]) -> int:
+    """§9.7.13.1 bar.red: ".popc ... the number of threads that have a true predicate", ".and"
+    "true if all threads have a true predicate", ".or" "true if any thread has a true predicate"."""
+    values = list(predicates)
+    if reduction == "popc":
+        return sum(values)
+    if reduction == "and":
+        return int(all(values))
+    return int(any(values))
+
+
+def reduction_holds(group: Sequence[Event]) -> bool:
+    """Every bar.red of one use of a barrier returns the reduction of the predicates of the
+    group's bar.red operations (the threads that take part)."""
+    reds = [e.barrier for e in group if e.barrier is not None and e.barrier.reduction is not None]
+    return all(b.result == reduce_predicates(b.reduction, (r.predicate or 0 for r in reds)) for b in reds if b.reduction is not None)
+
+
 def barrier_options(program: Program, traces: Sequence[Trace]) -> list[frozenset[tuple[int, int]]]:
     """The ``bar_sync`` relations (eid pairs, X synchronizes with Y) the chosen traces admit.
 
@@ -460,6 +507,8 @@ def barrier_options(program: Program, traces: Sequence[Trace]) -> list[frozenset
     groups = barrier_groups(program, traces)
     if not groups:
         return [frozenset()]
+    if not all(reduction_holds(group) for group in groups):
+        return []
     by_eid = {event.eid: event for group in groups for event in group}
     options: set[frozenset[tuple[int, int]]] = set()
     for orders in _arrival_orders(program, traces, groups):

@@ -135,7 +135,9 @@ LOCAL_OPS = ("mov", "add", "sub", "mul", "div", "and", "or", "xor")
 
 @attrs.frozen
 class Local:
-    """Register arithmetic: ``mov r0, 1`` (also written ``ld r0, 1``), ``add r0, r1, 2`` ..."""
+    """Register arithmetic: ``mov r0, 1`` (also written ``ld r0, 1``), ``add r0, r1, 2`` ..., and
+    ``mbarrier.pending_count.b64 r1, r0`` (op ``pending_count``: §9.7.13.15.17 reads a register, the
+    state an arrive returned, not the object)."""
 
     op: str
     dest: Register
@@ -207,23 +209,33 @@ class Atomic:
 
 @attrs.frozen
 class Fence:
-    """``fence.sc.scope``, ``fence.acq_rel.scope``, ``membar.level`` (§9.7.13.4)."""
+    """``fence{.sem}.scope`` (``.sc``, ``.acq_rel``, ``.acquire``, ``.release``), ``membar.level``,
+    and the restricted fences ``fence.mbarrier_init.release.cluster`` and
+    ``fence.{acquire,release}.sync_restrict::shared::{cluster,cta}.cluster`` (§9.7.13.4)."""
 
     sem: str
     scope: str
     text: str = attrs.field(default="", eq=False)
     line: int | None = _pos()
     column: int | None = _pos()
+    restrict: str | None = None
+    """``mbarrier_init`` (``.op_restrict``), ``shared::cta`` or ``shared::cluster``
+    (``.sync_restrict``); None for a fence without restriction."""
 
 
 @attrs.frozen
 class ProxyFence:
-    """``fence.proxy.kind`` / ``membar.proxy.kind`` (§9.7.13.4)."""
+    """``fence.proxy.kind`` / ``membar.proxy.kind`` (§9.7.13.4, bi-directional), and the
+    uni-directional ``fence.proxy.async::generic.{release,acquire}.sync_restrict::...cluster``
+    (kind ``async::generic``, with its ``.sem``, scope and restriction)."""
 
     kind: str
     text: str = attrs.field(default="", eq=False)
     line: int | None = _pos()
     column: int | None = _pos()
+    sem: str | None = None
+    scope: str | None = None
+    restrict: str | None = None
 
 
 @attrs.frozen
@@ -266,8 +278,8 @@ class BarrierOp:
 
 
 MBARRIER_OPS = ("init", "inval", "expect_tx", "complete_tx", "arrive", "arrive_drop", "test_wait", "try_wait")
-"""§9.7.13.15.9-16: the mbarrier instructions of the dialect (``pending_count`` needs the opaque
-state of an ``arrive.noComplete`` and is refused)."""
+"""§9.7.13.15.9-16: the mbarrier instructions of the dialect on the object (``pending_count``,
+§9.7.13.15.17, reads a state register: a :class:`Local`)."""
 
 
 @attrs.frozen
@@ -305,19 +317,55 @@ class MbarrierOp:
 
 @attrs.frozen
 class BulkCopy:
-    """``cp.async.bulk.dst.src.mbarrier::complete_tx::bytes [dstMem], [srcMem], size, [mbar]``
-    (§9.7.9.25.4.1): an asynchronous copy, performed in the async proxy, whose completion is a
-    complete-tx of ``size`` on the mbarrier ``mbar``. A litmus location is one value: the copy reads
-    ``src`` and writes what it read to ``dst``."""
+    """``cp.async.bulk.dst.src.completion [dstMem], [srcMem], size{, [mbar]}`` (§9.7.9.25.4.1) and
+    ``cp.reduce.async.bulk.dst.src.completion.redOp.type [dstMem], [srcMem], size{, [mbar]}``
+    (§9.7.9.25.4.2): an asynchronous copy (or reduction), performed in the async proxy, whose
+    completion is a complete-tx of ``size`` on the mbarrier ``mbar`` (``.mbarrier::complete_tx::bytes``)
+    or the bulk async-group it is committed to (``.bulk_group``, ``mbar`` None). A litmus location is
+    one value: the copy reads ``src`` and writes what it read to ``dst``; the reduction combines it
+    with ``dst`` by ``reduce_op``."""
 
     dst: str
     src: str
     size: Register | Immediate
-    mbar: str
+    mbar: str | None
     qualifiers: tuple[str, ...] = ()
+    """dst and src state spaces, the completion mechanism, then (a reduction) redOp and type."""
     text: str = attrs.field(default="", eq=False)
     line: int | None = _pos()
     column: int | None = _pos()
+    reduce_op: str | None = None
+    """The ``.redOp`` of cp.reduce.async.bulk; None for a copy."""
+
+
+@attrs.frozen
+class AsyncStore:
+    """``st.async`` (§9.7.9.12) and ``red.async`` (§9.7.13.7): a store or reduction performed
+    asynchronously. The ``.weak`` st.async / ``.relaxed`` red.async to ``.shared::cluster``
+    complete with a complete-tx on ``mbar`` (of the bytes stored); the ``.release`` forms to
+    ``.global`` have no completion mechanism ("the completion of the store is synchronized with the
+    end of the CTA")."""
+
+    opcode: str
+    """``st`` or ``red``."""
+    order: str
+    scope: str | None
+    address: str
+    value: Register | Immediate
+    mbar: str | None
+    reduce_op: str | None = None
+    qualifiers: tuple[str, ...] = ()
+    """The state space, completion mechanism, vector and type qualifiers as written."""
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+    @property
+    def bytes(self) -> int:
+        """The amount of data stored, the complete-tx's completeCount."""
+        width = next(int(q[1:]) for q in self.qualifiers if q[:1] in "bsuf" and q[1:].isdigit())
+        vector = next((int(q[1:]) for q in self.qualifiers if q in ("v2", "v4")), 1)
+        return width // 8 * vector
 
 
 TCGEN05_OPS = ("ld", "st", "cp", "mma", "commit", "fence::before_thread_sync", "fence::after_thread_sync", "wait::ld", "wait::st")
@@ -353,9 +401,11 @@ class Tcgen05Op:
 
 @attrs.frozen
 class AsyncCopy:
-    """``cp.async.ca|cg.shared{::cta}.global [dst], [src], cp-size`` (§9.7.9.25.3.1): a copy
-    performed asynchronously, "treated as a weak memory operation", whose completion a
-    ``cp.async.wait_group`` / ``wait_all`` of its thread waits for."""
+    """``cp.async.ca|cg.shared{::cta}.global [dst], [src], cp-size{, src-size}`` (§9.7.9.25.3.1): a
+    copy performed asynchronously, "treated as a weak memory operation", whose completion a
+    ``cp.async.wait_group`` / ``wait_all`` of its thread, or a ``cp.async.mbarrier.arrive``, tracks.
+    With ``src-size`` "the remaining bytes of cp-size are filled with zero": the copy writes the low
+    src-size bytes of what it read (none read when src-size is 0)."""
 
     dst: str
     src: str
@@ -364,12 +414,17 @@ class AsyncCopy:
     text: str = attrs.field(default="", eq=False)
     line: int | None = _pos()
     column: int | None = _pos()
+    src_size: Register | Immediate | None = None
 
 
 @attrs.frozen
 class AsyncGroup:
-    """``cp.async.commit_group`` (§9.7.9.25.3.2), ``cp.async.wait_group N`` and ``cp.async.wait_all``
-    (§9.7.9.25.3.3)."""
+    """The async-group instructions (§9.7.9.25.1.1), by ``kind`` of group: ``cp.async``:
+    ``cp.async.commit_group`` (§9.7.9.25.3.2), ``cp.async.wait_group N``, ``cp.async.wait_all``
+    (§9.7.9.25.3.3); ``bulk``: ``cp.async.bulk.commit_group``, ``cp.async.bulk.wait_group{.read} N``
+    (§9.7.9.25.6); ``wgmma``: ``wgmma.commit_group.sync.aligned``, ``wgmma.wait_group.sync.aligned N``
+    (§9.7.15.7.2-3). Each kind is a separate sequence of groups ("the executing thread must create
+    separate async-groups for bulk and non-bulk asynchronous operations")."""
 
     op: str
     """``commit_group``, ``wait_group`` or ``wait_all``."""
@@ -378,10 +433,64 @@ class AsyncGroup:
     text: str = attrs.field(default="", eq=False)
     line: int | None = _pos()
     column: int | None = _pos()
+    kind: str = "cp.async"
+    read: bool = False
+    """``cp.async.bulk.wait_group.read``: waits only until the source reads are done."""
+
+
+@attrs.frozen
+class WgmmaOp:
+    """``wgmma.fence.sync.aligned`` (§9.7.15.7.1) and, as the dialect reads it,
+    ``wgmma.mma_async.sync.aligned.shape.dtype.atype.btype rD, [a], [b], scale-d`` (§9.7.15.5.2):
+    the shared memory descriptors written as the locations of A and B, the accumulator as one
+    register: D = A * B + (scale-d ? D : 0) over one element, read in the async proxy."""
+
+    op: str
+    """``fence`` or ``mma_async``."""
+    dest: Register | None = None
+    addresses: tuple[str, ...] = ()
+    scale_d: Register | Immediate | None = None
+    qualifiers: tuple[str, ...] = ()
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
+
+
+@attrs.frozen
+class AsyncArrive:
+    """``cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]`` (§9.7.13.15.15): "causes an
+    arrive-on operation to be triggered by the system on the mbarrier object upon the completion of
+    all prior cp.async operations initiated by the executing thread"; without ``.noinc`` "the
+    pending count of the mbarrier object is incremented by 1 prior to the asynchronous arrive-on
+    operation"."""
+
+    mbar: str
+    noinc: bool
+    qualifiers: tuple[str, ...] = ()
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
 
 
 Instruction = (
-    Label | Jump | Branch | Local | Load | Store | Atomic | Fence | ProxyFence | BarrierOp | MbarrierOp | BulkCopy | Tcgen05Op | AsyncCopy | AsyncGroup
+    Label
+    | Jump
+    | Branch
+    | Local
+    | Load
+    | Store
+    | Atomic
+    | Fence
+    | ProxyFence
+    | BarrierOp
+    | MbarrierOp
+    | BulkCopy
+    | Tcgen05Op
+    | AsyncCopy
+    | AsyncGroup
+    | AsyncArrive
+    | AsyncStore
+    | WgmmaOp
 )
 
 
@@ -463,7 +572,8 @@ class LitmusTest:
             for ins in thread:
                 if isinstance(ins, BulkCopy):
                     for name in (ins.dst, ins.src, ins.mbar):
-                        seen.setdefault(name, None)
+                        if name is not None:
+                            seen.setdefault(name, None)
                 if isinstance(ins, AsyncCopy):
                     for name in (ins.dst, ins.src):
                         seen.setdefault(name, None)
@@ -1134,6 +1244,8 @@ def _build(p: Parser, parts: list[tuple[str, Token]], operands: list[tuple[Opera
             _count(p, base, operands, 2, first)
             return Local("mov", _register(p, base, operands[0]), (_value(p, base, operands[1]),), text, *pos)
         return _load(p, base, quals, operands, text, first)
+    if base in ("st", "red") and quals[:1] and quals[0][0] == "async":
+        return _async_store(p, base, quals[1:], operands, text, first)
     if base in ("st", "sust"):
         return _store(p, base, quals, operands, text, first)
     if base in ("atom", "red", "suatom", "sured"):
@@ -1148,6 +1260,8 @@ def _build(p: Parser, parts: list[tuple[str, Token]], operands: list[tuple[Opera
         return _bulk_copy(p, quals, operands, text, first)
     if base == "tcgen05":
         return _tcgen05(p, quals, operands, text, first)
+    if base == "wgmma":
+        return _wgmma(p, quals, operands, text, first)
     raise p.error(f"unknown instruction {_quoted(base)}", first)
 
 
@@ -1364,15 +1478,18 @@ _MBARRIER_OPERANDS: dict[str, int | tuple[int, ...]] = {
 }
 
 
-def _mbarrier(p, quals, operands, text, first) -> MbarrierOp:
+def _mbarrier(p, quals, operands, text, first) -> MbarrierOp | Local:
     """§9.7.13.15.9-16. ``.sem`` defaults to ``.release`` (arrive, arrive_drop) or ``.acquire``
     (test_wait, try_wait), ``.scope`` to ``.cta``; expect_tx and complete_tx are ``.relaxed``. The
     destination of an arrive may be the sink ``_``; try_wait's suspendTimeHint is accepted and has
     no effect on the outcome (the wait returns what the object's phase says when it reads it)."""
+    if quals and quals[0][0] == "pending_count":
+        _no_quals(p, "mbarrier.pending_count", quals[1:], allowed=("b64",))
+        _count(p, "mbarrier.pending_count", operands, 2, first)
+        count, state = (_register(p, "mbarrier.pending_count", o) for o in operands)
+        return Local("pending_count", count, (state,), text, first.line, first.column)
     if not quals or quals[0][0] not in MBARRIER_OPS:
         where = quals[0][1] if quals else first
-        if quals and quals[0][0] == "pending_count":
-            raise p.error("mbarrier.pending_count is not supported in litmus tests: it reads the opaque state of an arrive.noComplete", where)
         raise p.error(f"mbarrier needs an operation ({', '.join('.' + o for o in MBARRIER_OPS)})", where)
     op = quals[0][0]
     extra = {"arrive": ("expect_tx", "noComplete"), "arrive_drop": ("noComplete",), "test_wait": ("parity",), "try_wait": ("parity",)}.get(op, ())
@@ -1386,7 +1503,7 @@ def _mbarrier(p, quals, operands, text, first) -> MbarrierOp:
         if scope not in ("cta", "cluster"):
             raise p.error(f"mbarrier.{op}'s scope is .cta or .cluster, not .{scope}", first)
     _count(p, f"mbarrier.{op}", operands, _MBARRIER_OPERANDS[op], first)
-    dest = None
+    dest: Register | None = None
     if op in ("arrive", "arrive_drop", "test_wait", "try_wait"):
         sink = isinstance(operands[0][0], Symbol) and operands[0][0].name == "_" and op.startswith("arrive")
         dest = None if sink else _register(p, f"mbarrier.{op}", operands[0])
@@ -1399,62 +1516,204 @@ def _mbarrier(p, quals, operands, text, first) -> MbarrierOp:
     return MbarrierOp(op, order, scope, dest, _address(p, f"mbarrier.{op}", operands[0]), values, tuple(rest), text, first.line, first.column)
 
 
-#: §9.7.9.25.4.1: the (destination, source) state spaces of cp.async.bulk whose completion is an
-#: mbarrier complete-tx.
-_BULK_SPACES = (("shared::cluster", "global"), ("shared::cta", "global"), ("shared::cluster", "shared::cta"))
+#: §9.7.9.25.4.1-2: the (destination, source) state spaces of cp{.reduce}.async.bulk and the
+#: completion mechanism of each.
+_BULK_SPACES = {
+    ("shared::cluster", "global"): "mbarrier::complete_tx::bytes",
+    ("shared::cta", "global"): "mbarrier::complete_tx::bytes",
+    ("shared::cluster", "shared::cta"): "mbarrier::complete_tx::bytes",
+    ("global", "shared::cta"): "bulk_group",
+}
+#: §9.7.9.25.4.2: the .redOp of cp.reduce.async.bulk with its integer types in the dialect (a
+#: location is one integer; the floating-point types are refused).
+_BULK_REDUCE = {
+    "and": ("b32", "b64"),
+    "or": ("b32", "b64"),
+    "xor": ("b32", "b64"),
+    "add": ("u32", "s32", "u64"),
+    "inc": ("u32",),
+    "dec": ("u32",),
+    "min": ("u32", "s32", "u64", "s64"),
+    "max": ("u32", "s32", "u64", "s64"),
+}
 
 
-def _async_copy(p, quals, operands, text, first) -> AsyncCopy | AsyncGroup:
-    """§9.7.9.25.3: ``cp.async.ca|cg.shared{::cta}.global [dst], [src], cp-size`` (without
-    src-size or ignore-src), ``cp.async.commit_group``, ``cp.async.wait_group N``,
-    ``cp.async.wait_all``; ``cp.async.mbarrier.arrive`` is refused."""
+def _async_copy(p, quals, operands, text, first) -> AsyncCopy | AsyncGroup | AsyncArrive:
+    """§9.7.9.25.3: ``cp.async.ca|cg.shared{::cta}.global [dst], [src], cp-size{, src-size}``,
+    ``cp.async.commit_group``, ``cp.async.wait_group N``, ``cp.async.wait_all``; §9.7.13.15.15
+    ``cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]``. The ``ignore-src`` predicate
+    form is not in the dialect (it has no predicate registers): write src-size 0."""
     names = [q for q, _ in quals]
     if names[1:] in (["commit_group"], ["wait_all"]):
         _count(p, f"cp.async.{names[1]}", operands, 0, first)
         return AsyncGroup(names[1], None, text, first.line, first.column)
     if names[1:] == ["wait_group"]:
-        _count(p, "cp.async.wait_group", operands, 1, first)
-        n = operands[0][0]
-        if not isinstance(n, Immediate) or n.value < 0:
-            raise p.error("cp.async.wait_group takes a constant N >= 0", operands[0][1])
-        return AsyncGroup("wait_group", n.value, text, first.line, first.column)
+        return AsyncGroup("wait_group", _group_count(p, "cp.async.wait_group", operands, first), text, first.line, first.column)
+    if names[1:2] == ["mbarrier"] and names[2:3] == ["arrive"]:
+        rest = names[3:]
+        noinc = rest[:1] == ["noinc"]
+        rest = rest[1:] if noinc else rest
+        if rest not in (["b64"], ["shared", "b64"], ["shared::cta", "b64"]):
+            raise p.error("cp.async.mbarrier.arrive is cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]", first)
+        _count(p, "cp.async.mbarrier.arrive", operands, 1, first)
+        return AsyncArrive(_address(p, "cp.async.mbarrier.arrive", operands[0]), noinc, tuple(names[3:]), text, first.line, first.column)
     if len(names) == 4 and names[1] in ("ca", "cg") and names[2] in ("shared", "shared::cta") and names[3] == "global":
-        _count(p, "cp.async", operands, 3, first)
+        _count(p, "cp.async", operands, (3, 4), first)
         size = _value(p, "cp.async", operands[2])
         if not isinstance(size, Immediate) or size.value not in (4, 8, 16) or (names[1] == "cg" and size.value != 16):
             raise p.error("cp.async's cp-size is 4, 8 or 16 (.cg: 16)", operands[2][1])
-        return AsyncCopy(_address(p, "cp.async", operands[0]), _address(p, "cp.async", operands[1]), size, tuple(names[1:]), text, first.line, first.column)
+        src_size = _value(p, "cp.async", operands[3]) if len(operands) == 4 else None
+        if isinstance(src_size, Immediate) and not 0 <= src_size.value <= size.value:
+            raise p.error(f"cp.async's src-size {src_size.value} is not in 0 .. cp-size ({size.value})", operands[3][1])
+        return AsyncCopy(
+            _address(p, "cp.async", operands[0]), _address(p, "cp.async", operands[1]), size, tuple(names[1:]), text, first.line, first.column, src_size
+        )
     raise p.error(
-        "of cp.async only cp.async.ca|cg.shared.global [dst], [src], size, commit_group, wait_group and wait_all are supported in litmus tests",
+        "of cp.async only cp.async.ca|cg.shared.global [dst], [src], size{, src-size}, commit_group, wait_group, wait_all and "
+        "cp.async.mbarrier.arrive are supported in litmus tests",
         first,
     )
 
 
-def _bulk_copy(p, quals, operands, text, first) -> BulkCopy | AsyncCopy | AsyncGroup:
-    """§9.7.9.25.4.1 ``cp.async.bulk`` with ``.mbarrier::complete_tx::bytes``. The ``.bulk_group``
-    completion (shared memory to global) and ``cp.reduce.async.bulk`` are refused; the non-bulk
-    ``cp.async`` forms are :func:`_async_copy`'s."""
+def _group_count(p, base: str, operands, first) -> int:
+    _count(p, base, operands, 1, first)
+    n = operands[0][0]
+    if not isinstance(n, Immediate) or n.value < 0:
+        raise p.error(f"{base} takes a constant N >= 0", operands[0][1])
+    return n.value
+
+
+def _bulk_copy(p, quals, operands, text, first) -> BulkCopy | AsyncCopy | AsyncGroup | AsyncArrive:
+    """§9.7.9.25.4.1 ``cp.async.bulk.dst.src.completion`` and §9.7.9.25.4.2
+    ``cp.reduce.async.bulk.dst.src.completion.redOp.type`` (the state spaces and completion of
+    :data:`_BULK_SPACES`), §9.7.9.25.6 ``cp.async.bulk.commit_group`` and
+    ``cp.async.bulk.wait_group{.read} N``; the non-bulk ``cp.async`` forms are :func:`_async_copy`'s.
+    Multicast, cache hints and the tensor forms are refused."""
     names = [q for q, _ in quals]
     if names[:1] == ["async"] and names[1:2] != ["bulk"]:
         return _async_copy(p, quals, operands, text, first)
-    if names[:2] != ["async", "bulk"] or len(names) < 5:
-        raise p.error("of the cp instructions only cp.async.bulk.dst.src.mbarrier::complete_tx::bytes is supported in litmus tests", first)
-    if (names[2], names[3]) not in _BULK_SPACES:
-        raise p.error(
-            f"cp.async.bulk from .{names[3]} to .{names[2]}: with an mbarrier the copies are " + ", ".join(f".{s} to .{d}" for d, s in _BULK_SPACES),
-            quals[2][1],
-        )
-    if names[4] != "mbarrier::complete_tx::bytes":
-        raise p.error(f"cp.async.bulk completion .{names[4]}: only .mbarrier::complete_tx::bytes is supported in litmus tests", quals[4][1])
-    for q, tok in quals[5:]:
-        raise p.error(f"unknown qualifier .{q} for cp.async.bulk (multicast and cache hints are not supported in litmus tests)", tok)
-    _count(p, "cp.async.bulk", operands, 4, first)
+    if names[:3] == ["async", "bulk", "commit_group"] and len(names) == 3:
+        _count(p, "cp.async.bulk.commit_group", operands, 0, first)
+        return AsyncGroup("commit_group", None, text, first.line, first.column, kind="bulk")
+    if names[:3] == ["async", "bulk", "wait_group"] and names[3:] in ([], ["read"]):
+        n = _group_count(p, "cp.async.bulk.wait_group", operands, first)
+        return AsyncGroup("wait_group", n, text, first.line, first.column, kind="bulk", read=names[3:] == ["read"])
+    reduce = names[:3] == ["reduce", "async", "bulk"]
+    base = "cp.reduce.async.bulk" if reduce else "cp.async.bulk"
+    if not (reduce or names[:2] == ["async", "bulk"]):
+        raise p.error("of the cp instructions the dialect has cp.async, cp.async.bulk and cp.reduce.async.bulk", first)
+    quals = quals[3:] if reduce else quals[2:]
+    names = [q for q, _ in quals]
+    if names[:1] == ["tensor"]:
+        raise p.error(f"{base}.tensor is not supported in litmus tests: the dialect has no tensor maps", quals[0][1])
+    if len(names) < 3:
+        raise p.error(f"{base} needs .dst.src.completion_mechanism", first)
+    spaces = (names[0], names[1])
+    if spaces not in _BULK_SPACES:
+        raise p.error(f"{base} from .{names[1]} to .{names[0]}: the copies are " + ", ".join(f".{s} to .{d}" for d, s in _BULK_SPACES), quals[0][1])
+    completion = _BULK_SPACES[spaces]
+    if names[2] != completion:
+        raise p.error(f"{base} from .{names[1]} to .{names[0]} completes with .{completion}, not .{names[2]}", quals[2][1])
+    reduce_op = None
+    rest = quals[3:]
+    if reduce:
+        if len(rest) != 2 or rest[0][0] not in _BULK_REDUCE or rest[1][0] not in _BULK_REDUCE[rest[0][0]]:
+            where = rest[0][1] if rest else first
+            raise p.error(
+                f"{base} takes .redOp.type with an integer type ("
+                + "; ".join(f".{o}: " + ", ".join("." + t for t in ts) for o, ts in _BULK_REDUCE.items())
+                + ")",
+                where,
+            )
+        reduce_op = rest[0][0]
+        rest = []
+    for q, tok in rest:
+        raise p.error(f"unknown qualifier .{q} for {base} (multicast and cache hints are not supported in litmus tests)", tok)
+    mbarrier = completion.startswith("mbarrier")
+    _count(p, base, operands, 4 if mbarrier else 3, first)
     return BulkCopy(
-        _address(p, "cp.async.bulk", operands[0]),
-        _address(p, "cp.async.bulk", operands[1]),
-        _value(p, "cp.async.bulk", operands[2]),
-        _address(p, "cp.async.bulk", operands[3]),
-        tuple(names[2:5]),
+        _address(p, base, operands[0]),
+        _address(p, base, operands[1]),
+        _value(p, base, operands[2]),
+        _address(p, base, operands[3]) if mbarrier else None,
+        tuple(names),
+        text,
+        first.line,
+        first.column,
+        reduce_op,
+    )
+
+
+#: §9.7.9.12, §9.7.13.7: per (opcode, .sem): the default .sem first, the scopes (the default
+#: first), the state space, and the types of the dialect (a location is one integer; .v2/.v4
+#: vectors of st.async count their bytes only).
+_ASYNC_STORE_FORMS = {
+    ("st", "weak"): (("cluster",), "shared::cluster", ("b32", "b64", "u32", "u64", "s32", "s64")),
+    ("st", "release"): (("sys", "gpu"), "global", ("b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64")),
+    ("red", "relaxed"): (("cluster",), "shared::cluster", ("u32", "s32", "u64", "b32")),
+    # The syntax lists .gpu and .cluster, the conditions .gpu and .sys: all three are accepted.
+    ("red", "release"): (("sys", "gpu", "cluster"), "global", ("u32", "s32", "u64", "s64")),
+}
+#: §9.7.13.7: the .op of red.async and its types.
+_RED_ASYNC_OPS = {
+    "inc": ("u32",),
+    "dec": ("u32",),
+    "min": ("u32", "s32"),
+    "max": ("u32", "s32"),
+    "and": ("b32",),
+    "or": ("b32",),
+    "xor": ("b32",),
+    "add": ("u32", "s32", "u64", "s64"),
+}
+
+
+def _async_store(p, base, quals, operands, text, first) -> AsyncStore:
+    """§9.7.9.12 ``st.async{.weak}{.cluster}{.shared::cluster}{.mbarrier::complete_tx::bytes}{.vec}.type
+    [a], b, [mbar]`` and ``st.async.release{.scope}{.global}.type [a], b``; §9.7.13.7
+    ``red.async.relaxed.cluster{.shared::cluster}.mbarrier::complete_tx::bytes.op.type [a], b, [mbar]``
+    and ``red.async.release.scope{.global}.add.type [a], b``. ``.mmio`` is refused."""
+    name = f"{base}.async"
+    sems = {"st": ("weak", "release"), "red": ("relaxed", "release")}[base]
+    sem = next((q for q, _ in quals if q in sems), sems[0] if base == "st" else None)
+    if sem is None:
+        raise p.error(f"{name} needs .relaxed or .release", first)
+    scopes, space, types = _ASYNC_STORE_FORMS[(base, sem)]
+    scope = next((q for q, _ in quals if q in SCOPES), scopes[0])
+    if scope not in scopes:
+        raise p.error(f"{name}.{sem}'s scope is " + " or ".join("." + s for s in scopes) + f", not .{scope}", first)
+    mbarrier = space == "shared::cluster"
+    op = None
+    kept: list[str] = []
+    for q, tok in quals:
+        if q in sems or q == scope:
+            continue
+        if q in _STATE_SPACES and q != space:
+            raise p.error(f"{name}.{sem} is to .{space}, not .{q}", tok)
+        if q == "mbarrier::complete_tx::bytes" and not mbarrier:
+            raise p.error(f"{name}.{sem} has no completion mechanism", tok)
+        if base == "red" and q in _RED_ASYNC_OPS and op is None:
+            op = q
+            continue
+        if not (q == space or q == "mbarrier::complete_tx::bytes" or q in types or (base == "st" and mbarrier and q in ("v2", "v4"))):
+            raise p.error(f"unknown qualifier .{q} for {name}.{sem}", tok)
+        kept.append(q)
+    if not any(q in types for q in kept):
+        raise p.error(f"{name}.{sem} needs a type (" + ", ".join("." + t for t in types) + ")", first)
+    if base == "red":
+        if op is None or (sem == "release" and op != "add"):
+            raise p.error(f"{name}.{sem} needs an operation (" + (".add" if sem == "release" else ", ".join("." + o for o in _RED_ASYNC_OPS)) + ")", first)
+        if not any(q in _RED_ASYNC_OPS[op] for q in kept):
+            raise p.error(f"{name}.{op} takes " + ", ".join("." + t for t in _RED_ASYNC_OPS[op]), first)
+    _count(p, name, operands, 3 if mbarrier else 2, first)
+    return AsyncStore(
+        base,
+        sem,
+        scope,
+        _address(p, name, operands[0]),
+        _value(p, name, operands[1]),
+        _address(p, name, operands[2]) if mbarrier else None,
+        op,
+        tuple(kept),
         text,
         first.line,
         first.column,
@@ -1504,19 +1763,70 @@ def _tcgen05(p, quals, operands, text, first) -> Tcgen05Op:
     return Tcgen05Op(op, dest, addresses, values, tuple(names), text, first.line, first.column)
 
 
+def _wgmma(p, quals, operands, text, first) -> WgmmaOp | AsyncGroup:
+    """§9.7.15.7 ``wgmma.fence.sync.aligned``, ``wgmma.commit_group.sync.aligned``,
+    ``wgmma.wait_group.sync.aligned N``; §9.7.15.5.2 ``wgmma.mma_async.sync.aligned.shape.dtype.atype.btype
+    rD, [a], [b], scale-d`` (the dialect's one-element reading, :class:`WgmmaOp`; the shape and
+    types are kept as written, the scale and transpose immediates of the real instruction left out)."""
+    names = [q for q, _ in quals]
+    if not names or names[0] not in ("fence", "commit_group", "wait_group", "mma_async"):
+        raise p.error("wgmma in litmus tests is wgmma.fence, wgmma.commit_group, wgmma.wait_group or wgmma.mma_async", quals[0][1] if quals else first)
+    op = names[0]
+    if names[1:3] != ["sync", "aligned"]:
+        raise p.error(f"wgmma.{op} needs .sync.aligned", first)
+    base = f"wgmma.{op}"
+    if op == "mma_async":
+        if len(names) != 7:
+            raise p.error(f"{base} is {base}.sync.aligned.shape.dtype.atype.btype rD, [a], [b], scale-d in litmus tests", first)
+        _count(p, base, operands, 4, first)
+        return WgmmaOp(
+            op,
+            _register(p, base, operands[0]),
+            (_address(p, base, operands[1]), _address(p, base, operands[2])),
+            _value(p, base, operands[3]),
+            tuple(names[1:]),
+            text,
+            first.line,
+            first.column,
+        )
+    _no_quals(p, base, quals[3:])
+    if op == "fence":
+        _count(p, base, operands, 0, first)
+        return WgmmaOp(op, text=text, line=first.line, column=first.column)
+    if op == "commit_group":
+        _count(p, base, operands, 0, first)
+        return AsyncGroup(op, None, text, first.line, first.column, kind="wgmma")
+    return AsyncGroup(op, _group_count(p, base, operands, first), text, first.line, first.column, kind="wgmma")
+
+
 _PROXY_KINDS = ("alias", "texture", "surface", "constant", "async")
+
+
+#: §9.7.13.4: each ``.sync_restrict`` state space and the one ``.sem`` it goes with.
+_SYNC_RESTRICT = {"sync_restrict::shared::cta": "release", "sync_restrict::shared::cluster": "acquire"}
 
 
 def _fence(p, base, quals, operands, text, first) -> Fence | ProxyFence:
     """§9.7.13.4: ``fence{.sem}.scope`` (``.acq_rel`` when no ``.sem``), ``membar.level`` (a
-    synonym of ``fence.sc`` with ``.gl`` meaning ``.gpu``), ``fence.proxy.kind``."""
+    synonym of ``fence.sc`` with ``.gl`` meaning ``.gpu``), ``fence.proxy.kind``,
+    ``fence.mbarrier_init.release.cluster``, ``fence.{acquire,release}.sync_restrict::...``,
+    ``fence.proxy.async::generic.{acquire,release}.sync_restrict::...``. "When .sync_restrict is
+    .sync_restrict::shared::cta, .sem must be .release ... .sync_restrict::shared::cluster, .sem must
+    be .acquire ... .scope must be specified as .cluster"."""
     if operands:
         raise p.error(f"{base} takes no operands", operands[0][1])
     names = [q for q, _ in quals]
     if names[:1] == ["proxy"]:
         if len(quals) < 2:
-            raise p.error(f"{base}.proxy needs a proxy kind (.alias, .texture, .surface, .constant, .async)", first)
+            raise p.error(f"{base}.proxy needs a proxy kind (.alias, .texture, .surface, .constant, .async, .async::generic)", first)
         kind, tok = quals[1]
+        if kind == "tensormap::generic":
+            raise p.error("fence.proxy.tensormap::generic is not supported in litmus tests: the dialect has no tensor maps", tok)
+        if kind == "async::generic" and base == "fence":
+            sem, scope, restrict = _fence_quals(p, base + ".proxy.async::generic", quals[2:], first)
+            if restrict not in ("shared::cta", "shared::cluster"):
+                raise p.error("fence.proxy.async::generic needs .sync_restrict::shared::cta (release) or ::shared::cluster (acquire)", first)
+            return ProxyFence(kind, text, first.line, first.column, sem, scope, restrict)
         if kind not in _PROXY_KINDS:
             raise p.error(f"unknown proxy kind .{kind} for {base}.proxy", tok)
         for q, qtok in quals[2:]:
@@ -1528,21 +1838,40 @@ def _fence(p, base, quals, operands, text, first) -> Fence | ProxyFence:
             tok = quals[0][1] if quals else first
             raise p.error("membar needs one level: .cta, .gl or .sys", tok)
         return Fence("sc", _MEMBAR_LEVELS[quals[0][0]], text, first.line, first.column)
-    sem = scope = None
+    sem, scope, restrict = _fence_quals(p, base, quals, first)
+    return Fence(sem, scope, text, first.line, first.column, restrict)
+
+
+def _fence_quals(p: Parser, base: str, quals, first: Token) -> tuple[str, str, str | None]:
+    """The ``.sem`` (default ``.acq_rel``), ``.scope`` and restriction of a fence, checked."""
+    sem = scope = restrict = None
     for q, tok in quals:
-        if q in ("sc", "acq_rel"):
+        if q in ("sc", "acq_rel", "acquire", "release"):
             if sem is not None:
-                raise p.error(f"fence has two semantics: .{sem} and .{q}", tok)
+                raise p.error(f"{base} has two semantics: .{sem} and .{q}", tok)
             sem = q
         elif q in SCOPES:
             if scope is not None:
-                raise p.error(f"fence has two scopes: .{scope} and .{q}", tok)
+                raise p.error(f"{base} has two scopes: .{scope} and .{q}", tok)
             scope = q
+        elif q in _SYNC_RESTRICT or q == "mbarrier_init":
+            if restrict is not None:
+                raise p.error(f"{base} has two restrictions: .{restrict} and .{q}", tok)
+            restrict = q
         else:
-            raise p.error(f"unknown qualifier .{q} for fence", tok)
+            raise p.error(f"unknown qualifier .{q} for {base}", tok)
     if scope is None:
-        raise p.error("fence needs a scope (.cta, .cluster, .gpu or .sys)", first)
-    return Fence(sem or "acq_rel", scope, text, first.line, first.column)
+        raise p.error(f"{base} needs a scope (.cta, .cluster, .gpu or .sys)", first)
+    if restrict == "mbarrier_init" and (sem, scope) != ("release", "cluster"):
+        raise p.error("fence.mbarrier_init is .release.cluster only (§9.7.13.4)", first)
+    if restrict in _SYNC_RESTRICT:
+        if sem != _SYNC_RESTRICT[restrict]:
+            raise p.error(f"with .{restrict} the fence's .sem must be .{_SYNC_RESTRICT[restrict]} (§9.7.13.4)", first)
+        if scope != "cluster":
+            raise p.error(f"with .{restrict} the fence's .scope must be .cluster (§9.7.13.4)", first)
+    if restrict is not None:
+        restrict = restrict.removeprefix("sync_restrict::")
+    return sem or "acq_rel", scope, restrict
 
 
 def _barrier(p, base, quals, operands, text, first) -> BarrierOp:
@@ -1643,10 +1972,95 @@ def _check(test: LitmusTest, p: Parser) -> None:
         for ins in code:
             if isinstance(ins, (Jump, Branch)) and ins.target not in labels:
                 raise p.error(f"unknown label {_quoted(ins.target)} (not defined in this thread)", line=ins.line, column=ins.column)
+    for code in test.code:
+        _check_pending_counts(code, p)
+        _check_wgmma_registers(code, p)
     known = set(test.locations_used())
     for tok in p.condition_locations:
         if tok.text not in known:
             raise p.error(f"unknown location {_quoted(tok.text)} in the condition: no initial value and no instruction names it", tok)
+
+
+def _check_pending_counts(code: tuple[Instruction, ...], p: Parser) -> None:
+    """§9.7.13.15.17: "The state operand ... must be the result of a prior mbarrier.arrive.noComplete
+    or mbarrier.arrive_drop.noComplete instruction. Otherwise, the behavior is undefined": every
+    instruction of the thread that writes the register pending_count reads must be such an arrive,
+    and one must come before it."""
+    for n, ins in enumerate(code):
+        if not (isinstance(ins, Local) and ins.op == "pending_count"):
+            continue
+        state = ins.sources[0]
+        writers = [w for w in code if state.name in _written_registers(w)] if isinstance(state, Register) else []
+        good = all(isinstance(w, MbarrierOp) and w.op in ("arrive", "arrive_drop") and "noComplete" in w.qualifiers for w in writers)
+        if not writers or not good or not any(w in writers for w in code[:n]):
+            raise p.error(
+                "mbarrier.pending_count's state must be the result of a prior mbarrier.arrive.noComplete or arrive_drop.noComplete "
+                "(and of nothing else in the thread); otherwise the behavior is undefined (§9.7.13.15.17)",
+                line=ins.line,
+                column=ins.column,
+            )
+
+
+def _check_wgmma_registers(code: tuple[Instruction, ...], p: Parser) -> None:
+    """§9.7.15.7.1 and §9.7.15.7.3, read along the thread's code in order (the dialect's threads are
+    short; a loop is checked once around): wgmma.fence must be issued "before the first
+    wgmma.mma_async operation" and "between a register access by a thread in the warpgroup and any
+    wgmma.mma_async instruction that accesses the same registers ... except when these are
+    accumulator register accesses across multiple wgmma.mma_async instructions of the same shape";
+    and "accessing the accumulator register ... of a wgmma.mma_async instruction without first
+    performing a wgmma.wait_group instruction that waits on a wgmma-group including that
+    wgmma.mma_async instruction is undefined behavior"."""
+    fenced = False
+    touched: set[str] = set()  # registers accessed by other instructions since the last wgmma.fence
+    pending: dict[str, int | None] = {}  # accumulator -> its wgmma-group (None: not yet committed)
+    shapes: dict[str, str] = {}
+    committed = 0
+
+    def fail(ins: Instruction, message: str) -> PtxSpecError:
+        return p.error(message, line=ins.line, column=ins.column)
+
+    for ins in code:
+        if isinstance(ins, WgmmaOp) and ins.op == "fence":
+            fenced, touched = True, set()
+            continue
+        if isinstance(ins, AsyncGroup) and ins.kind == "wgmma":
+            if ins.op == "commit_group":
+                pending = {r: committed if g is None else g for r, g in pending.items()}
+                committed += 1
+            else:
+                done = committed - (ins.pending or 0)
+                pending = {r: g for r, g in pending.items() if g is None or g >= done}
+            continue
+        if isinstance(ins, WgmmaOp):
+            assert ins.dest is not None, "wgmma.mma_async has an accumulator"
+            d = ins.dest.name
+            if not fenced:
+                raise fail(ins, "wgmma.fence must be issued before the first wgmma.mma_async (§9.7.15.7.1); otherwise the behavior is undefined")
+            if d in touched:
+                raise fail(ins, f"register {d} was accessed since the last wgmma.fence: issue wgmma.fence before this wgmma.mma_async (§9.7.15.7.1)")
+            if d in pending and shapes.get(d) != ins.qualifiers[2]:
+                raise fail(ins, f"accumulator {d} of a pending wgmma.mma_async of another shape: issue wgmma.wait_group and wgmma.fence first (§9.7.15.7.1)")
+            pending[d], shapes[d] = None, ins.qualifiers[2]
+            continue
+        used = set(_written_registers(ins)) | set(_registers_read(ins))
+        for r in used & set(pending):
+            raise fail(ins, f"register {r} is the accumulator of a wgmma.mma_async whose wgmma-group was not waited for (§9.7.15.7.3: undefined behavior)")
+        touched |= used
+
+
+def _registers_read(ins: Instruction) -> tuple[str, ...]:
+    names = []
+    for field in ("left", "right", "value", "predicate", "size", "src_size", "scale_d", "sources", "operands"):
+        value = getattr(ins, field, None)
+        for op in value if isinstance(value, tuple) else (value,):
+            if isinstance(op, Register):
+                names.append(op.name)
+    return tuple(names)
+
+
+def _written_registers(ins: Instruction) -> tuple[str, ...]:
+    dest = getattr(ins, "dest", None)
+    return (dest.name,) if isinstance(dest, Register) else ()
 
 
 def _terms(formula: Formula) -> tuple[Term, ...]:
@@ -1718,6 +2132,8 @@ def format_instruction(ins: Instruction) -> str:
         return f"goto {ins.target}"
     if isinstance(ins, Branch):
         return f"{ins.opcode} {_operand_text(ins.left)}, {_operand_text(ins.right)}, {ins.target}"
+    if isinstance(ins, Local) and ins.op == "pending_count":
+        return f"mbarrier.pending_count.b64 {ins.dest.name}, {_operand_text(ins.sources[0])}"
     if isinstance(ins, Local):
         return f"{ins.op} {ins.dest.name}, " + ", ".join(_operand_text(s) for s in ins.sources)
     if isinstance(ins, Load):
@@ -1740,15 +2156,39 @@ def format_instruction(ins: Instruction) -> str:
             operands = [ins.addresses[0], _operand_text(ins.values[0])]
         return f"tcgen05.{ins.op}" + "".join("." + q for q in ins.qualifiers) + (" " + ", ".join(operands) if operands else "")
     if isinstance(ins, AsyncCopy):
-        return f"cp.async.{'.'.join(ins.qualifiers)} {ins.dst}, {ins.src}, {_operand_text(ins.size)}"
+        extra = "" if ins.src_size is None else f", {_operand_text(ins.src_size)}"
+        return f"cp.async.{'.'.join(ins.qualifiers)} {ins.dst}, {ins.src}, {_operand_text(ins.size)}{extra}"
     if isinstance(ins, AsyncGroup):
-        return f"cp.async.{ins.op}" + ("" if ins.pending is None else f" {ins.pending}")
+        name = {"cp.async": "cp.async", "bulk": "cp.async.bulk", "wgmma": "wgmma"}[ins.kind]
+        suffix = ".sync.aligned" if ins.kind == "wgmma" else ""
+        return f"{name}.{ins.op}" + (".read" if ins.read else "") + suffix + ("" if ins.pending is None else f" {ins.pending}")
+    if isinstance(ins, WgmmaOp):
+        if ins.op == "fence":
+            return "wgmma.fence.sync.aligned"
+        assert ins.dest is not None and ins.scale_d is not None, "wgmma.mma_async has an accumulator and scale-d"
+        operands = [ins.dest.name, *ins.addresses, _operand_text(ins.scale_d)]
+        return "wgmma.mma_async" + "".join("." + q for q in ins.qualifiers) + " " + ", ".join(operands)
+    if isinstance(ins, AsyncArrive):
+        return "cp.async.mbarrier.arrive" + "".join("." + q for q in ins.qualifiers) + f" {ins.mbar}"
+    if isinstance(ins, AsyncStore):
+        quals = f".{ins.order}.{ins.scope}" + "".join("." + q for q in ins.qualifiers if q in _STATE_SPACES or q.startswith("mbarrier"))
+        quals += "".join(f".{q}" for q in (ins.reduce_op,) if q) + "".join(
+            "." + q for q in ins.qualifiers if not (q in _STATE_SPACES or q.startswith("mbarrier"))
+        )
+        operands = [ins.address, _operand_text(ins.value)] + ([ins.mbar] if ins.mbar is not None else [])
+        return f"{ins.opcode}.async{quals} " + ", ".join(operands)
     if isinstance(ins, BulkCopy):
-        return f"cp.async.bulk{''.join('.' + q for q in ins.qualifiers)} {ins.dst}, {ins.src}, {_operand_text(ins.size)}, {ins.mbar}"
+        name = "cp.async.bulk" if ins.reduce_op is None else "cp.reduce.async.bulk"
+        operands = [ins.dst, ins.src, _operand_text(ins.size)] + ([ins.mbar] if ins.mbar is not None else [])
+        return f"{name}{''.join('.' + q for q in ins.qualifiers)} " + ", ".join(operands)
     if isinstance(ins, Fence):
-        return f"fence.{ins.sem}.{ins.scope}"
+        if ins.restrict == "mbarrier_init":
+            return f"fence.mbarrier_init.{ins.sem}.{ins.scope}"
+        return f"fence.{ins.sem}" + _restrict_text(ins.restrict) + f".{ins.scope}"
     if isinstance(ins, ProxyFence):
-        return f"fence.proxy.{ins.kind}"
+        if ins.sem is None:
+            return f"fence.proxy.{ins.kind}"
+        return f"fence.proxy.{ins.kind}.{ins.sem}" + _restrict_text(ins.restrict) + f".{ins.scope}"
     if isinstance(ins, BarrierOp):
         if ins.level == "cluster":
             return f"barrier.cluster.{ins.op}" + "".join("." + q for q in ins.qualifiers)
@@ -1759,6 +2199,10 @@ def format_instruction(ins: Instruction) -> str:
             return f"bar.cta.red{quals} " + ", ".join(ops)
         return f"bar.cta.{ins.op}{quals} " + ", ".join(_operand_text(o) for o in ins.operands)
     raise TypeError(ins)
+
+
+def _restrict_text(restrict: str | None) -> str:
+    return "" if restrict is None else f".sync_restrict::{restrict}"
 
 
 def _order_text(order: str, scope: str | None) -> str:

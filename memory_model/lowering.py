@@ -45,8 +45,11 @@ from ptxspec.memory_model.litmus import (
     Atomic,
     BarrierOp,
     Branch,
+    AsyncArrive,
     AsyncCopy,
     AsyncGroup,
+    AsyncStore,
+    WgmmaOp,
     BulkCopy,
     Tcgen05Op,
     Fence,
@@ -196,11 +199,14 @@ def mbarrier_written(op: str, old: int, operands: tuple[int, ...], qualifiers: I
     try:
         state = mb.MbarrierState.decode(old)
         if op in ("test_wait", "try_wait"):
-            return int(mb.test_wait(state, operands[0])), None
+            parity = operands[0] if "parity" in qualifiers else mb.token_phase_parity(operands[0])
+            return int(mb.test_wait(state, parity)), None
         if op == "expect_tx":
             return 0, mb.expect_tx(state, operands[0]).encode()
         if op == "complete_tx":
             return 0, mb.complete_tx(state, operands[0]).encode()
+        if op == "increment_pending":
+            return 0, mb.pending_incremented(state).encode()
         no_complete = "noComplete" in qualifiers
         if op == "arrive_drop":
             token, new = mb.arrive_drop(state, operands[0] if operands else 1, no_complete=no_complete)
@@ -211,6 +217,14 @@ def mbarrier_written(op: str, old: int, operands: tuple[int, ...], qualifiers: I
         return token, new.encode()
     except mb.MbarrierUndefined:
         return 0, (None if op in ("test_wait", "try_wait") else mb.UNDEFINED)
+
+
+def mbarrier_pending_count(token: int) -> int:
+    """``mbarrier.pending_count`` of a state token (§9.7.13.15.17), through
+    :mod:`ptxspec.semantics.mbarrier`."""
+    from ptxspec.semantics import mbarrier as mb
+
+    return mb.pending_count(token)
 
 
 _BRANCH = {
@@ -249,8 +263,9 @@ class _State:
     barriers: dict = attrs.Factory(dict)
     writes: list = attrs.Factory(list)
     """(physical, value, derivation) of each write, for the domain rounds."""
-    async_groups: int = 0
-    """How many cp.async groups this thread has committed (§9.7.9.25.3.2)."""
+    groups: dict = attrs.Factory(dict)
+    """Per kind of async-group (``cp.async``, ``bulk``, ``wgmma``): how many this thread has
+    committed (§9.7.9.25.3.2, §9.7.9.25.6.1, §9.7.15.7.2)."""
 
     def copy(self) -> _State:
         return _State(
@@ -266,7 +281,7 @@ class _State:
             dict(self.occurrences),
             dict(self.barriers),
             list(self.writes),
-            self.async_groups,
+            dict(self.groups),
         )
 
 
@@ -387,7 +402,10 @@ class _Runner:
                     state.pc += 1
             elif isinstance(ins, Local):
                 vals = [self.value(state, s) for s in ins.sources]
-                result = vals[0] if ins.op == "mov" else local_op(ins.op, vals[0], vals[1])
+                if ins.op == "pending_count":
+                    result = mbarrier_pending_count(vals[0])
+                else:
+                    result = vals[0] if ins.op == "mov" else local_op(ins.op, vals[0], vals[1])
                 state.taint[ins.dest.name] = self.taint(state, *ins.sources)
                 state.prov[ins.dest.name] = self.prov(state, *ins.sources)
                 state.regs[ins.dest.name] = result
@@ -402,13 +420,26 @@ class _Runner:
                 stack.extend(reversed(self.async_copy(state, ins, key)))
                 return None
             elif isinstance(ins, AsyncGroup):
+                kind = ins.kind
                 # wait_all "is equivalent to: cp.async.commit_group; cp.async.wait_group 0"
                 if ins.op in ("commit_group", "wait_all"):
-                    state.async_groups += 1
+                    state.groups[kind] = state.groups.get(kind, 0) + 1
                 if ins.op != "commit_group":
-                    waited = state.async_groups - (ins.pending or 0)
-                    self.emit(state, {"instruction": ins.text, "line": ins.line, "async_wait": waited}, frozenset())
+                    waited = (kind, state.groups.get(kind, 0) - (ins.pending or 0))
+                    self.emit(state, {"instruction": ins.text, "line": ins.line, "async_wait": waited, "wait_reads_only": ins.read}, frozenset())
                 state.pc += 1
+            elif isinstance(ins, AsyncArrive):
+                stack.extend(reversed(self.async_arrive(state, ins, key)))
+                return None
+            elif isinstance(ins, AsyncStore):
+                stack.extend(reversed(self.async_store(state, ins, key)))
+                return None
+            elif isinstance(ins, WgmmaOp) and ins.op == "fence":
+                # §9.7.15.7.1: an order of register accesses (checked statically by the parser); no memory effect.
+                state.pc += 1
+            elif isinstance(ins, WgmmaOp):
+                stack.extend(reversed(self.wgmma(state, ins, key)))
+                return None
             elif isinstance(ins, Tcgen05Op) and ins.op in _TCGEN05_SYNCHRONOUS:
                 self.emit(state, {"instruction": ins.text, "line": ins.line, "tcgen05": ins.op}, frozenset())
                 state.pc += 1
@@ -430,14 +461,24 @@ class _Runner:
                 self.record(state, ins.address, value, self.prov(state, ins.value), key)
                 state.pc += 1
             elif isinstance(ins, Fence):
-                self.emit(state, {"instruction": ins.text, "line": ins.line, "fence": ins.sem, "order": ins.sem, "scope": ins.scope}, frozenset())
+                fields = {"instruction": ins.text, "line": ins.line, "fence": ins.sem, "order": ins.sem, "scope": ins.scope, "fence_restrict": ins.restrict}
+                self.emit(state, fields, frozenset())
                 state.pc += 1
             elif isinstance(ins, ProxyFence):
-                self.emit(state, {"instruction": ins.text, "line": ins.line, "proxy_fence": ins.kind}, frozenset())
+                fields = {"instruction": ins.text, "line": ins.line, "proxy_fence": ins.kind}
+                if ins.sem is not None:
+                    # The uni-directional async::generic fence is also a (restricted) release or
+                    # acquire fence (§9.7.13.4: "A .release proxy fence can form a release sequence").
+                    fields.update(fence=ins.sem, order=ins.sem, scope=ins.scope, fence_restrict=ins.restrict)
+                self.emit(state, fields, frozenset())
                 state.pc += 1
             elif isinstance(ins, BarrierOp):
-                self.barrier(state, ins)
-                state.pc += 1
+                branches = self.barrier(state, ins)
+                for branch in branches:
+                    branch.pc += 1
+                if len(branches) > 1:
+                    stack.extend(reversed(branches))
+                    return None
             else:  # pragma: no cover - the parser builds no other kind
                 raise TypeError(ins)
 
@@ -459,7 +500,10 @@ class _Runner:
             "proxy": ins.proxy,
             "order": ins.order,
             "scope": ins.scope,
+            "space": state_space(ins.qualifiers),
         }
+        if isinstance(ins, MbarrierOp):
+            fields["mbarrier"] = ins.op
         fields.update(extra)
         return fields
 
@@ -532,24 +576,43 @@ class _Runner:
             yield state.copy(), tuple(value for value, _ in combo), tuple(family for _, family in combo)
 
     def bulk_copy(self, state: _State, ins: BulkCopy, key: Key) -> list[_State]:
-        """``cp.async.bulk`` (§9.7.9.25.4.1) as the operations of an asynchronous instruction (their
-        :attr:`~ptxspec.memory_model.program.Event.agent` is this instance), one state per value of
-        ``src`` and of ``mbar`` they may read: a weak read of ``src`` and a weak write of ``dst`` in
-        the async proxy ("cp{.reduce}.async.bulk operations are performed in the asynchronous
-        proxy", §9.7.9.25.2; "the copy operations ... are treated as weak memory operations"), the
-        implicit generic-async proxy fence that follows its completion, and the complete-tx of
-        ``size`` on ``mbar``, which "has .release semantics at .cluster scope"."""
+        """``cp.async.bulk`` (§9.7.9.25.4.1) and ``cp.reduce.async.bulk`` (§9.7.9.25.4.2) as the
+        operations of an asynchronous instruction (their
+        :attr:`~ptxspec.memory_model.program.Event.agent` is this instance), one state per value
+        of the locations they read, in the async proxy ("cp{.reduce}.async.bulk operations are
+        performed in the asynchronous proxy", §9.7.9.25.2): a weak read of ``src``; for a copy a
+        weak write of ``dst`` ("the copy operations ... are treated as weak memory operations"),
+        for a reduction a read-modify-write of ``dst`` ("each reduction operation performed by
+        cp.reduce.async.bulk has individually .relaxed.gpu memory ordering semantics"); the
+        implicit generic-async proxy fence that follows its completion; then its completion: the
+        complete-tx of ``size`` on ``mbar``, which "has .release semantics at .cluster scope", or
+        membership of the bulk async-group its thread commits next
+        (:attr:`~ptxspec.memory_model.program.Event.async_group`)."""
         size = self.value(state, ins.size)
-        base = {"instruction": ins.text, "line": ins.line, "agent": f"{key[1]}:{key[2]}"}
+        base: dict = {"instruction": ins.text, "line": ins.line, "agent": f"{key[1]}:{key[2]}"}
+        if ins.mbar is None:
+            base["async_group"] = ("bulk", state.groups.get("bulk", 0))
         memory = dict(base, proxy="async", order="weak", scope=None)
+        dst_space, src_space = ins.qualifiers[:2]
+        reads = (ins.src,) + ((ins.dst,) if ins.reduce_op is not None else ()) + ((ins.mbar,) if ins.mbar is not None else ())
         branches = []
-        for branch, (value, old), (family, mbar_family) in self.agent_branches(state, key, (ins.src, ins.mbar)):
+        for branch, values, families in self.agent_branches(state, key, reads):
+            value, family = values[0], families[0]
             read = len(branch.events)
-            self.emit(branch, dict(memory, address=self.low.addresses[ins.src], reads=True, read_value=value), frozenset())
-            self.emit(branch, dict(memory, address=self.low.addresses[ins.dst], writes=True, write_value=value), frozenset({read}))
+            self.emit(branch, dict(memory, address=self.low.addresses[ins.src], space=src_space, reads=True, read_value=value), frozenset())
+            dst = dict(memory, address=self.low.addresses[ins.dst], space=dst_space, writes=True)
+            if ins.reduce_op is None:
+                self.emit(branch, dict(dst, write_value=value), frozenset({read}))
+            else:
+                old = values[1]
+                value = atomic_op(ins.reduce_op, old, (value,), ins.qualifiers[-1:])
+                family = _join(family, families[1])
+                self.emit(branch, dict(dst, reads=True, atomic=True, order="relaxed", scope="gpu", read_value=old, write_value=value), frozenset({read}))
             self.record(branch, ins.dst, value, family, key)
             self.emit(branch, dict(base, proxy_fence="async"), frozenset())
-            self.arrive_on(branch, key, dict(base, order="release"), ins.mbar, old, mbar_family, "complete_tx", (size,), self.taint(branch, ins.size))
+            if ins.mbar is not None:
+                old, mbar_family = values[-1], families[-1]
+                self.arrive_on(branch, key, dict(base, order="release"), ins.mbar, old, mbar_family, "complete_tx", (size,), self.taint(branch, ins.size))
             branch.pc += 1
             branches.append(branch)
         return branches
@@ -558,25 +621,136 @@ class _Runner:
         """``cp.async`` (§9.7.9.25.3.1) as the operations of an asynchronous instruction, one state
         per value of ``src``: a weak read of ``src`` and a weak write of ``dst`` ("cp.async
         operations are treated as weak memory operations"), in the group its thread will commit
-        next (:attr:`~ptxspec.memory_model.program.Event.async_group`)."""
-        memory = {"instruction": ins.text, "line": ins.line, "agent": f"{key[1]}:{key[2]}", "proxy": "generic", "order": "weak", "scope": None}
-        memory["async_group"] = state.async_groups
+        next (:attr:`~ptxspec.memory_model.program.Event.async_group`). With ``src-size`` < cp-size
+        the bytes past src-size are zero-filled: the write keeps the low src-size bytes of the value
+        read (little-endian, §5.4.5), and src-size 0 reads nothing."""
+        memory: dict = {"instruction": ins.text, "line": ins.line, "agent": f"{key[1]}:{key[2]}", "proxy": "generic", "order": "weak", "scope": None}
+        memory["async_group"] = ("cp.async", state.groups.get("cp.async", 0))
+        cp_size = self.value(state, ins.size)
+        src_size = cp_size if ins.src_size is None else self.value(state, ins.src_size)
+        if not 0 <= src_size <= cp_size:
+            raise PtxSpecError(
+                f"cp.async's src-size ({src_size}) exceeds its cp-size ({cp_size}): the behavior is undefined (§9.7.9.25.3.1)",
+                where=Location(self.low.test.source, ins.line, ins.column),
+            )
         branches = []
-        for branch, (value,), (family,) in self.agent_branches(state, key, (ins.src,)):
-            read = len(branch.events)
-            self.emit(branch, dict(memory, address=self.low.addresses[ins.src], reads=True, read_value=value), frozenset())
-            self.emit(branch, dict(memory, address=self.low.addresses[ins.dst], writes=True, write_value=value), frozenset({read}))
-            self.record(branch, ins.dst, value, family, key)
+        for branch, values, families in self.agent_branches(state, key, (ins.src,) if src_size else ()):
+            value, family = (values[0], families[0]) if src_size else (0, _NO_DERIVATION)
+            value &= (1 << (8 * src_size)) - 1
+            taken: frozenset[int] = frozenset()
+            if src_size:
+                taken = frozenset({len(branch.events)})
+                self.emit(branch, dict(memory, address=self.low.addresses[ins.src], reads=True, read_value=values[0]), frozenset())
+            self.emit(
+                branch,
+                dict(memory, address=self.low.addresses[ins.dst], writes=True, write_value=value),
+                taken | self.taint(branch, *filter(None, (ins.src_size,))),
+            )
+            self.record(branch, ins.dst, value, _join(family, self.prov(branch, *filter(None, (ins.src_size,)))), key)
             branch.pc += 1
             branches.append(branch)
         return branches
 
-    def arrive_on(self, state: _State, key: Key, base: dict, mbar: str, old: int, family: frozenset, op: str, operands: tuple[int, ...], data_from) -> None:
+    def async_arrive(self, state: _State, ins: AsyncArrive, key: Key) -> list[_State]:
+        """``cp.async.mbarrier.arrive`` (§9.7.13.15.15): without ``.noinc``, the thread first
+        increments the pending count by 1 (a relaxed read-modify-write of the object at .cta scope,
+        our reading: the manual gives it no .sem); then an asynchronous arrive-on, "ordered with
+        respect to the memory operations performed by all prior cp.async operations initiated by
+        the same thread, but not to those performed by other instructions issued by the thread"
+        (§8.9.1.1): ``async_completed`` orders the copies before it (its ``async_wait`` covers every
+        group up to the one still open). It releases at .cta scope, as mbarrier.arrive does by
+        default (our reading: a consumer that sees the phase complete reads the copied data, the
+        manual's use of it)."""
+        where = {"instruction": ins.text, "line": ins.line}
+        reads = (ins.mbar,) if ins.noinc else (ins.mbar, ins.mbar)
+        branches = []
+        for branch, values, families in self.agent_branches(state, key, reads):
+            if not ins.noinc:
+                old = values[0]
+                written = mbarrier_written("increment_pending", old, ())[1]
+                assert written is not None, "an increment writes the object"
+                fields = dict(where, address=self.low.addresses[ins.mbar], proxy="generic", order="relaxed", scope="cta", space="shared::cta")
+                self.emit(
+                    branch, dict(fields, reads=True, writes=True, atomic=True, read_value=old, write_value=written, mbarrier="increment_pending"), frozenset()
+                )
+                self.record(branch, ins.mbar, written, families[0], key)
+            agent = dict(where, agent=f"{key[1]}:{key[2]}", order="release", async_wait=("cp.async", branch.groups.get("cp.async", 0) + 1))
+            self.arrive_on(branch, key, agent, ins.mbar, values[-1], families[-1], "arrive", (1,), frozenset(), scope="cta")
+            branch.pc += 1
+            branches.append(branch)
+        return branches
+
+    def async_store(self, state: _State, ins: AsyncStore, key: Key) -> list[_State]:
+        """``st.async`` (§9.7.9.12) / ``red.async`` (§9.7.13.7) as the operations of an asynchronous
+        instruction: the store ("treated as a weak memory operation" for .weak; "a strong memory
+        operation with .release semantics at the scope specified by .scope" for .release) or the
+        reduction ("a relaxed memory operation", or release), generic; then, with
+        ``.mbarrier::complete_tx::bytes``, the complete-tx of the bytes stored, which "has .release
+        semantics at .cluster scope"."""
+        agent = {"instruction": ins.text, "line": ins.line, "agent": f"{key[1]}:{key[2]}"}
+        space = state_space(ins.qualifiers)
+        memory = dict(agent, address=self.low.addresses[ins.address], proxy="generic", order=ins.order, scope=ins.scope, space=space, writes=True)
+        reads = ((ins.address,) if ins.opcode == "red" else ()) + ((ins.mbar,) if ins.mbar is not None else ())
+        operand = self.value(state, ins.value)
+        branches = []
+        for branch, values, families in self.agent_branches(state, key, reads):
+            family = self.prov(branch, ins.value)
+            if ins.opcode == "red":
+                assert ins.reduce_op is not None, "red.async has an operation"
+                written = atomic_op(ins.reduce_op, values[0], (operand,), ins.qualifiers)
+                family = _join(family, families[0])
+                self.emit(branch, dict(memory, atomic=True, read_value=values[0], write_value=written), self.taint(branch, ins.value))
+            else:
+                written = operand
+                weak = {"order": "weak", "scope": None} if ins.order == "weak" else {}
+                self.emit(branch, dict(memory, write_value=written, **weak), self.taint(branch, ins.value))
+            self.record(branch, ins.address, written, family, key)
+            if ins.mbar is not None:
+                self.arrive_on(branch, key, dict(agent, order="release"), ins.mbar, values[-1], families[-1], "complete_tx", (ins.bytes,), frozenset())
+            branch.pc += 1
+            branches.append(branch)
+        return branches
+
+    def wgmma(self, state: _State, ins: WgmmaOp, key: Key) -> list[_State]:
+        """``wgmma.mma_async`` (§9.7.15.5.2) as the operations of an asynchronous instruction, one
+        state per pair of values of A and B: weak reads of A and B in the async proxy
+        ("wgmma.mma_async operations are performed in the asynchronous proxy", §9.7.15.4), in the
+        wgmma-group its thread commits next, and the implicit generic-async proxy fence that
+        follows its completion. The accumulator register gets D = A * B + (scale-d ? D : 0),
+        wrapping at 64 bits; reading it before the wgmma.wait_group of its group is undefined and
+        refused by the parser, so giving it the value at issue changes no defined outcome."""
+        assert ins.dest is not None and ins.scale_d is not None, "wgmma.mma_async has an accumulator and scale-d"
+        agent = {"instruction": ins.text, "line": ins.line, "agent": f"{key[1]}:{key[2]}", "async_group": ("wgmma", state.groups.get("wgmma", 0))}
+        memory = dict(agent, proxy="async", order="weak", scope=None, space="shared::cta", reads=True)
+        enable = self.value(state, ins.scale_d)
+        branches = []
+        for branch, values, families in self.agent_branches(state, key, ins.addresses):
+            first = len(branch.events)
+            for name, value in zip(ins.addresses, values):
+                self.emit(branch, dict(memory, address=self.low.addresses[name], read_value=value), frozenset())
+            self.emit(branch, dict(agent, proxy_fence="async"), frozenset())
+            d = ins.dest.name
+            accumulated = branch.regs.get(d, 0) if enable else 0
+            branch.regs[d] = (values[0] * values[1] + accumulated) & MASK
+            accumulator = (ins.dest,) if enable else ()
+            family = _join(_join(families[0], families[1]), self.prov(branch, ins.scale_d, *accumulator))
+            branch.taint[d] = frozenset({first, first + 1}) | self.taint(branch, ins.scale_d, *accumulator)
+            branch.prov[d] = family
+            branch.pc += 1
+            branches.append(branch)
+        return branches
+
+    def arrive_on(
+        self, state: _State, key: Key, base: dict, mbar: str, old: int, family: frozenset, op: str, operands: tuple[int, ...], data_from, scope: str = "cluster"
+    ) -> None:
         """The read-modify-write of the mbarrier ``mbar`` that an asynchronous instruction performs
-        at ``.cluster`` scope (the complete-tx of cp.async.bulk, the arrive-on of tcgen05.commit)."""
+        (at ``.cluster`` scope: the complete-tx of cp.async.bulk, the arrive-on of tcgen05.commit;
+        at ``.cta`` scope: cp.async.mbarrier.arrive)."""
         written = mbarrier_written(op, old, operands)[1]
         assert written is not None, "an arrive-on or complete-tx writes the object"
-        fields = dict(base, address=self.low.addresses[mbar], proxy="generic", scope="cluster", writes=True, atomic=True, read_value=old, write_value=written)
+        fields = dict(
+            base, address=self.low.addresses[mbar], proxy="generic", scope=scope, writes=True, atomic=True, read_value=old, write_value=written, mbarrier=op
+        )
         self.emit(state, fields, data_from)
         self.record(state, mbar, written, family, key)
 
@@ -643,20 +817,40 @@ class _Runner:
             branches.append(branch)
         return branches
 
-    def barrier(self, state: _State, ins: BarrierOp) -> None:
-        if ins.op == "red":
-            raise PtxSpecError(
-                "bar.red is not supported by the lowering: its result depends on the other threads", where=Location(self.low.test.source, ins.line, ins.column)
-            )
+    def barrier(self, state: _State, ins: BarrierOp) -> list[_State]:
+        """A barrier operation (§9.7.13.1, §9.7.13.3): one event. ``bar.red`` "performs a reduction
+        operation across threads": its result depends on the other threads, so the thread takes
+        each result it may have (popc: 0 .. the threads of its CTA; and, or: 0 or 1), and the
+        engines keep the executions where it is the reduction of the group's predicates."""
         barrier_id = self.value(state, ins.barrier_id)
         count = None if ins.quorum is None else self.value(state, ins.quorum)
         slot = (ins.level, barrier_id)
         phase = state.barriers.get(slot, 0)
         state.barriers[slot] = phase + 1
-        fields = {"instruction": ins.text, "line": ins.line, "barrier": Barrier(ins.level, ins.op, barrier_id, count, phase)}
+        fields = {"instruction": ins.text, "line": ins.line}
         if ins.level == "cluster" and "relaxed" in ins.qualifiers:
             fields["order"] = "relaxed"  # §9.7.13.3: "no memory ordering and visibility guarantees"
-        self.emit(state, fields, self.taint(state, *ins.operands))
+        if ins.op != "red":
+            self.emit(state, dict(fields, barrier=Barrier(ins.level, ins.op, barrier_id, count, phase)), self.taint(state, *ins.operands))
+            return [state]
+        if count is not None:
+            raise PtxSpecError(
+                "bar.red with a thread count is not supported by the lowering (which threads' predicates are reduced depends on the arrival order)",
+                where=Location(self.low.test.source, ins.line, ins.column),
+            )
+        assert ins.dest is not None and ins.predicate is not None and ins.reduction is not None, "bar.red has a destination, a predicate, a reduction"
+        predicate = int(self.value(state, ins.predicate) != 0)
+        placement = self.low.test.threads[self.thread]
+        same_cta = sum(1 for t in self.low.test.threads if (t.gpu, t.cta) == (placement.gpu, placement.cta))
+        results = range(same_cta + 1) if ins.reduction == "popc" else range(2)
+        branches = []
+        for result in results:
+            branch = state.copy()
+            barrier = Barrier(ins.level, ins.op, barrier_id, count, phase, ins.reduction, predicate, result)
+            self.emit(branch, dict(fields, barrier=barrier), self.taint(branch, *ins.operands, ins.predicate))
+            branch.regs[ins.dest.name] = result
+            branches.append(branch)
+        return branches
 
 
 _TCGEN05_SYNCHRONOUS = frozenset({"fence::before_thread_sync", "fence::after_thread_sync", "wait::ld", "wait::st"})
@@ -666,6 +860,17 @@ _NO_DERIVATION: frozenset = frozenset({frozenset()})
 """The derivations of a constant: one, through no write."""
 MAX_DERIVATIONS = 64
 """Most derivations kept for one register; beyond, they are merged (see :func:`_join`)."""
+
+
+def state_space(qualifiers: Iterable[str]) -> str | None:
+    """The state space an instruction's qualifiers name for its object (§5.1): ``.shared`` is
+    ``.shared::cta``; None when they name none (generic addressing)."""
+    for q in qualifiers:
+        if q in ("global", "shared::cta", "shared::cluster"):
+            return q
+        if q == "shared":
+            return "shared::cta"
+    return None
 
 
 def _join(a: frozenset, b: frozenset) -> frozenset:
@@ -856,7 +1061,7 @@ def _add_derivation(values: dict[int, list[frozenset]], value: int, derivation: 
 
 
 def _registers_of(ins: Instruction) -> Iterator[str]:
-    for field in ("dest", "left", "right", "value", "predicate"):
+    for field in ("dest", "left", "right", "value", "predicate", "size", "src_size", "scale_d"):
         op = getattr(ins, field, None)
         if isinstance(op, Register):
             yield op.name

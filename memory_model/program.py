@@ -37,11 +37,13 @@ PROXIES = ("generic", "texture", "surface", "constant", "async")
 """§8.6: the memory access methods a litmus test can use; ``async`` is the asynchronous proxy in
 which "cp{.reduce}.async.bulk operations are performed" (§9.7.9.25.2)."""
 
-FENCE_KINDS = ("sc", "acq_rel")
-"""§8.4 "memory fence operations": fence.sc (and membar, its synonym), fence.acq_rel."""
+FENCE_KINDS = ("sc", "acq_rel", "acquire", "release")
+"""§8.4 "memory fence operations": fence.sc (and membar, its synonym), fence.acq_rel, and the
+uni-directional fence.acquire and fence.release of §9.7.13.4 (PTX ISA 8.6)."""
 
-PROXY_FENCE_KINDS = ("alias", "texture", "surface", "constant", "async")
-"""§8.4 "proxy fence operations": fence.proxy.<kind> and membar.proxy.<kind>."""
+PROXY_FENCE_KINDS = ("alias", "texture", "surface", "constant", "async", "async::generic")
+"""§8.4 "proxy fence operations": fence.proxy.<kind> and membar.proxy.<kind> (bi-directional), and
+the uni-directional fence.proxy.async::generic (§9.7.13.4: from the generic proxy to the async one)."""
 
 
 @attrs.frozen
@@ -115,6 +117,13 @@ class Barrier:
     barrier_id: int
     count: int | None = None
     phase: int = 0
+    reduction: str | None = None
+    """bar.red's ``.popc``, ``.and`` or ``.or``; None for the other operations."""
+    predicate: int | None = None
+    """bar.red's predicate operand in this trace (0 or 1)."""
+    result: int | None = None
+    """The result this trace takes bar.red to return (the engines keep only the traces whose
+    result is the reduction of the group's predicates, :func:`ptxspec.memory_model.base.reduction_holds`)."""
 
 
 @attrs.frozen
@@ -140,10 +149,22 @@ class Event:
     proxy: str | None = None
     """The proxy of a memory operation (§8.6): from the instruction (ld: generic, tld: texture...)."""
     order: str | None = None
-    """One of MEMORY_ORDERS for memory operations; for fences ``"sc"`` or ``"acq_rel"``."""
+    """One of MEMORY_ORDERS for memory operations; for fences ``"sc"``, ``"acq_rel"``, ``"acquire"``
+    or ``"release"``."""
     scope: str | None = None
     fence: str | None = None
     """One of FENCE_KINDS for a memory fence, else None."""
+    fence_restrict: str | None = None
+    """For a fence whose effect is restricted to a class of operations (§9.7.13.4): ``"mbarrier_init"``
+    (``.op_restrict``: prior mbarrier.init of the thread), ``"shared::cta"`` / ``"shared::cluster"``
+    (``.sync_restrict``: operations on objects in that state space)."""
+    space: str | None = None
+    """The state space of the object a memory operation accesses, as its instruction names it
+    (``"global"``, ``"shared::cta"``, ``"shared::cluster"``); None where it names none (generic
+    addressing)."""
+    mbarrier: str | None = None
+    """For an operation on an mbarrier object (§9.7.13.15): the mbarrier operation (``init``,
+    ``arrive``, ``complete_tx`` ...)."""
     proxy_fence: str | None = None
     """One of PROXY_FENCE_KINDS for a proxy fence, else None."""
     barrier: Barrier | None = None
@@ -159,12 +180,18 @@ class Event:
     program order among themselves, and ``async_issue`` orders the thread's earlier operations
     before them (:func:`ptxspec.memory_model.base.static_pair`)."""
 
-    async_group: int | None = None
-    """For an operation of a ``cp.async`` (§9.7.9.25.3): the index of the async-group it belongs to
-    in its thread (the groups ``cp.async.commit_group`` closed before it)."""
-    async_wait: int | None = None
-    """For ``cp.async.wait_group`` / ``wait_all``: the async-groups of its thread with a lower index
-    are complete when it completes."""
+    async_group: tuple[str, int] | None = None
+    """For an operation of an asynchronous instruction tracked by an async-group mechanism: the
+    kind of groups (``"cp.async"``, §9.7.9.25.3.2; ``"bulk"``, §9.7.9.25.6.1; ``"wgmma"``,
+    §9.7.15.7.2) and the index of the group it belongs to in its thread (the groups of that kind
+    committed before it)."""
+    async_wait: tuple[str, int] | None = None
+    """For a wait on async-groups (``cp.async.wait_group`` / ``wait_all``,
+    ``cp.async.bulk.wait_group``, ``wgmma.wait_group``; and the arrive-on of
+    ``cp.async.mbarrier.arrive``): the kind of groups and how many of them are complete when it
+    completes (those with a lower index)."""
+    wait_reads_only: bool = False
+    """``cp.async.bulk.wait_group.read``: waits only for the reads of the sources (§9.7.9.25.6.2)."""
     tcgen05: str | None = None
     """For a tcgen05 operation (§9.7.16.6): its kind. An asynchronous one (an agent's operation):
     ``mma/N/d`` (``.cta_group::N``, accumulator ``d``), ``cp/N``, ``commit/N``, ``ld``, ``st``; a

@@ -41,6 +41,9 @@ from .relations import Axiom, Definition, Model, RelExpr, SetExpr, operands, rel
     "async_issue", "issued_before", "tcgen05_pipelined", "tcgen05_pipelinable", "async_completed"
 )
 (B_RELAXED, F_CLUSTER_WIDE) = sets("B_RELAXED", "F_CLUSTER_WIDE")
+(F_RESTRICTED, F_INIT_ONLY, F_CTA_ONLY, F_CLUSTER_ONLY, MB, MB_INIT, SHARED_CTA, SHARED_CLUSTER, PF_TO_ASYNC) = sets(
+    "F_RESTRICTED", "F_INIT_ONLY", "F_CTA_ONLY", "F_CLUSTER_ONLY", "MB", "MB_INIT", "SHARED_CTA", "SHARED_CLUSTER", "PF_TO_ASYNC"
+)
 (TC, TC_LD, TC_ST, TC_COMMIT, TCS, TC_BEFORE, TC_AFTER, TC_WAIT_LD, TC_WAIT_ST) = sets(
     "TC", "TC_LD", "TC_ST", "TC_COMMIT", "TCS", "TC_BEFORE", "TC_AFTER", "TC_WAIT_LD", "TC_WAIT_ST"
 )
@@ -57,6 +60,12 @@ RELEASE_OPERATION = M & (RELEASE | ACQ_REL)
 """§8.4: "Memory operation with .release or .acq_rel qualifier"."""
 ACQUIRE_OPERATION = M & (ACQUIRE | ACQ_REL)
 """§8.4: "Memory operation with .acquire or .acq_rel qualifier"."""
+RELEASE_FENCE = F - ACQUIRE - F_RESTRICTED
+"""Memory fences that can begin a release pattern: fence.sc, fence.acq_rel, fence.release
+(§9.7.13.4: fence.acquire and fence.release are uni-directional); the restricted fences take part
+in restricted patterns only (below)."""
+ACQUIRE_FENCE = F - RELEASE - F_RESTRICTED
+"""Memory fences that can end an acquire pattern: fence.sc, fence.acq_rel, fence.acquire."""
 
 # ---- §8.7 morally strong ------------------------------------------------------------------------
 
@@ -82,7 +91,7 @@ morally_strong = Definition(
 
 release_pattern = Definition(
     "release_pattern",
-    (W & RELEASE_OPERATION).id() | (RELEASE_OPERATION.id() >> (po & vloc) >> (W & STRONG).id()) | (F.id() >> po >> (W & STRONG).id()),
+    (W & RELEASE_OPERATION).id() | (RELEASE_OPERATION.id() >> (po & vloc) >> (W & STRONG).id()) | (RELEASE_FENCE.id() >> po >> (W & STRONG).id()),
     "8.8",
     "Pairs (first operation, write) of a release pattern on a location M: 'a release operation on M; or a "
     "release operation on M followed by a strong write on M in program order; or a memory fence followed by "
@@ -91,11 +100,12 @@ release_pattern = Definition(
 )
 acquire_pattern = Definition(
     "acquire_pattern",
-    (R & ACQUIRE_OPERATION).id() | ((R & STRONG).id() >> (po & vloc) >> ACQUIRE_OPERATION.id()) | ((R & STRONG).id() >> po >> F.id()),
+    (R & ACQUIRE_OPERATION).id() | ((R & STRONG).id() >> (po & vloc) >> ACQUIRE_OPERATION.id()) | ((R & STRONG).id() >> po >> ACQUIRE_FENCE.id()),
     "8.8",
     "Pairs (read, last operation) of an acquire pattern on a location M: 'an acquire operation on M; or a "
     "strong read on M followed by an acquire operation on M in program order; or a strong read on M followed "
-    "by a memory fence in program order.' 'On M' is read as the same virtual address, as for release patterns.",
+    "by a memory fence in program order.' 'On M' is read as the same virtual address, as for release patterns; "
+    "the fence is one that acquires (ACQUIRE_FENCE: not fence.release).",
 )
 
 # ---- §8.9.2 observation order, §8.9.3 Fence-SC order, §8.9.4 memory synchronization ------------
@@ -117,7 +127,7 @@ fence_sc_order = Definition(
 )
 barrier_synchronization = Definition(
     "barrier_synchronization",
-    (bar_sync - (B_RELAXED.id() >> bar_sync)) | (F_CLUSTER_WIDE.id() >> po >> B_RELAXED.id() >> bar_sync),
+    (bar_sync - (B_RELAXED.id() >> bar_sync)) | ((F_CLUSTER_WIDE & RELEASE_FENCE).id() >> po >> B_RELAXED.id() >> bar_sync),
     "8.9.4",
     "Items 2 and 3: 'A bar{.cta}.sync or bar{.cta}.red or bar{.cta}.arrive operation synchronizes with a "
     "bar{.cta}.sync or bar{.cta}.red operation executed on the same barrier.' 'A barrier.cluster.arrive "
@@ -144,11 +154,94 @@ synchronizes_with = Definition(
     "Item 1: 'A fence.sc operation X synchronizes with a fence.sc operation Y if X precedes Y in Fence-SC order', with items 2-4 above.",
 )
 
+# ---- §9.7.13.4 restricted fences ----------------------------------------------------------------
+# "The qualifiers .op_restrict and .sync_restrict restrict the class of memory operations for which
+# the fence instruction provides the memory ordering guarantees." A restricted fence orders only the
+# operations of its class: those before a releasing one, those after an acquiring one. Its ordering
+# therefore does not compose with program order on its restricted side (an operation before the
+# class's operations is not ordered), and we add its pairs to base causality order beside the
+# closure of po and synchronizes-with instead of inside it (our reading; weaker than any reading
+# that orders more, hence never forbids what the manual allows).
+
+restricted_prior = Definition(
+    "restricted_prior",
+    (MB_INIT.id() >> po >> F_INIT_ONLY.id()) | ((M & SHARED_CTA).id() >> po >> F_CTA_ONLY.id()),
+    "9.7.13.4",
+    "Pairs (X, F) of a releasing restricted fence F and an operation X before it that it orders: '.op_restrict "
+    "is .mbarrier_init, the synchronizing effect of the fence only applies to the prior mbarrier.init "
+    "operations executed by the same thread on mbarrier objects in .shared::cta state space'; "
+    "'.sync_restrict::shared::cta ... the effect of the fence only applies to operations performed on objects "
+    "in .shared::cta state space' (the state space the instruction names; generic addressing is not counted).",
+)
+restricted_later = Definition(
+    "restricted_later",
+    F_CLUSTER_ONLY.id() >> po >> (M & SHARED_CLUSTER).id(),
+    "9.7.13.4",
+    "Pairs (F, Y) of an acquiring restricted fence and an operation after it that it orders: "
+    "'.sync_restrict::shared::cluster, .sem must be .acquire, and the effect of the fence only applies to "
+    "operations performed on objects in .shared::cluster state space' (objects in .shared::cta included).",
+)
+restricted_synchronization = Definition(
+    "restricted_synchronization",
+    morally_strong
+    & (
+        (
+            (F_RESTRICTED & RELEASE).id()
+            >> po
+            >> (W & STRONG).id()
+            >> observation_order
+            >> (acquire_pattern | ((R & STRONG).id() >> po >> (F_RESTRICTED & ACQUIRE).id()))
+        )
+        | (release_pattern >> observation_order >> (R & STRONG).id() >> po >> (F_RESTRICTED & ACQUIRE).id())
+    )
+    | ((F_RESTRICTED & RELEASE & F_CLUSTER_WIDE).id() >> po >> B_RELAXED.id() >> bar_sync),
+    "9.7.13.4",
+    "§8.9.4 item 4 with a restricted fence at either end: a releasing restricted fence followed in program "
+    "order by a strong write (fence.mbarrier_init.release.cluster, fence.release.sync_restrict::shared::cta"
+    ".cluster), an acquiring one after a strong read (fence.acquire.sync_restrict::shared::cluster.cluster); "
+    "and a releasing one before barrier.cluster.arrive.relaxed (the manual's 'mbarrier.init; "
+    "fence.mbarrier_init.release.cluster; ... barrier.cluster.arrive.relaxed').",
+)
+causality_step = Definition(
+    "causality_step",
+    po | synchronizes_with | async_completed,
+    "8.9.5",
+    "One step of base causality order: program order (item 1), synchronizes-with (item 2), and a "
+    "cp.async / bulk / wgmma wait after the operations of the groups it waits for (async_completed, "
+    "§9.7.9.25.3.3: 'writes being made visible to the executing thread' once it completes).",
+)
+restricted_entry = Definition(
+    "restricted_entry",
+    restricted_prior >> (restricted_synchronization - (EVENTS * (F_RESTRICTED & ACQUIRE))),
+    "9.7.13.4",
+    "From an operation a releasing restricted fence orders to the end of the acquire pattern (or the barrier wait) it synchronizes with.",
+)
+restricted_exit = Definition(
+    "restricted_exit",
+    (restricted_synchronization - ((F_RESTRICTED & RELEASE) * EVENTS)) >> restricted_later,
+    "9.7.13.4",
+    "From the first operation of a release pattern, through an acquiring restricted fence, to an operation that fence orders.",
+)
+restricted_order = Definition(
+    "restricted_order",
+    (restricted_entry >> causality_step.plus().opt()).plus()
+    | ((restricted_entry >> causality_step.plus().opt()).plus().opt() >> causality_step.plus().opt() >> restricted_exit)
+    | (restricted_prior >> (F_RESTRICTED & RELEASE).id() >> restricted_synchronization >> (F_RESTRICTED & ACQUIRE).id() >> restricted_later),
+    "9.7.13.4",
+    "What restricted fences order, as base causality order: from an operation a releasing restricted fence "
+    "orders, through the synchronization, to the operations after the acquire end and on along causality "
+    "steps; to an operation an acquiring restricted fence orders, from the operations before the release "
+    "(or before another restricted release); between the two restricted classes when both ends are "
+    "restricted.",
+)
+
 # ---- §8.9.5 causality order ---------------------------------------------------------------------
 
 base_causality_order = Definition(
     "base_causality_order",
-    (po | synchronizes_with | async_completed).plus() | ((po | synchronizes_with | async_completed).plus().opt() >> async_issue >> po.opt()),
+    (causality_step.plus() | restricted_order)
+    | ((causality_step.plus() | restricted_order).opt() >> async_issue >> po.opt())
+    | ((causality_step.plus() | restricted_order).opt() >> async_issue >> (RELEASE_OPERATION - MB).id() >> causality_step.plus()),
     "8.9.5",
     "'An operation X precedes an operation Y in base causality order if: 1. X precedes Y in program order, "
     "or 2. X synchronizes with Y, or 3. For some operation Z, X precedes Z in program order and Z precedes Y "
@@ -163,7 +256,10 @@ base_causality_order = Definition(
     "(then along the instruction's own operations), and what the instruction synchronizes with is ordered "
     "after its own operations alone. A cp.async.wait_group / wait_all orders the cp.async operations of the "
     "groups it waits for before itself (async_completed; §9.7.9.25.3.3: 'writes being made visible to the "
-    "executing thread' once it completes).",
+    "executing thread' once it completes). Restricted fences add restricted_order beside the closure. An "
+    "asynchronous release operation (st.async.release, red.async.release: 'a strong memory operation with "
+    ".release semantics', §9.7.9.12, §9.7.13.7) does order its thread's prior instructions before what it "
+    "synchronizes with (unlike an mbarrier complete-tx, MB).",
 )
 proxy_fence_for = Definition(
     "proxy_fence_for",
@@ -187,12 +283,25 @@ generic_from = Definition(
     "Where a base causality path leaves memory operation X with X's effect in the generic proxy: X itself if "
     "X is generic, or a proxy fence for X's proxy that X precedes in base causality order (§9.7.13.4).",
 )
+proxy_fence_into = Definition(
+    "proxy_fence_into",
+    ((ASYNC & SHARED_CTA).id() >> same_cta >> (PF_TO_ASYNC & F_CTA_ONLY).id())
+    | ((ASYNC & SHARED_CLUSTER).id() >> same_cta >> (PF_TO_ASYNC & F_CLUSTER_ONLY).id()),
+    "9.7.13.4",
+    "Pairs (memory operation Y through the async proxy, uni-directional proxy fence "
+    "fence.proxy.async::generic in Y's CTA): 'A uni-directional proxy ordering from the from-proxykind to the "
+    "to-proxykind establishes ordering between a prior memory access performed via the from-proxykind and a "
+    "subsequent memory access performed via the to-proxykind' -- it converts towards Y only (generic_to), "
+    "never away from an async operation (generic_from). The fence's .sync_restrict limits it to Y on an object "
+    "of that state space.",
+)
 generic_to = Definition(
     "generic_to",
-    GEN.id() | (base_causality_order & ~proxy_fence_for),
+    GEN.id() | (base_causality_order & ~(proxy_fence_for | proxy_fence_into)),
     "8.9.5",
     "Where a base causality path reaches memory operation Y through the generic proxy: Y itself if Y is "
-    "generic, or a proxy fence for Y's proxy that precedes Y in base causality order.",
+    "generic, or a proxy fence for Y's proxy (bi-directional, or uni-directional towards it) that precedes Y "
+    "in base causality order.",
 )
 proxy_preserved_base_causality_order = Definition(
     "proxy_preserved_base_causality_order",
@@ -413,8 +522,16 @@ PTX_8_7 = Model(
         barrier_synchronization,
         release_acquire_synchronization,
         synchronizes_with,
+        restricted_prior,
+        restricted_later,
+        restricted_synchronization,
+        causality_step,
+        restricted_entry,
+        restricted_exit,
+        restricted_order,
         base_causality_order,
         proxy_fence_for,
+        proxy_fence_into,
         generic_from,
         generic_to,
         proxy_preserved_base_causality_order,
@@ -494,7 +611,7 @@ PTX_6_0 = _differing(
         _before_proxies(acquire_pattern, "virtual address", "physical location"),
         _before_proxies(causality_order, "proxy-preserved base", "base"),
     ),
-    drop=(proxy_fence_for, generic_from, generic_to, proxy_preserved_base_causality_order),
+    drop=(proxy_fence_for, proxy_fence_into, generic_from, generic_to, proxy_preserved_base_causality_order),
 )
 """The proxy-less model of PTX ISA 6.0: ``PTX_8_7`` with morally strong without the same-proxy
 condition and with overlap on the physical location, release and acquire patterns on a physical

@@ -37,6 +37,7 @@ from __future__ import annotations
 import time
 from typing import Hashable, Iterable, Mapping
 
+import attrs
 import z3
 from z3 import z3core
 
@@ -442,6 +443,8 @@ class _Encoding:
                     groups.setdefault(key, []).append(i)
         self.arrival: dict[int, z3.ArithRef] = {}
         completion: dict[int, tuple[list[int], int | None]] = {}  # op -> (its group, q)
+        for members in groups.values():
+            self._reduction(members, grouped)
         for key, members in groups.items():
             counts = [grouped[m].count for m in members if grouped[m].count is not None]
             quorum = counts[0] if counts else None
@@ -484,6 +487,24 @@ class _Encoding:
                             (z3.And(self.exists_z3(m), self.time(m) < self.time(b)), 1) for m in members if self.merge(self.guard[b], self.guard[m]) is not None
                         ]
                         self._when(self.guard[b], z3.PbGe(earlier, quorum))
+
+    def _reduction(self, members: list[int], grouped: dict[int, Barrier]) -> None:
+        """bar.red (§9.7.13.1): each one's result is the reduction of the predicates of the group's
+        bar.red operations that exist (``base.reduction_holds``, stated over the chosen nodes)."""
+        reds = [m for m in members if grouped[m].reduction is not None]
+        for r in reds:
+            barrier = grouped[r]
+            assert barrier.reduction is not None and barrier.result is not None, "a bar.red node carries its reduction and result"
+            others = [m for m in reds if self.merge(self.guard[r], self.guard[m]) is not None]
+            true = [(self.exists_z3(m), 1) for m in others if grouped[m].predicate]
+            false = [self.exists_z3(m) for m in others if not grouped[m].predicate]
+            if barrier.reduction == "popc":
+                holds = z3.PbEq(true, barrier.result) if true else z3.BoolVal(barrier.result == 0)
+            elif barrier.reduction == "and":
+                holds = z3.Not(z3.Or(false)) if barrier.result else z3.Or(false)
+            else:
+                holds = z3.Or([e for e, _ in true]) if barrier.result else z3.Not(z3.Or([e for e, _ in true]))
+            self._when(self.guard[r], holds)
 
     def time(self, i: int) -> z3.ArithRef:
         if i not in self.arrival:
@@ -923,26 +944,10 @@ class _Encoding:
 def _shape(event: Event) -> tuple:
     """Everything about an event but its identity and its values: two traces of a thread with the
     same shapes up to a position are on one path there, and share that node."""
-    return (
-        event.thread,
-        event.index,
-        event.instruction,
-        event.line,
-        event.reads,
-        event.writes,
-        event.atomic,
-        event.address,
-        event.proxy,
-        event.order,
-        event.scope,
-        event.fence,
-        event.proxy_fence,
-        event.barrier,
-        event.agent,
-        event.tcgen05,
-        event.async_group,
-        event.async_wait,
-    )
+    return tuple(getattr(event, name) for name in _SHAPE_FIELDS)
+
+
+_SHAPE_FIELDS = tuple(field.name for field in attrs.fields(Event) if field.name not in ("eid", "read_value", "write_value"))
 
 
 def _components(matrix: dict) -> dict[int, int]:

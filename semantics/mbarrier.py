@@ -34,7 +34,9 @@ EXPECT_TX = "9.7.13.15.11"
 COMPLETE_TX = "9.7.13.15.12"
 ARRIVE = "9.7.13.15.13"
 ARRIVE_DROP = "9.7.13.15.14"
+CP_ASYNC_ARRIVE = "9.7.13.15.15"
 TEST_WAIT = "9.7.13.15.16"
+PENDING_COUNT = "9.7.13.15.17"
 
 #: §9.7.13.15.2: the expected arrival count is 1 .. 2^20 - 1 and the pending arrival count
 #: 0 .. 2^20 - 1.
@@ -116,13 +118,23 @@ def complete_tx(state: MbarrierState, tx_count: int) -> MbarrierState:
     return _completed(attrs.evolve(state, tx_count=new))
 
 
+def pending_incremented(state: MbarrierState) -> MbarrierState:
+    """§9.7.13.15.15 cp.async.mbarrier.arrive without .noinc: "the pending count of the mbarrier
+    object is incremented by 1 prior to the asynchronous arrive-on operation ... The pending count
+    of the mbarrier object after the increment should not exceed the limit as mentioned in Contents
+    of the mbarrier object. Otherwise, the behavior is undefined." """
+    if state.pending + 1 > COUNT_MAX:
+        raise MbarrierUndefined(f"§{CP_ASYNC_ARRIVE}: incrementing the pending count {state.pending} exceeds 2^20 - 1")
+    return attrs.evolve(state, pending=state.pending + 1)
+
+
 def arrive(state: MbarrierState, count: int = 1, *, tx_count: int | None = None, no_complete: bool = False) -> tuple[int, MbarrierState]:
     """§9.7.13.15.13 mbarrier.arrive (an arrive-on, §9.7.13.15.7: "the pending arrival count is
     decremented by count"), then the phase may complete (§9.7.13.15.6). ``.expect_tx``: "an
     expect-tx operation ... prior to the arrive-on operation" with txCount (and count 1).
     ``.noComplete``: "must not cause the mbarrier to complete its current phase, otherwise the
-    behavior is undefined." Returns ``(state token, new state)``: the token is the phase before
-    the arrive-on, as its parity."""
+    behavior is undefined." Returns ``(state token, new state)``: the token (:func:`state_token`)
+    is the phase before the arrive-on, as its parity, with the pending count before it."""
     if tx_count is not None:
         state = expect_tx(state, tx_count)
     if not 1 <= count <= COUNT_MAX or count > state.pending:
@@ -130,7 +142,28 @@ def arrive(state: MbarrierState, count: int = 1, *, tx_count: int | None = None,
     new = _completed(attrs.evolve(state, pending=state.pending - count))
     if no_complete and new.phase_parity != state.phase_parity:
         raise MbarrierUndefined(f"§{ARRIVE}: .noComplete must not cause the mbarrier to complete its current phase")
-    return state.phase_parity, new
+    return state_token(state.phase_parity, state.pending), new
+
+
+def state_token(phase_parity: int, pending: int) -> int:
+    """The opaque ``state`` an arrive returns (§9.7.13.15.13: "the phase of the mbarrier object
+    prior to the arrive-on operation"), carrying what the instructions that take it read: the
+    phase's parity (bit 0, for test_wait / try_wait) and "the pending count of the mbarrier object
+    prior to the arrive-on operation from which the state register was obtained" (above it, for
+    pending_count, §9.7.13.15.17)."""
+    return phase_parity | pending << 1
+
+
+def token_phase_parity(token: int) -> int:
+    """The parity of the phase a ``state`` token of :func:`state_token` names."""
+    return token & 1
+
+
+def pending_count(token: int) -> int:
+    """§9.7.13.15.17 mbarrier.pending_count: "the pending count of the mbarrier object prior to the
+    arrive-on operation from which the state register was obtained" (the state of an
+    arrive.noComplete or arrive_drop.noComplete: the caller checks where it came from)."""
+    return (token >> 1) & COUNT_MAX
 
 
 def arrive_drop(state: MbarrierState, count: int = 1, *, no_complete: bool = False) -> tuple[int, MbarrierState]:
@@ -154,6 +187,10 @@ def test_wait(state: MbarrierState, phase_parity: int) -> bool:
 
 
 __all__ = [
+    "state_token",
+    "pending_incremented",
+    "token_phase_parity",
+    "pending_count",
     "COUNT_MAX",
     "TX_MAX",
     "UNDEFINED",

@@ -1,7 +1,7 @@
 """Shared test configuration.
 
 Heavy cases (``@pytest.mark.heavy``) are the long differential runs. By default a seeded sample of
-them runs (``PTXSPEC_HEAVY_FRACTION``, default 0.05, chosen by a hash of the test id and
+them runs (``PTXSPEC_HEAVY_FRACTION``, default 0.04, chosen by a hash of the test id and
 ``PTXSPEC_SEED``, default 0), so the default run stays within 12 minutes on 2 cores while every case
 can still be run: ``PTXSPEC_HEAVY=all pytest`` runs every heavy case, ``PTXSPEC_HEAVY=none`` none.
 A different ``PTXSPEC_SEED`` samples different cases.
@@ -34,7 +34,7 @@ def _heavy_selected(nodeid: str) -> bool:
         return True
     if mode == "none":
         return False
-    fraction = float(os.environ.get("PTXSPEC_HEAVY_FRACTION", "0.05"))
+    fraction = float(os.environ.get("PTXSPEC_HEAVY_FRACTION", "0.04"))
     seed = os.environ.get("PTXSPEC_SEED", "0")
     h = int.from_bytes(hashlib.sha256(f"{seed}:{nodeid}".encode()).digest()[:8], "big")
     return h / 2**64 < fraction

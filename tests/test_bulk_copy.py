@@ -26,10 +26,14 @@ def test_bulk_copy_prints_as_it_parses():
 @pytest.mark.parametrize(
     "line, message",
     [
-        ("cp.async.bulk.global.shared::cta.bulk_group [g], [s], 4", "from .shared::cta to .global"),
-        ("cp.async.bulk.shared::cluster.global.bulk_group [s], [g], 4, [bar]", "only .mbarrier::complete_tx::bytes"),
-        ("cp.async.mbarrier.arrive.shared.b64 [bar]", "of cp.async only"),
-        ("cp.async.ca.shared.global [s], [g], 16, 4", "takes 3 operand"),
+        ("cp.async.bulk.global.shared::cta.mbarrier::complete_tx::bytes [g], [s], 4, [bar]", "completes with .bulk_group"),
+        ("cp.async.bulk.shared::cluster.global.bulk_group [s], [g], 4, [bar]", "completes with .mbarrier::complete_tx::bytes"),
+        ("cp.async.bulk.global.global.bulk_group [s], [g], 4", "from .global to .global"),
+        ("cp.async.mbarrier.arrive.global.b64 [bar]", "cp.async.mbarrier.arrive is"),
+        ("cp.async.ca.shared.global [s], [g], 4, 8", "src-size 8 is not in 0 .. cp-size"),
+        ("cp.async.ca.shared.global [s], [g], 16, 4, 2", "operand"),
+        ("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [g], [s], 16", "integer type"),
+        ("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [s], [g], [bar]", "no tensor maps"),
         ("cp.async.cg.shared.global [s], [g], 4", "cp-size is 4, 8 or 16"),
         ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s], [g], 4, [bar]", "multicast"),
     ],
@@ -117,7 +121,8 @@ def test_wait_group_completes_the_groups_before_its_newest_n():
     events = program.threads[0].traces[0].events
     copies = [e for e in events if e.async_group is not None]
     (wait,) = [e for e in events if e.async_wait is not None]
-    assert [e.async_group for e in copies] == [0, 0, 1, 1] and wait.async_wait == 0  # one group committed, one pending allowed
+    assert [e.async_group for e in copies] == [("cp.async", n) for n in (0, 0, 1, 1)]
+    assert wait.async_wait == ("cp.async", 0)  # one group committed, one pending allowed
     assert not any(base.static_pair("async_completed", c, wait, program) for c in copies)
     test = _test("cp.async.ca.shared.global [s], [g], 4 ;\n cp.async.wait_all")
     program = lowering.lower(test)

@@ -37,7 +37,7 @@ def verdict(shape: str, order: str, scope: str | None, separator: str, placement
 # ---- generation -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("shape", ["MP", "CoWW", "IRIW", "CoWR-alias", "MP-alias"])
+@pytest.mark.parametrize("shape", ["MP", "CoWW", "IRIW", "CoWR-alias", "MP-alias", *litmus_gen.ASYNC_FAMILIES])
 def test_every_test_of_a_family_parses_lowers_and_round_trips(shape):
     tests = list(generate([shape]))
     assert tests
@@ -240,7 +240,7 @@ def test_alias_needs_proxy_fence():
     assert verdict("CoWR-alias", "weak", None, "fence.proxy.alias", "same-cta") == "forbidden"
 
 
-SHAPES_BY_NAME = litmus_gen.SHAPES | litmus_gen.ALIAS_SHAPES
+SHAPES_BY_NAME = litmus_gen.SHAPES | litmus_gen.ALIAS_SHAPES | litmus_gen.ASYNC_FAMILIES
 
 
 def _variant(name: str) -> Variant:
@@ -330,9 +330,10 @@ def test_cluster_barrier_text_and_placements():
     assert "P0@cta 0,cluster 0,gpu 0 | P1@cta 1,cluster 0,gpu 0 ;" in lines
     assert "barrier.cluster.arrive | barrier.cluster.arrive ;" in lines
     assert "barrier.cluster.wait | barrier.cluster.wait ;" in lines
-    placements = {v.placement for v in _all_variants() if v.separator == "bar.cluster"}
+    crossing = [v for v in _all_variants() if isinstance(v, Variant)]
+    placements = {v.placement for v in crossing if v.separator == "bar.cluster"}
     assert placements == {"same-cta", "same-cluster"}  # a cluster barrier means nothing across clusters
-    shapes = {v.shape for v in _all_variants() if v.separator == "bar.cluster"}
+    shapes = {v.shape for v in crossing if v.separator == "bar.cluster"}
     assert shapes == {"MP", "SB", "LB", "S", "R", "2+2W", "ISA2"}  # two accesses in every thread, as bar.cta
 
 
@@ -377,6 +378,124 @@ def test_proxy_read_needs_the_fence_of_its_proxy(proxy):
 def test_generic_alias_is_not_helped_by_other_proxy_fences():
     assert _named("CoWR-alias+weak+fence.proxy.surface+same-cta") == "allowed"
     assert _named("MP-alias+rel-acq.gpu+fence.proxy.alias+diff-cta") == "forbidden"
+
+
+# ---- asynchronous families (§9.7.13.15, §9.7.9.25, §9.7.16.6.4) ----------------------------------------
+
+ASYNC = litmus_gen.ASYNC_FAMILIES
+
+
+def test_async_families_come_last_and_keep_the_old_order():
+    old = tuple(litmus_gen.SHAPES) + tuple(litmus_gen.ALIAS_SHAPES)
+    assert ALL_SHAPES == old + tuple(ASYNC)
+    assert tuple(ASYNC) == ("MP-mbarrier", "TMA-load", "bulk-copy-source", "tcgen05-mma-ld", "tcgen05-cp-mma", "cp-async")
+
+
+def test_async_enumeration_sizes_counted_by_hand():
+    # MP-mbarrier: 2 scopes x (release, relaxed, fence + relaxed) arrive x (acquire, relaxed, relaxed + fence) wait x 2 placements
+    assert enumeration_size(["MP-mbarrier"]) == 2 * 3 * 3 * 2
+    # TMA-load: 2 consumers x (expect_tx, plain) arrive x (acquire, relaxed, relaxed + fence) wait
+    assert enumeration_size(["TMA-load"]) == 2 * 2 * 3
+    # bulk-copy-source: 2 consumers x (none, proxy.async, proxy.alias, acq_rel) x (acquire, relaxed)
+    assert enumeration_size(["bulk-copy-source"]) == 2 * 4 * 2
+    # tcgen05-mma-ld: 2 consumers x (nothing, commit, commit + 2 waits) x after_thread_sync or not
+    assert enumeration_size(["tcgen05-mma-ld"]) == 2 * 4 * 2
+    # tcgen05-cp-mma: 2 arrive x 2 wait semantics x before x after fence
+    assert enumeration_size(["tcgen05-cp-mma"]) == 2 * 2 * 2 * 2
+    # cp-async: 2 consumers x commit_group or not x (nothing, wait_group 0, wait_group 1, wait_all)
+    assert enumeration_size(["cp-async"]) == 2 * 2 * 4
+
+
+def test_mp_mbarrier_text_same_cluster():
+    lines = _text("MP-mbarrier+fence.acq_rel.cluster+arrive.relaxed.cluster+try_wait.acquire.cluster+same-cluster").splitlines()
+    assert "P0@cta 0,cluster 0,gpu 0 | P1@cta 1,cluster 0,gpu 0 ;" in lines
+    assert "barrier.cluster.arrive | mbarrier.init.shared::cta.b64 bar, 1 ;" in lines
+    assert "fence.acq_rel.cluster | mbarrier.try_wait.acquire.cluster.parity.shared::cta.b64 r1, bar, 0 ;" in lines
+    assert "mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, bar | ld.weak r2, x ;" in lines  # the remote arrive
+    assert lines[-1] == "exists ((P1:r1 == 1 /\\ P1:r2 == 0))"
+    lines = _text("MP-mbarrier+arrive.release.cta+try_wait.relaxed.cta+fence.acq_rel.cta+same-cta").splitlines()
+    assert "P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;" in lines
+    assert "bar.cta.sync 0 | mbarrier.init.shared::cta.b64 bar, 1 ;" in lines
+    assert "mbarrier.arrive.release.cta.shared::cta.b64 _, bar | mbarrier.try_wait.relaxed.cta.parity.shared::cta.b64 r1, bar, 0 ;" in lines
+    assert " | fence.acq_rel.cta ;" in lines and lines[-2] == " | ld.weak r2, x ;"
+
+
+#: Generated tests that are, instruction for instruction, tests of tests/litmus/manual (whose
+#: expected.csv says 1: the outcome is allowed, 0: forbidden).
+MANUAL = {
+    "TMA-load": "TMA-load+two-threads+arrive.expect_tx.release.cta+try_wait.acquire.cta+same-cta",
+    "TMA-load-relaxed-wait": "TMA-load+two-threads+arrive.expect_tx.release.cta+try_wait.relaxed.cta+same-cta",
+    "bulk-copy-proxy-fence": "bulk-copy-source+two-threads+fence.proxy.async+try_wait.acquire.cta+same-cta",
+    "bulk-copy-no-proxy-fence": "bulk-copy-source+two-threads+try_wait.acquire.cta+same-cta",
+    "tcgen05-commit-same-thread": "tcgen05-mma-ld+one-thread+commit+try_wait.relaxed.cluster+after_thread_sync+same-cta",
+    "tcgen05-commit-same-thread-no-fence": "tcgen05-mma-ld+one-thread+commit+try_wait.relaxed.cluster+same-cta",
+    "tcgen05-commit-cross-thread": "tcgen05-mma-ld+two-threads+commit+try_wait.relaxed.cluster+after_thread_sync+same-cta",
+    "tcgen05-commit-cross-thread-no-fence": "tcgen05-mma-ld+two-threads+commit+try_wait.relaxed.cluster+same-cta",
+    "tcgen05-pipelined-cross-thread": "tcgen05-cp-mma+before_thread_sync+arrive.relaxed.cluster+try_wait.relaxed.cluster+after_thread_sync+same-cta",
+    "tcgen05-pipelined-cross-thread-no-fence": "tcgen05-cp-mma+arrive.relaxed.cluster+try_wait.relaxed.cluster+after_thread_sync+same-cta",
+    "cp-async-wait-all": "cp-async+one-thread+wait_all+same-cta",
+    "cp-async-no-wait": "cp-async+one-thread+po+same-cta",
+}
+
+
+def test_async_templates_are_the_manual_tests():
+    from pathlib import Path
+
+    from ptxspec.memory_model.litmus import parse_file
+
+    folder = Path(__file__).parent / "litmus" / "manual"
+    with (folder / "expected.csv").open(newline="") as f:
+        expected = {row["test"].removesuffix(".litmus"): row["expected"] for row in csv.DictReader(f)}
+    for manual, name in MANUAL.items():
+        written, generated = parse_file(folder / f"{manual}.litmus"), parse(_text(name), f"{name}.litmus")
+        assert (written.init, written.threads, written.code, written.condition) == (
+            generated.init,
+            generated.threads,
+            generated.code,
+            generated.condition,
+        ), manual
+        v = _variant(name)
+        assert ASYNC[v.shape].expected(v) == {"1": "allowed", "0": "forbidden"}[expected[manual]], manual
+
+
+def test_every_requirement_is_needed_and_the_rule_has_both_answers():
+    # For each required element there is a variant that lacks only it: the rule names no element
+    # that the family could do without (the engines' verdict on those is checked below).
+    for family in ASYNC.values():
+        missing = [family.missing(v) for v in litmus_gen.variants(family)]
+        assert () in missing, family.name
+        for r in family.requirements:
+            assert (r.name,) in missing, (family.name, r.name)
+
+
+def _rule_mismatches(family: str) -> list[str]:
+    out = []
+    for v in litmus_gen.variants(ASYNC[family]):
+        text = _text(v.name)
+        row = check_text(v, text)  # both engines; EngineDisagreement if they differ
+        rule = ASYNC[family].expected(v)
+        if row.verdict != rule:
+            out.append(f"{v.name}: engines {row.verdict}, rule {rule} (missing {ASYNC[family].missing(v)})\n{text}")
+    return out
+
+
+@pytest.mark.parametrize("family", list(ASYNC))
+def test_async_family_verdicts_follow_the_manuals_rule(family):
+    # Each family declares from the manual the elements required for its stale outcome to be
+    # forbidden (module docstring, "Asynchronous families"): forbidden iff all are present.
+    mismatches = _rule_mismatches(family)
+    assert not mismatches, "\n".join(mismatches)
+
+
+def test_command_generates_and_checks_async_families(tmp_path):
+    summary = tmp_path / "s.csv"
+    args = [str(tmp_path / "t"), "--shapes", "cp-async,tcgen05-cp-mma", "--check", "--summary", str(summary)]
+    result = CliRunner().invoke(litmus_gen_command, args, standalone_mode=False)
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(summary.read_text().splitlines()))
+    assert [r["family"] for r in rows] == ["cp-async"] * 16 + ["tcgen05-cp-mma"] * 16
+    assert rows[0]["variant"] == "one-thread+po+same-cta" and rows[0]["verdict"] == "allowed"
+    assert len(list((tmp_path / "t").iterdir())) == 32
 
 
 # ---- the full run (heavy: split into chunks so CI samples a fraction) -------------------------------
