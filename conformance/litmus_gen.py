@@ -133,6 +133,25 @@ is checked against both engines by ``tests/test_litmus_gen.py``.
   fewer of the most recent cp.async-groups are pending and all the prior cp.async-groups committed
   by the executing threads are complete": an uncommitted copy is in no group, and with N = 1 the
   one group may stay pending). 16 variants.
+* ``mbarrier-init-cluster`` (§9.7.13.4 ``fence.mbarrier_init``, §9.7.13.3): P0 (CTA 0)
+  ``mbarrier.init`` of ``bar`` (initially 5), then (slot) ``fence.mbarrier_init.release.cluster``,
+  ``fence.acq_rel.cluster``, ``fence.release.sync_restrict::shared::cta.cluster`` (token
+  ``fence.release.sync_restrict_shared_cta.cluster``: names spell ``::`` as ``_``), the control
+  ``fence.acq_rel.cta``, or nothing, then ``barrier.cluster.arrive.relaxed`` or
+  ``barrier.cluster.arrive`` and the wait; P1 (CTA 1 of the cluster) waits at the cluster barrier
+  and arrives on ``bar`` through ``.shared::cluster``: ``exists (bar == 4194309)`` (the state right
+  after the init: P1's arrive came first). Required: *init-published* (a release cluster arrive,
+  or one of the three cluster-scope fences that order the init before a relaxed one). 10 variants.
+* ``MP-sync-restrict`` (§9.7.13.4 ``.sync_restrict``, the manual's "Release/Acquire local shared
+  memory via generic proxy" examples): P1 (CTA 1) ``st.weak`` of ``x`` (``data.shared``:
+  ``.shared::cta``, read back through ``.shared::cluster``; ``data.global``: ``.global``), then
+  (slot) ``fence.release.sync_restrict::shared::cta.cluster`` (token
+  ``fence.release.sync_restrict_shared_cta.cluster``), ``fence.release.cluster`` or nothing, then
+  ``mbarrier.arrive.relaxed.cluster`` on P0's ``bar``; P0 (CTA 0) ``try_wait.relaxed.cluster``,
+  then (slot) ``fence.acquire.sync_restrict::shared::cluster.cluster`` (token
+  ``fence.acquire.sync_restrict_shared_cluster.cluster``),
+  ``fence.acquire.cluster`` or nothing, and reads ``x``. Required: *release* and *acquire* (a
+  fence on each side; a restricted one only covers ``data.shared``). 18 variants.
 
 **Not generated.** ``barrier.cluster`` in threads of different clusters (the model, rightly,
 gives a cluster barrier no effect across clusters: each thread would wait only for itself), and
@@ -764,6 +783,77 @@ def _cp_async(v: AsyncVariant):
     return {"g": 1, "s": 0}, code, [(f"P{v.threads - 1}:r0", "==", 0)]
 
 
+# mbarrier-init-cluster (§9.7.13.4 fence.mbarrier_init, §9.7.13.3 barrier.cluster.arrive.relaxed)
+
+#: 4194309: the state of bar right after mbarrier.init with count 1 (semantics/mbarrier.py).
+_INIT_STATE = 4194309
+
+
+def _mbarrier_init_cluster_variants() -> Iterator[AsyncVariant]:
+    fences = ("", "fence.mbarrier_init.release.cluster", "fence.acq_rel.cluster", "fence.release.sync_restrict_shared_cta.cluster", "fence.acq_rel.cta")
+    for fence in fences:
+        for arrive in ("barrier.cluster.arrive.relaxed", "barrier.cluster.arrive"):
+            yield AsyncVariant("mbarrier-init-cluster", (("fence", fence), ("cluster-arrive", arrive)), "same-cluster")
+
+
+#: The fence tokens of the restricted families (names keep to [A-Za-z0-9.+_-], so ``::`` is spelled
+#: ``_``) and their instructions.
+_RESTRICTED_FENCES = {
+    "fence.mbarrier_init.release.cluster": Fence("release", "cluster", restrict="mbarrier_init"),
+    "fence.release.sync_restrict_shared_cta.cluster": Fence("release", "cluster", restrict="shared::cta"),
+    "fence.acquire.sync_restrict_shared_cluster.cluster": Fence("acquire", "cluster", restrict="shared::cluster"),
+    "fence.acq_rel.cluster": Fence("acq_rel", "cluster"),
+    "fence.acq_rel.cta": Fence("acq_rel", "cta"),
+    "fence.release.cluster": Fence("release", "cluster"),
+    "fence.acquire.cluster": Fence("acquire", "cluster"),
+}
+
+
+def _restricted_fence(token: str) -> tuple:
+    """A fence token of the restricted families as its instruction (none for ``""``)."""
+    return (_RESTRICTED_FENCES[token],) if token else ()
+
+
+def _mbarrier_init_cluster(v: AsyncVariant):
+    arrive = BarrierOp("cluster", "arrive", (), qualifiers=("relaxed",) if v["cluster-arrive"].endswith(".relaxed") else ())
+    wait = BarrierOp("cluster", "wait", ())
+    owner = [_mb_init(), *_restricted_fence(v["fence"]), arrive, wait]
+    remote = [BarrierOp("cluster", "arrive", ()), wait, MbarrierOp("arrive", "release", "cluster", None, "bar", (), ("shared::cluster", "b64"))]
+    return {"bar": 5}, [owner, remote], [("bar", "==", _INIT_STATE)]
+
+
+def _init_published(v: AsyncVariant) -> bool:
+    publishing = ("fence.mbarrier_init.release.cluster", "fence.acq_rel.cluster", "fence.release.sync_restrict_shared_cta.cluster")
+    return v["cluster-arrive"] == "barrier.cluster.arrive" or v["fence"] in publishing
+
+
+# MP-sync-restrict (§9.7.13.4 .sync_restrict, its examples "Release/Acquire local shared memory via generic proxy")
+
+
+def _mp_sync_restrict_variants() -> Iterator[AsyncVariant]:
+    releases = ("", "fence.release.sync_restrict_shared_cta.cluster", "fence.release.cluster")
+    acquires = ("", "fence.acquire.sync_restrict_shared_cluster.cluster", "fence.acquire.cluster")
+    for space in ("shared", "global"):
+        for release in releases:
+            for acquire in acquires:
+                yield AsyncVariant("MP-sync-restrict", (("data", f"data.{space}"), ("release-fence", release), ("acquire-fence", acquire)), "same-cluster")
+
+
+def _mp_sync_restrict(v: AsyncVariant):
+    shared = v["data"] == "data.shared"
+    writer_space, reader_space = ("shared::cta", "shared::cluster") if shared else ("global", "global")
+    meet = list(_CLUSTER_SYNC)
+    writer = [*meet, Store("st", "generic", "weak", None, "x", Immediate(1), (writer_space,)), *_restricted_fence(v["release-fence"])]
+    writer.append(MbarrierOp("arrive", "relaxed", "cluster", None, "bar", (), ("shared::cluster", "b64")))
+    owner = [_mb_init(), *meet, _mb_wait("try_wait.relaxed.cluster"), *_restricted_fence(v["acquire-fence"])]
+    owner.append(Load("ld", "generic", "weak", None, Register("r2"), "x", (reader_space,)))
+    return {"x": 0, "bar": 0}, [owner, writer], [("P0:r1", "==", 1), ("P0:r2", "==", 0)]
+
+
+def _restricted_covers(fence: str, v: AsyncVariant) -> bool:
+    return bool(fence) and ("sync_restrict" not in fence or v["data"] == "data.shared")
+
+
 ASYNC_FAMILIES: dict[str, AsyncFamily] = {
     f.name: f
     for f in (
@@ -893,6 +983,47 @@ ASYNC_FAMILIES: dict[str, AsyncFamily] = {
             ),
             _cp_async_variants,
             _cp_async,
+        ),
+        AsyncFamily(
+            "mbarrier-init-cluster",
+            "P0 (CTA 0) initializes bar and arrives at the cluster barrier; P1 (CTA 1) waits at it and arrives on P0's bar: bar ends at "
+            "its initial state only if P1's arrive came first.",
+            (
+                Requirement(
+                    "init-published",
+                    "9.7.13.4, 9.7.13.3",
+                    "a release cluster arrive, or before a relaxed one a fence that orders the init at cluster scope: "
+                    "fence.mbarrier_init.release.cluster ('the synchronizing effect of the fence only applies to the prior "
+                    "mbarrier.init operations'), fence.release.sync_restrict::shared::cta.cluster (the init is an operation "
+                    "on a .shared::cta object) or a cluster fence; not a .cta fence",
+                    _init_published,
+                ),
+            ),
+            _mbarrier_init_cluster_variants,
+            _mbarrier_init_cluster,
+        ),
+        AsyncFamily(
+            "MP-sync-restrict",
+            "P1 (CTA 1) writes x and arrives relaxed on P0's bar (CTA 0); P0 waits relaxed and reads x, each side with or without "
+            "a release (acquire) fence, restricted to shared memory or not.",
+            (
+                Requirement(
+                    "release",
+                    "9.7.13.4, 8.8",
+                    "a release fence before the relaxed arrive; '.sync_restrict::shared::cta ... the effect of the fence only "
+                    "applies to operations performed on objects in .shared::cta state space'",
+                    lambda v: _restricted_covers(v["release-fence"], v),
+                ),
+                Requirement(
+                    "acquire",
+                    "9.7.13.4, 8.8",
+                    "an acquire fence after the relaxed wait; '.sync_restrict::shared::cluster ... only applies to operations "
+                    "performed on objects in .shared::cluster state space'",
+                    lambda v: _restricted_covers(v["acquire-fence"], v),
+                ),
+            ),
+            _mp_sync_restrict_variants,
+            _mp_sync_restrict,
         ),
     )
 }
@@ -1129,7 +1260,9 @@ def litmus_gen_command(
     Asynchronous families, each a template with and without each fence or wait: MP-mbarrier
     (mbarrier arrive/try_wait), TMA-load (cp.async.bulk completed on an mbarrier), bulk-copy-source
     (fence.proxy.async before a bulk copy), tcgen05-mma-ld and tcgen05-cp-mma (tcgen05 commit,
-    before/after_thread_sync), cp-async (commit_group, wait_group, wait_all). Names:
+    before/after_thread_sync), cp-async (commit_group, wait_group, wait_all), mbarrier-init-cluster
+    (fence.mbarrier_init before a relaxed cluster arrive), MP-sync-restrict (fence.release/acquire
+    with and without .sync_restrict). Names:
     FAMILY[+one-thread|+two-threads]+TOKENS+PLACEMENT, the tokens being the toggled instructions
     in program order, e.g. MP-mbarrier+fence.acq_rel.cta+arrive.relaxed.cta+try_wait.acquire.cta+same-cta,
     cp-async+two-threads+commit_group+wait_group.0+same-cta.

@@ -388,7 +388,16 @@ ASYNC = litmus_gen.ASYNC_FAMILIES
 def test_async_families_come_last_and_keep_the_old_order():
     old = tuple(litmus_gen.SHAPES) + tuple(litmus_gen.ALIAS_SHAPES)
     assert ALL_SHAPES == old + tuple(ASYNC)
-    assert tuple(ASYNC) == ("MP-mbarrier", "TMA-load", "bulk-copy-source", "tcgen05-mma-ld", "tcgen05-cp-mma", "cp-async")
+    assert tuple(ASYNC) == (
+        "MP-mbarrier",
+        "TMA-load",
+        "bulk-copy-source",
+        "tcgen05-mma-ld",
+        "tcgen05-cp-mma",
+        "cp-async",
+        "mbarrier-init-cluster",
+        "MP-sync-restrict",
+    )
 
 
 def test_async_enumeration_sizes_counted_by_hand():
@@ -404,6 +413,10 @@ def test_async_enumeration_sizes_counted_by_hand():
     assert enumeration_size(["tcgen05-cp-mma"]) == 2 * 2 * 2 * 2
     # cp-async: 2 consumers x commit_group or not x (nothing, wait_group 0, wait_group 1, wait_all)
     assert enumeration_size(["cp-async"]) == 2 * 2 * 4
+    # mbarrier-init-cluster: (none, mbarrier_init, acq_rel.cluster, release.sync_restrict, acq_rel.cta) x 2 cluster arrives
+    assert enumeration_size(["mbarrier-init-cluster"]) == 5 * 2
+    # MP-sync-restrict: 2 data spaces x 3 release fences x 3 acquire fences
+    assert enumeration_size(["MP-sync-restrict"]) == 2 * 3 * 3
 
 
 def test_mp_mbarrier_text_same_cluster():
@@ -435,6 +448,8 @@ MANUAL = {
     "tcgen05-pipelined-cross-thread-no-fence": "tcgen05-cp-mma+arrive.relaxed.cluster+try_wait.relaxed.cluster+after_thread_sync+same-cta",
     "cp-async-wait-all": "cp-async+one-thread+wait_all+same-cta",
     "cp-async-no-wait": "cp-async+one-thread+po+same-cta",
+    "mbarrier-init-fence": "mbarrier-init-cluster+fence.mbarrier_init.release.cluster+barrier.cluster.arrive.relaxed+same-cluster",
+    "mbarrier-init-no-fence": "mbarrier-init-cluster+barrier.cluster.arrive.relaxed+same-cluster",
 }
 
 
