@@ -152,6 +152,23 @@ is checked against both engines by ``tests/test_litmus_gen.py``.
   ``fence.acquire.sync_restrict_shared_cluster.cluster``),
   ``fence.acquire.cluster`` or nothing, and reads ``x``. Required: *release* and *acquire* (a
   fence on each side; a restricted one only covers ``data.shared``). 18 variants.
+* ``st-async`` (§9.7.9.12, §8.9.1.1): P1 (CTA 1) ``st.weak.shared::cluster y, 1`` then
+  ``st.async...mbarrier::complete_tx::bytes.b32 x, 1, bar`` on P0's ``bar`` (CTA 0, initialized
+  with ``arrive.expect_tx``); P0 ``try_wait.{acquire|relaxed}.cluster`` (the relaxed one optionally
+  followed by ``fence.acq_rel.cluster``) and reads ``x`` (``read.x``) or ``y`` (``read.y``).
+  Required: *read.x* (the complete-tx "does not transitively establish ordering with respect to
+  prior instructions from the issuing thread") and *acquire*. 6 variants.
+* ``wgmma`` (§9.7.15.4, §9.7.15.7): ``st.weak.shared::cta a, 5``, a slot (``fence.proxy.async``,
+  the control ``fence.acq_rel.cta``, or nothing), ``wgmma.fence``, ``wgmma.mma_async r1, a, b, 0``
+  (``b`` = 3), ``wgmma.commit_group``, a slot (``wait_group.0``, ``wait_group.1``, nothing), then
+  ``st.weak a, 7`` and ``wgmma.wait_group 0``: ``exists (P0:r1 != 15)``. Required:
+  *fence.proxy.async* and *wait_group.0* (with N = 1 the one group may still be reading). 9
+  variants.
+* ``bulk-group`` (§9.7.9.25.6): P0 ``cp.async.bulk.global.shared::cta.bulk_group g, s, 4``
+  (``s`` = 1), ``cp.async.bulk.commit_group`` or not, ``cp.async.bulk.wait_group 0``,
+  ``wait_group.read 0`` or nothing, then ``st.release.gpu f, 1``; P1 (another CTA)
+  ``ld.acquire.gpu`` of ``f`` and reads ``g``. Required: *commit* and *wait* (``.read`` waits only
+  for the reads of the sources). 6 variants.
 
 **Not generated.** ``barrier.cluster`` in threads of different clusters (the model, rightly,
 gives a cluster barrier no effect across clusters: each thread would wait only for itself), and
@@ -186,6 +203,7 @@ from ptxspec.memory_model.litmus import (
     AliasDecl,
     AsyncCopy,
     AsyncGroup,
+    AsyncStore,
     Atomic,
     BarrierOp,
     BulkCopy,
@@ -202,6 +220,7 @@ from ptxspec.memory_model.litmus import (
     Store,
     Tcgen05Op,
     ThreadDecl,
+    WgmmaOp,
     format_test,
 )
 from ptxspec.memory_model.program import And, Compare, Condition, Constant, LocationTerm, RegisterTerm
@@ -854,6 +873,70 @@ def _restricted_covers(fence: str, v: AsyncVariant) -> bool:
     return bool(fence) and ("sync_restrict" not in fence or v["data"] == "data.shared")
 
 
+# st-async (§9.7.9.12, §8.9.1.1)
+
+
+def _st_async_variants() -> Iterator[AsyncVariant]:
+    for read in ("read.x", "read.y"):
+        for wait, fence in (("try_wait.acquire.cluster", ""), ("try_wait.relaxed.cluster", ""), ("try_wait.relaxed.cluster", "fence.acq_rel.cluster")):
+            yield AsyncVariant("st-async", (("wait", wait), ("acquire-fence", fence), ("read", read)), "same-cluster")
+
+
+def _st_async(v: AsyncVariant):
+    meet = list(_CLUSTER_SYNC)
+    store = AsyncStore("st", "weak", "cluster", "x", Immediate(1), "bar", None, ("shared::cluster", "mbarrier::complete_tx::bytes", "b32"))
+    writer = [*meet, Store("st", "generic", "weak", None, "y", Immediate(1), ("shared::cluster",)), store]
+    owner = [_mb_init(), _mb_arrive("arrive.expect_tx.release.cta"), *meet, _mb_wait(v["wait"]), *_fence_token(v["acquire-fence"])]
+    owner.append(Load("ld", "generic", "weak", None, Register("r2"), v["read"].split(".")[1]))
+    return {"x": 0, "y": 0, "bar": 0}, [owner, writer], [("P0:r1", "==", 1), ("P0:r2", "==", 0)]
+
+
+# wgmma (§9.7.15.4, §9.7.15.7)
+
+
+_WGMMA_QUALS = ("sync", "aligned", "m64n8k16", "f32", "f16", "f16")
+
+
+def _wgmma_variants() -> Iterator[AsyncVariant]:
+    for fence in ("", "fence.proxy.async", "fence.acq_rel.cta"):
+        for wait in ("", "wait_group.0", "wait_group.1"):
+            yield AsyncVariant("wgmma", (("proxy-fence", fence), ("wait", wait)), "same-cta")
+
+
+def _wgmma(v: AsyncVariant):
+    """A generic write of A (a = 5), a fence or not, the MMA of A by B (b = 3), committed; a wait or
+    not, then A overwritten with 7. The accumulator is 15 only if the MMA read the first write and
+    not the later one."""
+    code: list[Instruction] = [Store("st", "generic", "weak", None, "a", Immediate(5), ("shared::cta",)), *_fence_token(v["proxy-fence"])]
+    code += [WgmmaOp("fence"), WgmmaOp("mma_async", Register("r1"), ("a", "b"), Immediate(0), _WGMMA_QUALS), AsyncGroup("commit_group", kind="wgmma")]
+    if v["wait"]:
+        code.append(AsyncGroup("wait_group", int(v["wait"].split(".")[1]), kind="wgmma"))
+    code.append(Store("st", "generic", "weak", None, "a", Immediate(7), ("shared::cta",)))
+    code.append(AsyncGroup("wait_group", 0, kind="wgmma"))
+    return {"a": 0, "b": 3}, [code], [("P0:r1", "!=", 15)]
+
+
+# bulk-group (§9.7.9.25.6)
+
+
+def _bulk_group_variants() -> Iterator[AsyncVariant]:
+    for commit in ("", "commit_group"):
+        for wait in ("", "wait_group.0", "wait_group.read.0"):
+            yield AsyncVariant("bulk-group", (("commit", commit), ("wait", wait)), "diff-cta")
+
+
+def _bulk_group(v: AsyncVariant):
+    copy = BulkCopy("g", "s", Immediate(4), None, ("global", "shared::cta", "bulk_group"))
+    writer: list[Instruction] = [copy]
+    if v["commit"]:
+        writer.append(AsyncGroup("commit_group", kind="bulk"))
+    if v["wait"]:
+        writer.append(AsyncGroup("wait_group", 0, kind="bulk", read=".read." in v["wait"]))
+    writer.append(Store("st", "generic", "release", "gpu", "f", Immediate(1)))
+    reader = [Load("ld", "generic", "acquire", "gpu", Register("r0"), "f"), Load("ld", "generic", "weak", None, Register("r1"), "g")]
+    return {"s": 1, "g": 0, "f": 0}, [writer, reader], [("P1:r0", "==", 1), ("P1:r1", "==", 0)]
+
+
 ASYNC_FAMILIES: dict[str, AsyncFamily] = {
     f.name: f
     for f in (
@@ -1024,6 +1107,69 @@ ASYNC_FAMILIES: dict[str, AsyncFamily] = {
             ),
             _mp_sync_restrict_variants,
             _mp_sync_restrict,
+        ),
+        AsyncFamily(
+            "st-async",
+            "P1 (CTA 1) writes y with a weak st, then x with st.async completing on P0's bar (CTA 0); P0 waits for the phase and reads x or y.",
+            (
+                Requirement(
+                    "read.x",
+                    "8.9.1.1, 9.7.9.12",
+                    "the complete-tx 'is only ordered with respect to the memory operations performed by the same asynchronous "
+                    "instruction, and in particular it does not transitively establish ordering with respect to prior "
+                    "instructions from the issuing thread': only the st.async's own write x is published",
+                    lambda v: v["read"] == "read.x",
+                ),
+                Requirement(
+                    "acquire",
+                    "9.7.9.12, 9.7.13.15.16",
+                    "the complete-tx 'has .release semantics at .cluster scope'; the wait must be .acquire or be followed by a fence",
+                    _acquire_side,
+                ),
+            ),
+            _st_async_variants,
+            _st_async,
+        ),
+        AsyncFamily(
+            "wgmma",
+            "A generic write of A, wgmma.mma_async reading A and B in the async proxy, then A overwritten; the accumulator shows which A the MMA read.",
+            (
+                Requirement(
+                    "fence.proxy.async",
+                    "9.7.15, 9.7.15.4",
+                    "'fence.proxy.async operation to make the generic proxy operations visible to the async proxy' before the MMA",
+                    lambda v: v["proxy-fence"] == "fence.proxy.async",
+                ),
+                Requirement(
+                    "wait_group.0",
+                    "9.7.15.7.3",
+                    "wgmma.wait_group waits 'until only N or fewer of the most recent wgmma-groups are pending': with N = 0 "
+                    "before the overwrite the MMA has read A",
+                    lambda v: v["wait"] == "wait_group.0",
+                ),
+            ),
+            _wgmma_variants,
+            _wgmma,
+        ),
+        AsyncFamily(
+            "bulk-group",
+            "P0 copies s = 1 to global g with cp.async.bulk (bulk async-group completion) and releases a flag; P1 acquires the flag and reads g.",
+            (
+                Requirement(
+                    "commit",
+                    "9.7.9.25.6.1",
+                    "cp.async.bulk.commit_group batches the prior bulk copies into a bulk async-group (an uncommitted copy is in no group)",
+                    lambda v: bool(v["commit"]),
+                ),
+                Requirement(
+                    "wait",
+                    "9.7.9.25.6.2",
+                    "cp.async.bulk.wait_group 0 waits for the writes 'being made visible to the executing thread'; .read only for the reads of the sources",
+                    lambda v: v["wait"] == "wait_group.0",
+                ),
+            ),
+            _bulk_group_variants,
+            _bulk_group,
         ),
     )
 }
@@ -1262,7 +1408,8 @@ def litmus_gen_command(
     (fence.proxy.async before a bulk copy), tcgen05-mma-ld and tcgen05-cp-mma (tcgen05 commit,
     before/after_thread_sync), cp-async (commit_group, wait_group, wait_all), mbarrier-init-cluster
     (fence.mbarrier_init before a relaxed cluster arrive), MP-sync-restrict (fence.release/acquire
-    with and without .sync_restrict). Names:
+    with and without .sync_restrict), st-async, wgmma (proxy fence, wait_group), bulk-group
+    (cp.async.bulk commit_group / wait_group{.read}). Names:
     FAMILY[+one-thread|+two-threads]+TOKENS+PLACEMENT, the tokens being the toggled instructions
     in program order, e.g. MP-mbarrier+fence.acq_rel.cta+arrive.relaxed.cta+try_wait.acquire.cta+same-cta,
     cp-async+two-threads+commit_group+wait_group.0+same-cta.

@@ -397,6 +397,9 @@ def test_async_families_come_last_and_keep_the_old_order():
         "cp-async",
         "mbarrier-init-cluster",
         "MP-sync-restrict",
+        "st-async",
+        "wgmma",
+        "bulk-group",
     )
 
 
@@ -417,6 +420,12 @@ def test_async_enumeration_sizes_counted_by_hand():
     assert enumeration_size(["mbarrier-init-cluster"]) == 5 * 2
     # MP-sync-restrict: 2 data spaces x 3 release fences x 3 acquire fences
     assert enumeration_size(["MP-sync-restrict"]) == 2 * 3 * 3
+    # st-async: (x, y) read x (acquire, relaxed, relaxed + fence) wait
+    assert enumeration_size(["st-async"]) == 2 * 3
+    # wgmma: (none, fence.proxy.async, fence.acq_rel.cta) x (no wait, wait_group 0, wait_group 1) before the overwrite
+    assert enumeration_size(["wgmma"]) == 3 * 3
+    # bulk-group: commit_group or not x (no wait, wait_group 0, wait_group.read 0)
+    assert enumeration_size(["bulk-group"]) == 2 * 3
 
 
 def test_mp_mbarrier_text_same_cluster():
