@@ -1990,7 +1990,7 @@ def _check_pending_counts(code: tuple[Instruction, ...], p: Parser) -> None:
         if not (isinstance(ins, Local) and ins.op == "pending_count"):
             continue
         state = ins.sources[0]
-        writers = [w for w in code if state.name in _written_registers(w)] if isinstance(state, Register) else []
+        writers = [w for w in code if state.name in registers_written(w)] if isinstance(state, Register) else []
         good = all(isinstance(w, MbarrierOp) and w.op in ("arrive", "arrive_drop") and "noComplete" in w.qualifiers for w in writers)
         if not writers or not good or not any(w in writers for w in code[:n]):
             raise p.error(
@@ -2042,13 +2042,14 @@ def _check_wgmma_registers(code: tuple[Instruction, ...], p: Parser) -> None:
                 raise fail(ins, f"accumulator {d} of a pending wgmma.mma_async of another shape: issue wgmma.wait_group and wgmma.fence first (§9.7.15.7.1)")
             pending[d], shapes[d] = None, ins.qualifiers[2]
             continue
-        used = set(_written_registers(ins)) | set(_registers_read(ins))
+        used = set(registers_written(ins)) | set(registers_read(ins))
         for r in used & set(pending):
             raise fail(ins, f"register {r} is the accumulator of a wgmma.mma_async whose wgmma-group was not waited for (§9.7.15.7.3: undefined behavior)")
         touched |= used
 
 
-def _registers_read(ins: Instruction) -> tuple[str, ...]:
+def registers_read(ins: Instruction) -> tuple[str, ...]:
+    """The registers an instruction reads (its register operands), in operand order."""
     names = []
     for field in ("left", "right", "value", "predicate", "size", "src_size", "scale_d", "sources", "operands"):
         value = getattr(ins, field, None)
@@ -2058,7 +2059,8 @@ def _registers_read(ins: Instruction) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _written_registers(ins: Instruction) -> tuple[str, ...]:
+def registers_written(ins: Instruction) -> tuple[str, ...]:
+    """The register an instruction writes (its destination), if any."""
     dest = getattr(ins, "dest", None)
     return (dest.name,) if isinstance(dest, Register) else ()
 

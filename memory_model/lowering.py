@@ -42,16 +42,14 @@ import attrs
 from ptxspec.memory_model import litmus
 from ptxspec.memory_model.litmus import (
     AliasDecl,
-    Atomic,
-    BarrierOp,
-    Branch,
     AsyncArrive,
     AsyncCopy,
     AsyncGroup,
     AsyncStore,
-    WgmmaOp,
+    Atomic,
+    BarrierOp,
+    Branch,
     BulkCopy,
-    Tcgen05Op,
     Fence,
     Immediate,
     Instruction,
@@ -66,6 +64,10 @@ from ptxspec.memory_model.litmus import (
     Register,
     RegisterInit,
     Store,
+    Tcgen05Op,
+    WgmmaOp,
+    registers_read,
+    registers_written,
 )
 from ptxspec.memory_model.program import (
     MASK,
@@ -413,11 +415,9 @@ class _Runner:
             elif isinstance(ins, (Load, Atomic)) or (isinstance(ins, MbarrierOp) and ins.op not in ("init", "inval")):
                 stack.extend(reversed(self.memory_read(state, ins, key)))
                 return None
-            elif isinstance(ins, BulkCopy):
-                stack.extend(reversed(self.bulk_copy(state, ins, key)))
-                return None
-            elif isinstance(ins, AsyncCopy):
-                stack.extend(reversed(self.async_copy(state, ins, key)))
+            elif type(ins) in _AGENTS and getattr(ins, "op", None) not in _SYNCHRONOUS:
+                # An asynchronous instruction: its operations are an agent's, one state per value it reads.
+                stack.extend(reversed(getattr(self, _AGENTS[type(ins)])(state, ins, key)))
                 return None
             elif isinstance(ins, AsyncGroup):
                 kind = ins.kind
@@ -428,24 +428,12 @@ class _Runner:
                     waited = (kind, state.groups.get(kind, 0) - (ins.pending or 0))
                     self.emit(state, {"instruction": ins.text, "line": ins.line, "async_wait": waited, "wait_reads_only": ins.read}, frozenset())
                 state.pc += 1
-            elif isinstance(ins, AsyncArrive):
-                stack.extend(reversed(self.async_arrive(state, ins, key)))
-                return None
-            elif isinstance(ins, AsyncStore):
-                stack.extend(reversed(self.async_store(state, ins, key)))
-                return None
-            elif isinstance(ins, WgmmaOp) and ins.op == "fence":
+            elif isinstance(ins, WgmmaOp):  # wgmma.fence
                 # §9.7.15.7.1: an order of register accesses (checked statically by the parser); no memory effect.
                 state.pc += 1
-            elif isinstance(ins, WgmmaOp):
-                stack.extend(reversed(self.wgmma(state, ins, key)))
-                return None
-            elif isinstance(ins, Tcgen05Op) and ins.op in _TCGEN05_SYNCHRONOUS:
+            elif isinstance(ins, Tcgen05Op):  # the synchronous ones
                 self.emit(state, {"instruction": ins.text, "line": ins.line, "tcgen05": ins.op}, frozenset())
                 state.pc += 1
-            elif isinstance(ins, Tcgen05Op):
-                stack.extend(reversed(self.tcgen05(state, ins, key)))
-                return None
             elif isinstance(ins, MbarrierOp):  # init, inval: weak writes of the whole object
                 count = self.value(state, ins.operands[0]) if ins.operands else 0
                 value = mbarrier_written(ins.op, 0, (count,))[1]
@@ -853,8 +841,20 @@ class _Runner:
         return branches
 
 
-_TCGEN05_SYNCHRONOUS = frozenset({"fence::before_thread_sync", "fence::after_thread_sync", "wait::ld", "wait::st"})
-"""§9.7.16.6.1: the synchronous tcgen05 instructions of the dialect (events of the thread)."""
+_SYNCHRONOUS = frozenset({"fence::before_thread_sync", "fence::after_thread_sync", "wait::ld", "wait::st", "fence"})
+"""The synchronous tcgen05 instructions of the dialect (§9.7.16.6.1: events of the thread) and
+wgmma.fence; every other tcgen05 and wgmma instruction is asynchronous."""
+
+_AGENTS = {
+    BulkCopy: "bulk_copy",
+    AsyncCopy: "async_copy",
+    AsyncArrive: "async_arrive",
+    AsyncStore: "async_store",
+    Tcgen05Op: "tcgen05",
+    WgmmaOp: "wgmma",
+}
+"""The asynchronous instructions and the :class:`_Runner` method that lowers each (tcgen05 and
+wgmma except their :data:`_SYNCHRONOUS` forms)."""
 
 _NO_DERIVATION: frozenset = frozenset({frozenset()})
 """The derivations of a constant: one, through no write."""
@@ -1061,14 +1061,8 @@ def _add_derivation(values: dict[int, list[frozenset]], value: int, derivation: 
 
 
 def _registers_of(ins: Instruction) -> Iterator[str]:
-    for field in ("dest", "left", "right", "value", "predicate", "size", "src_size", "scale_d"):
-        op = getattr(ins, field, None)
-        if isinstance(op, Register):
-            yield op.name
-    for field in ("sources", "operands"):
-        for op in getattr(ins, field, ()) or ():
-            if isinstance(op, Register):
-                yield op.name
+    yield from registers_written(ins)
+    yield from registers_read(ins)
 
 
 def _register_order(name: str) -> tuple:
