@@ -22,8 +22,10 @@ prints ``stopped`` and the larger sizes of that family are not tried with that e
 
 3. The asynchronous families of ``ptxspec litmus-gen`` (``MP-mbarrier``, ``TMA-load``,
    ``bulk-copy-source``, ``tcgen05-mma-ld``, ``tcgen05-cp-mma``, ``cp-async``,
-   ``mbarrier-init-cluster``, ``MP-sync-restrict``, ``st-async``, ``wgmma``, ``bulk-group``:
-   mbarrier, bulk and async copies, tcgen05, the restricted fences, st.async, wgmma), which have no size: one row per family, each engine checking every
+   ``mbarrier-init-cluster``, ``MP-sync-restrict``, ``st-async``, ``wgmma``, ``bulk-group``,
+   ``red-async``, ``bulk-reduce``, ``cp-async-mbarrier-arrive``, ``bar-red``,
+   ``tensor-map-update``: mbarrier, bulk and async copies and reductions, tcgen05, the restricted
+   fences, st.async, red.async, wgmma, bar.red, tensor maps; read from ``ASYNC_FAMILIES``, so a new family is picked up), which have no size: one row per family, each engine checking every
    variant in a fresh process of its own: the total and largest time per test, that process's
    peak memory and the count of forbidden (No) answers, with the ratio explicit / Z3.
 

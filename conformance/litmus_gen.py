@@ -169,6 +169,60 @@ is checked against both engines by ``tests/test_litmus_gen.py``.
   ``wait_group.read 0`` or nothing, then ``st.release.gpu f, 1``; P1 (another CTA)
   ``ld.acquire.gpu`` of ``f`` and reads ``g``. Required: *commit* and *wait* (``.read`` waits only
   for the reads of the sources). 6 variants.
+* ``red-async`` (§9.7.13.7): the ``.relaxed.cluster`` form (``same-cluster``, as
+  ``tests/litmus/manual/red-async.litmus``): P0 (CTA 0)
+  ``red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 c, 3, bar`` on
+  P1's ``c`` = 5 (CTA 1), P1 initializes
+  ``bar`` and arrives ``arrive.expect_tx.release.cta`` (txCount 4) or plain ``arrive.release.cta``,
+  then ``try_wait.{acquire|relaxed}.cluster`` (the relaxed one optionally followed by
+  ``fence.acq_rel.cluster``) and reads ``c``: ``exists (P1:r1 == 1 /\\ P1:r2 != 8)``; the
+  ``.release.gpu`` form (``diff-cta``): P0 ``st.weak x, 1`` then ``red.async.release.gpu.global.add.u32
+  f, 1``, P1 ``ld.{acquire|relaxed}.gpu r0, f`` (the relaxed one optionally followed by
+  ``fence.acq_rel.gpu``) and ``ld.weak r1, x``. Tokens ``red.async.relaxed.cluster`` /
+  ``red.async.release.gpu``, ``ld.SEM.gpu``. Required: *expect_tx* (the ``.relaxed`` form) and
+  *acquire* (the complete-tx "has .release semantics at .cluster scope"; the ``.release`` form "is a
+  strong memory operation with .release semantics"). 9 variants.
+* ``bulk-reduce`` (§9.7.9.25.4.2, §9.7.9.25.2, §9.7.9.25.6): P0 ``st.weak s, 2``, then (slot)
+  ``fence.proxy.async`` or nothing, then ``cp.reduce.async.bulk...add.u32`` of ``s`` into a
+  destination that holds 5, size 16: token ``reduce.async.bulk.mbarrier``
+  (``.shared::cluster.shared::cta.mbarrier::complete_tx::bytes`` into ``d`` of CTA 1 of the
+  cluster, whose P1 arrives with ``.expect_tx`` 16, waits ``try_wait.{acquire|relaxed}.cluster``
+  or not, and reads ``d``; ``same-cluster``) or ``reduce.async.bulk.bulk_group``
+  (``.global.shared::cta.bulk_group`` into ``g``, then ``cp.async.bulk.commit_group``,
+  ``wait_group.0``, ``wait_group.read.0`` or nothing, ``st.release.gpu f, 1``; P1 in another CTA
+  acquires ``f`` and reads ``g``; ``diff-cta``): ``exists ([r1 == 1 /\\] r2 != 7)``. Required:
+  *fence.proxy.async* (the reduction reads its source in the async proxy), *wait* (a wait on the
+  phase, or ``wait_group 0``: "must use the async-group or mbarrier-based completion mechanism")
+  and *acquire* (a wait on the phase is ``.acquire``). 12 variants.
+* ``cp-async-mbarrier-arrive`` (§9.7.13.15.15, §9.7.13.15.16, §8.9.1.1): ``cp.async.ca.shared.global
+  s, g, 4`` (token ``ca``) with ``cp.async.mbarrier.arrive.shared::cta.b64 bar`` (token
+  ``mbarrier.arrive``) or its ``.noinc`` form before it, after it, or neither; without ``.noinc``
+  (and without the instruction) the thread also arrives with ``arrive.release.cta`` and ``bar``
+  counts that one arrival (Example 1), with ``.noinc`` the count 1 is the asynchronous arrive-on;
+  the consumer ``try_wait.{acquire|relaxed}.cta`` or no wait, then ``ld.weak r2, s``: ``exists
+  ([r1 == 1 /\\] r2 == 0)``. ``one-thread`` or ``two-threads``. Required: *arrive-after-copy* (the
+  arrive-on is triggered "upon the completion of all prior cp.async operations") and *acquire* (an
+  ``.acquire`` wait makes "all cp.async operations requested prior to cp.async.mbarrier.arrive"
+  visible). 30 variants.
+* ``bar-red`` (§9.7.13.1, §8.9.4): P0 ``st.weak x, 1`` then (slot) ``bar.red.popc.u32 r0, 0, 1``,
+  ``bar.red.and.pred``, ``bar.red.or.pred`` (token ``bar.red.OP``) or nothing; P1 the same
+  reduction with predicate 0, then ``ld.weak r1, x``; ``same-cta`` or ``diff-cta``. The outcome is
+  a disjunction: P1 misses the write, or a thread's result is not the manual's (over the CTA's
+  threads: ``.popc`` 1, ``.and`` 0, ``.or`` 1 in one CTA; each thread's own predicate in two):
+  ``exists (P0:r0 != E0 \\/ P1:r0 != E1 \\/ P1:r1 == 0)`` (``exists (P1:r1 == 0)`` without the
+  barrier). Required: *barrier* ("bar{.cta}.red ... synchronizes with a bar{.cta}.sync or
+  bar{.cta}.red operation executed on the same barrier") and *same-cta* (each CTA has its own
+  barriers). 8 variants.
+* ``tensor-map-update`` (§9.7.9.26, §9.7.13.4, §9.7.9.25.5.2): P0
+  ``tensormap.replace.tile.global_address.global.b1024.b64 tmap, y`` (``tmap=&x`` initially), then
+  (slot) ``fence.proxy.tensormap::generic.release.{cta|gpu}`` (token ``release.S``); the consumer
+  (P0 itself, ``one-thread``/``same-cta``, or P1 of another CTA after P0's ``st.relaxed.gpu f, 1``
+  and its ``ld.relaxed.gpu r0, f``, ``two-threads``/``diff-cta``) (slot)
+  ``fence.proxy.tensormap::generic.acquire.{cta|gpu} tmap, 128`` or the acquire of another
+  tensor map ``omap`` (``acquire.S``, ``acquire.gpu.other``), then a tensor copy of ``tmap`` into
+  ``s`` completed on ``bar`` (arrive.expect_tx 16), an acquire wait and ``ld.weak r2, s``:
+  ``exists ([r0 == 1 /\\] r1 == 1 /\\ r2 == 1)`` (the old tensor). Required: *release-fence*,
+  *acquire-fence* (naming ``tmap``) and *scope* (across CTAs both ``.gpu``). 24 variants.
 
 **Not generated.** ``barrier.cluster`` in threads of different clusters (the model, rightly,
 gives a cluster barrier no effect across clusters: each thread would wait only for itself), and
@@ -201,6 +255,7 @@ import click
 
 from ptxspec.memory_model.litmus import (
     AliasDecl,
+    AsyncArrive,
     AsyncCopy,
     AsyncGroup,
     AsyncStore,
@@ -218,12 +273,14 @@ from ptxspec.memory_model.litmus import (
     Register,
     RegisterInit,
     Store,
+    TensorCopy,
+    TensormapOp,
     Tcgen05Op,
     ThreadDecl,
     WgmmaOp,
     format_test,
 )
-from ptxspec.memory_model.program import And, Compare, Condition, Constant, LocationTerm, RegisterTerm
+from ptxspec.memory_model.program import And, Compare, Condition, Constant, LocationTerm, Or, RegisterTerm
 from ptxspec.spec.errors import Location, PtxSpecError
 
 # ---- shapes ---------------------------------------------------------------------------------------------
@@ -594,7 +651,8 @@ class AsyncFamily:
     enumerate: Callable[[], Iterator[AsyncVariant]] = attrs.field(eq=False, repr=False)
     template: Callable[[AsyncVariant], tuple] = attrs.field(eq=False, repr=False)
     """``(locations, code, outcome)``: initial values ``{name: value}``, the instructions per
-    thread, and the stale outcome as ``(term, op, value)`` triples."""
+    thread, and the stale outcome as ``(term, op, value)`` triples (all of them: a conjunction) or
+    an :class:`AnyOf` of triples (any of them)."""
 
     def missing(self, v: AsyncVariant) -> tuple[str, ...]:
         """The requirements that ``v`` lacks (empty: the rule says forbidden)."""
@@ -603,6 +661,14 @@ class AsyncFamily:
     def expected(self, v: AsyncVariant) -> str:
         """The verdict the manual's rule gives ``v``: ``forbidden`` iff every requirement holds."""
         return "allowed" if self.missing(v) else "forbidden"
+
+
+@attrs.frozen
+class AnyOf:
+    """A stale outcome that is the disjunction of its ``(term, op, value)`` triples (``bar-red``:
+    the reader missed the write, or some thread's reduction result is wrong)."""
+
+    terms: tuple[tuple[str, str, int], ...]
 
 
 _SHARED = ("shared::cta", "b64")
@@ -615,12 +681,12 @@ def _mb_init(count: int = 1) -> MbarrierOp:
     return MbarrierOp("init", None, None, None, "bar", (Immediate(count),), _SHARED)
 
 
-def _mb_arrive(token: str, space: str = "shared::cta") -> MbarrierOp:
-    """``arrive[.expect_tx].SEM.S`` (a token) as ``mbarrier.arrive...`` on ``bar`` (txCount 4)."""
+def _mb_arrive(token: str, space: str = "shared::cta", count: int = 4) -> MbarrierOp:
+    """``arrive[.expect_tx].SEM.S`` (a token) as ``mbarrier.arrive...`` on ``bar`` (txCount ``count``)."""
     parts = token.split(".")
     expect = parts[1] == "expect_tx"
     sem, scope = parts[-2:]
-    operands = (Immediate(4),) if expect else ()
+    operands = (Immediate(count),) if expect else ()
     return MbarrierOp("arrive", sem, scope, None, "bar", operands, (("expect_tx",) if expect else ()) + (space, "b64"))
 
 
@@ -937,6 +1003,201 @@ def _bulk_group(v: AsyncVariant):
     return {"s": 1, "g": 0, "f": 0}, [writer, reader], [("P1:r0", "==", 1), ("P1:r1", "==", 0)]
 
 
+# red-async (§9.7.13.7)
+
+
+def _red_async_variants() -> Iterator[AsyncVariant]:
+    waits = (("try_wait.acquire.cluster", ""), ("try_wait.relaxed.cluster", ""), ("try_wait.relaxed.cluster", "fence.acq_rel.cluster"))
+    for arrive in ("arrive.expect_tx.release.cta", "arrive.release.cta"):
+        for wait, fence in waits:
+            slots = (("red", "red.async.relaxed.cluster"), ("arrive", arrive), ("wait", wait), ("acquire-fence", fence))
+            yield AsyncVariant("red-async", slots, "same-cluster")
+    for wait, fence in (("ld.acquire.gpu", ""), ("ld.relaxed.gpu", ""), ("ld.relaxed.gpu", "fence.acq_rel.gpu")):
+        yield AsyncVariant("red-async", (("red", "red.async.release.gpu"), ("arrive", ""), ("wait", wait), ("acquire-fence", fence)), "diff-cta")
+
+
+def _red_async(v: AsyncVariant):
+    """``.relaxed.cluster`` form: P0 (CTA 0) adds 3 to P1's c = 5 (CTA 1) with red.async completing
+    4 bytes on P1's bar, P1 waits for the phase and reads c (8 once the reduction is seen).
+    ``.release.gpu`` form: P0 writes x and adds 1 to the flag f with red.async.release; P1 reads f
+    and then x."""
+    fence = list(_fence_token(v["acquire-fence"]))
+    if v["red"] == "red.async.release.gpu":
+        red = AsyncStore("red", "release", "gpu", "f", Immediate(1), None, "add", ("global", "u32"))
+        writer = [Store("st", "generic", "weak", None, "x", Immediate(1)), red]
+        order, scope = v["wait"].split(".")[1:]
+        reader = [Load("ld", "generic", order, scope, Register("r0"), "f"), *fence, Load("ld", "generic", "weak", None, Register("r1"), "x")]
+        return {"x": 0, "f": 0}, [writer, reader], [("P1:r0", "==", 1), ("P1:r1", "==", 0)]
+    meet = list(_CLUSTER_SYNC)
+    red = AsyncStore("red", "relaxed", "cluster", "c", Immediate(3), "bar", "add", ("shared::cluster", "mbarrier::complete_tx::bytes", "u32"))
+    owner = [_mb_init(), _mb_arrive(v["arrive"]), *meet, _mb_wait(v["wait"]), *fence, Load("ld", "generic", "weak", None, Register("r2"), "c")]
+    return {"c": 5, "bar": 0}, [[*meet, red], owner], [("P1:r1", "==", 1), ("P1:r2", "!=", 8)]
+
+
+def _wait_acquires(v: AsyncVariant) -> bool:
+    """The consumer's wait (an mbarrier wait or a load of the flag) is ``.acquire`` or is followed by a fence."""
+    return ".acquire." in f".{v['wait']}." or bool(v["acquire-fence"])
+
+
+# bulk-reduce (§9.7.9.25.4.2, §9.7.9.25.2, §9.7.9.25.6)
+
+
+def _bulk_reduce_variants() -> Iterator[AsyncVariant]:
+    for fence in ("", "fence.proxy.async"):
+        for wait in ("try_wait.acquire.cluster", "try_wait.relaxed.cluster", ""):
+            yield AsyncVariant("bulk-reduce", (("proxy-fence", fence), ("reduce", "reduce.async.bulk.mbarrier"), ("wait", wait)), "same-cluster")
+    for fence in ("", "fence.proxy.async"):
+        for wait in ("wait_group.0", "wait_group.read.0", ""):
+            yield AsyncVariant("bulk-reduce", (("proxy-fence", fence), ("reduce", "reduce.async.bulk.bulk_group"), ("wait", wait)), "diff-cta")
+
+
+def _bulk_reduce(v: AsyncVariant):
+    """P0 writes the source s = 2 with a generic st, then adds it into d = 5 (or g = 5) with
+    cp.reduce.async.bulk (async proxy). ``.mbarrier::complete_tx::bytes`` form: d in CTA 1 of the
+    cluster, whose P1 expects the 16 bytes on bar, waits and reads d; ``.bulk_group`` form: g in
+    global memory, P0 commits the group, waits and releases a flag f that P1 acquires before
+    reading g. The result is 7 once the reduction read the written source and is seen."""
+    source = [Store("st", "generic", "weak", None, "s", Immediate(2)), *_fence_token(v["proxy-fence"])]
+    if v["reduce"] == "reduce.async.bulk.bulk_group":
+        reduce = BulkCopy("g", "s", Immediate(16), None, ("global", "shared::cta", "bulk_group", "add", "u32"), reduce_op="add")
+        writer: list[Instruction] = [*source, reduce, AsyncGroup("commit_group", kind="bulk")]
+        if v["wait"]:
+            writer.append(AsyncGroup("wait_group", 0, kind="bulk", read=".read." in v["wait"]))
+        writer.append(Store("st", "generic", "release", "gpu", "f", Immediate(1)))
+        reader = [Load("ld", "generic", "acquire", "gpu", Register("r0"), "f"), Load("ld", "generic", "weak", None, Register("r1"), "g")]
+        return {"s": 0, "g": 5, "f": 0}, [writer, reader], [("P1:r0", "==", 1), ("P1:r1", "!=", 7)]
+    meet = list(_CLUSTER_SYNC)
+    reduce = BulkCopy("d", "s", Immediate(16), "bar", ("shared::cluster", "shared::cta", "mbarrier::complete_tx::bytes", "add", "u32"), reduce_op="add")
+    owner: list[Instruction] = [_mb_init(), _mb_arrive("arrive.expect_tx.release.cta", count=16), *meet]
+    owner += [_mb_wait(v["wait"])] if v["wait"] else []
+    owner.append(Load("ld", "generic", "weak", None, Register("r2"), "d"))
+    outcome = ([("P1:r1", "==", 1)] if v["wait"] else []) + [("P1:r2", "!=", 7)]
+    return {"s": 0, "d": 5, "bar": 0}, [[*meet, *source, reduce], owner], outcome
+
+
+def _bulk_reduce_waited(v: AsyncVariant) -> bool:
+    return v["wait"].startswith("try_wait.") or v["wait"] == "wait_group.0"
+
+
+# cp-async-mbarrier-arrive (§9.7.13.15.15, §9.7.13.15.16, §8.9.1.1)
+
+#: Where the cp.async.mbarrier.arrive is (``""``: none) and whether it is ``.noinc``. Without
+#: ``.noinc`` (and without the instruction) the thread also arrives with ``mbarrier.arrive`` and the
+#: object counts that one arrival (Example 1: "mbarrier.init must only account for arrive-on from
+#: mbarrier.arrive"); with ``.noinc`` the object counts the asynchronous arrive-on, the only one.
+_CP_ASYNC_ARRIVES = (
+    ("", ""),
+    ("after", "mbarrier.arrive"),
+    ("before", "mbarrier.arrive"),
+    ("after", "mbarrier.arrive.noinc"),
+    ("before", "mbarrier.arrive.noinc"),
+)
+
+
+def _cp_async_mbarrier_arrive_variants() -> Iterator[AsyncVariant]:
+    for consumer in CONSUMERS:
+        for where, arrive in _CP_ASYNC_ARRIVES:
+            plain = "" if arrive.endswith(".noinc") else "arrive.release.cta"
+            for wait in ("try_wait.acquire.cta", "try_wait.relaxed.cta", ""):
+                slots = (
+                    ("arrive-before", arrive if where == "before" else ""),
+                    ("copy", "ca"),
+                    ("arrive-after", arrive if where == "after" else ""),
+                    ("arrive", plain),
+                    ("wait", wait),
+                )
+                yield AsyncVariant("cp-async-mbarrier-arrive", slots, "same-cta", consumer)
+
+
+def _cp_async_arrive(token: str) -> list[Instruction]:
+    if not token:
+        return []
+    noinc = token.endswith(".noinc")
+    return [AsyncArrive("bar", noinc, (("noinc",) if noinc else ()) + _SHARED)]
+
+
+def _cp_async_mbarrier_arrive(v: AsyncVariant):
+    producer: list[Instruction] = [_mb_init(), *_cp_async_arrive(v["arrive-before"]), AsyncCopy("s", "g", Immediate(4), ("ca", "shared", "global"))]
+    producer += _cp_async_arrive(v["arrive-after"])
+    producer += [_mb_arrive(v["arrive"])] if v["arrive"] else []
+    consumer: list[Instruction] = [_mb_wait(v["wait"])] if v["wait"] else []
+    consumer.append(Load("ld", "generic", "weak", None, Register("r2"), "s"))
+    who = f"P{v.threads - 1}"
+    outcome = ([(f"{who}:r1", "==", 1)] if v["wait"] else []) + [(f"{who}:r2", "==", 0)]
+    return {"g": 1, "s": 0, "bar": 0}, _consumer_split(v, producer, consumer), outcome
+
+
+# bar-red (§9.7.13.1, §8.9.4)
+
+#: The predicates (P0 true, P1 false) and each reduction's result over both threads of one CTA and,
+#: in two CTAs, over each thread alone (a CTA's barrier counts only its own threads).
+_BAR_RED_PREDICATES = (1, 0)
+_BAR_RED_RESULTS = {
+    "popc": {"same-cta": (1, 1), "diff-cta": (1, 0)},
+    "and": {"same-cta": (0, 0), "diff-cta": (1, 0)},
+    "or": {"same-cta": (1, 1), "diff-cta": (1, 0)},
+}
+
+
+def _bar_red_variants() -> Iterator[AsyncVariant]:
+    for placement in ("same-cta", "diff-cta"):
+        for barrier in ("", "bar.red.popc", "bar.red.and", "bar.red.or"):
+            yield AsyncVariant("bar-red", (("barrier", barrier),), placement)
+
+
+def _bar_red(v: AsyncVariant):
+    """P0 writes x, P1 reads it, each after (before) ``bar.red.OP`` on barrier 0 or with no barrier
+    at all. The outcome: P1 misses the write, or a thread's reduction result is not the manual's."""
+    write, read = Store("st", "generic", "weak", None, "x", Immediate(1)), Load("ld", "generic", "weak", None, Register("r1"), "x")
+    if not v["barrier"]:
+        return {"x": 0}, [[write], [read]], [("P1:r1", "==", 0)]
+    op = v["barrier"].rsplit(".", 1)[1]
+    quals = (op, "u32" if op == "popc" else "pred")
+    reds = [BarrierOp("cta", "red", (Immediate(0),), Register("r0"), Immediate(p), op, quals) for p in _BAR_RED_PREDICATES]
+    results = _BAR_RED_RESULTS[op][v.placement]
+    outcome = AnyOf((("P0:r0", "!=", results[0]), ("P1:r0", "!=", results[1]), ("P1:r1", "==", 0)))
+    return {"x": 0}, [[write, reds[0]], [reds[1], read]], outcome
+
+
+# tensor-map-update (§9.7.9.26, §9.7.13.4 fence.proxy.tensormap::generic, §9.7.9.25.5.2)
+
+_TENSOR_MAP_FENCES = {
+    "release.cta": ProxyFence("tensormap::generic", sem="release", scope="cta"),
+    "release.gpu": ProxyFence("tensormap::generic", sem="release", scope="gpu"),
+    "acquire.cta": ProxyFence("tensormap::generic", sem="acquire", scope="cta", address="tmap"),
+    "acquire.gpu": ProxyFence("tensormap::generic", sem="acquire", scope="gpu", address="tmap"),
+    "acquire.gpu.other": ProxyFence("tensormap::generic", sem="acquire", scope="gpu", address="omap"),
+}
+
+
+def _tensor_map_update_variants() -> Iterator[AsyncVariant]:
+    for consumer, placement in (("one-thread", "same-cta"), ("two-threads", "diff-cta")):
+        for release in ("", "release.cta", "release.gpu"):
+            for acquire in ("", "acquire.cta", "acquire.gpu", "acquire.gpu.other"):
+                yield AsyncVariant("tensor-map-update", (("release-fence", release), ("acquire-fence", acquire)), placement, consumer)
+
+
+def _tensor_map_update(v: AsyncVariant):
+    replace = TensormapOp("replace", "tmap", "y", ("tile", "global_address", "global", "b1024", "b64"))
+    copy = TensorCopy("tmap", (Immediate(0),), "s", "bar", ("1d", "shared::cluster", "global", "tile", "mbarrier::complete_tx::bytes"))
+    release = [_TENSOR_MAP_FENCES[v["release-fence"]]] if v["release-fence"] else []
+    acquire = [_TENSOR_MAP_FENCES[v["acquire-fence"]]] if v["acquire-fence"] else []
+    use = [*acquire, _mb_init(), _mb_arrive("arrive.expect_tx.release.cta", count=16), copy, _mb_wait("try_wait.acquire.cta")]
+    use.append(Load("ld", "generic", "weak", None, Register("r2"), "s"))
+    locations = {"tmap": "&x", **({"omap": "&x"} if v["acquire-fence"].endswith(".other") else {}), "x": 1, "y": 2, "s": 0, "bar": 0}
+    if v.threads == 2:
+        locations["f"] = 0
+    if v.threads == 1:
+        return locations, [[replace, *release, *use]], [("P0:r1", "==", 1), ("P0:r2", "==", 1)]
+    flag = Store("st", "generic", "relaxed", "gpu", "f", Immediate(1))
+    seen = Load("ld", "generic", "relaxed", "gpu", Register("r0"), "f")
+    return locations, [[replace, *release, flag], [seen, *use]], [("P1:r0", "==", 1), ("P1:r1", "==", 1), ("P1:r2", "==", 1)]
+
+
+def _tensor_map_scopes_cover(v: AsyncVariant) -> bool:
+    return v.threads == 1 or (v["release-fence"].endswith(".gpu") and v["acquire-fence"].startswith("acquire.gpu"))
+
+
 ASYNC_FAMILIES: dict[str, AsyncFamily] = {
     f.name: f
     for f in (
@@ -1171,6 +1432,143 @@ ASYNC_FAMILIES: dict[str, AsyncFamily] = {
             _bulk_group_variants,
             _bulk_group,
         ),
+        AsyncFamily(
+            "red-async",
+            "red.async: .relaxed.cluster into another CTA's shared memory, completed on its mbarrier (the owner waits and reads the "
+            "counter), or .release.gpu to a global flag after a weak write of x (the reader reads the flag, then x).",
+            (
+                Requirement(
+                    "expect_tx",
+                    "9.7.13.7, 9.7.13.15.5, 9.7.13.15.6",
+                    "the complete-tx is performed 'with completeCount equal to the amount of data stored in bytes'; the phase "
+                    "completes when 'the pending arrival count reaches zero' and 'the tx-count reaches zero': without .expect_tx "
+                    "the owner's arrive completes the phase before the reduction (the .release form has no mbarrier)",
+                    lambda v: not v["arrive"].startswith("arrive.") or ".expect_tx." in v["arrive"],
+                ),
+                Requirement(
+                    "acquire",
+                    "9.7.13.7, 9.7.13.15.16, 8.8",
+                    "'the complete-tx operation on the mbarrier has .release semantics at .cluster scope' (.relaxed form) and "
+                    "'the reduction is a strong memory operation with .release semantics at the scope specified by .scope' "
+                    "(.release form): the consumer's wait or load must be .acquire or be followed by a fence (an acquire pattern)",
+                    _wait_acquires,
+                ),
+            ),
+            _red_async_variants,
+            _red_async,
+        ),
+        AsyncFamily(
+            "bulk-reduce",
+            "A generic write of the source s, then cp.reduce.async.bulk adding it into d (another CTA's shared memory, completed "
+            "on its mbarrier) or g (global memory, a bulk async-group, then a release flag); the consumer waits and reads the sum.",
+            (
+                Requirement(
+                    "fence.proxy.async",
+                    "9.7.9.25.2, 9.7.13.4, 8.6",
+                    "'cp{.reduce}.async.bulk operations are performed in the async proxy'; 'accessing the same memory location "
+                    "across multiple proxies requires a cross-proxy fence. For the async proxy, fence.proxy.async should be used'",
+                    lambda v: v["proxy-fence"] == "fence.proxy.async",
+                ),
+                Requirement(
+                    "wait",
+                    "9.7.9.25.2, 9.7.9.25.6.2",
+                    "'the async-group or mbarrier-based completion mechanism must be used to wait for the cp{.reduce}.async.bulk "
+                    "instructions to complete': a wait on the mbarrier phase, or cp.async.bulk.wait_group 0 ('.read' waits only "
+                    "for the reads of the source)",
+                    _bulk_reduce_waited,
+                ),
+                Requirement(
+                    "acquire",
+                    "9.7.9.25.4.2, 9.7.13.15.16",
+                    "'the complete-tx operation on the mbarrier has .release semantics at .cluster scope'; a wait on it must be "
+                    ".acquire ('the .relaxed qualifier does not provide any memory ordering semantics and visibility guarantees')",
+                    lambda v: not v["wait"].startswith("try_wait.relaxed"),
+                ),
+            ),
+            _bulk_reduce_variants,
+            _bulk_reduce,
+        ),
+        AsyncFamily(
+            "cp-async-mbarrier-arrive",
+            "cp.async copies g = 1 to s, tracked (or not) by cp.async.mbarrier.arrive{.noinc} on bar; the issuing thread (or "
+            "another, after bar.cta.sync) waits for phase 0 and reads s.",
+            (
+                Requirement(
+                    "arrive-after-copy",
+                    "9.7.13.15.15, 8.9.1.1",
+                    "the arrive-on is triggered 'upon the completion of all prior cp.async operations initiated by the executing "
+                    "thread': only a cp.async.mbarrier.arrive{.noinc} after the copy holds the phase until the copy completes",
+                    lambda v: bool(v["arrive-after"]),
+                ),
+                Requirement(
+                    "acquire",
+                    "9.7.13.15.16",
+                    "when a wait 'with acquire semantics returns True ... all cp.async operations requested prior to "
+                    "cp.async.mbarrier.arrive ... are performed and made visible to the executing thread'; a .relaxed wait "
+                    "gives no such guarantee, and without a wait nothing is observed",
+                    lambda v: v["wait"].startswith("try_wait.acquire"),
+                ),
+            ),
+            _cp_async_mbarrier_arrive_variants,
+            _cp_async_mbarrier_arrive,
+        ),
+        AsyncFamily(
+            "bar-red",
+            "P0 writes x and reduces a true predicate with bar.red on barrier 0, P1 reduces a false one and reads x (or neither "
+            "reduces): P1 misses the write, or a reduction result is not the manual's.",
+            (
+                Requirement(
+                    "barrier",
+                    "8.9.4, 9.7.13.1",
+                    "'bar{.cta}.sync or bar{.cta}.red or bar{.cta}.arrive operation synchronizes with a bar{.cta}.sync or "
+                    "bar{.cta}.red operation executed on the same barrier'; bar.red 'guarantees that when the barrier completes, "
+                    "prior memory accesses requested by this thread are performed relative to all threads participating'",
+                    lambda v: bool(v["barrier"]),
+                ),
+                Requirement(
+                    "same-cta",
+                    "9.7.13.1",
+                    "'each CTA instance has sixteen barriers': threads of different CTAs do not take part in the same barrier "
+                    "(each thread's reduction combines only its own CTA's predicates)",
+                    lambda v: v.placement == "same-cta",
+                ),
+            ),
+            _bar_red_variants,
+            _bar_red,
+        ),
+        AsyncFamily(
+            "tensor-map-update",
+            "P0 points the tensor map tmap from x to y with tensormap.replace; the consumer (P0 itself, or P1 of another CTA after "
+            "seeing P0's relaxed flag) copies the tensor tmap describes into s with cp.async.bulk.tensor and reads s: it copied the "
+            "old tensor x.",
+            (
+                Requirement(
+                    "release-fence",
+                    "9.7.13.4, 9.7.9.26",
+                    "tensormap.replace is 'a weak memory operation ... in the generic proxy' and the copy reads the map 'in the tensormap "
+                    "proxy': the uni-directional proxy ordering 'establishes ordering between a prior memory access performed via the "
+                    "from-proxykind and a subsequent memory access performed via the to-proxykind' (the manual's examples pair a "
+                    "fence.proxy.tensormap::generic.release with the acquire one)",
+                    lambda v: bool(v["release-fence"]),
+                ),
+                Requirement(
+                    "acquire-fence",
+                    "9.7.13.4",
+                    "fence.proxy.tensormap::generic.acquire [addr], 128 'specify the memory range [addr, addr+size-1] on which the "
+                    "ordering guarantees on the memory accesses across the proxies is to be provided': it must name tmap",
+                    lambda v: v["acquire-fence"] in ("acquire.cta", "acquire.gpu"),
+                ),
+                Requirement(
+                    "scope",
+                    "9.7.13.4, 8.7",
+                    "'The .release proxy fence can form a release sequence that synchronizes with an acquire sequence that contains "
+                    "the .acquire proxy fence'; across CTAs each fence's scope must include the other thread (.gpu, not .cta)",
+                    _tensor_map_scopes_cover,
+                ),
+            ),
+            _tensor_map_update_variants,
+            _tensor_map_update,
+        ),
     )
 }
 """The asynchronous families, in the order they are generated (after the classic and proxy shapes)."""
@@ -1186,11 +1584,13 @@ def _registers(code: list[Instruction]) -> list[str]:
 def build_async(family: AsyncFamily, v: AsyncVariant) -> LitmusTest:
     """The litmus test of the asynchronous family ``family`` under variant ``v`` (as an AST)."""
     locations, code, outcome = family.template(v)
-    init: list = [LocationInit(name, value) for name, value in locations.items()]
+    # A value "&x" is a tensor map that describes x (the dialect's pointer syntax).
+    init: list = [LocationInit(name, None, value[1:]) if isinstance(value, str) else LocationInit(name, value) for name, value in locations.items()]
     for index, instructions in enumerate(code):
         init += [RegisterInit(index, reg, 0) for reg in _registers(instructions)]
-    compares = tuple(Compare(op, _term(t), Constant(value)) for t, op, value in outcome)
-    formula = compares[0] if len(compares) == 1 else And(compares)
+    triples = outcome.terms if isinstance(outcome, AnyOf) else outcome
+    compares = tuple(Compare(op, _term(t), Constant(value)) for t, op, value in triples)
+    formula = compares[0] if len(compares) == 1 else (Or if isinstance(outcome, AnyOf) else And)(compares)
     threads = tuple(_placement(v.placement, i) for i in range(len(code)))
     comments = (family.comment, f"Generated by ptxspec litmus-gen: family {v.family}, variant {v.variant}.")
     return LitmusTest("PTX", v.name, comments, tuple(init), threads, tuple(tuple(c) for c in code), Condition("exists", formula))
@@ -1409,7 +1809,10 @@ def litmus_gen_command(
     before/after_thread_sync), cp-async (commit_group, wait_group, wait_all), mbarrier-init-cluster
     (fence.mbarrier_init before a relaxed cluster arrive), MP-sync-restrict (fence.release/acquire
     with and without .sync_restrict), st-async, wgmma (proxy fence, wait_group), bulk-group
-    (cp.async.bulk commit_group / wait_group{.read}). Names:
+    (cp.async.bulk commit_group / wait_group{.read}), red-async (expect_tx, acquire), bulk-reduce
+    (cp.reduce.async.bulk: fence.proxy.async, the mbarrier or bulk-group wait), cp-async-mbarrier-arrive
+    (cp.async.mbarrier.arrive{.noinc} after or before the copy, the wait), bar-red (bar.red.popc/and/or
+    as a barrier, the reduction's result). Names:
     FAMILY[+one-thread|+two-threads]+TOKENS+PLACEMENT, the tokens being the toggled instructions
     in program order, e.g. MP-mbarrier+fence.acq_rel.cta+arrive.relaxed.cta+try_wait.acquire.cta+same-cta,
     cp-async+two-threads+commit_group+wait_group.0+same-cta.

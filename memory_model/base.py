@@ -36,6 +36,7 @@ SET_NAMES = (
     "PF_CONSTANT",
     "PF_ASYNC",
     "PF_TO_ASYNC",
+    "PF_TO_TENSORMAP",
     "F_RESTRICTED",
     "F_INIT_ONLY",
     "F_CTA_ONLY",
@@ -57,6 +58,7 @@ SET_NAMES = (
     "SUR",
     "CON",
     "ASYNC",
+    "TMAP",
     "B_RELAXED",
     "F_CLUSTER_WIDE",
     "TC",
@@ -84,6 +86,7 @@ STATIC_RELATIONS = (
     "tcgen05_pipelined",
     "tcgen05_pipelinable",
     "async_completed",
+    "proxy_fence_range",
 )
 """Base relations decided by two events and the program alone (:func:`static_pair`)."""
 
@@ -102,7 +105,7 @@ _ORDER_SETS = {
     "volatile": "VOLATILE",
     "mmio": "MMIO",
 }
-_PROXY_SETS = {"generic": "GEN", "texture": "TEX", "surface": "SUR", "constant": "CON", "async": "ASYNC"}
+_PROXY_SETS = {"generic": "GEN", "texture": "TEX", "surface": "SUR", "constant": "CON", "async": "ASYNC", "tensormap": "TMAP"}
 _PROXY_FENCE_SETS = {
     "alias": "PF_ALIAS",
     "texture": "PF_TEXTURE",
@@ -110,6 +113,7 @@ _PROXY_FENCE_SETS = {
     "constant": "PF_CONSTANT",
     "async": "PF_ASYNC",
     "async::generic": "PF_TO_ASYNC",
+    "tensormap::generic": "PF_TO_TENSORMAP",
 }
 #: §9.7.13.4 ``.op_restrict`` / ``.sync_restrict``: the set of a restricted fence.
 _RESTRICTED_FENCE_SETS = {"mbarrier_init": "F_INIT_ONLY", "shared::cta": "F_CTA_ONLY", "shared::cluster": "F_CLUSTER_ONLY"}
@@ -141,7 +145,7 @@ def event_sets(event: Event) -> frozenset[str]:
         names.add("A")
     if event.is_initial:
         names.update(("I", "WEAK"))
-    elif event.order in _ORDER_SETS and (is_memory(event) or event.fence is not None):
+    elif event.order in _ORDER_SETS and (is_memory(event) or event.fence is not None or event.proxy_fence is not None):
         names.add(_ORDER_SETS[event.order])
     elif is_memory(event) and event.order is None:
         names.add("WEAK")
@@ -208,8 +212,8 @@ def is_strong(event: Event) -> bool:
     .acq_rel, .volatile or .mmio qualifier"."""
     if event.is_initial:
         return False
-    if event.fence is not None:
-        return True
+    if event.fence is not None or (event.proxy_fence is not None and event.scope is not None):
+        return True  # a proxy fence with .sem and .scope (fence.proxy.tensormap::generic) has a scope too
     return is_memory(event) and event.order in STRONG_ORDERS
 
 
@@ -264,6 +268,9 @@ def static_pair(name: str, a: Event, b: Event, program: Program) -> bool:
     ``cp.async.mbarrier.arrive`` (which tracks every prior cp.async); an operation of a bulk copy
     before the ``cp.async.bulk.wait_group`` that waits for its bulk async-group (with ``.read``:
     only its read of the source).
+    ``proxy_fence_range``: a proxy fence that names an address range (the acquire
+    ``fence.proxy.tensormap::generic``) and a memory operation its thread issues later on that
+    location.
     ``tcgen05_pipelined``: asynchronous tcgen05 operations of one thread whose instructions form a
     tcgen05 pipeline (:func:`tcgen05_pipelined`), in issue order; ``tcgen05_pipelinable``: of any
     threads, whose kinds would.
@@ -289,6 +296,18 @@ def static_pair(name: str, a: Event, b: Event, program: Program) -> bool:
             return False
         # .read: "until all the bulk async operations ... have completed reading from their source locations"
         return earlier and a.async_group[1] < b.async_wait[1] and (not b.wait_reads_only or (a.reads and not a.writes))
+    if name == "proxy_fence_range":
+        # §9.7.13.4: "The address operand addr and the operand size together specify the memory range
+        # [addr, addr+size-1] on which the ordering guarantees on the memory accesses across the proxies
+        # is to be provided" -- for a later access of the thread (or of an instruction it issues later).
+        return (
+            earlier
+            and a.proxy_fence is not None
+            and a.address is not None
+            and is_memory(b)
+            and b.address is not None
+            and a.address.physical == b.address.physical
+        )
     if name == "tcgen05_pipelinable":
         return _tcgen05_pipeline(a, b)
     if name == "tcgen05_pipelined":

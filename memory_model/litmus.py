@@ -94,7 +94,16 @@ class Symbol:
     name: str
 
 
-Operand = Register | Immediate | Symbol
+@attrs.frozen
+class TensorOperand:
+    """``[tensorMap, {c0, ...}]``: a tensor map and the tensor coordinates of a tensor copy
+    (§9.7.9.25.5.2)."""
+
+    tensor_map: str
+    coordinates: tuple[Register | Immediate, ...]
+
+
+Operand = Register | Immediate | Symbol | TensorOperand
 
 
 @attrs.frozen
@@ -236,6 +245,9 @@ class ProxyFence:
     sem: str | None = None
     scope: str | None = None
     restrict: str | None = None
+    address: str | None = None
+    """``fence.proxy.tensormap::generic.acquire.scope [addr], 128``: the tensor map whose range
+    [addr, addr+127] the fence orders."""
 
 
 @attrs.frozen
@@ -472,6 +484,57 @@ class AsyncArrive:
     column: int | None = _pos()
 
 
+@attrs.frozen
+class TensorCopy:
+    """``cp.async.bulk.tensor.dim.dst.src{.load_mode}.completion [dstMem], [tensorMap, coords], [mbar]``,
+    ``cp.async.bulk.tensor.dim.global.shared::cta{.load_mode}.bulk_group [tensorMap, coords], [srcMem]``
+    (§9.7.9.25.5.2) and ``cp.reduce.async.bulk.tensor.dim.global.shared::cta.redOp{.load_mode}.bulk_group
+    [tensorMap, coords], [srcMem]`` (§9.7.9.25.5.3). "tensorMap is accessed in the tensormap proxy"; the
+    tensor it describes is the location its value points to (the dialect's tensor map holds one field,
+    the global address, :class:`TensormapOp`). A litmus tensor is one location: the box of a copy is
+    that location, counted as :data:`TENSOR_BOX_BYTES` bytes by the complete-tx."""
+
+    tensor_map: str
+    coordinates: tuple[Register | Immediate, ...]
+    shared: str
+    """dstMem of a copy into shared memory, srcMem of a copy (or reduction) into global memory."""
+    mbar: str | None
+    qualifiers: tuple[str, ...] = ()
+    """.dim, .dst, .src, then .load_mode, the completion mechanism and (a reduction) .redOp."""
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
+    reduce_op: str | None = None
+
+    @property
+    def to_global(self) -> bool:
+        """A copy from shared::cta into the tensor (the .bulk_group forms)."""
+        return self.qualifiers[1] == "global"
+
+
+@attrs.frozen
+class TensormapOp:
+    """``tensormap.replace.tile.global_address{.ss}.b1024.b64 [addr], new_val`` (§9.7.9.26), "treated as
+    a weak memory operation on the entire 1024-bit opaque tensor-map object" in the generic proxy, with
+    ``new_val`` written as the location whose address it is; and
+    ``tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync.aligned [dst],
+    [src], 128`` (§9.7.13.16): a generic copy of the tensor map at ``src`` to ``dst``, then a
+    uni-directional release proxy fence from the generic to the tensormap proxy at ``scope``."""
+
+    op: str
+    """``replace`` or ``cp_fenceproxy``."""
+    address: str
+    """The tensor map written (replace's addr, cp_fenceproxy's dst)."""
+    source: str
+    """replace: the location whose address is the new global address; cp_fenceproxy: src."""
+    qualifiers: tuple[str, ...] = ()
+    text: str = attrs.field(default="", eq=False)
+    line: int | None = _pos()
+    column: int | None = _pos()
+    scope: str | None = None
+    """cp_fenceproxy's .scope."""
+
+
 Instruction = (
     Label
     | Jump
@@ -491,6 +554,8 @@ Instruction = (
     | AsyncArrive
     | AsyncStore
     | WgmmaOp
+    | TensorCopy
+    | TensormapOp
 )
 
 
@@ -566,6 +631,8 @@ class LitmusTest:
         for entry in self.init:
             if isinstance(entry, (LocationInit, AliasDecl)):
                 seen.setdefault(entry.name, None)
+                if isinstance(entry, LocationInit) and entry.pointer is not None:
+                    seen.setdefault(entry.pointer, None)
                 if isinstance(entry, AliasDecl):
                     seen.setdefault(entry.target, None)
         for thread in self.code:
@@ -580,6 +647,12 @@ class LitmusTest:
                 if isinstance(ins, Tcgen05Op):
                     for name in ins.addresses:
                         seen.setdefault(name, None)
+                if isinstance(ins, TensorCopy):
+                    for name in (ins.tensor_map, ins.shared, ins.mbar):
+                        if name is not None:
+                            seen.setdefault(name, None)
+                if isinstance(ins, TensormapOp):
+                    seen.setdefault(ins.source, None)
                 address = getattr(ins, "address", None)
                 if address is not None:
                     seen.setdefault(address, None)
@@ -1074,6 +1147,22 @@ class Parser:
         if self.at("[", "punct"):
             self.advance()
             name = self.expect_name("a location inside '[ ]'")
+            if self.at(",", "punct"):  # [tensorMap, {c0, ...}] of a tensor copy
+                self.advance()
+                self.expect("{", "'{' before the tensor coordinates")
+                coordinates: list[Register | Immediate] = []
+                while True:
+                    ctok = self.tok
+                    coordinate = self.operand()[0]
+                    if not isinstance(coordinate, (Register, Immediate)):
+                        raise self.error(f"a tensor coordinate is a register or a constant, not {_quoted(ctok.text)}", ctok)
+                    coordinates.append(coordinate)
+                    if not self.at(",", "punct"):
+                        break
+                    self.advance()
+                self.expect("}", "'}' after the tensor coordinates")
+                self.expect("]", "']'")
+                return TensorOperand(name.text, tuple(coordinates)), tok
             self.expect("]", "']'")
             return Symbol(name.text), tok
         if self.at("&", "punct"):
@@ -1262,6 +1351,8 @@ def _build(p: Parser, parts: list[tuple[str, Token]], operands: list[tuple[Opera
         return _tcgen05(p, quals, operands, text, first)
     if base == "wgmma":
         return _wgmma(p, quals, operands, text, first)
+    if base == "tensormap":
+        return _tensormap(p, quals, operands, text, first)
     raise p.error(f"unknown instruction {_quoted(base)}", first)
 
 
@@ -1288,6 +1379,8 @@ def _register(p: Parser, base: str, op: tuple[Operand, Token]) -> Register:
 def _value(p: Parser, base: str, op: tuple[Operand, Token]) -> Register | Immediate:
     if isinstance(op[0], Symbol):
         raise p.error(f"expected a register or a constant for {base}, found location {_quoted(op[0].name)}", op[1])
+    if isinstance(op[0], TensorOperand):
+        raise p.error(f"expected a register or a constant for {base}, found a tensor operand", op[1])
     return op[0]
 
 
@@ -1583,7 +1676,7 @@ def _group_count(p, base: str, operands, first) -> int:
     return n.value
 
 
-def _bulk_copy(p, quals, operands, text, first) -> BulkCopy | AsyncCopy | AsyncGroup | AsyncArrive:
+def _bulk_copy(p, quals, operands, text, first) -> BulkCopy | TensorCopy | AsyncCopy | AsyncGroup | AsyncArrive:
     """§9.7.9.25.4.1 ``cp.async.bulk.dst.src.completion`` and §9.7.9.25.4.2
     ``cp.reduce.async.bulk.dst.src.completion.redOp.type`` (the state spaces and completion of
     :data:`_BULK_SPACES`), §9.7.9.25.6 ``cp.async.bulk.commit_group`` and
@@ -1605,7 +1698,7 @@ def _bulk_copy(p, quals, operands, text, first) -> BulkCopy | AsyncCopy | AsyncG
     quals = quals[3:] if reduce else quals[2:]
     names = [q for q, _ in quals]
     if names[:1] == ["tensor"]:
-        raise p.error(f"{base}.tensor is not supported in litmus tests: the dialect has no tensor maps", quals[0][1])
+        return _tensor_copy(p, base + ".tensor", quals[1:], operands, text, first, reduce)
     if len(names) < 3:
         raise p.error(f"{base} needs .dst.src.completion_mechanism", first)
     spaces = (names[0], names[1])
@@ -1642,6 +1735,129 @@ def _bulk_copy(p, quals, operands, text, first) -> BulkCopy | AsyncCopy | AsyncG
         first.column,
         reduce_op,
     )
+
+
+TENSOR_BOX_BYTES = 16
+"""The bytes a tensor copy of the dialect moves (its complete-tx count): a litmus tensor is one
+location, and its box is counted as the smallest a tensor map describes (the inner box dimension
+in bytes is a multiple of 16)."""
+#: §9.7.9.25.5.2: the directions of cp.async.bulk.tensor, with their completion mechanism and load modes.
+_TENSOR_SPACES = {
+    ("shared::cluster", "global"): ("mbarrier::complete_tx::bytes", ("tile", "tile::gather4", "im2col", "im2col::w", "im2col::w::128")),
+    ("shared::cta", "global"): ("mbarrier::complete_tx::bytes", ("tile", "tile::gather4", "im2col", "im2col::w", "im2col::w::128")),
+    ("global", "shared::cta"): ("bulk_group", ("tile", "tile::scatter4", "im2col_no_offs")),
+}
+#: §9.7.9.25.5.3: the .redOp of cp.reduce.async.bulk.tensor (the element type is the tensor map's;
+#: the dialect's tensor element is .u32, .b32 for the bitwise operations).
+TENSOR_REDUCE_TYPES = {"add": "u32", "min": "u32", "max": "u32", "inc": "u32", "dec": "u32", "and": "b32", "or": "b32", "xor": "b32"}
+
+
+def _tensor_copy(p, base, quals, operands, text, first, reduce: bool) -> TensorCopy:
+    """§9.7.9.25.5.2 ``cp.async.bulk.tensor`` and §9.7.9.25.5.3 ``cp.reduce.async.bulk.tensor``:
+    ``.dim.dst.src{.load_mode}.completion`` (a reduction: ``.dim.global.shared::cta.redOp{.load_mode}
+    .bulk_group``). The tile modes are accepted; the im2col modes (which take im2colInfo),
+    ``.tile::gather4`` / ``.tile::scatter4`` (four rows of a 2-D tensor), multicast, ``.cta_group``
+    and cache hints are refused: a litmus tensor is one location."""
+    names = [q for q, _ in quals]
+    if len(names) < 3 or names[0] not in ("1d", "2d", "3d", "4d", "5d"):
+        raise p.error(f"{base} needs .dim.dst.src (.dim one of .1d .. .5d)", quals[0][1] if quals else first)
+    spaces = (names[1], names[2])
+    if spaces not in _TENSOR_SPACES or (reduce and spaces != ("global", "shared::cta")):
+        allowed = [("global", "shared::cta")] if reduce else list(_TENSOR_SPACES)
+        raise p.error(f"{base} from .{names[2]} to .{names[1]}: the copies are " + ", ".join(f".{s} to .{d}" for d, s in allowed), quals[1][1])
+    completion, modes = _TENSOR_SPACES[spaces]
+    rest = quals[3:]
+    reduce_op = None
+    if reduce:
+        if not rest or rest[0][0] not in TENSOR_REDUCE_TYPES:
+            raise p.error(f"{base} takes .redOp (" + ", ".join("." + o for o in TENSOR_REDUCE_TYPES) + ")", rest[0][1] if rest else first)
+        reduce_op = rest[0][0]
+        rest = rest[1:]
+        modes = ("tile", "im2col_no_offs")
+    mode = "tile"
+    if rest and rest[0][0] in modes + ("tile::gather4", "tile::scatter4", "im2col", "im2col::w", "im2col::w::128", "im2col_no_offs"):
+        mode, tok = rest[0]
+        rest = rest[1:]
+        if mode not in modes:
+            raise p.error(f"{base} from .{names[2]} to .{names[1]} has no load mode .{mode}", tok)
+        if mode != "tile":
+            raise p.error(f"{base}'s .{mode} mode is not supported in litmus tests: a litmus tensor is one location (use .tile)", tok)
+    if not rest or rest[0][0] != completion:
+        raise p.error(f"{base} from .{names[2]} to .{names[1]} completes with .{completion}", rest[0][1] if rest else first)
+    for q, tok in rest[1:]:
+        raise p.error(f"unknown qualifier .{q} for {base} (multicast, .cta_group and cache hints are not supported in litmus tests)", tok)
+    mbarrier = completion != "bulk_group"
+    _count(p, base, operands, 3 if mbarrier else 2, first)
+    tensor_op, tensor_tok = operands[1 if mbarrier else 0]
+    if not isinstance(tensor_op, TensorOperand):
+        raise p.error(f"{base} takes [tensorMap, {{coordinates}}] as its {'second' if mbarrier else 'first'} operand", tensor_tok)
+    dim = int(names[0][0])
+    if len(tensor_op.coordinates) != dim:
+        raise p.error(f"{base}.{names[0]} takes {dim} tensor coordinate(s), found {len(tensor_op.coordinates)}", tensor_tok)
+    shared = _address(p, base, operands[0] if mbarrier else operands[1])
+    return TensorCopy(
+        tensor_op.tensor_map,
+        tensor_op.coordinates,
+        shared,
+        _address(p, base, operands[2]) if mbarrier else None,
+        (names[0], names[1], names[2], mode, completion) + ((reduce_op,) if reduce_op else ()),
+        text,
+        first.line,
+        first.column,
+        reduce_op,
+    )
+
+
+#: §9.7.9.26: the fields of tensormap.replace, by operand form (.field1 new_val; .field2 ord, new_val;
+#: .field3 new_val); the dialect's tensor map holds the global address only.
+_TENSORMAP_FIELDS = (
+    "global_address",
+    "rank",
+    "box_dim",
+    "global_dim",
+    "global_stride",
+    "element_stride",
+    "elemtype",
+    "interleave_layout",
+    "swizzle_mode",
+    "swizzle_atomicity",
+    "fill_mode",
+)
+
+
+def _tensormap(p, quals, operands, text, first) -> TensormapOp:
+    """§9.7.9.26 ``tensormap.replace.tile.global_address{.global,.shared::cta}.b1024.b64 [addr], new_val``
+    (``new_val`` written as the location it is the address of) and §9.7.13.16
+    ``tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync.aligned [dst],
+    [src], 128``. The other fields of tensormap.replace are refused: the dialect's tensor map has one
+    field, the tensor's address."""
+    names = [q for q, _ in quals]
+    if names[:1] == ["replace"]:
+        base = "tensormap.replace"
+        if len(names) < 2 or names[1] != "tile":
+            raise p.error(f"{base} needs .mode .tile", quals[1][1] if len(quals) > 1 else first)
+        if len(names) < 3 or names[2] not in _TENSORMAP_FIELDS:
+            raise p.error(f"{base}.tile needs a .field (" + ", ".join("." + f for f in _TENSORMAP_FIELDS) + ")", quals[2][1] if len(quals) > 2 else first)
+        if names[2] != "global_address":
+            raise p.error(f"{base}.{names[2]} is not supported in litmus tests: the dialect's tensor map has one field, .global_address", quals[2][1])
+        tail = names[3:]
+        if tail not in (["b1024", "b64"], ["global", "b1024", "b64"], ["shared::cta", "b1024", "b64"]):
+            raise p.error(f"{base}.tile.global_address is {base}.tile.global_address{{.global,.shared::cta}}.b1024.b64 [addr], new_val", first)
+        _count(p, base, operands, 2, first)
+        return TensormapOp("replace", _address(p, base, operands[0]), _address(p, base, operands[1]), tuple(names[1:]), text, first.line, first.column)
+    if names[:1] == ["cp_fenceproxy"]:
+        base = "tensormap.cp_fenceproxy"
+        scope = names[5] if len(names) == 8 else None
+        if scope not in SCOPES or names[:5] + names[6:] != ["cp_fenceproxy", "global", "shared::cta", "tensormap::generic", "release", "sync", "aligned"]:
+            raise p.error(f"{base} is {base}.global.shared::cta.tensormap::generic.release.scope.sync.aligned [dst], [src], 128", first)
+        _count(p, base, operands, 3, first)
+        size = _value(p, base, operands[2])
+        if not isinstance(size, Immediate) or size.value != 128:
+            raise p.error(f"{base}'s size is 128 (a tensor map's bytes)", operands[2][1])
+        return TensormapOp(
+            "cp_fenceproxy", _address(p, base, operands[0]), _address(p, base, operands[1]), tuple(names[1:]), text, first.line, first.column, scope
+        )
+    raise p.error("of the tensormap instructions the dialect has tensormap.replace and tensormap.cp_fenceproxy", quals[0][1] if quals else first)
 
 
 #: §9.7.9.12, §9.7.13.7: per (opcode, .sem): the default .sem first, the scopes (the default
@@ -1813,15 +2029,17 @@ def _fence(p, base, quals, operands, text, first) -> Fence | ProxyFence:
     ``fence.proxy.async::generic.{acquire,release}.sync_restrict::...``. "When .sync_restrict is
     .sync_restrict::shared::cta, .sem must be .release ... .sync_restrict::shared::cluster, .sem must
     be .acquire ... .scope must be specified as .cluster"."""
+    names = [q for q, _ in quals]
+    if base == "fence" and names[:2] == ["proxy", "tensormap::generic"]:
+        return _tensormap_fence(p, quals[2:], operands, text, first)
     if operands:
         raise p.error(f"{base} takes no operands", operands[0][1])
-    names = [q for q, _ in quals]
     if names[:1] == ["proxy"]:
         if len(quals) < 2:
             raise p.error(f"{base}.proxy needs a proxy kind (.alias, .texture, .surface, .constant, .async, .async::generic)", first)
         kind, tok = quals[1]
         if kind == "tensormap::generic":
-            raise p.error("fence.proxy.tensormap::generic is not supported in litmus tests: the dialect has no tensor maps", tok)
+            raise p.error("membar.proxy has no .tensormap::generic (write fence.proxy.tensormap::generic)", tok)
         if kind == "async::generic" and base == "fence":
             sem, scope, restrict = _fence_quals(p, base + ".proxy.async::generic", quals[2:], first)
             if restrict not in ("shared::cta", "shared::cluster"):
@@ -1840,6 +2058,27 @@ def _fence(p, base, quals, operands, text, first) -> Fence | ProxyFence:
         return Fence("sc", _MEMBAR_LEVELS[quals[0][0]], text, first.line, first.column)
     sem, scope, restrict = _fence_quals(p, base, quals, first)
     return Fence(sem, scope, text, first.line, first.column, restrict)
+
+
+def _tensormap_fence(p, quals, operands, text, first) -> ProxyFence:
+    """§9.7.13.4 ``fence.proxy.tensormap::generic.release.scope`` and
+    ``fence.proxy.tensormap::generic.acquire.scope [addr], 128``: a uni-directional proxy fence from
+    the generic proxy to the tensormap proxy. "The only supported value for the size operand is 128"
+    and the acquire form names the tensor map it orders."""
+    base = "fence.proxy.tensormap::generic"
+    names = [q for q, _ in quals]
+    if len(names) != 2 or names[0] not in ("release", "acquire") or names[1] not in SCOPES:
+        raise p.error(f"{base} is {base}.release.scope or {base}.acquire.scope [addr], 128", quals[0][1] if quals else first)
+    sem, scope = names
+    if sem == "release":
+        if operands:
+            raise p.error(f"{base}.release takes no operands", operands[0][1])
+        return ProxyFence("tensormap::generic", text, first.line, first.column, sem, scope)
+    _count(p, base + ".acquire", operands, 2, first)
+    size = _value(p, base, operands[1])
+    if not isinstance(size, Immediate) or size.value != 128:
+        raise p.error(f"{base}.acquire's size is 128", operands[1][1])
+    return ProxyFence("tensormap::generic", text, first.line, first.column, sem, scope, address=_address(p, base, operands[0]))
 
 
 def _fence_quals(p: Parser, base: str, quals, first: Token) -> tuple[str, str, str | None]:
@@ -1975,10 +2214,93 @@ def _check(test: LitmusTest, p: Parser) -> None:
     for code in test.code:
         _check_pending_counts(code, p)
         _check_wgmma_registers(code, p)
+    maps = _check_tensor_maps(test, p)
     known = set(test.locations_used())
     for tok in p.condition_locations:
         if tok.text not in known:
             raise p.error(f"unknown location {_quoted(tok.text)} in the condition: no initial value and no instruction names it", tok)
+        if tok.text in maps:
+            raise p.error(f"{_quoted(tok.text)} is a tensor map: its value is opaque (§5.5.8) and not in the condition", tok)
+
+
+def tensor_maps(test: LitmusTest) -> tuple[str, ...]:
+    """The locations a test uses as tensor maps (§5.5.8): the tensorMap of its tensor copies, what
+    tensormap.replace and tensormap.cp_fenceproxy write and copy, what
+    fence.proxy.tensormap::generic.acquire names."""
+    seen: dict[str, None] = {}
+    for code in test.code:
+        for ins in code:
+            if isinstance(ins, TensorCopy):
+                seen.setdefault(ins.tensor_map, None)
+            elif isinstance(ins, TensormapOp):
+                seen.setdefault(ins.address, None)
+                if ins.op == "cp_fenceproxy":
+                    seen.setdefault(ins.source, None)
+            elif isinstance(ins, ProxyFence) and ins.address is not None:
+                seen.setdefault(ins.address, None)
+    return tuple(seen)
+
+
+def _check_tensor_maps(test: LitmusTest, p: Parser) -> frozenset[str]:
+    """A tensor map is "a 128-byte opaque object" (§5.5.8) that the dialect gives one field, the
+    address of the tensor it describes: it starts as ``tmap = &x`` and only the tensor instructions
+    touch it (another access would read or write an opaque object as a number). Every other pointer
+    value is refused by the lowering (litmus locations hold numbers)."""
+    maps = frozenset(tensor_maps(test))
+    for entry in test.init:
+        if isinstance(entry, LocationInit) and entry.pointer is not None:
+            # Other pointer values parse (herd's syntax) and are refused when the test is lowered.
+            if entry.name in maps and entry.pointer in maps:
+                raise p.error(
+                    f"tensor map {_quoted(entry.name)} describes tensor map {_quoted(entry.pointer)}, not a tensor", line=entry.line, column=entry.column
+                )
+        if isinstance(entry, AliasDecl) and (entry.target in maps or entry.name in maps):
+            raise p.error(f"{_quoted(entry.name)}: aliases of tensor maps are not supported in litmus tests", line=entry.line, column=entry.column)
+    described = {e.name for e in test.init if isinstance(e, LocationInit) and e.pointer is not None}
+    for code in test.code:
+        for ins in code:
+            for name in _tensor_map_operands(ins):
+                if name not in described:
+                    raise p.error(
+                        f"tensor map {_quoted(name)} needs an initial value {name}=&tensor (the tensor it describes, §5.5.8)",
+                        line=getattr(ins, "line", None),
+                        column=getattr(ins, "column", None),
+                    )
+    for code in test.code:
+        for ins in code:
+            own = _tensor_map_operands(ins)
+            for name in _locations_named(ins):
+                if name in maps and name not in own:
+                    raise p.error(
+                        f"{_quoted(name)} is a tensor map: only cp.async.bulk.tensor, tensormap.replace, tensormap.cp_fenceproxy and "
+                        "fence.proxy.tensormap::generic access it",
+                        line=getattr(ins, "line", None),
+                        column=getattr(ins, "column", None),
+                    )
+            if isinstance(ins, TensormapOp) and ins.op == "replace" and ins.source in maps:
+                raise p.error(f"tensormap.replace's new address {_quoted(ins.source)} is a tensor map, not a tensor", line=ins.line, column=ins.column)
+    return maps
+
+
+def _tensor_map_operands(ins: Instruction) -> tuple[str, ...]:
+    if isinstance(ins, TensorCopy):
+        return (ins.tensor_map,)
+    if isinstance(ins, TensormapOp):
+        return (ins.address, ins.source) if ins.op == "cp_fenceproxy" else (ins.address,)
+    if isinstance(ins, ProxyFence) and ins.address is not None:
+        return (ins.address,)
+    return ()
+
+
+def _locations_named(ins: Instruction) -> tuple[str, ...]:
+    """Every location an instruction names (its address operands)."""
+    names: list[str] = []
+    for field in ("address", "dst", "src", "mbar", "tensor_map", "shared", "source"):
+        value = getattr(ins, field, None)
+        if isinstance(value, str):
+            names.append(value)
+    names.extend(getattr(ins, "addresses", ()))
+    return tuple(names)
 
 
 def _check_pending_counts(code: tuple[Instruction, ...], p: Parser) -> None:
@@ -2051,7 +2373,7 @@ def _check_wgmma_registers(code: tuple[Instruction, ...], p: Parser) -> None:
 def registers_read(ins: Instruction) -> tuple[str, ...]:
     """The registers an instruction reads (its register operands), in operand order."""
     names = []
-    for field in ("left", "right", "value", "predicate", "size", "src_size", "scale_d", "sources", "operands"):
+    for field in ("left", "right", "value", "predicate", "size", "src_size", "scale_d", "sources", "operands", "coordinates"):
         value = getattr(ins, field, None)
         for op in value if isinstance(value, tuple) else (value,):
             if isinstance(op, Register):
@@ -2123,6 +2445,8 @@ def _operand_text(op: Operand) -> str:
         return op.name
     if isinstance(op, Immediate):
         return str(op.value)
+    if isinstance(op, TensorOperand):
+        return f"[{op.tensor_map}, {{" + ", ".join(_operand_text(c) for c in op.coordinates) + "}]"
     return op.name
 
 
@@ -2179,6 +2503,17 @@ def format_instruction(ins: Instruction) -> str:
         )
         operands = [ins.address, _operand_text(ins.value)] + ([ins.mbar] if ins.mbar is not None else [])
         return f"{ins.opcode}.async{quals} " + ", ".join(operands)
+    if isinstance(ins, TensorCopy):
+        name = "cp.async.bulk.tensor" if ins.reduce_op is None else "cp.reduce.async.bulk.tensor"
+        dim, dst, src, mode, completion = ins.qualifiers[:5]
+        quals = f".{dim}.{dst}.{src}" + (f".{ins.reduce_op}" if ins.reduce_op else "") + f".{mode}.{completion}"
+        tensor = _operand_text(TensorOperand(ins.tensor_map, ins.coordinates))
+        operands = [tensor, ins.shared] if ins.to_global else [ins.shared, tensor] + ([ins.mbar] if ins.mbar is not None else [])
+        return f"{name}{quals} " + ", ".join(operands)
+    if isinstance(ins, TensormapOp):
+        if ins.op == "replace":
+            return "tensormap.replace" + "".join("." + q for q in ins.qualifiers) + f" {ins.address}, {ins.source}"
+        return "tensormap.cp_fenceproxy" + "".join("." + q for q in ins.qualifiers) + f" {ins.address}, {ins.source}, 128"
     if isinstance(ins, BulkCopy):
         name = "cp.async.bulk" if ins.reduce_op is None else "cp.reduce.async.bulk"
         operands = [ins.dst, ins.src, _operand_text(ins.size)] + ([ins.mbar] if ins.mbar is not None else [])
@@ -2190,6 +2525,8 @@ def format_instruction(ins: Instruction) -> str:
     if isinstance(ins, ProxyFence):
         if ins.sem is None:
             return f"fence.proxy.{ins.kind}"
+        if ins.address is not None:
+            return f"fence.proxy.{ins.kind}.{ins.sem}.{ins.scope} {ins.address}, 128"
         return f"fence.proxy.{ins.kind}.{ins.sem}" + _restrict_text(ins.restrict) + f".{ins.scope}"
     if isinstance(ins, BarrierOp):
         if ins.level == "cluster":

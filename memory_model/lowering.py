@@ -65,6 +65,8 @@ from ptxspec.memory_model.litmus import (
     RegisterInit,
     Store,
     Tcgen05Op,
+    TensorCopy,
+    TensormapOp,
     WgmmaOp,
     registers_read,
     registers_written,
@@ -452,9 +454,17 @@ class _Runner:
                 fields = {"instruction": ins.text, "line": ins.line, "fence": ins.sem, "order": ins.sem, "scope": ins.scope, "fence_restrict": ins.restrict}
                 self.emit(state, fields, frozenset())
                 state.pc += 1
+            elif isinstance(ins, TensormapOp):
+                stack.extend(reversed(self.tensormap(state, ins, key)))
+                return None
             elif isinstance(ins, ProxyFence):
                 fields = {"instruction": ins.text, "line": ins.line, "proxy_fence": ins.kind}
-                if ins.sem is not None:
+                if ins.kind == "tensormap::generic":
+                    # A proxy fence with a .sem and a scope, not a memory fence (ptx.tensormap_fenced).
+                    fields.update(order=ins.sem, scope=ins.scope)
+                    if ins.address is not None:
+                        fields["address"] = self.low.addresses[ins.address]
+                elif ins.sem is not None:
                     # The uni-directional async::generic fence is also a (restricted) release or
                     # acquire fence (§9.7.13.4: "A .release proxy fence can form a release sequence").
                     fields.update(fence=ins.sem, order=ins.sem, scope=ins.scope, fence_restrict=ins.restrict)
@@ -564,43 +574,111 @@ class _Runner:
             yield state.copy(), tuple(value for value, _ in combo), tuple(family for _, family in combo)
 
     def bulk_copy(self, state: _State, ins: BulkCopy, key: Key) -> list[_State]:
-        """``cp.async.bulk`` (§9.7.9.25.4.1) and ``cp.reduce.async.bulk`` (§9.7.9.25.4.2) as the
-        operations of an asynchronous instruction (their
+        """``cp.async.bulk`` (§9.7.9.25.4.1) and ``cp.reduce.async.bulk`` (§9.7.9.25.4.2): the
+        operations of :meth:`copy_agent` from ``src`` to ``dst``, completing by a complete-tx of
+        ``size`` or in a bulk async-group."""
+        dst_space, src_space = ins.qualifiers[:2]
+        spaces = (src_space, dst_space)
+        return self.copy_agent(state, ins, key, ins.src, ins.dst, spaces, ins.qualifiers[-1:], self.value(state, ins.size), self.taint(state, ins.size))
+
+    def tensor_copy(self, state: _State, ins: TensorCopy, key: Key) -> list[_State]:
+        """``cp.async.bulk.tensor`` (§9.7.9.25.5.2) and ``cp.reduce.async.bulk.tensor``
+        (§9.7.9.25.5.3): first a weak read of the tensor map in the tensormap proxy ("tensorMap is
+        accessed in the tensormap proxy"), one state per value it may hold; the tensor is the
+        location that value points to; then the operations of :meth:`copy_agent` between the tensor
+        (global) and the shared-memory location, moving :data:`~ptxspec.memory_model.litmus.TENSOR_BOX_BYTES`."""
+        _dim, dst_space, src_space = ins.qualifiers[:3]
+        fields: dict = {"instruction": ins.text, "line": ins.line, "agent": f"{key[1]}:{key[2]}", "proxy": "tensormap", "order": "weak", "scope": None}
+        if ins.mbar is None:
+            fields["async_group"] = ("bulk", state.groups.get("bulk", 0))
+        branches: list[_State] = []
+        for first, (value,), _ in self.agent_branches(state, key, (ins.tensor_map,)):
+            self.emit(first, dict(fields, address=self.low.addresses[ins.tensor_map], reads=True, read_value=value), frozenset())
+            tensor = self.low.tensor_of(value)
+            src, dst = (ins.shared, tensor) if ins.to_global else (tensor, ins.shared)
+            element = (litmus.TENSOR_REDUCE_TYPES[ins.reduce_op],) if ins.reduce_op else ()
+            branches += self.copy_agent(first, ins, key, src, dst, (src_space, dst_space), element, litmus.TENSOR_BOX_BYTES, frozenset())
+        return branches
+
+    def copy_agent(
+        self,
+        state: _State,
+        ins: BulkCopy | TensorCopy,
+        key: Key,
+        src: str,
+        dst: str,
+        spaces: tuple[str, str],
+        element: tuple[str, ...],
+        size: int,
+        size_taint: frozenset,
+    ) -> list[_State]:
+        """The operations of a bulk or tensor copy (their
         :attr:`~ptxspec.memory_model.program.Event.agent` is this instance), one state per value
         of the locations they read, in the async proxy ("cp{.reduce}.async.bulk operations are
         performed in the asynchronous proxy", §9.7.9.25.2): a weak read of ``src``; for a copy a
         weak write of ``dst`` ("the copy operations ... are treated as weak memory operations"),
-        for a reduction a read-modify-write of ``dst`` ("each reduction operation performed by
-        cp.reduce.async.bulk has individually .relaxed.gpu memory ordering semantics"); the
-        implicit generic-async proxy fence that follows its completion; then its completion: the
-        complete-tx of ``size`` on ``mbar``, which "has .release semantics at .cluster scope", or
-        membership of the bulk async-group its thread commits next
-        (:attr:`~ptxspec.memory_model.program.Event.async_group`)."""
-        size = self.value(state, ins.size)
+        for a reduction (by ``ins.reduce_op`` on values of type ``element``) a read-modify-write of
+        ``dst`` ("each reduction operation performed by cp.reduce.async.bulk has individually
+        .relaxed.gpu memory ordering semantics"); the implicit generic-async proxy fence that
+        follows its completion; then its completion: the complete-tx of ``size`` on ``ins.mbar``,
+        which "has .release semantics at .cluster scope", or membership of the bulk async-group
+        its thread commits next (:attr:`~ptxspec.memory_model.program.Event.async_group`)."""
         base: dict = {"instruction": ins.text, "line": ins.line, "agent": f"{key[1]}:{key[2]}"}
         if ins.mbar is None:
             base["async_group"] = ("bulk", state.groups.get("bulk", 0))
         memory = dict(base, proxy="async", order="weak", scope=None)
-        dst_space, src_space = ins.qualifiers[:2]
-        reads = (ins.src,) + ((ins.dst,) if ins.reduce_op is not None else ()) + ((ins.mbar,) if ins.mbar is not None else ())
+        src_space, dst_space = spaces
+        reads = (src,) + ((dst,) if ins.reduce_op is not None else ()) + ((ins.mbar,) if ins.mbar is not None else ())
         branches = []
         for branch, values, families in self.agent_branches(state, key, reads):
             value, family = values[0], families[0]
             read = len(branch.events)
-            self.emit(branch, dict(memory, address=self.low.addresses[ins.src], space=src_space, reads=True, read_value=value), frozenset())
-            dst = dict(memory, address=self.low.addresses[ins.dst], space=dst_space, writes=True)
+            self.emit(branch, dict(memory, address=self.low.addresses[src], space=src_space, reads=True, read_value=value), frozenset())
+            written = dict(memory, address=self.low.addresses[dst], space=dst_space, writes=True)
             if ins.reduce_op is None:
-                self.emit(branch, dict(dst, write_value=value), frozenset({read}))
+                self.emit(branch, dict(written, write_value=value), frozenset({read}))
             else:
                 old = values[1]
-                value = atomic_op(ins.reduce_op, old, (value,), ins.qualifiers[-1:])
+                value = atomic_op(ins.reduce_op, old, (value,), element)
                 family = _join(family, families[1])
-                self.emit(branch, dict(dst, reads=True, atomic=True, order="relaxed", scope="gpu", read_value=old, write_value=value), frozenset({read}))
-            self.record(branch, ins.dst, value, family, key)
+                self.emit(branch, dict(written, reads=True, atomic=True, order="relaxed", scope="gpu", read_value=old, write_value=value), frozenset({read}))
+            self.record(branch, dst, value, family, key)
             self.emit(branch, dict(base, proxy_fence="async"), frozenset())
             if ins.mbar is not None:
                 old, mbar_family = values[-1], families[-1]
-                self.arrive_on(branch, key, dict(base, order="release"), ins.mbar, old, mbar_family, "complete_tx", (size,), self.taint(branch, ins.size))
+                self.arrive_on(branch, key, dict(base, order="release"), ins.mbar, old, mbar_family, "complete_tx", (size,), size_taint)
+            branch.pc += 1
+            branches.append(branch)
+        return branches
+
+    def tensormap(self, state: _State, ins: TensormapOp, key: Key) -> list[_State]:
+        """``tensormap.replace`` (§9.7.9.26): "treated as a weak memory operation on the entire
+        1024-bit opaque tensor-map object", in the generic proxy: a weak write of the tensor map
+        with the address of its new tensor. ``tensormap.cp_fenceproxy`` (§9.7.13.16): "copies data
+        of size specified by the size argument, in the generic proxy, from the location specified
+        by the address operand src in shared memory to the location specified by the address
+        operand dst in the global memory" (a weak read and a weak write), then "establishes a
+        uni-directional proxy release pattern on the ordering from the copy operation to the
+        subsequent access performed in the tensormap proxy on the address dst" (a release
+        fence.proxy.tensormap::generic at its scope)."""
+        where = {"instruction": ins.text, "line": ins.line, "proxy": "generic", "order": "weak", "scope": None}
+        space = state_space(ins.qualifiers)
+        if ins.op == "replace":
+            value = self.low.tensor_map_value(ins.source)
+            self.emit(state, dict(where, address=self.low.addresses[ins.address], space=space, writes=True, write_value=value), frozenset())
+            self.record(state, ins.address, value, _NO_DERIVATION, key)
+            state.pc += 1
+            return [state]
+        branches = []
+        for value, family in self.choices(self.low.physical(ins.source), key):
+            branch = state.copy()
+            read = len(branch.events)
+            self.emit(branch, dict(where, address=self.low.addresses[ins.source], space="shared::cta", reads=True, read_value=value), frozenset())
+            self.emit(branch, dict(where, address=self.low.addresses[ins.address], space="global", writes=True, write_value=value), frozenset({read}))
+            self.record(branch, ins.address, value, family, key)
+            self.emit(
+                branch, {"instruction": ins.text, "line": ins.line, "proxy_fence": "tensormap::generic", "order": "release", "scope": ins.scope}, frozenset()
+            )
             branch.pc += 1
             branches.append(branch)
         return branches
@@ -852,6 +930,7 @@ _AGENTS = {
     AsyncStore: "async_store",
     Tcgen05Op: "tcgen05",
     WgmmaOp: "wgmma",
+    TensorCopy: "tensor_copy",
 }
 """The asynchronous instructions and the :class:`_Runner` method that lowers each (tcgen05 and
 wgmma except their :data:`_SYNCHRONOUS` forms)."""
@@ -907,6 +986,9 @@ class _Lowering:
         self.unroll_bound = unroll_bound
         self.deadline = deadline
         self.where = Location(test.source)
+        self.tensor_maps = frozenset(litmus.tensor_maps(test))
+        self.tensors = tuple(test.locations_used())
+        """The locations a tensor map may point to; a tensor map's value is 1 + an index here."""
         self.addresses = self._addresses()
         self.initial_values = self._initial_values()
         self.registers = self._registers()
@@ -927,13 +1009,28 @@ class _Lowering:
     def physical(self, name: str) -> str:
         return self.addresses[name].physical
 
+    def tensor_map_value(self, tensor: str) -> int:
+        """The value of a tensor map that describes ``tensor`` (an opaque object, §5.5.8: the
+        dialect gives it the one field that decides what a copy reads and writes, the address)."""
+        return 1 + self.tensors.index(tensor)
+
+    def tensor_of(self, value: int) -> str:
+        """The tensor a tensor map holding ``value`` describes (the parser lets only the tensor
+        instructions write tensor maps, so every value they hold is one :meth:`tensor_map_value` made)."""
+        assert 1 <= value <= len(self.tensors), "a tensor map holds only tensor-map values"
+        return self.tensors[value - 1]
+
+    def value_text(self, physical: str, value: int) -> str:
+        """A value as the test writes it: ``&x`` in a tensor map."""
+        return f"&{self.tensor_of(value)}" if physical in self.tensor_maps else str(_signed(value))
+
     def _addresses(self) -> dict[str, Address]:
         out: dict[str, Address] = {}
         for entry in self.test.init:
             if isinstance(entry, LocationInit):
-                if entry.pointer is not None:
+                if entry.pointer is not None and entry.name not in self.tensor_maps:
                     raise PtxSpecError(
-                        f"location {entry.name!r} holds the address of {entry.pointer!r}: pointer values are not supported",
+                        f"location {entry.name!r} holds the address of {entry.pointer!r}: pointer values are for tensor maps only (the tensorMap of a tensor copy)",
                         where=Location(self.test.source, entry.line, entry.column),
                     )
                 out[entry.name] = Address(entry.name, entry.name, entry.name)
@@ -957,7 +1054,10 @@ class _Lowering:
             values.setdefault(address.physical, 0)
         for entry in self.test.init:
             if isinstance(entry, LocationInit):
-                assert entry.value is not None, "_addresses() rejects pointer values"
+                if entry.pointer is not None:  # a tensor map (_addresses() rejects the others)
+                    values[self.physical(entry.name)] = self.tensor_map_value(entry.pointer)
+                    continue
+                assert entry.value is not None, "a location's initial value is a number or a pointer"
                 values[self.physical(entry.name)] = entry.value & MASK
         return values
 
@@ -1016,7 +1116,17 @@ class _Lowering:
         for physical, value in self.initial_values.items():
             address = self.addresses[names_by_physical.get(physical, physical)]
             initial.append(
-                Event(next_eid, None, -1, f"init {physical}={_signed(value)}", writes=True, address=address, proxy="generic", order="weak", write_value=value)
+                Event(
+                    next_eid,
+                    None,
+                    -1,
+                    f"init {physical}={self.value_text(physical, value)}",
+                    writes=True,
+                    address=address,
+                    proxy="generic",
+                    order="weak",
+                    write_value=value,
+                )
             )
             next_eid += 1
         threads: list[Thread] = []

@@ -33,17 +33,20 @@ SCOPES = ("cta", "cluster", "gpu", "sys")
 MEMORY_ORDERS = ("weak", "relaxed", "acquire", "release", "acq_rel", "volatile", "mmio")
 """§8.4: the qualifiers that say how a memory operation orders (``sc`` exists on fences only)."""
 
-PROXIES = ("generic", "texture", "surface", "constant", "async")
+PROXIES = ("generic", "texture", "surface", "constant", "async", "tensormap")
 """§8.6: the memory access methods a litmus test can use; ``async`` is the asynchronous proxy in
-which "cp{.reduce}.async.bulk operations are performed" (§9.7.9.25.2)."""
+which "cp{.reduce}.async.bulk operations are performed" (§9.7.9.25.2); ``tensormap`` the proxy in
+which a tensor copy accesses its tensor map ("tensorMap is accessed in the tensormap proxy",
+§9.7.9.25.5.2)."""
 
 FENCE_KINDS = ("sc", "acq_rel", "acquire", "release")
 """§8.4 "memory fence operations": fence.sc (and membar, its synonym), fence.acq_rel, and the
 uni-directional fence.acquire and fence.release of §9.7.13.4 (PTX ISA 8.6)."""
 
-PROXY_FENCE_KINDS = ("alias", "texture", "surface", "constant", "async", "async::generic")
+PROXY_FENCE_KINDS = ("alias", "texture", "surface", "constant", "async", "async::generic", "tensormap::generic")
 """§8.4 "proxy fence operations": fence.proxy.<kind> and membar.proxy.<kind> (bi-directional), and
-the uni-directional fence.proxy.async::generic (§9.7.13.4: from the generic proxy to the async one)."""
+the uni-directional fence.proxy.async::generic and fence.proxy.tensormap::generic (§9.7.13.4: from
+the generic proxy to the async, or the tensormap, one)."""
 
 
 @attrs.frozen
@@ -166,7 +169,9 @@ class Event:
     """For an operation on an mbarrier object (§9.7.13.15): the mbarrier operation (``init``,
     ``arrive``, ``complete_tx`` ...)."""
     proxy_fence: str | None = None
-    """One of PROXY_FENCE_KINDS for a proxy fence, else None."""
+    """One of PROXY_FENCE_KINDS for a proxy fence, else None. A fence.proxy.tensormap::generic
+    carries its ``.sem`` in ``order`` and its ``scope`` (it is a proxy fence only, not a memory
+    fence), and the acquire form the tensor map it names in ``address``."""
     barrier: Barrier | None = None
     read_value: int | None = None
     """The value a read (or the read half of an atomic) returns in this trace."""

@@ -34,11 +34,11 @@ from .relations import Axiom, Definition, Model, RelExpr, SetExpr, operands, rel
     "R", "W", "M", "A", "I", "F", "F_SC", "PF", "PF_ALIAS", "PF_TEXTURE", "PF_SURFACE", "PF_CONSTANT", "B"
 )
 (WEAK, ACQUIRE, RELEASE, ACQ_REL) = sets("WEAK", "ACQUIRE", "RELEASE", "ACQ_REL")
-(GEN, TEX, SUR, CON, ASYNC, PF_ASYNC) = sets("GEN", "TEX", "SUR", "CON", "ASYNC", "PF_ASYNC")
+(GEN, TEX, SUR, CON, ASYNC, PF_ASYNC, TMAP, PF_TO_TENSORMAP) = sets("GEN", "TEX", "SUR", "CON", "ASYNC", "PF_ASYNC", "TMAP", "PF_TO_TENSORMAP")
 (po, loc, vloc, same_thread, same_cta, scope_incl, same_proxy) = relations("po", "loc", "vloc", "same_thread", "same_cta", "scope_incl", "same_proxy")
 (data, ctrl, addr, bar_sync, rf, co, sc) = relations("data", "ctrl", "addr", "bar_sync", "rf", "co", "sc")
-(async_issue, issued_before, tcgen05_pipelined, tcgen05_pipelinable, async_completed) = relations(
-    "async_issue", "issued_before", "tcgen05_pipelined", "tcgen05_pipelinable", "async_completed"
+(async_issue, issued_before, tcgen05_pipelined, tcgen05_pipelinable, async_completed, proxy_fence_range) = relations(
+    "async_issue", "issued_before", "tcgen05_pipelined", "tcgen05_pipelinable", "async_completed", "proxy_fence_range"
 )
 (B_RELAXED, F_CLUSTER_WIDE) = sets("B_RELAXED", "F_CLUSTER_WIDE")
 (F_RESTRICTED, F_INIT_ONLY, F_CTA_ONLY, F_CLUSTER_ONLY, MB, MB_INIT, SHARED_CTA, SHARED_CLUSTER, PF_TO_ASYNC) = sets(
@@ -303,6 +303,34 @@ generic_to = Definition(
     "generic, or a proxy fence for Y's proxy (bi-directional, or uni-directional towards it) that precedes Y "
     "in base causality order.",
 )
+tensormap_proxy_synchronization = Definition(
+    "tensormap_proxy_synchronization",
+    base_causality_order
+    | (scope_incl & (PF_TO_TENSORMAP.id() >> po >> (W & STRONG).id() >> observation_order >> (R & STRONG).id() >> po >> PF_TO_TENSORMAP.id())),
+    "9.7.13.4",
+    "Between a release and an acquire fence.proxy.tensormap::generic: 'The .release proxy fence can form a "
+    "release sequence that synchronizes with an acquire sequence that contains the .acquire proxy fence' "
+    "(a release pattern begun by the release proxy fence, an acquire pattern ended by the acquire one, §8.8, "
+    "with scopes that include each other's thread), or base causality order between them. Reading: it serves "
+    "the proxy ordering only (tensormap_fenced); it is not a release or acquire fence for other operations.",
+)
+tensormap_fenced = Definition(
+    "tensormap_fenced",
+    (generic_from >> base_causality_order >> (PF_TO_TENSORMAP & RELEASE).id())
+    >> tensormap_proxy_synchronization
+    >> (PF_TO_TENSORMAP & ACQUIRE).id()
+    >> (base_causality_order & proxy_fence_range)
+    >> TMAP.id(),
+    "9.7.13.4",
+    "Pairs (X, Y) of an operation X whose effect is in the generic proxy and a read Y of a tensor map in the "
+    "tensormap proxy, ordered across the two proxies: 'A uni-directional proxy ordering from the "
+    "from-proxykind to the to-proxykind establishes ordering between a prior memory access performed via the "
+    "from-proxykind and a subsequent memory access performed via the to-proxykind'. X precedes a "
+    "fence.proxy.tensormap::generic.release (or the one tensormap.cp_fenceproxy performs, §9.7.13.16), which "
+    "synchronizes with a fence.proxy.tensormap::generic.acquire that precedes Y and names Y's tensor map "
+    "('the memory range [addr, addr+size-1] on which the ordering guarantees on the memory accesses across "
+    "the proxies is to be provided'). Reading: both halves are needed, as in every example of the manual.",
+)
 proxy_preserved_base_causality_order = Definition(
     "proxy_preserved_base_causality_order",
     (M.id() >> (base_causality_order & vloc & same_proxy & same_cta) >> M.id())
@@ -312,7 +340,8 @@ proxy_preserved_base_causality_order = Definition(
         & (generic_from >> base_causality_order.opt() >> PF_ALIAS.id() >> base_causality_order.opt() >> generic_to)
         & (M * M)
         & base_causality_order
-    ),
+    )
+    | (vloc & tensormap_fenced & (M * M)),
     "8.9.5",
     "'A memory operation X precedes a memory operation Y in proxy-preserved base causality order if X "
     "precedes Y in base causality order, and: 1. X and Y are performed to the same address, using the "
@@ -320,7 +349,8 @@ proxy_preserved_base_causality_order = Definition(
     "thread block, or 3. X and Y are aliases and there is an alias proxy fence along the base causality path "
     "from X to Y.' Item 1 is extended by §9.7.13.4: a path through a proxy fence of X's (or Y's) proxy in "
     "its CTA counts as generic at that end (generic_from, generic_to); item 3 likewise needs generic (or "
-    "converted) ends, as in the mixed-proxy model.",
+    "converted) ends, as in the mixed-proxy model; a tensor map read in the tensormap proxy is ordered after "
+    "a generic write through the release and acquire tensormap proxy fences (tensormap_fenced).",
 )
 causality_order = Definition(
     "causality_order",
@@ -534,6 +564,8 @@ PTX_8_7 = Model(
         proxy_fence_into,
         generic_from,
         generic_to,
+        tensormap_proxy_synchronization,
+        tensormap_fenced,
         proxy_preserved_base_causality_order,
         causality_order,
         tcgen05_completed,
@@ -611,7 +643,7 @@ PTX_6_0 = _differing(
         _before_proxies(acquire_pattern, "virtual address", "physical location"),
         _before_proxies(causality_order, "proxy-preserved base", "base"),
     ),
-    drop=(proxy_fence_for, proxy_fence_into, generic_from, generic_to, proxy_preserved_base_causality_order),
+    drop=(proxy_fence_for, proxy_fence_into, generic_from, generic_to, tensormap_proxy_synchronization, tensormap_fenced, proxy_preserved_base_causality_order),
 )
 """The proxy-less model of PTX ISA 6.0: ``PTX_8_7`` with morally strong without the same-proxy
 condition and with overlap on the physical location, release and acquire patterns on a physical

@@ -33,7 +33,7 @@ def test_bulk_copy_prints_as_it_parses():
         ("cp.async.ca.shared.global [s], [g], 4, 8", "src-size 8 is not in 0 .. cp-size"),
         ("cp.async.ca.shared.global [s], [g], 16, 4, 2", "operand"),
         ("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [g], [s], 16", "integer type"),
-        ("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [s], [g], [bar]", "no tensor maps"),
+        ("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [s], [g], [bar]", r"takes \[tensorMap, \{coordinates\}\]"),
         ("cp.async.cg.shared.global [s], [g], 4", "cp-size is 4, 8 or 16"),
         ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s], [g], 4, [bar]", "multicast"),
     ],

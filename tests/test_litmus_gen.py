@@ -400,6 +400,11 @@ def test_async_families_come_last_and_keep_the_old_order():
         "st-async",
         "wgmma",
         "bulk-group",
+        "red-async",
+        "bulk-reduce",
+        "cp-async-mbarrier-arrive",
+        "bar-red",
+        "tensor-map-update",
     )
 
 
@@ -426,6 +431,18 @@ def test_async_enumeration_sizes_counted_by_hand():
     assert enumeration_size(["wgmma"]) == 3 * 3
     # bulk-group: commit_group or not x (no wait, wait_group 0, wait_group.read 0)
     assert enumeration_size(["bulk-group"]) == 2 * 3
+    # red-async: .relaxed.cluster form (expect_tx or plain arrive) x (acquire, relaxed, relaxed + fence) wait,
+    # and the .release.gpu form x (acquire, relaxed, relaxed + fence) load of the flag
+    assert enumeration_size(["red-async"]) == 2 * 3 + 3
+    # bulk-reduce: 2 forms x fence.proxy.async or not x 3 waits (mbarrier: acquire, relaxed, none;
+    # bulk_group: wait_group 0, wait_group.read 0, none)
+    assert enumeration_size(["bulk-reduce"]) == 2 * 2 * 3
+    # cp-async-mbarrier-arrive: 2 consumers x (none, after or before the copy x .noinc or not) x (acquire, relaxed, no) wait
+    assert enumeration_size(["cp-async-mbarrier-arrive"]) == 2 * (1 + 2 * 2) * 3
+    # bar-red: 2 placements x (no barrier, bar.red.popc, .and, .or)
+    assert enumeration_size(["bar-red"]) == 2 * 4
+    # tensor-map-update: 2 consumers x (none, release.cta, release.gpu) x (none, acquire.cta, acquire.gpu, acquire of another map)
+    assert enumeration_size(["tensor-map-update"]) == 2 * 3 * 4
 
 
 def test_mp_mbarrier_text_same_cluster():
@@ -440,6 +457,17 @@ def test_mp_mbarrier_text_same_cluster():
     assert "bar.cta.sync 0 | mbarrier.init.shared::cta.b64 bar, 1 ;" in lines
     assert "mbarrier.arrive.release.cta.shared::cta.b64 _, bar | mbarrier.try_wait.relaxed.cta.parity.shared::cta.b64 r1, bar, 0 ;" in lines
     assert " | fence.acq_rel.cta ;" in lines and lines[-2] == " | ld.weak r2, x ;"
+
+
+def test_bar_red_outcome_checks_the_reduction_of_each_placement():
+    # §9.7.13.1: .popc counts the true predicates, .and/.or whether all/any are true, over the
+    # threads of the CTA (each CTA has its own barriers): P0's predicate is true, P1's false.
+    lines = _text("bar-red+bar.red.and+same-cta").splitlines()
+    assert "st.weak x, 1 | bar.cta.red.and.pred r0, 0, 0 ;" in lines
+    assert "bar.cta.red.and.pred r0, 0, 1 | ld.weak r1, x ;" in lines
+    assert lines[-1] == "exists ((P0:r0 != 0 \\/ P1:r0 != 0 \\/ P1:r1 == 0))"
+    assert _text("bar-red+bar.red.popc+diff-cta").splitlines()[-1] == "exists ((P0:r0 != 1 \\/ P1:r0 != 0 \\/ P1:r1 == 0))"
+    assert _text("bar-red+po+same-cta").splitlines()[-1] == "exists (P1:r1 == 0)"
 
 
 #: Generated tests that are, instruction for instruction, tests of tests/litmus/manual (whose
@@ -459,6 +487,16 @@ MANUAL = {
     "cp-async-no-wait": "cp-async+one-thread+po+same-cta",
     "mbarrier-init-fence": "mbarrier-init-cluster+fence.mbarrier_init.release.cluster+barrier.cluster.arrive.relaxed+same-cluster",
     "mbarrier-init-no-fence": "mbarrier-init-cluster+barrier.cluster.arrive.relaxed+same-cluster",
+    "red-async": "red-async+red.async.relaxed.cluster+arrive.expect_tx.release.cta+try_wait.acquire.cluster+same-cluster",
+    "cp-async-mbarrier-arrive": "cp-async-mbarrier-arrive+two-threads+ca+mbarrier.arrive+arrive.release.cta+try_wait.acquire.cta+same-cta",
+    "cp-async-mbarrier-arrive-before-copy": "cp-async-mbarrier-arrive+two-threads+mbarrier.arrive+ca+arrive.release.cta+try_wait.acquire.cta+same-cta",
+    "cp-async-mbarrier-arrive-noinc": "cp-async-mbarrier-arrive+two-threads+ca+mbarrier.arrive.noinc+try_wait.acquire.cta+same-cta",
+    "bar-red": "bar-red+bar.red.popc+same-cta",
+    "tensor-map-replace": "tensor-map-update+one-thread+release.gpu+acquire.gpu+same-cta",
+    "tensor-map-replace-no-acquire": "tensor-map-update+one-thread+release.gpu+same-cta",
+    "tensor-map-replace-no-release": "tensor-map-update+one-thread+acquire.gpu+same-cta",
+    "tensor-map-cross-thread": "tensor-map-update+two-threads+release.gpu+acquire.gpu+diff-cta",
+    "tensor-map-cross-thread-cta-scope": "tensor-map-update+two-threads+release.cta+acquire.gpu+diff-cta",
 }
 
 
