@@ -194,12 +194,13 @@ def tcgen05_pipelined(first: str, second: str) -> bool:
     """§9.7.16.6.2: whether asynchronous tcgen05 operations of kinds ``first`` then ``second``
     (:attr:`Event.tcgen05`) form a tcgen05 pipeline -- "guaranteed to execute in the same order as
     the instructions that issued them": ``mma -> mma`` (same N and accumulator; the dialect has no
-    shape), ``cp -> mma`` (same N), and the implicitly pipelined ``mma``/``cp`` -> ``commit``
-    (same N, §9.7.16.6.2.1). (``shift`` is not in the dialect.)"""
+    shape), ``cp -> mma``, ``shift -> mma``, ``shift -> cp.4x256b``, ``mma -> shift`` (same N),
+    and the implicitly pipelined ``mma``/``cp``/``shift`` -> ``commit`` (same N, §9.7.16.6.2.1)."""
     a, b = first.split("/"), second.split("/")
     if a[0] == "mma" and b[0] == "mma":
         return a[1:] == b[1:]
-    if a[0] in ("mma", "cp") and b[0] in ("mma", "commit"):
+    pairs = {("cp", "mma"), ("shift", "mma"), ("mma", "shift"), ("mma", "commit"), ("cp", "commit"), ("shift", "commit")}
+    if (a[0], b[0]) in pairs or (a[0], b[0], b[2:3]) == ("shift", "cp", ["4x256b"]):
         return a[1] == b[1]
     return False
 

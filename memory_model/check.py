@@ -24,7 +24,7 @@ import attrs
 from ptxspec.spec.errors import PtxSpecError
 
 from .engine import EngineResult, Execution, State, rests_on_bound
-from .program import Condition, Constant, LocationTerm, Program, RegisterTerm, Term
+from .program import UNDEFINED_REGISTER, Compare, Condition, Constant, LocationTerm, Or, Program, RegisterTerm, Term
 
 MODELS = {"ptx-8.7": "PTX_8_7", "ptx-6.0": "PTX_6_0"}
 """Model names on the command line -> the :class:`~.relations.Model` objects of ``ptx.py``.
@@ -85,7 +85,13 @@ class Verdict:
     and a larger bound may change it (:func:`~.engine.rests_on_bound`)."""
     notes: tuple[str, ...] = ()
     """What the user should know about how the answer was reached (an engine that did not finish
-    within its share of the time, so that the answer was not cross-checked)."""
+    within its share of the time, so that the answer was not cross-checked), and undefined
+    behavior that a consistent execution reaches."""
+    undefined: str | None = None
+    """When a consistent execution performs an operation whose behavior the manual makes
+    undefined (:attr:`~.program.Event.undefined`): that operation and the rule. Such executions
+    are among the states (their waits return 0), but what the program does there is not the
+    model's to give: a user should fix the test."""
 
     @property
     def verdict_word(self) -> str:
@@ -183,6 +189,7 @@ def check(
     want_witness: bool = False,
     want_why: bool = False,
     full_cross_check: bool = False,
+    report_undefined: bool = True,
 ) -> Verdict:
     """Check ``program`` under ``model`` with ``engine`` (``both``, ``z3`` or ``explicit``).
 
@@ -194,7 +201,11 @@ def check(
     verdict and a note says that it was not cross-checked (each engine is a complete decision
     procedure for the model; an answer from one is not a guess); where neither does, Unknown.
     ``full_cross_check`` gives the explicit engine all the time that is left instead of its share
-    (the test suite's setting: every answer cross-checked).
+    (the test suite's setting: every answer cross-checked). With ``report_undefined`` (the
+    default) a decided verdict also says whether a consistent execution reaches undefined behavior
+    (:func:`undefined_behavior`: one more question to the engine that decided, asked only of
+    programs with a trace that does); ``litmus-gen``'s verdict table, which has no place for it,
+    turns it off.
     """
     if engine not in ENGINE_CHOICES:
         raise PtxSpecError(f"unknown engine {engine!r} (choose one of {', '.join(ENGINE_CHOICES)})", where="<command line>, --engine")
@@ -239,6 +250,13 @@ def check(
         )
     first = decided[0]
     assert first.ok is not None and first.states is not None, "a decided result has an answer and its states"
+    left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+    undefined, undecided = undefined_behavior(program, the_model, first.engine, left) if report_undefined else (None, False)
+    if undefined is not None:
+        notes.append(f"undefined behavior: {undefined}")
+    elif undecided:
+        notes.append("whether a consistent execution reaches undefined behavior was not decided in time")
+    elapsed = time.perf_counter() - start
     return Verdict(
         file=program.source,
         name=program.name,
@@ -255,7 +273,29 @@ def check(
         time_s=elapsed,
         bounded=program.truncated and rests_on_bound(program.condition, first.ok),
         notes=tuple(notes),
+        undefined=undefined,
     )
+
+
+def undefined_behavior(program: Program, the_model, engine: str, timeout_s: float | None) -> tuple[str | None, bool]:
+    """``(what, undecided)``: whether a consistent execution of ``program`` performs an operation
+    whose behavior is undefined -- asked of ``engine`` as the condition "some thread's trace has
+    :data:`~.program.UNDEFINED_REGISTER` = 1", over the traces that have one (none: no question).
+    ``what`` names the operation of a witness and the manual's rule."""
+    threads = sorted({trace.thread for thread in program.threads for trace in thread.traces if trace.registers.get(UNDEFINED_REGISTER)})
+    if not threads:
+        return None, False
+    terms = tuple(RegisterTerm(t, UNDEFINED_REGISTER) for t in threads)
+    compares = tuple(Compare("==", term, Constant(1)) for term in terms)
+    query = attrs.evolve(program, condition=Condition("exists", compares[0] if len(compares) == 1 else Or(compares)), observed=terms)
+    result = engine_run(engine)(query, the_model, timeout_s=timeout_s, want_witness=True)
+    if result.ok is None:
+        return None, True
+    if not result.ok or result.witness is None:
+        return None, False
+    event = next(e for e in result.witness.events if e.undefined is not None)
+    thread = program.threads[event.thread].name if event.thread is not None else "?"
+    return f"{thread} performs '{event.instruction}' (line {event.line}) in a consistent execution, where {event.undefined}", False
 
 
 def _why(results: list[EngineResult]) -> tuple[str, ...] | None:

@@ -103,7 +103,16 @@ class TensorOperand:
     coordinates: tuple[Register | Immediate, ...]
 
 
-Operand = Register | Immediate | Symbol | TensorOperand
+@attrs.frozen
+class LocationList:
+    """``[{s0, s1, ...}]``: the dialect's spelling of a multicast operand, "the same CTA-relative
+    offset ... in the shared memory of each destination CTA" (§9.7.9.25.4.1): litmus locations are
+    not per CTA, so each destination CTA's instance is named, in increasing %cluster_ctarank."""
+
+    names: tuple[str, ...]
+
+
+Operand = Register | Immediate | Symbol | TensorOperand | LocationList
 
 
 @attrs.frozen
@@ -348,6 +357,10 @@ class BulkCopy:
     column: int | None = _pos()
     reduce_op: str | None = None
     """The ``.redOp`` of cp.reduce.async.bulk; None for a copy."""
+    multicast: tuple[tuple[str, str], ...] = ()
+    """``.multicast::cluster``: per destination CTA (in increasing rank, one per bit of
+    ``cta_mask``) the instance of dstMem and of mbar it writes and signals; empty without."""
+    cta_mask: int | None = None
 
 
 @attrs.frozen
@@ -380,7 +393,7 @@ class AsyncStore:
         return width // 8 * vector
 
 
-TCGEN05_OPS = ("ld", "st", "cp", "mma", "commit", "fence::before_thread_sync", "fence::after_thread_sync", "wait::ld", "wait::st")
+TCGEN05_OPS = ("ld", "st", "cp", "mma", "shift", "commit", "fence::before_thread_sync", "fence::after_thread_sync", "wait::ld", "wait::st")
 """§9.7.16: the tcgen05 instructions of the dialect (Tensor Memory and shared memory as litmus
 locations of one value each)."""
 
@@ -390,14 +403,17 @@ class Tcgen05Op:
     """A tcgen05 instruction (§9.7.16) as the dialect reads it: ``ld r, [t]``, ``st [t], r``,
     ``cp [t], [s]`` (the shared memory descriptor written as the location it points to),
     ``mma [d], [a], [b], enable-input-d`` (the descriptors as the locations of A and B, no
-    instruction descriptor: D = A * B + (enable-input-d ? D : 0) over one element), ``commit
-    [mbar]``, and the synchronous ``fence::before_thread_sync``, ``fence::after_thread_sync``,
+    instruction descriptor: D = A * B + (enable-input-d ? D : 0) over one element), ``shift
+    [t], [u]`` (§9.7.16.9.3: the element ``t`` of a row the shift overwrites and the element
+    ``u`` of the adjacent row whose value it takes -- a litmus location is one element, so the
+    dialect names both), ``commit [mbar]``, and the synchronous ``fence::before_thread_sync``, ``fence::after_thread_sync``,
     ``wait::ld``, ``wait::st``."""
 
     op: str
     dest: Register | None
     addresses: tuple[str, ...]
-    """ld: (t,); st: (t,); cp: (t, s); mma: (d, a, b); commit: (mbar,); the others: ()."""
+    """ld: (t,); st: (t,); cp: (t, s); mma: (d, a, b); shift: (t, u); commit: (mbar,) or one per
+    destination CTA; the others: ()."""
     values: tuple[Register | Immediate, ...]
     """st: (r,); mma: (enable-input-d,); the others: ()."""
     qualifiers: tuple[str, ...] = ()
@@ -407,7 +423,7 @@ class Tcgen05Op:
 
     @property
     def cta_group(self) -> str:
-        """``1`` or ``2`` from ``.cta_group::N`` (cp, mma, commit), else ``""``."""
+        """``1`` or ``2`` from ``.cta_group::N`` (cp, mma, shift, commit), else ``""``."""
         return next((q.split("::")[1] for q in self.qualifiers if q.startswith("cta_group::")), "")
 
 
@@ -505,6 +521,9 @@ class TensorCopy:
     line: int | None = _pos()
     column: int | None = _pos()
     reduce_op: str | None = None
+    multicast: tuple[tuple[str, str], ...] = ()
+    """As :attr:`BulkCopy.multicast`."""
+    cta_mask: int | None = None
 
     @property
     def to_global(self) -> bool:
@@ -651,6 +670,9 @@ class LitmusTest:
                     for name in (ins.tensor_map, ins.shared, ins.mbar):
                         if name is not None:
                             seen.setdefault(name, None)
+                for pair in getattr(ins, "multicast", ()):
+                    for name in pair:
+                        seen.setdefault(name, None)
                 if isinstance(ins, TensormapOp):
                     seen.setdefault(ins.source, None)
                 address = getattr(ins, "address", None)
@@ -1146,6 +1168,15 @@ class Parser:
         tok = self.tok
         if self.at("[", "punct"):
             self.advance()
+            if self.at("{", "punct"):  # [{s0, s1}]: one location per destination CTA of a multicast
+                self.advance()
+                names = [self.expect_name("a location in '[{ }]'").text]
+                while self.at(",", "punct"):
+                    self.advance()
+                    names.append(self.expect_name("a location in '[{ }]'").text)
+                self.expect("}", "'}' after the locations")
+                self.expect("]", "']'")
+                return LocationList(tuple(names)), tok
             name = self.expect_name("a location inside '[ ]'")
             if self.at(",", "punct"):  # [tensorMap, {c0, ...}] of a tensor copy
                 self.advance()
@@ -1199,6 +1230,15 @@ class Parser:
             return RegisterTerm(*found)
         if self.at("[", "punct"):
             self.advance()
+            if self.at("{", "punct"):  # [{s0, s1}]: one location per destination CTA of a multicast
+                self.advance()
+                names = [self.expect_name("a location in '[{ }]'").text]
+                while self.at(",", "punct"):
+                    self.advance()
+                    names.append(self.expect_name("a location in '[{ }]'").text)
+                self.expect("}", "'}' after the locations")
+                self.expect("]", "']'")
+                return LocationList(tuple(names)), tok
             name = self.expect_name("a location inside '[ ]'")
             self.expect("]", "']'")
             self.condition_locations.append(name)
@@ -1379,8 +1419,8 @@ def _register(p: Parser, base: str, op: tuple[Operand, Token]) -> Register:
 def _value(p: Parser, base: str, op: tuple[Operand, Token]) -> Register | Immediate:
     if isinstance(op[0], Symbol):
         raise p.error(f"expected a register or a constant for {base}, found location {_quoted(op[0].name)}", op[1])
-    if isinstance(op[0], TensorOperand):
-        raise p.error(f"expected a register or a constant for {base}, found a tensor operand", op[1])
+    if isinstance(op[0], (TensorOperand, LocationList)):
+        raise p.error(f"expected a register or a constant for {base}, found {_quoted(op[1].text)}", op[1])
     return op[0]
 
 
@@ -1720,9 +1760,30 @@ def _bulk_copy(p, quals, operands, text, first) -> BulkCopy | TensorCopy | Async
             )
         reduce_op = rest[0][0]
         rest = []
-    for q, tok in rest:
-        raise p.error(f"unknown qualifier .{q} for {base} (multicast and cache hints are not supported in litmus tests)", tok)
+    multicast = bool(rest) and rest[0][0] == "multicast::cluster" and not reduce and spaces == ("shared::cluster", "global")
+    for q, tok in rest[1:] if multicast else rest:
+        raise p.error(
+            f"unknown qualifier .{q} for {base} (cache hints are not supported in litmus tests; .multicast::cluster only from .global to .shared::cluster)", tok
+        )
     mbarrier = completion.startswith("mbarrier")
+    size_at = 2
+    if len(operands) > size_at:
+        _check_bulk_size(p, base, operands[size_at])
+    if multicast:
+        _count(p, base, operands, 5, first)
+        pairs, mask = _multicast(p, base, operands[0], operands[3], operands[4])
+        return BulkCopy(
+            pairs[0][0],
+            _address(p, base, operands[1]),
+            _value(p, base, operands[2]),
+            pairs[0][1],
+            tuple(names),
+            text,
+            first.line,
+            first.column,
+            multicast=pairs,
+            cta_mask=mask,
+        )
     _count(p, base, operands, 4 if mbarrier else 3, first)
     return BulkCopy(
         _address(p, base, operands[0]),
@@ -1735,6 +1796,41 @@ def _bulk_copy(p, quals, operands, text, first) -> BulkCopy | TensorCopy | Async
         first.column,
         reduce_op,
     )
+
+
+def _check_bulk_size(p, base: str, op) -> None:
+    """§9.7.9.25.4.1-2: "size must be a multiple of 16. If the value is not a multiple of 16, then
+    the behavior is undefined" (a constant here; a register's value when the test is lowered)."""
+    size = _value(p, base, op)
+    if isinstance(size, Immediate) and (size.value <= 0 or size.value % 16):
+        raise p.error(f"{base}'s size {size.value} is not a positive multiple of 16: the behavior is undefined", op[1])
+
+
+def _multicast(p, base: str, dst, mbar, mask) -> tuple[tuple[tuple[str, str], ...], int]:
+    """§9.7.9.25.4.1 ``.multicast::cluster``: "Operand ctaMask specifies the destination CTAs in the
+    cluster such that each bit position in the 16-bit ctaMask operand corresponds to the %ctarank of
+    the destination CTA. The source data is multicast to the same CTA-relative offset as dstMem in
+    the shared memory of each destination CTA. The mbarrier signal is also multicast to the same
+    CTA-relative offset as mbar". The dialect names each CTA's instance: ``[{s0, s1}]`` and
+    ``[{bar0, bar1}]``, one per set bit of the constant ctaMask, in increasing rank."""
+    cta_mask = _cta_mask(p, base, mask)
+    dsts, mbars = (_per_cta(p, base, op, cta_mask, what) for op, what in ((dst, "dstMem"), (mbar, "mbar")))
+    return tuple(zip(dsts, mbars)), cta_mask
+
+
+def _cta_mask(p, base: str, mask) -> int:
+    value = _value(p, base, mask)
+    if not isinstance(value, Immediate) or not 0 < value.value < 1 << 16:
+        raise p.error(f"{base}'s ctaMask is a constant of 16 bits with at least one bit set", mask[1])
+    return value.value
+
+
+def _per_cta(p, base: str, op, cta_mask: int, what: str) -> tuple[str, ...]:
+    """The locations of ``[{a, b, ...}]``: one per destination CTA of ``cta_mask``."""
+    count = bin(cta_mask).count("1")
+    if not isinstance(op[0], LocationList) or len(op[0].names) != count:
+        raise p.error(f"{base}.multicast::cluster names {what} in each of the {count} destination CTA(s) of ctaMask: [{{a, b, ...}}]", op[1])
+    return op[0].names
 
 
 TENSOR_BOX_BYTES = 16
@@ -1756,8 +1852,8 @@ def _tensor_copy(p, base, quals, operands, text, first, reduce: bool) -> TensorC
     """§9.7.9.25.5.2 ``cp.async.bulk.tensor`` and §9.7.9.25.5.3 ``cp.reduce.async.bulk.tensor``:
     ``.dim.dst.src{.load_mode}.completion`` (a reduction: ``.dim.global.shared::cta.redOp{.load_mode}
     .bulk_group``). The tile modes are accepted; the im2col modes (which take im2colInfo),
-    ``.tile::gather4`` / ``.tile::scatter4`` (four rows of a 2-D tensor), multicast, ``.cta_group``
-    and cache hints are refused: a litmus tensor is one location."""
+    ``.tile::gather4`` / ``.tile::scatter4`` (four rows of a 2-D tensor), ``.cta_group`` and cache
+    hints are refused: a litmus tensor is one location. ``.multicast::cluster`` is :func:`_multicast`'s."""
     names = [q for q, _ in quals]
     if len(names) < 3 or names[0] not in ("1d", "2d", "3d", "4d", "5d"):
         raise p.error(f"{base} needs .dim.dst.src (.dim one of .1d .. .5d)", quals[0][1] if quals else first)
@@ -1784,27 +1880,36 @@ def _tensor_copy(p, base, quals, operands, text, first, reduce: bool) -> TensorC
             raise p.error(f"{base}'s .{mode} mode is not supported in litmus tests: a litmus tensor is one location (use .tile)", tok)
     if not rest or rest[0][0] != completion:
         raise p.error(f"{base} from .{names[2]} to .{names[1]} completes with .{completion}", rest[0][1] if rest else first)
-    for q, tok in rest[1:]:
-        raise p.error(f"unknown qualifier .{q} for {base} (multicast, .cta_group and cache hints are not supported in litmus tests)", tok)
+    multicast = rest[1:2] == [("multicast::cluster", rest[1][1])] if len(rest) > 1 else False
+    multicast = multicast and spaces == ("shared::cluster", "global")
+    for q, tok in rest[2:] if multicast else rest[1:]:
+        raise p.error(
+            f"unknown qualifier .{q} for {base} (.cta_group and cache hints are not supported in litmus tests; .multicast::cluster only "
+            "from .global to .shared::cluster)",
+            tok,
+        )
     mbarrier = completion != "bulk_group"
-    _count(p, base, operands, 3 if mbarrier else 2, first)
+    _count(p, base, operands, 4 if multicast else 3 if mbarrier else 2, first)
+    pairs, mask = _multicast(p, base, operands[0], operands[2], operands[3]) if multicast else ((), None)
     tensor_op, tensor_tok = operands[1 if mbarrier else 0]
     if not isinstance(tensor_op, TensorOperand):
         raise p.error(f"{base} takes [tensorMap, {{coordinates}}] as its {'second' if mbarrier else 'first'} operand", tensor_tok)
     dim = int(names[0][0])
     if len(tensor_op.coordinates) != dim:
         raise p.error(f"{base}.{names[0]} takes {dim} tensor coordinate(s), found {len(tensor_op.coordinates)}", tensor_tok)
-    shared = _address(p, base, operands[0] if mbarrier else operands[1])
+    shared = pairs[0][0] if pairs else _address(p, base, operands[0] if mbarrier else operands[1])
     return TensorCopy(
         tensor_op.tensor_map,
         tensor_op.coordinates,
         shared,
-        _address(p, base, operands[2]) if mbarrier else None,
-        (names[0], names[1], names[2], mode, completion) + ((reduce_op,) if reduce_op else ()),
+        pairs[0][1] if pairs else _address(p, base, operands[2]) if mbarrier else None,
+        (names[0], names[1], names[2], mode, completion) + (("multicast::cluster",) if pairs else ()) + ((reduce_op,) if reduce_op else ()),
         text,
         first.line,
         first.column,
         reduce_op,
+        pairs,
+        mask,
     )
 
 
@@ -1938,12 +2043,15 @@ def _async_store(p, base, quals, operands, text, first) -> AsyncStore:
 
 #: Per tcgen05 operation: (operand kinds: "r" register, "a" location, "v" value; qualifiers it
 #: requires; qualifiers it accepts besides).
+TCGEN05_CP_SHAPES = ("128x256b", "4x256b", "128x128b", "64x128b", "32x128b")
+"""§9.7.16.8.5: the .shape of tcgen05.cp (``4x256b`` forms a pipeline after tcgen05.shift)."""
 _TCGEN05_FORMS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "ld": ("ra", ("sync", "aligned"), ("16x64b", "16x128b", "16x256b", "32x32b", "16x32bx2", "x1", "b32", "pack::16b")),
     "st": ("av", ("sync", "aligned"), ("16x64b", "16x128b", "16x256b", "32x32b", "16x32bx2", "x1", "b32", "unpack::16b")),
-    "cp": ("aa", (), ("128x256b", "4x256b", "128x128b", "64x128b", "32x128b", "warpx2::02_13", "warpx2::01_23", "warpx4")),
+    "cp": ("aa", (), TCGEN05_CP_SHAPES + ("warpx2::02_13", "warpx2::01_23", "warpx4")),
     "mma": ("aaav", (), ()),
-    "commit": ("a", ("mbarrier::arrive::one",), ("b64", "shared::cluster")),
+    "shift": ("aa", ("down",), ()),
+    "commit": ("a", ("mbarrier::arrive::one",), ("b64", "shared::cluster", "multicast::cluster")),
     "fence::before_thread_sync": ("", (), ()),
     "fence::after_thread_sync": ("", (), ()),
     "wait::ld": ("", (), ("sync", "aligned")),
@@ -1954,15 +2062,16 @@ _KINDS = ("kind::f16", "kind::tf32", "kind::f8f6f4", "kind::i8", "kind::mxf8f6f4
 
 def _tcgen05(p, quals, operands, text, first) -> Tcgen05Op:
     """§9.7.16: the tcgen05 instructions of :data:`TCGEN05_OPS`; ``.cta_group::1/2`` is required on
-    cp, mma and commit, and mma needs its ``.kind``. Block scaling, ``.sp``, ``.ws``, ``.shift``,
-    alloc/dealloc and ``.multicast`` are not in the dialect."""
+    cp, mma, shift and commit, and mma needs its ``.kind``. Block scaling, ``.sp``, ``.ws``,
+    alloc/dealloc and the tcgen05.cp ``.multicast`` forms are not in the dialect; tcgen05.commit
+    takes ``.multicast::cluster`` ([{bar0, bar1}], ctaMask)."""
     if not quals or quals[0][0] not in TCGEN05_OPS:
         where = quals[0][1] if quals else first
         raise p.error(f"tcgen05 in litmus tests is one of {', '.join('.' + o for o in TCGEN05_OPS)}", where)
     op = quals[0][0]
     kinds, required, accepted = _TCGEN05_FORMS[op]
     names = [q for q, _ in quals[1:]]
-    if op in ("cp", "mma", "commit"):
+    if op in ("cp", "mma", "shift", "commit"):
         required = required + (next((q for q in names if q in ("cta_group::1", "cta_group::2")), "cta_group::1 or ::2"),)
     if op == "mma":
         required = required + (next((q for q in names if q in _KINDS), "kind::<f16, tf32, f8f6f4, i8, ...>"),)
@@ -1972,6 +2081,13 @@ def _tcgen05(p, quals, operands, text, first) -> Tcgen05Op:
     for q, tok in quals[1:]:
         if q not in required and q not in accepted:
             raise p.error(f"unknown qualifier .{q} for tcgen05.{op} in litmus tests", tok)
+    if op == "commit" and "multicast::cluster" in names:
+        # "signal the mbarrier objects in multiple CTAs of the cluster ... ctaMask" (§9.7.16.8.11):
+        # [{bar0, bar1}], ctaMask, as for the bulk copies' multicast.
+        _count(p, "tcgen05.commit", operands, 2, first)
+        cta_mask = _cta_mask(p, "tcgen05.commit", operands[1])
+        mbars = _per_cta(p, "tcgen05.commit", operands[0], cta_mask, "mbar")
+        return Tcgen05Op(op, None, mbars, (Immediate(cta_mask),), tuple(names), text, first.line, first.column)
     _count(p, f"tcgen05.{op}", operands, len(kinds), first)
     dest = _register(p, f"tcgen05.{op}", operands[0]) if kinds.startswith("r") else None
     addresses = tuple(_address(p, f"tcgen05.{op}", o) for o, k in zip(operands, kinds) if k == "a")
@@ -2447,6 +2563,8 @@ def _operand_text(op: Operand) -> str:
         return str(op.value)
     if isinstance(op, TensorOperand):
         return f"[{op.tensor_map}, {{" + ", ".join(_operand_text(c) for c in op.coordinates) + "}]"
+    if isinstance(op, LocationList):
+        return "[{" + ", ".join(op.names) + "}]"
     return op.name
 
 
@@ -2480,6 +2598,8 @@ def format_instruction(ins: Instruction) -> str:
         operands = ([ins.dest.name] if ins.dest else []) + list(ins.addresses) + [_operand_text(v) for v in ins.values]
         if ins.op == "st":
             operands = [ins.addresses[0], _operand_text(ins.values[0])]
+        if "multicast::cluster" in ins.qualifiers:
+            operands = [_operand_text(LocationList(ins.addresses)), _operand_text(ins.values[0])]
         return f"tcgen05.{ins.op}" + "".join("." + q for q in ins.qualifiers) + (" " + ", ".join(operands) if operands else "")
     if isinstance(ins, AsyncCopy):
         extra = "" if ins.src_size is None else f", {_operand_text(ins.src_size)}"
@@ -2508,6 +2628,10 @@ def format_instruction(ins: Instruction) -> str:
         dim, dst, src, mode, completion = ins.qualifiers[:5]
         quals = f".{dim}.{dst}.{src}" + (f".{ins.reduce_op}" if ins.reduce_op else "") + f".{mode}.{completion}"
         tensor = _operand_text(TensorOperand(ins.tensor_map, ins.coordinates))
+        if ins.multicast:
+            return f"{name}{quals}.multicast::cluster " + ", ".join(
+                [_multicast_text(ins.multicast, 0), tensor, _multicast_text(ins.multicast, 1), str(ins.cta_mask)]
+            )
         operands = [tensor, ins.shared] if ins.to_global else [ins.shared, tensor] + ([ins.mbar] if ins.mbar is not None else [])
         return f"{name}{quals} " + ", ".join(operands)
     if isinstance(ins, TensormapOp):
@@ -2517,6 +2641,8 @@ def format_instruction(ins: Instruction) -> str:
     if isinstance(ins, BulkCopy):
         name = "cp.async.bulk" if ins.reduce_op is None else "cp.reduce.async.bulk"
         operands = [ins.dst, ins.src, _operand_text(ins.size)] + ([ins.mbar] if ins.mbar is not None else [])
+        if ins.multicast:
+            operands = [_multicast_text(ins.multicast, 0), ins.src, _operand_text(ins.size), _multicast_text(ins.multicast, 1), str(ins.cta_mask)]
         return f"{name}{''.join('.' + q for q in ins.qualifiers)} " + ", ".join(operands)
     if isinstance(ins, Fence):
         if ins.restrict == "mbarrier_init":
@@ -2538,6 +2664,10 @@ def format_instruction(ins: Instruction) -> str:
             return f"bar.cta.red{quals} " + ", ".join(ops)
         return f"bar.cta.{ins.op}{quals} " + ", ".join(_operand_text(o) for o in ins.operands)
     raise TypeError(ins)
+
+
+def _multicast_text(pairs: tuple[tuple[str, str], ...], index: int) -> str:
+    return "[{" + ", ".join(pair[index] for pair in pairs) + "}]"
 
 
 def _restrict_text(restrict: str | None) -> str:

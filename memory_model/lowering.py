@@ -73,6 +73,7 @@ from ptxspec.memory_model.litmus import (
 )
 from ptxspec.memory_model.program import (
     MASK,
+    UNDEFINED_REGISTER,
     Address,
     Barrier,
     Constant,
@@ -182,35 +183,36 @@ def atomic_op(op: str, old: int, operands: tuple[int, ...], qualifiers: Iterable
     return out & mask
 
 
-def mbarrier_written(op: str, old: int, operands: tuple[int, ...], qualifiers: Iterable[str] = ()) -> tuple[int, int | None]:
-    """``(result, value written)`` of mbarrier instruction ``op`` on an object that holds ``old``
-    (:meth:`~ptxspec.semantics.mbarrier.MbarrierState.encode`), through
+def mbarrier_written(op: str, old: int, operands: tuple[int, ...], qualifiers: Iterable[str] = ()) -> tuple[int, int | None, str | None]:
+    """``(result, value written, undefined)`` of mbarrier instruction ``op`` on an object that
+    holds ``old`` (:meth:`~ptxspec.semantics.mbarrier.MbarrierState.encode`), through
     :mod:`ptxspec.semantics.mbarrier`: an arrive's result is its state token (the phase's parity
     before it), a wait's is waitComplete (1 or 0) and it writes nothing (None). What the manual
     makes undefined leaves the object in :data:`~ptxspec.semantics.mbarrier.UNDEFINED`, on which
-    every later operation is undefined and every wait returns 0 (the dialect's reading: the
+    every later operation is undefined and every wait returns 0, and ``undefined`` is the rule
+    (None where the operation is defined): the checker reports executions that reach it (the
     litmus outcome of a program with undefined behavior is not the model's to give)."""
     from ptxspec.semantics import mbarrier as mb
 
     qualifiers = tuple(qualifiers)
     if op == "init":
         try:
-            return 0, mb.init(operands[0]).encode()
-        except mb.MbarrierUndefined:
-            return 0, mb.UNDEFINED
+            return 0, mb.init(operands[0]).encode(), None
+        except mb.MbarrierUndefined as undefined:
+            return 0, mb.UNDEFINED, str(undefined)
     if op == "inval":
-        return 0, mb.UNDEFINED
+        return 0, mb.UNDEFINED, None
     try:
         state = mb.MbarrierState.decode(old)
         if op in ("test_wait", "try_wait"):
             parity = operands[0] if "parity" in qualifiers else mb.token_phase_parity(operands[0])
-            return int(mb.test_wait(state, parity)), None
+            return int(mb.test_wait(state, parity)), None, None
         if op == "expect_tx":
-            return 0, mb.expect_tx(state, operands[0]).encode()
+            return 0, mb.expect_tx(state, operands[0]).encode(), None
         if op == "complete_tx":
-            return 0, mb.complete_tx(state, operands[0]).encode()
+            return 0, mb.complete_tx(state, operands[0]).encode(), None
         if op == "increment_pending":
-            return 0, mb.pending_incremented(state).encode()
+            return 0, mb.pending_incremented(state).encode(), None
         no_complete = "noComplete" in qualifiers
         if op == "arrive_drop":
             token, new = mb.arrive_drop(state, operands[0] if operands else 1, no_complete=no_complete)
@@ -218,9 +220,21 @@ def mbarrier_written(op: str, old: int, operands: tuple[int, ...], qualifiers: I
             token, new = mb.arrive(state, 1, tx_count=operands[0])
         else:
             token, new = mb.arrive(state, operands[0] if operands else 1, no_complete=no_complete)
-        return token, new.encode()
-    except mb.MbarrierUndefined:
-        return 0, (None if op in ("test_wait", "try_wait") else mb.UNDEFINED)
+        return token, new.encode(), None
+    except mb.MbarrierUndefined as undefined:
+        return 0, (None if op in ("test_wait", "try_wait") else mb.UNDEFINED), str(undefined)
+
+
+def _agent(key: Key, k: int = 0) -> str:
+    """The :attr:`~ptxspec.memory_model.program.Event.agent` of instruction instance ``key``; its
+    ``k``-th destination CTA's for ``k`` > 0 (a multicast: each destination is written and
+    completed on its own, §9.7.9.25.4.1)."""
+    return f"{key[1]}:{key[2]}" + (f"/{k}" if k else "")
+
+
+def _undefined(rule: str | None) -> dict:
+    """The :attr:`~ptxspec.memory_model.program.Event.undefined` field of an operation, if any."""
+    return {} if rule is None else {"undefined": rule}
 
 
 def mbarrier_pending_count(token: int) -> int:
@@ -378,6 +392,8 @@ class _Runner:
         if self.paths % 256 == 0:
             self.low.check_deadline()
         regs = tuple((r, state.regs.get(r, 0)) for r in self.low.registers[self.thread])
+        if any(name == "undefined" for event in state.events for name, _ in event):
+            regs += ((UNDEFINED_REGISTER, 1),)
         return _Path(tuple(state.events), regs, frozenset(state.data), frozenset(state.ctrl_deps), tuple(state.writes), complete)
 
     def step(self, state: _State, stack: list[_State]) -> _Path | None:
@@ -438,9 +454,9 @@ class _Runner:
                 state.pc += 1
             elif isinstance(ins, MbarrierOp):  # init, inval: weak writes of the whole object
                 count = self.value(state, ins.operands[0]) if ins.operands else 0
-                value = mbarrier_written(ins.op, 0, (count,))[1]
+                _, value, undefined = mbarrier_written(ins.op, 0, (count,))
                 assert value is not None, "init and inval write the object"
-                fields = self.memory_fields(ins, writes=True, write_value=value, order="weak", scope=None)
+                fields = self.memory_fields(ins, writes=True, write_value=value, order="weak", scope=None, **_undefined(undefined))
                 self.emit(state, fields, self.taint(state, *ins.operands))
                 self.record(state, ins.address, value, self.prov(state, *ins.operands), key)
                 state.pc += 1
@@ -550,12 +566,13 @@ class _Runner:
         (test_wait, try_wait) that read ``value``: its event, its write, its result."""
         index = len(state.events)
         operands = tuple(self.value(state, o) for o in ins.operands)
-        result, written = mbarrier_written(ins.op, value, operands, ins.qualifiers)
+        result, written, undefined = mbarrier_written(ins.op, value, operands, ins.qualifiers)
         if written is None:  # a wait: waitComplete; an acquire wait that returns True is an acquire pattern
             order = ins.order if result else "relaxed"
-            self.emit(state, self.memory_fields(ins, reads=True, read_value=value, order=order), self.taint(state, *ins.operands))
+            fields = self.memory_fields(ins, reads=True, read_value=value, order=order, **_undefined(undefined))
+            self.emit(state, fields, self.taint(state, *ins.operands))
         else:
-            fields = self.memory_fields(ins, reads=ins.returns, writes=True, atomic=True, read_value=value, write_value=written)
+            fields = self.memory_fields(ins, reads=ins.returns, writes=True, atomic=True, read_value=value, write_value=written, **_undefined(undefined))
             self.emit(state, fields, self.taint(state, *ins.operands))
             self.record(state, ins.address, written, _join(family, self.prov(state, *ins.operands)), key)
         if ins.dest is not None:
@@ -579,7 +596,19 @@ class _Runner:
         ``size`` or in a bulk async-group."""
         dst_space, src_space = ins.qualifiers[:2]
         spaces = (src_space, dst_space)
-        return self.copy_agent(state, ins, key, ins.src, ins.dst, spaces, ins.qualifiers[-1:], self.value(state, ins.size), self.taint(state, ins.size))
+        size, size_taint = self.value(state, ins.size), self.taint(state, ins.size)
+        if size == 0 or size % 16:
+            raise PtxSpecError(
+                f"{ins.text}: size {size} is not a positive multiple of 16: the behavior is undefined (§9.7.9.25.4.1)",
+                where=Location(self.low.test.source, ins.line, ins.column),
+            )
+        branches = [state]
+        for k, (dst, mbar) in enumerate(ins.multicast or ((ins.dst, ins.mbar),)):
+            copies = (self.copy_agent(b, ins, key, _agent(key, k), ins.src, dst, mbar, spaces, ins.qualifiers[-1:], size, size_taint) for b in branches)
+            branches = [out for outs in copies for out in outs]
+        for branch in branches:
+            branch.pc += 1
+        return branches
 
     def tensor_copy(self, state: _State, ins: TensorCopy, key: Key) -> list[_State]:
         """``cp.async.bulk.tensor`` (§9.7.9.25.5.2) and ``cp.reduce.async.bulk.tensor``
@@ -588,25 +617,34 @@ class _Runner:
         location that value points to; then the operations of :meth:`copy_agent` between the tensor
         (global) and the shared-memory location, moving :data:`~ptxspec.memory_model.litmus.TENSOR_BOX_BYTES`."""
         _dim, dst_space, src_space = ins.qualifiers[:3]
-        fields: dict = {"instruction": ins.text, "line": ins.line, "agent": f"{key[1]}:{key[2]}", "proxy": "tensormap", "order": "weak", "scope": None}
+        fields: dict = {"instruction": ins.text, "line": ins.line, "agent": _agent(key), "proxy": "tensormap", "order": "weak", "scope": None}
         if ins.mbar is None:
             fields["async_group"] = ("bulk", state.groups.get("bulk", 0))
-        branches: list[_State] = []
+        done: list[_State] = []
+        element = (litmus.TENSOR_REDUCE_TYPES[ins.reduce_op],) if ins.reduce_op else ()
         for first, (value,), _ in self.agent_branches(state, key, (ins.tensor_map,)):
             self.emit(first, dict(fields, address=self.low.addresses[ins.tensor_map], reads=True, read_value=value), frozenset())
             tensor = self.low.tensor_of(value)
-            src, dst = (ins.shared, tensor) if ins.to_global else (tensor, ins.shared)
-            element = (litmus.TENSOR_REDUCE_TYPES[ins.reduce_op],) if ins.reduce_op else ()
-            branches += self.copy_agent(first, ins, key, src, dst, (src_space, dst_space), element, litmus.TENSOR_BOX_BYTES, frozenset())
-        return branches
+            branches = [first]
+            for k, (shared, mbar) in enumerate(ins.multicast or ((ins.shared, ins.mbar),)):
+                src, dst = (shared, tensor) if ins.to_global else (tensor, shared)
+                spaces = (src_space, dst_space)
+                copies = (self.copy_agent(b, ins, key, _agent(key, k), src, dst, mbar, spaces, element, litmus.TENSOR_BOX_BYTES, frozenset()) for b in branches)
+                branches = [out for outs in copies for out in outs]
+            done += branches
+        for branch in done:
+            branch.pc += 1
+        return done
 
     def copy_agent(
         self,
         state: _State,
         ins: BulkCopy | TensorCopy,
         key: Key,
+        agent: str,
         src: str,
         dst: str,
+        mbar: str | None,
         spaces: tuple[str, str],
         element: tuple[str, ...],
         size: int,
@@ -620,15 +658,18 @@ class _Runner:
         for a reduction (by ``ins.reduce_op`` on values of type ``element``) a read-modify-write of
         ``dst`` ("each reduction operation performed by cp.reduce.async.bulk has individually
         .relaxed.gpu memory ordering semantics"); the implicit generic-async proxy fence that
-        follows its completion; then its completion: the complete-tx of ``size`` on ``ins.mbar``,
+        follows its completion; then its completion: the complete-tx of ``size`` on ``mbar``,
         which "has .release semantics at .cluster scope", or membership of the bulk async-group
-        its thread commits next (:attr:`~ptxspec.memory_model.program.Event.async_group`)."""
-        base: dict = {"instruction": ins.text, "line": ins.line, "agent": f"{key[1]}:{key[2]}"}
-        if ins.mbar is None:
+        its thread commits next (:attr:`~ptxspec.memory_model.program.Event.async_group`). With
+        ``.multicast::cluster`` each destination CTA's write and complete-tx are a further agent
+        of the instruction (``agent``: :func:`_agent`), so each CTA's completion signals its own
+        write only. The caller advances the thread."""
+        base: dict = {"instruction": ins.text, "line": ins.line, "agent": agent}
+        if mbar is None:
             base["async_group"] = ("bulk", state.groups.get("bulk", 0))
         memory = dict(base, proxy="async", order="weak", scope=None)
         src_space, dst_space = spaces
-        reads = (src,) + ((dst,) if ins.reduce_op is not None else ()) + ((ins.mbar,) if ins.mbar is not None else ())
+        reads = (src,) + ((dst,) if ins.reduce_op is not None else ()) + ((mbar,) if mbar is not None else ())
         branches = []
         for branch, values, families in self.agent_branches(state, key, reads):
             value, family = values[0], families[0]
@@ -644,10 +685,9 @@ class _Runner:
                 self.emit(branch, dict(written, reads=True, atomic=True, order="relaxed", scope="gpu", read_value=old, write_value=value), frozenset({read}))
             self.record(branch, dst, value, family, key)
             self.emit(branch, dict(base, proxy_fence="async"), frozenset())
-            if ins.mbar is not None:
+            if mbar is not None:
                 old, mbar_family = values[-1], families[-1]
-                self.arrive_on(branch, key, dict(base, order="release"), ins.mbar, old, mbar_family, "complete_tx", (size,), size_taint)
-            branch.pc += 1
+                self.arrive_on(branch, key, dict(base, order="release"), mbar, old, mbar_family, "complete_tx", (size,), size_taint)
             branches.append(branch)
         return branches
 
@@ -690,7 +730,7 @@ class _Runner:
         next (:attr:`~ptxspec.memory_model.program.Event.async_group`). With ``src-size`` < cp-size
         the bytes past src-size are zero-filled: the write keeps the low src-size bytes of the value
         read (little-endian, §5.4.5), and src-size 0 reads nothing."""
-        memory: dict = {"instruction": ins.text, "line": ins.line, "agent": f"{key[1]}:{key[2]}", "proxy": "generic", "order": "weak", "scope": None}
+        memory: dict = {"instruction": ins.text, "line": ins.line, "agent": _agent(key), "proxy": "generic", "order": "weak", "scope": None}
         memory["async_group"] = ("cp.async", state.groups.get("cp.async", 0))
         cp_size = self.value(state, ins.size)
         src_size = cp_size if ins.src_size is None else self.value(state, ins.src_size)
@@ -733,14 +773,15 @@ class _Runner:
         for branch, values, families in self.agent_branches(state, key, reads):
             if not ins.noinc:
                 old = values[0]
-                written = mbarrier_written("increment_pending", old, ())[1]
+                _, written, undefined = mbarrier_written("increment_pending", old, ())
                 assert written is not None, "an increment writes the object"
                 fields = dict(where, address=self.low.addresses[ins.mbar], proxy="generic", order="relaxed", scope="cta", space="shared::cta")
+                fields.update(_undefined(undefined))
                 self.emit(
                     branch, dict(fields, reads=True, writes=True, atomic=True, read_value=old, write_value=written, mbarrier="increment_pending"), frozenset()
                 )
                 self.record(branch, ins.mbar, written, families[0], key)
-            agent = dict(where, agent=f"{key[1]}:{key[2]}", order="release", async_wait=("cp.async", branch.groups.get("cp.async", 0) + 1))
+            agent = dict(where, agent=_agent(key), order="release", async_wait=("cp.async", branch.groups.get("cp.async", 0) + 1))
             self.arrive_on(branch, key, agent, ins.mbar, values[-1], families[-1], "arrive", (1,), frozenset(), scope="cta")
             branch.pc += 1
             branches.append(branch)
@@ -753,7 +794,7 @@ class _Runner:
         reduction ("a relaxed memory operation", or release), generic; then, with
         ``.mbarrier::complete_tx::bytes``, the complete-tx of the bytes stored, which "has .release
         semantics at .cluster scope"."""
-        agent = {"instruction": ins.text, "line": ins.line, "agent": f"{key[1]}:{key[2]}"}
+        agent = {"instruction": ins.text, "line": ins.line, "agent": _agent(key)}
         space = state_space(ins.qualifiers)
         memory = dict(agent, address=self.low.addresses[ins.address], proxy="generic", order=ins.order, scope=ins.scope, space=space, writes=True)
         reads = ((ins.address,) if ins.opcode == "red" else ()) + ((ins.mbar,) if ins.mbar is not None else ())
@@ -786,7 +827,7 @@ class _Runner:
         wrapping at 64 bits; reading it before the wgmma.wait_group of its group is undefined and
         refused by the parser, so giving it the value at issue changes no defined outcome."""
         assert ins.dest is not None and ins.scale_d is not None, "wgmma.mma_async has an accumulator and scale-d"
-        agent = {"instruction": ins.text, "line": ins.line, "agent": f"{key[1]}:{key[2]}", "async_group": ("wgmma", state.groups.get("wgmma", 0))}
+        agent = {"instruction": ins.text, "line": ins.line, "agent": _agent(key), "async_group": ("wgmma", state.groups.get("wgmma", 0))}
         memory = dict(agent, proxy="async", order="weak", scope=None, space="shared::cta", reads=True)
         enable = self.value(state, ins.scale_d)
         branches = []
@@ -812,11 +853,12 @@ class _Runner:
         """The read-modify-write of the mbarrier ``mbar`` that an asynchronous instruction performs
         (at ``.cluster`` scope: the complete-tx of cp.async.bulk, the arrive-on of tcgen05.commit;
         at ``.cta`` scope: cp.async.mbarrier.arrive)."""
-        written = mbarrier_written(op, old, operands)[1]
+        _, written, undefined = mbarrier_written(op, old, operands)
         assert written is not None, "an arrive-on or complete-tx writes the object"
         fields = dict(
             base, address=self.low.addresses[mbar], proxy="generic", scope=scope, writes=True, atomic=True, read_value=old, write_value=written, mbarrier=op
         )
+        fields.update(_undefined(undefined))
         self.emit(state, fields, data_from)
         self.record(state, mbar, written, family, key)
 
@@ -832,19 +874,24 @@ class _Runner:
         physical = self.low.physical
         kind = {
             "mma": f"mma/{ins.cta_group}/{physical(ins.addresses[0]) if ins.addresses else ''}",
-            "cp": f"cp/{ins.cta_group}",
+            "cp": f"cp/{ins.cta_group}/{next((q for q in ins.qualifiers if q in litmus.TCGEN05_CP_SHAPES), '')}",
+            "shift": f"shift/{ins.cta_group}",
             "commit": f"commit/{ins.cta_group}",
         }
-        base = {"instruction": ins.text, "line": ins.line, "agent": f"{key[1]}:{key[2]}", "tcgen05": kind.get(ins.op, ins.op)}
+        base = {"instruction": ins.text, "line": ins.line, "agent": _agent(key), "tcgen05": kind.get(ins.op, ins.op)}
         weak = dict(base, proxy="generic", order="weak", scope=None)
         enable = self.value(state, ins.values[0]) if ins.op == "mma" else 0
         # What it reads, each with its proxy: Tensor Memory generic, shared memory async (mma's A and
         # B, cp's source); mma reads D only with enable-input-d.
         t = ins.addresses
-        if ins.op in ("ld", "commit"):
-            reading: tuple[tuple[str, str], ...] = ((t[0], "generic"),)
+        if ins.op == "commit":  # one mbarrier, or one per destination CTA of .multicast::cluster
+            reading: tuple[tuple[str, str], ...] = tuple((bar, "generic") for bar in t)
+        elif ins.op == "ld":
+            reading = ((t[0], "generic"),)
         elif ins.op == "cp":
             reading = ((t[1], "async"),)
+        elif ins.op == "shift":  # the adjacent row's element, in Tensor Memory
+            reading = ((t[1], "generic"),)
         elif ins.op == "mma":
             reading = ((t[1], "async"), (t[2], "async")) + (((t[0], "generic"),) if enable else ())
         else:  # st
@@ -855,7 +902,8 @@ class _Runner:
             first = len(branch.events)
             taken = frozenset(range(first, first + len(values)))
             if ins.op == "commit":
-                self.arrive_on(branch, key, dict(base, order="relaxed"), ins.addresses[0], values[0], families[0], "arrive", (1,), frozenset())
+                for bar, value, family in zip(t, values, families):
+                    self.arrive_on(branch, key, dict(base, order="relaxed"), bar, value, family, "arrive", (1,), frozenset())
             elif ins.op == "st":
                 value = self.value(branch, ins.values[0])
                 self.emit(branch, dict(weak, address=self.low.addresses[ins.addresses[0]], writes=True, write_value=value), self.taint(branch, ins.values[0]))
@@ -869,7 +917,7 @@ class _Runner:
                     branch.taint[ins.dest.name] = frozenset({first})
                     branch.prov[ins.dest.name] = families[0]
                 else:
-                    value = values[0] if ins.op == "cp" else (values[0] * values[1] + (values[2] if enable else 0)) & MASK
+                    value = values[0] if ins.op in ("cp", "shift") else (values[0] * values[1] + (values[2] if enable else 0)) & MASK
                     family = self.prov(branch, *ins.values)  # enable-input-d's register: a true dependency (§9.7.16.6.4.5)
                     for more in families:
                         family = _join(family, more)

@@ -197,6 +197,10 @@ class Event:
     completes (those with a lower index)."""
     wait_reads_only: bool = False
     """``cp.async.bulk.wait_group.read``: waits only for the reads of the sources (§9.7.9.25.6.2)."""
+    undefined: str | None = None
+    """For an operation whose behavior the manual makes undefined in this trace (an mbarrier
+    operation on an object that is not initialized, counts out of range, ...): the rule, with its
+    section. Its trace's registers then hold :data:`UNDEFINED_REGISTER` = 1."""
     tcgen05: str | None = None
     """For a tcgen05 operation (§9.7.16.6): its kind. An asynchronous one (an agent's operation):
     ``mma/N/d`` (``.cta_group::N``, accumulator ``d``), ``cp/N``, ``commit/N``, ``ld``, ``st``; a
@@ -332,6 +336,11 @@ class Program:
     """True when some path was cut at the unrolling bound (its executions are not considered)."""
     comments: tuple[str, ...] = ()
 
+
+UNDEFINED_REGISTER = "%undefined"
+"""A register no litmus test can name (``%`` is not a register of the dialect): 1 in a trace that
+performs an operation whose behavior is undefined (:attr:`Event.undefined`), so that an engine can
+be asked whether a consistent execution reaches undefined behavior."""
 
 WIDTH = 64
 """Register and memory values are 64-bit, wrapping (the litmus format has no types)."""

@@ -205,6 +205,7 @@ def json_object(verdict: Verdict, *, witness: bool = False, why: bool = False) -
         "unroll": verdict.program.unroll_bound,
         "truncated": verdict.program.truncated,
         "notes": list(verdict.notes),
+        "undefined": verdict.undefined,
         "observation": verdict.observation,
         "positive": verdict.positive,
         "negative": verdict.negative,

@@ -11,7 +11,7 @@ from ptxspec.memory_model import base, litmus, lowering
 from ptxspec.semantics import mbarrier as mb
 from ptxspec.spec.errors import PtxSpecError
 
-COPY = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes s, g, 4, bar"
+COPY = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes s, g, 16, bar"
 
 
 def _test(line: str) -> litmus.LitmusTest:
@@ -26,16 +26,18 @@ def test_bulk_copy_prints_as_it_parses():
 @pytest.mark.parametrize(
     "line, message",
     [
-        ("cp.async.bulk.global.shared::cta.mbarrier::complete_tx::bytes [g], [s], 4, [bar]", "completes with .bulk_group"),
-        ("cp.async.bulk.shared::cluster.global.bulk_group [s], [g], 4, [bar]", "completes with .mbarrier::complete_tx::bytes"),
-        ("cp.async.bulk.global.global.bulk_group [s], [g], 4", "from .global to .global"),
+        ("cp.async.bulk.global.shared::cta.mbarrier::complete_tx::bytes [g], [s], 16, [bar]", "completes with .bulk_group"),
+        ("cp.async.bulk.shared::cluster.global.bulk_group [s], [g], 16, [bar]", "completes with .mbarrier::complete_tx::bytes"),
+        ("cp.async.bulk.global.global.bulk_group [s], [g], 16", "from .global to .global"),
+        ("cp.async.bulk.global.shared::cta.bulk_group [g], [s], 4", "size 4 is not a positive multiple of 16"),
+        ("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [g], [s], 24", "size 24 is not a positive multiple of 16"),
         ("cp.async.mbarrier.arrive.global.b64 [bar]", "cp.async.mbarrier.arrive is"),
         ("cp.async.ca.shared.global [s], [g], 4, 8", "src-size 8 is not in 0 .. cp-size"),
         ("cp.async.ca.shared.global [s], [g], 16, 4, 2", "operand"),
         ("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [g], [s], 16", "integer type"),
         ("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [s], [g], [bar]", r"takes \[tensorMap, \{coordinates\}\]"),
         ("cp.async.cg.shared.global [s], [g], 4", "cp-size is 4, 8 or 16"),
-        ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s], [g], 4, [bar]", "multicast"),
+        ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s], [g], 16, [bar]", "takes 5 operand"),
     ],
 )
 def test_other_copies_are_refused_with_the_reason(line, message):
@@ -52,7 +54,7 @@ def test_the_copy_is_an_agent_after_its_thread_and_outside_its_program_order():
     assert (read.proxy, read.order, read.read_value) == ("async", "weak", 7) and (write.proxy, write.write_value) == ("async", 7)
     assert fence.proxy_fence == "async"
     assert (complete.order, complete.scope, complete.atomic) == ("release", "cluster", True)
-    assert complete.write_value == mb.complete_tx(mb.init(1), 4).encode()
+    assert complete.write_value == mb.complete_tx(mb.init(1), 16).encode()
     pair = lambda name, a, b: base.static_pair(name, a, b, program)  # noqa: E731
     assert pair("async_issue", init, read) and pair("async_issue", init, complete) and not pair("po", init, read)
     assert pair("po", read, write) and pair("po", fence, complete) and not pair("same_thread", init, read)
@@ -66,6 +68,7 @@ TCGEN05_LINES = [
     "tcgen05.ld.sync.aligned.32x32b.x1.b32 r1, t",
     "tcgen05.cp.cta_group::1.128x256b t, s",
     "tcgen05.mma.cta_group::2.kind::f16 d, a, b, 1",
+    "tcgen05.shift.cta_group::1.down t, u",
     "tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64 bar",
     "tcgen05.fence::before_thread_sync",
     "tcgen05.fence::after_thread_sync",
@@ -86,7 +89,9 @@ def test_tcgen05_instructions_print_as_they_parse(text):
     [
         ("tcgen05.mma.kind::f16 [d], [a], [b], 1", "needs .cta_group::1 or ::2"),
         ("tcgen05.mma.cta_group::1 [d], [a], [b], 1", "needs .kind::"),
-        ("tcgen05.shift.cta_group::1.down [t]", "tcgen05 in litmus tests is one of"),
+        ("tcgen05.shift.cta_group::1.down [t]", "tcgen05.shift takes 2 operand"),
+        ("tcgen05.shift.cta_group::1 [t], [u]", "tcgen05.shift needs .down"),
+        ("tcgen05.alloc.cta_group::1 [t]", "tcgen05 in litmus tests is one of"),
         ("tcgen05.mma.cta_group::1.kind::f16.block_scale [d], [a], [b], 1", "unknown qualifier .block_scale"),
         ("tcgen05.ld.sync.aligned.32x32b.x1.b32 [t], r0", "expected a register operand"),
     ],
@@ -97,12 +102,18 @@ def test_tcgen05_outside_the_dialect_is_refused_with_the_reason(line, message):
 
 
 def test_tcgen05_pipelines_are_the_manuals_pairs():
-    """§9.7.16.6.2: mma -> mma (same N and accumulator), cp -> mma (same N), mma/cp -> commit."""
+    """§9.7.16.6.2: mma -> mma (same N and accumulator), cp -> mma, shift -> mma, shift -> cp.4x256b,
+    mma -> shift (same N), mma/cp/shift -> commit."""
     assert base.tcgen05_pipelined("mma/1/d", "mma/1/d") and not base.tcgen05_pipelined("mma/1/d", "mma/1/e")
-    assert base.tcgen05_pipelined("cp/2", "mma/2/d") and not base.tcgen05_pipelined("cp/1", "mma/2/d")
-    assert base.tcgen05_pipelined("mma/1/d", "commit/1") and base.tcgen05_pipelined("cp/1", "commit/1")
+    assert base.tcgen05_pipelined("cp/2/128x256b", "mma/2/d") and not base.tcgen05_pipelined("cp/1/128x256b", "mma/2/d")
+    assert base.tcgen05_pipelined("mma/1/d", "commit/1") and base.tcgen05_pipelined("cp/1/4x256b", "commit/1")
     assert not any(base.tcgen05_pipelined(a, b) for a in ("ld", "st") for b in ("mma/1/d", "ld", "st", "commit/1"))
-    assert not base.tcgen05_pipelined("mma/1/d", "cp/1")
+    assert not base.tcgen05_pipelined("mma/1/d", "cp/1/4x256b")
+    # tcgen05.shift: shift -> mma, shift -> cp.4x256b, mma -> shift, shift -> commit (same N)
+    assert base.tcgen05_pipelined("shift/1", "mma/1/d") and base.tcgen05_pipelined("mma/2/d", "shift/2")
+    assert base.tcgen05_pipelined("shift/1", "cp/1/4x256b") and not base.tcgen05_pipelined("shift/1", "cp/1/128x256b")
+    assert base.tcgen05_pipelined("shift/2", "commit/2") and not base.tcgen05_pipelined("shift/1", "commit/2")
+    assert not base.tcgen05_pipelined("cp/1/4x256b", "shift/1") and not base.tcgen05_pipelined("shift/1", "shift/1")
 
 
 @pytest.mark.parametrize(
@@ -128,3 +139,77 @@ def test_wait_group_completes_the_groups_before_its_newest_n():
     program = lowering.lower(test)
     events = program.threads[0].traces[0].events
     assert all(base.static_pair("async_completed", c, events[-1], program) for c in events if c.async_group is not None)
+
+
+# ---- .multicast::cluster (§9.7.9.25.4.1, §9.7.16.8.11): one location per destination CTA ---------
+
+MULTICAST_FORMS = [
+    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{s0, s1}], g, 16, [{bar0, bar1}], 3",
+    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [{s0, s1}], [tmap, {0, 0}], [{bar0, bar1}], 5",
+    "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [{bar0, bar1}], 3",
+]
+
+
+def _multicast_test(line: str) -> litmus.LitmusTest:
+    init = ("tmap=&g; " if "tmap" in line else "") + "g=1; s0=0; s1=0; bar0=0; bar1=0;"
+    return litmus.parse(f"PTX t\n{{\n{init}\n}}\n P0@cta 0,gpu 0,cluster 0 ;\n {line} ;\nexists (s0 == 0)\n")
+
+
+@pytest.mark.parametrize("line", MULTICAST_FORMS)
+def test_multicast_forms_print_as_they_parse(line):
+    (instruction,) = _multicast_test(line).code[0]
+    assert litmus.format_instruction(instruction) == line
+
+
+@pytest.mark.parametrize("line", MULTICAST_FORMS)
+def test_every_multicast_form_is_ptx(ptxas, tmp_path, line):
+    """ptxas assembles each form with one address per operand (PTX names the issuing CTA's instance;
+    tcgen05.commit takes ctaMask in a register)."""
+    import re
+    import subprocess
+
+    ptx = line.replace("[{s0, s1}]", "[%s]").replace("[{bar0, bar1}]", "[%bar]").replace(" g,", " [%g],").replace("tmap", "%tmap")
+    if ptx.startswith("tcgen05"):
+        ptx = re.sub(r", 3$", ", %m", ptx)
+    arch = "sm_100a" if ptx.startswith("tcgen05") else "sm_90a"
+    source = tmp_path / "k.ptx"
+    source.write_text(f".version 8.7\n.target {arch}\n.address_size 64\n.entry k() {{\n.reg .b64 %s, %g, %bar, %tmap;\n.reg .b16 %m;\n{ptx};\nret;\n}}\n")
+    done = subprocess.run([ptxas, f"-arch={arch}", str(source), "-o", str(tmp_path / "k.o")], capture_output=True, text=True)
+    assert done.returncode == 0, (ptx, done.stderr)
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        (
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{s0, s1}], [g], 16, [{bar0, bar1}], 1",
+            "in each of the 1 destination",
+        ),
+        ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{s0, s1}], [g], 16, [bar0], 3", "names mbar in each of the 2"),
+        (
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{s0, s1}], [g], 16, [{bar0, bar1}], 65536",
+            "ctaMask is a constant of 16 bits",
+        ),
+        (
+            "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.multicast::cluster [{s0}], [g], 16, [{bar0}], 1",
+            "only from .global to .shared::cluster",
+        ),
+        ("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [bar0], 3", "names mbar in each of the 2"),
+    ],
+)
+def test_bad_multicast_forms_are_refused_with_the_reason(line, message):
+    with pytest.raises(PtxSpecError, match=message):
+        _multicast_test(line)
+
+
+def test_each_destination_cta_is_its_own_agent_with_its_own_completion():
+    program = lowering.lower(_multicast_test(MULTICAST_FORMS[0]))
+    trace = program.threads[0].traces[0]
+    by_agent: dict = {}
+    for event in trace.events:
+        by_agent.setdefault(event.agent, []).append(event)
+    first, second = by_agent["0:0"], by_agent["0:0/1"]
+    assert [e.address.name for e in first if e.address] == ["g", "s0", "bar0"]
+    assert [e.address.name for e in second if e.address] == ["g", "s1", "bar1"]
+    assert all(e.proxy == "async" for e in first[:2] + second[:2]) and first[-1].mbarrier == second[-1].mbarrier == "complete_tx"
+    assert not base.static_pair("po", first[0], second[-1], program)  # bar1's completion does not follow s0's write

@@ -57,6 +57,7 @@ def test_manual_example_has_the_manual_verdict(name, expected, engine):
     verdict = check(load(MANUAL / name), engine=engine)
     assert verdict.ok is not None
     assert int(verdict.ok) == expected, verdict
+    assert verdict.undefined is None, verdict.undefined  # the manual's patterns are well defined
 
 
 def _values(verdict) -> set[tuple[int, ...]]:

@@ -116,15 +116,18 @@ def test_expect_tx_holds_the_phase_until_complete_tx():
 
 
 def test_the_dialect_lowers_every_instruction_through_the_transitions():
-    assert lowering.mbarrier_written("init", 0, (2,)) == (0, mb.init(2).encode())
+    assert lowering.mbarrier_written("init", 0, (2,)) == (0, mb.init(2).encode(), None)
     arrived = mb.arrive(mb.init(2))[1].encode()
-    assert lowering.mbarrier_written("arrive", mb.init(2).encode(), ()) == (mb.state_token(0, 2), arrived)
-    assert lowering.mbarrier_written("test_wait", arrived, (0,)) == (0, None)
+    assert lowering.mbarrier_written("arrive", mb.init(2).encode(), ()) == (mb.state_token(0, 2), arrived, None)
+    assert lowering.mbarrier_written("test_wait", arrived, (0,)) == (0, None, None)
     done = mb.arrive(mb.MbarrierState.decode(arrived))[1].encode()
-    assert lowering.mbarrier_written("try_wait", done, (0,)) == (1, None)
-    assert lowering.mbarrier_written("arrive", mb.UNDEFINED, ()) == (0, mb.UNDEFINED)
-    assert lowering.mbarrier_written("arrive", mb.init(1).encode(), (1,), ("noComplete",)) == (0, mb.UNDEFINED)
+    assert lowering.mbarrier_written("try_wait", done, (0,)) == (1, None, None)
+    result, written, undefined = lowering.mbarrier_written("arrive", mb.UNDEFINED, ())
+    assert (result, written) == (0, mb.UNDEFINED) and undefined is not None and "not initialized" in undefined
+    result, written, undefined = lowering.mbarrier_written("arrive", mb.init(1).encode(), (1,), ("noComplete",))
+    assert (result, written) == (0, mb.UNDEFINED) and undefined is not None and ".noComplete" in undefined
     assert lowering.mbarrier_written("arrive", mb.init(1).encode(), (16,), ("expect_tx",))[1] == mb.arrive(mb.init(1), tx_count=16)[1].encode()
+    assert lowering.mbarrier_written("init", 0, (0,))[2] is not None  # count 0 is out of range
 
 
 @pytest.mark.parametrize(
@@ -158,3 +161,31 @@ def test_defaults_are_the_manuals():
     arrive, wait, expect = test.code[0]
     assert (arrive.order, arrive.scope, wait.order, wait.scope, expect.order, expect.scope) == ("release", "cta", "acquire", "cta", "relaxed", "cta")
     assert wait.operands == (litmus.Register("r0"),)  # suspendTimeHint has no value effect
+
+
+# ---- undefined behavior reached by a consistent execution is reported (check.undefined_behavior) ----
+
+_ARRIVE_BEFORE_INIT = """PTX t
+{{
+bar=0;
+P1:r1=0;
+}}
+ P0@cta 0,gpu 0                         | P1@cta 0,gpu 0                            ;
+ mbarrier.init.shared::cta.b64 [bar], 1 | {sync}                                    ;
+ {sync}                                 | mbarrier.arrive.shared::cta.b64 r1, [bar] ;
+exists (P1:r1 == 0)
+"""
+
+
+@pytest.mark.parametrize("engine", ["both", "z3", "explicit"])
+def test_an_arrive_that_may_precede_the_init_is_reported_as_undefined(engine):
+    from ptxspec.memory_model import check
+
+    racy = check.check(lowering.lower(litmus.parse(_ARRIVE_BEFORE_INIT.format(sync=""))), engine=engine)
+    assert racy.undefined is not None and "P1 performs 'mbarrier.arrive" in racy.undefined and "not initialized" in racy.undefined
+    assert any(note.startswith("undefined behavior: ") for note in racy.notes)
+    synced = check.check(lowering.lower(litmus.parse(_ARRIVE_BEFORE_INIT.format(sync="bar.cta.sync 0"))), engine=engine)
+    assert synced.undefined is None and not synced.notes  # the barrier orders the init first: no execution reads 0
+    # The traces of the synchronized test still include one whose arrive reads 0 (the lowering runs each thread
+    # alone); only the model rules it out.
+    assert any(t.registers.get("%undefined") for th in synced.program.threads for t in th.traces)

@@ -64,7 +64,11 @@ def test_every_accepted_form_is_ptx(ptxas, tmp_path, line):
         ("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [s], [tmap, {0, 0, 0}], [bar]", "a litmus tensor is one location"),
         ("cp.async.bulk.tensor.1d.global.shared::cta.tile.mbarrier::complete_tx::bytes [tmap, {0}], [s]", "completes with .bulk_group"),
         ("cp.async.bulk.tensor.1d.global.shared::cta.tile::gather4.bulk_group [tmap, {0}], [s]", "no load mode .tile::gather4"),
-        ("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [s], [tmap, {0}], [bar]", "multicast"),
+        ("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [s], [tmap, {0}], [bar]", "takes 4 operand"),
+        (
+            "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [s], [tmap, {0}], [bar], 1",
+            "only from .global to .shared::cluster",
+        ),
         ("cp.async.bulk.tensor.6d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [s], [tmap, {0}], [bar]", "needs .dim.dst.src"),
         (
             "cp.reduce.async.bulk.tensor.1d.shared::cluster.global.add.tile.mbarrier::complete_tx::bytes [s], [tmap, {0}], [bar]",
