@@ -1230,15 +1230,6 @@ class Parser:
             return RegisterTerm(*found)
         if self.at("[", "punct"):
             self.advance()
-            if self.at("{", "punct"):  # [{s0, s1}]: one location per destination CTA of a multicast
-                self.advance()
-                names = [self.expect_name("a location in '[{ }]'").text]
-                while self.at(",", "punct"):
-                    self.advance()
-                    names.append(self.expect_name("a location in '[{ }]'").text)
-                self.expect("}", "'}' after the locations")
-                self.expect("]", "']'")
-                return LocationList(tuple(names)), tok
             name = self.expect_name("a location inside '[ ]'")
             self.expect("]", "']'")
             self.condition_locations.append(name)
