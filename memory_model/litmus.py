@@ -104,6 +104,13 @@ class TensorOperand:
 
 
 @attrs.frozen
+class VectorOperand:
+    """``{a, b, ...}``: a vector of registers or constants (im2colInfo, §9.7.9.25.5.2)."""
+
+    values: tuple[Register | Immediate, ...]
+
+
+@attrs.frozen
 class LocationList:
     """``[{s0, s1, ...}]``: the dialect's spelling of a multicast operand, "the same CTA-relative
     offset ... in the shared memory of each destination CTA" (§9.7.9.25.4.1): litmus locations are
@@ -112,7 +119,7 @@ class LocationList:
     names: tuple[str, ...]
 
 
-Operand = Register | Immediate | Symbol | TensorOperand | LocationList
+Operand = Register | Immediate | Symbol | TensorOperand | LocationList | VectorOperand
 
 
 @attrs.frozen
@@ -524,6 +531,9 @@ class TensorCopy:
     multicast: tuple[tuple[str, str], ...] = ()
     """As :attr:`BulkCopy.multicast`."""
     cta_mask: int | None = None
+    im2col_info: tuple[Register | Immediate, ...] = ()
+    """The im2colInfo vector of the im2col load modes (which elements move: no value effect on a
+    one-location tensor)."""
 
     @property
     def to_global(self) -> bool:
@@ -1181,31 +1191,39 @@ class Parser:
             if self.at(",", "punct"):  # [tensorMap, {c0, ...}] of a tensor copy
                 self.advance()
                 self.expect("{", "'{' before the tensor coordinates")
-                coordinates: list[Register | Immediate] = []
-                while True:
-                    ctok = self.tok
-                    coordinate = self.operand()[0]
-                    if not isinstance(coordinate, (Register, Immediate)):
-                        raise self.error(f"a tensor coordinate is a register or a constant, not {_quoted(ctok.text)}", ctok)
-                    coordinates.append(coordinate)
-                    if not self.at(",", "punct"):
-                        break
-                    self.advance()
-                self.expect("}", "'}' after the tensor coordinates")
+                coordinates = self.values_until("}")
                 self.expect("]", "']'")
-                return TensorOperand(name.text, tuple(coordinates)), tok
+                return TensorOperand(name.text, coordinates), tok
             self.expect("]", "']'")
             return Symbol(name.text), tok
         if self.at("&", "punct"):
             self.advance()
             name = self.expect_name("a location after '&'")
             return Symbol(name.text), tok
+        if self.at("{", "punct"):  # {a, b}: a vector operand (im2colInfo)
+            self.advance()
+            return VectorOperand(self.values_until("}")), tok
         if tok.kind == "name":
             self.advance()
             return (Register(tok.text) if is_register(tok.text) else Symbol(tok.text)), tok
         if tok.kind == "num" or self.at("-", "punct") or self.at("+", "punct"):
             return Immediate(self.integer("an operand")), tok
         raise self.fail("an operand (a register, a location or a constant)")
+
+    def values_until(self, close: str) -> tuple[Register | Immediate, ...]:
+        """``a, b, ...`` then ``close``: registers or constants (after an opening brace)."""
+        values: list[Register | Immediate] = []
+        while True:
+            tok = self.tok
+            value = self.operand()[0]
+            if not isinstance(value, (Register, Immediate)):
+                raise self.error(f"expected a register or a constant in '{{ }}', found {_quoted(tok.text)}", tok)
+            values.append(value)
+            if not self.at(",", "punct"):
+                break
+            self.advance()
+        self.expect(close, f"'{close}' after the values")
+        return tuple(values)
 
     def instruction(self) -> Instruction:
         first = self.tok
@@ -1410,7 +1428,7 @@ def _register(p: Parser, base: str, op: tuple[Operand, Token]) -> Register:
 def _value(p: Parser, base: str, op: tuple[Operand, Token]) -> Register | Immediate:
     if isinstance(op[0], Symbol):
         raise p.error(f"expected a register or a constant for {base}, found location {_quoted(op[0].name)}", op[1])
-    if isinstance(op[0], (TensorOperand, LocationList)):
+    if isinstance(op[0], (TensorOperand, LocationList, VectorOperand)):
         raise p.error(f"expected a register or a constant for {base}, found {_quoted(op[1].text)}", op[1])
     return op[0]
 
@@ -1839,15 +1857,32 @@ _TENSOR_SPACES = {
 TENSOR_REDUCE_TYPES = {"add": "u32", "min": "u32", "max": "u32", "inc": "u32", "dec": "u32", "and": "b32", "or": "b32", "xor": "b32"}
 
 
+#: §9.7.9.25.5.2: per load mode, the tensor coordinates it takes (None: .dim's count) and the
+#: im2colInfo vector it takes (None: none; "dim-2": one offset per dimension but two).
+_LOAD_MODES = {
+    "tile": (None, None),
+    "tile::gather4": (5, None),
+    "tile::scatter4": (5, None),
+    "im2col": (None, "dim-2"),
+    "im2col::w": (None, 2),
+    "im2col::w::128": (None, 2),
+    "im2col_no_offs": (None, None),
+}
+
+
 def _tensor_copy(p, base, quals, operands, text, first, reduce: bool) -> TensorCopy:
-    """§9.7.9.25.5.2 ``cp.async.bulk.tensor`` and §9.7.9.25.5.3 ``cp.reduce.async.bulk.tensor``:
-    ``.dim.dst.src{.load_mode}.completion`` (a reduction: ``.dim.global.shared::cta.redOp{.load_mode}
-    .bulk_group``). The tile modes are accepted; the im2col modes (which take im2colInfo),
-    ``.tile::gather4`` / ``.tile::scatter4`` (four rows of a 2-D tensor), ``.cta_group`` and cache
-    hints are refused: a litmus tensor is one location. ``.multicast::cluster`` is :func:`_multicast`'s."""
+    """§9.7.9.25.5.2 ``cp.async.bulk.tensor.dim.dst.src{.load_mode}.completion{.multicast}{.cta_group}
+    [dstMem], [tensorMap, tensorCoords], [mbar]{, im2colInfo}{, ctaMask}`` (or into global memory
+    ``[tensorMap, tensorCoords], [srcMem]``) and §9.7.9.25.5.3 ``cp.reduce.async.bulk.tensor.dim.global
+    .shared::cta.redOp{.load_mode}.bulk_group``. The load mode decides which elements of the tensor a
+    copy moves; a litmus tensor is one location, so every mode moves that location (the operands each
+    mode takes are checked: "the tensor must be at least 3-dimensional" for im2col, four rows of a
+    2-D tensor for gather4/scatter4). ``.cta_group::2`` lets the mbarrier be in the peer CTA (litmus
+    locations are not per CTA). Cache hints are refused; ``.multicast::cluster`` is :func:`_multicast`'s."""
     names = [q for q, _ in quals]
     if len(names) < 3 or names[0] not in ("1d", "2d", "3d", "4d", "5d"):
         raise p.error(f"{base} needs .dim.dst.src (.dim one of .1d .. .5d)", quals[0][1] if quals else first)
+    dim = int(names[0][0])
     spaces = (names[1], names[2])
     if spaces not in _TENSOR_SPACES or (reduce and spaces != ("global", "shared::cta")):
         allowed = [("global", "shared::cta")] if reduce else list(_TENSOR_SPACES)
@@ -1862,45 +1897,58 @@ def _tensor_copy(p, base, quals, operands, text, first, reduce: bool) -> TensorC
         rest = rest[1:]
         modes = ("tile", "im2col_no_offs")
     mode = "tile"
-    if rest and rest[0][0] in modes + ("tile::gather4", "tile::scatter4", "im2col", "im2col::w", "im2col::w::128", "im2col_no_offs"):
+    if rest and rest[0][0] in _LOAD_MODES:
         mode, tok = rest[0]
         rest = rest[1:]
         if mode not in modes:
             raise p.error(f"{base} from .{names[2]} to .{names[1]} has no load mode .{mode}", tok)
-        if mode != "tile":
-            raise p.error(f"{base}'s .{mode} mode is not supported in litmus tests: a litmus tensor is one location (use .tile)", tok)
+        if mode.startswith("im2col") and dim < 3:
+            raise p.error(f"{base}.{mode}: 'the tensor must be at least 3-dimensional', not .{names[0]}", tok)
+        if mode.startswith("tile::") and dim != 2:
+            raise p.error(f"{base}.{mode} moves four rows of a 2-D tensor (.2d), not .{names[0]}", tok)
     if not rest or rest[0][0] != completion:
         raise p.error(f"{base} from .{names[2]} to .{names[1]} completes with .{completion}", rest[0][1] if rest else first)
-    multicast = rest[1:2] == [("multicast::cluster", rest[1][1])] if len(rest) > 1 else False
-    multicast = multicast and spaces == ("shared::cluster", "global")
-    for q, tok in rest[2:] if multicast else rest[1:]:
+    extras = [q for q, _ in rest[1:]]
+    multicast = extras[:1] == ["multicast::cluster"] and spaces == ("shared::cluster", "global")
+    extras = extras[1:] if multicast else extras
+    cta_group = extras[:1] if extras[:1] in (["cta_group::1"], ["cta_group::2"]) and completion != "bulk_group" else []
+    for q, tok in rest[1 + multicast + len(cta_group) :]:
         raise p.error(
-            f"unknown qualifier .{q} for {base} (.cta_group and cache hints are not supported in litmus tests; .multicast::cluster only "
-            "from .global to .shared::cluster)",
+            f"unknown qualifier .{q} for {base} (cache hints are not supported in litmus tests; .multicast::cluster only from .global to "
+            ".shared::cluster, then .cta_group::1/2 with the mbarrier completion)",
             tok,
         )
     mbarrier = completion != "bulk_group"
-    _count(p, base, operands, 4 if multicast else 3 if mbarrier else 2, first)
-    pairs, mask = _multicast(p, base, operands[0], operands[2], operands[3]) if multicast else ((), None)
+    coordinates_count, info = _LOAD_MODES[mode]
+    info_count = dim - 2 if info == "dim-2" else info
+    _count(p, base, operands, (3 if mbarrier else 2) + (info_count is not None) + multicast, first)
     tensor_op, tensor_tok = operands[1 if mbarrier else 0]
     if not isinstance(tensor_op, TensorOperand):
         raise p.error(f"{base} takes [tensorMap, {{coordinates}}] as its {'second' if mbarrier else 'first'} operand", tensor_tok)
-    dim = int(names[0][0])
-    if len(tensor_op.coordinates) != dim:
-        raise p.error(f"{base}.{names[0]} takes {dim} tensor coordinate(s), found {len(tensor_op.coordinates)}", tensor_tok)
+    coordinates = dim if coordinates_count is None else coordinates_count
+    if len(tensor_op.coordinates) != coordinates:
+        raise p.error(f"{base}.{names[0]}.{mode} takes {coordinates} tensor coordinate(s), found {len(tensor_op.coordinates)}", tensor_tok)
+    im2col_info: tuple[Register | Immediate, ...] = ()
+    if info_count is not None:
+        vector, vector_tok = operands[3]
+        if not isinstance(vector, VectorOperand) or len(vector.values) != info_count:
+            raise p.error(f"{base}.{mode} takes im2colInfo, a vector of {info_count} value(s): {{a, ...}}", vector_tok)
+        im2col_info = vector.values
+    pairs, mask = _multicast(p, base, operands[0], operands[2], operands[-1]) if multicast else ((), None)
     shared = pairs[0][0] if pairs else _address(p, base, operands[0] if mbarrier else operands[1])
     return TensorCopy(
         tensor_op.tensor_map,
         tensor_op.coordinates,
         shared,
         pairs[0][1] if pairs else _address(p, base, operands[2]) if mbarrier else None,
-        (names[0], names[1], names[2], mode, completion) + (("multicast::cluster",) if pairs else ()) + ((reduce_op,) if reduce_op else ()),
+        (names[0], names[1], names[2], mode, completion) + (("multicast::cluster",) if pairs else ()) + tuple(cta_group) + ((reduce_op,) if reduce_op else ()),
         text,
         first.line,
         first.column,
         reduce_op,
         pairs,
         mask,
+        im2col_info,
     )
 
 
@@ -2480,7 +2528,7 @@ def _check_wgmma_registers(code: tuple[Instruction, ...], p: Parser) -> None:
 def registers_read(ins: Instruction) -> tuple[str, ...]:
     """The registers an instruction reads (its register operands), in operand order."""
     names = []
-    for field in ("left", "right", "value", "predicate", "size", "src_size", "scale_d", "sources", "operands", "coordinates"):
+    for field in ("left", "right", "value", "predicate", "size", "src_size", "scale_d", "sources", "operands", "coordinates", "im2col_info"):
         value = getattr(ins, field, None)
         for op in value if isinstance(value, tuple) else (value,):
             if isinstance(op, Register):
@@ -2556,6 +2604,8 @@ def _operand_text(op: Operand) -> str:
         return f"[{op.tensor_map}, {{" + ", ".join(_operand_text(c) for c in op.coordinates) + "}]"
     if isinstance(op, LocationList):
         return "[{" + ", ".join(op.names) + "}]"
+    if isinstance(op, VectorOperand):
+        return "{" + ", ".join(_operand_text(v) for v in op.values) + "}"
     return op.name
 
 
@@ -2617,13 +2667,16 @@ def format_instruction(ins: Instruction) -> str:
     if isinstance(ins, TensorCopy):
         name = "cp.async.bulk.tensor" if ins.reduce_op is None else "cp.reduce.async.bulk.tensor"
         dim, dst, src, mode, completion = ins.qualifiers[:5]
-        quals = f".{dim}.{dst}.{src}" + (f".{ins.reduce_op}" if ins.reduce_op else "") + f".{mode}.{completion}"
+        extras = "".join("." + q for q in ins.qualifiers[5:] if q != ins.reduce_op)
+        quals = f".{dim}.{dst}.{src}" + (f".{ins.reduce_op}" if ins.reduce_op else "") + f".{mode}.{completion}{extras}"
         tensor = _operand_text(TensorOperand(ins.tensor_map, ins.coordinates))
-        if ins.multicast:
-            return f"{name}{quals}.multicast::cluster " + ", ".join(
-                [_multicast_text(ins.multicast, 0), tensor, _multicast_text(ins.multicast, 1), str(ins.cta_mask)]
-            )
-        operands = [tensor, ins.shared] if ins.to_global else [ins.shared, tensor] + ([ins.mbar] if ins.mbar is not None else [])
+        info = [_operand_text(VectorOperand(ins.im2col_info))] if ins.im2col_info else []
+        if ins.to_global:
+            operands = [tensor, ins.shared]
+        elif ins.multicast:
+            operands = [_multicast_text(ins.multicast, 0), tensor, _multicast_text(ins.multicast, 1), *info, str(ins.cta_mask)]
+        else:
+            operands = [ins.shared, tensor] + ([ins.mbar] if ins.mbar is not None else []) + info
         return f"{name}{quals} " + ", ".join(operands)
     if isinstance(ins, TensormapOp):
         if ins.op == "replace":

@@ -947,11 +947,6 @@ class _Runner:
         if ins.op != "red":
             self.emit(state, dict(fields, barrier=Barrier(ins.level, ins.op, barrier_id, count, phase)), self.taint(state, *ins.operands))
             return [state]
-        if count is not None:
-            raise PtxSpecError(
-                "bar.red with a thread count is not supported by the lowering (which threads' predicates are reduced depends on the arrival order)",
-                where=Location(self.low.test.source, ins.line, ins.column),
-            )
         assert ins.dest is not None and ins.predicate is not None and ins.reduction is not None, "bar.red has a destination, a predicate, a reduction"
         predicate = int(self.value(state, ins.predicate) != 0)
         placement = self.low.test.threads[self.thread]
@@ -1195,6 +1190,7 @@ class _Lowering:
                     Trace(t, built, dict(registers), frozenset((base + a, base + b) for a, b in data), frozenset((base + a, base + b) for a, b in ctrl))
                 )
             threads.append(Thread(t, decl.name, Placement(decl.cta, decl.gpu, decl.cluster), tuple(traces)))
+        self.check_reduction_counts(threads)
         return Program(
             name=self.test.name,
             source=self.test.source,
@@ -1207,6 +1203,31 @@ class _Lowering:
             truncated=truncated,
             comments=self.test.comments,
         )
+
+    def check_reduction_counts(self, threads: list[Thread]) -> None:
+        """§9.7.13.1: bar.red with a thread count b reduces "across threads" of the barrier's use;
+        when more than b threads of the CTA may execute that use, which b of them complete it (and
+        whose predicates are reduced) depends on their arrival order, which the dialect does not
+        model for bar.red: refused with the reason. With at most b threads, every thread of the use
+        takes part, as without a count."""
+        users: dict[tuple, set[int]] = {}
+        where: dict[tuple, Event] = {}
+        for thread in threads:
+            for trace in thread.traces:
+                for event in trace.events:
+                    barrier = event.barrier
+                    if barrier is not None and barrier.reduction is not None and barrier.count is not None:
+                        key = (thread.placement.gpu, thread.placement.cta, barrier.barrier_id, barrier.phase, barrier.count)
+                        users.setdefault(key, set()).add(thread.index)
+                        where.setdefault(key, event)
+        for key, who in users.items():
+            if len(who) > key[-1]:
+                event = where[key]
+                raise PtxSpecError(
+                    f"bar.red with thread count {key[-1]} on barrier {key[2]} may be executed by {len(who)} threads of the CTA: which "
+                    f"{key[-1]} of them complete it and have their predicates reduced depends on their arrival order (not supported)",
+                    where=Location(self.test.source, event.line, None),
+                )
 
 
 def _add_derivation(values: dict[int, list[frozenset]], value: int, derivation: frozenset) -> bool:

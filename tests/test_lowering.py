@@ -286,7 +286,10 @@ def test_domain_limit_is_reported(monkeypatch):
     [
         ("PTX t\n{ x=&y; y=0; }\n P0@cta 0,gpu 0 ;\n ld.weak r0, x ;\nexists (x == 0)\n", "pointer values"),
         ("PTX t\n{ x=0; P0:r1=&x; }\n P0@cta 0,gpu 0 ;\n ld.weak r0, x ;\nexists (x == 0)\n", "pointer values"),
-        ("PTX t\n{ x=0; }\n P0@cta 0,gpu 0 ;\n bar.red.and.pred r1, 0, 0, 1, r2 ;\nexists (x == 0)\n", "bar.red with a thread count"),
+        (
+            "PTX t\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n bar.red.and.pred r1, 0, 0, 1, 1 | bar.red.and.pred r1, 0, 0, 1, 0 ;\nexists (x == 0)\n",
+            "bar.red with thread count 1 on barrier 0 may be executed by 2 threads",
+        ),
     ],
 )
 def test_unsupported_forms_are_located_errors(text, fragment):

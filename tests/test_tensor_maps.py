@@ -20,6 +20,11 @@ FORMS = [
     "cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [tmap, {0}], s",
     "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [tmap, {0, 1, 2}], s",
     "cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor.tile.bulk_group [tmap, {0}], s",
+    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes s, [tmap, {0, 0, 0}], bar, {1}",
+    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes s, [tmap, {0, 0, 0}], bar, {1, 2}",
+    "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::2 s, [tmap, {0, 1, 2, 3, 4}], bar",
+    "cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group [tmap, {0, 1, 2, 3, 4}], s",
+    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.im2col_no_offs.bulk_group [tmap, {0, 0, 0}], s",
     "tensormap.replace.tile.global_address.global.b1024.b64 tmap, y",
     "tensormap.replace.tile.global_address.shared::cta.b1024.b64 smap, y",
     "tensormap.replace.tile.global_address.b1024.b64 tmap, y",
@@ -44,15 +49,15 @@ def test_tensor_forms_print_as_they_parse(line):
 
 @pytest.mark.parametrize("line", FORMS)
 def test_every_accepted_form_is_ptx(ptxas, tmp_path, line):
-    """ptxas -arch=sm_90a assembles each form, its locations spelled as address registers."""
+    """ptxas -arch=sm_100a (the gather4, scatter4, im2col::w and .cta_group forms are sm_100a's) assembles each form, its locations spelled as address registers."""
     ptx = re.sub(r"\b(tmap|smap|s|bar|y)\b", r"%\1", line)
     ptx = re.sub(r"(?<![\[\w])(%(?:tmap|smap|s|bar))\b(?!,\s*\{)", r"[\1]", ptx)
     ptx = ptx.replace("[%tmap, {", "[%tmap, {").replace("r0", "%c")
     source = tmp_path / "k.ptx"
     source.write_text(
-        f".version 8.7\n.target sm_90a\n.address_size 64\n.entry k() {{\n.reg .b64 %tmap, %smap, %s, %bar, %y;\n.reg .b32 %c;\n{ptx};\nret;\n}}\n"
+        f".version 8.7\n.target sm_100a\n.address_size 64\n.entry k() {{\n.reg .b64 %tmap, %smap, %s, %bar, %y;\n.reg .b32 %c;\n{ptx};\nret;\n}}\n"
     )
-    done = subprocess.run([ptxas, "-arch=sm_90a", str(source), "-o", str(tmp_path / "k.o")], capture_output=True, text=True)
+    done = subprocess.run([ptxas, "-arch=sm_100a", str(source), "-o", str(tmp_path / "k.o")], capture_output=True, text=True)
     assert done.returncode == 0, (ptx, done.stderr)
 
 
@@ -61,7 +66,12 @@ def test_every_accepted_form_is_ptx(ptxas, tmp_path, line):
     [
         ("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [s], [tmap, {0, 1}], [bar]", "takes 1 tensor coordinate"),
         ("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [s], [tmap], [bar]", r"\[tensorMap, \{coordinates\}\]"),
-        ("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [s], [tmap, {0, 0, 0}], [bar]", "a litmus tensor is one location"),
+        ("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [s], [tmap, {0, 0, 0}], [bar]", "takes 4 operand"),
+        ("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [s], [tmap, {0, 0, 0, 0}], [bar], {1}", "vector of 2 value"),
+        ("cp.async.bulk.tensor.2d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [s], [tmap, {0, 0}], [bar], {1}", "at least 3-dimensional"),
+        ("cp.async.bulk.tensor.3d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes [s], [tmap, {0, 0, 0}], [bar]", "four rows of a 2-D"),
+        ("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes [s], [tmap, {0, 0}], [bar]", "takes 5 tensor coordinate"),
+        ("cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group.cta_group::1 [tmap, {0}], [s]", "unknown qualifier .cta_group::1"),
         ("cp.async.bulk.tensor.1d.global.shared::cta.tile.mbarrier::complete_tx::bytes [tmap, {0}], [s]", "completes with .bulk_group"),
         ("cp.async.bulk.tensor.1d.global.shared::cta.tile::gather4.bulk_group [tmap, {0}], [s]", "no load mode .tile::gather4"),
         ("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [s], [tmap, {0}], [bar]", "takes 4 operand"),
