@@ -1666,18 +1666,20 @@ _BULK_SPACES = {
     ("shared::cluster", "shared::cta"): "mbarrier::complete_tx::bytes",
     ("global", "shared::cta"): "bulk_group",
 }
-#: §9.7.9.25.4.2: the .redOp of cp.reduce.async.bulk with its integer types in the dialect (a
-#: location is one integer; the floating-point types are refused).
+#: §9.7.9.25.4.2: the .redOp of cp.reduce.async.bulk and its types (a floating-point value is
+#: the bits of the location's low bytes; ``add.f16``/``add.bf16`` are written ``.add.noftz``).
 _BULK_REDUCE = {
     "and": ("b32", "b64"),
     "or": ("b32", "b64"),
     "xor": ("b32", "b64"),
-    "add": ("u32", "s32", "u64"),
+    "add": ("u32", "s32", "u64", "f32", "f64", "f16", "bf16"),
     "inc": ("u32",),
     "dec": ("u32",),
-    "min": ("u32", "s32", "u64", "s64"),
-    "max": ("u32", "s32", "u64", "s64"),
+    "min": ("u32", "s32", "u64", "s64", "f16", "bf16"),
+    "max": ("u32", "s32", "u64", "s64", "f16", "bf16"),
 }
+#: §9.7.9.25.4.2: "The .add.f16 and .add.bf16 operations require .noftz qualifier."
+_NOFTZ_TYPES = ("f16", "bf16")
 
 
 def _async_copy(p, quals, operands, text, first) -> AsyncCopy | AsyncGroup | AsyncArrive:
@@ -1759,14 +1761,18 @@ def _bulk_copy(p, quals, operands, text, first) -> BulkCopy | TensorCopy | Async
     reduce_op = None
     rest = quals[3:]
     if reduce:
-        if len(rest) != 2 or rest[0][0] not in _BULK_REDUCE or rest[1][0] not in _BULK_REDUCE[rest[0][0]]:
+        kept = [q for q, _ in rest]
+        noftz = kept[1:2] == ["noftz"]
+        if noftz:
+            kept = kept[:1] + kept[2:]
+        if len(kept) != 2 or kept[0] not in _BULK_REDUCE or kept[1] not in _BULK_REDUCE[kept[0]]:
             where = rest[0][1] if rest else first
             raise p.error(
-                f"{base} takes .redOp.type with an integer type ("
-                + "; ".join(f".{o}: " + ", ".join("." + t for t in ts) for o, ts in _BULK_REDUCE.items())
-                + ")",
+                f"{base} takes .redOp.type (" + "; ".join(f".{o}: " + ", ".join("." + t for t in ts) for o, ts in _BULK_REDUCE.items()) + ")",
                 where,
             )
+        if noftz != (kept[0] == "add" and kept[1] in _NOFTZ_TYPES):
+            raise p.error(f"{base}: .noftz goes with .add.f16 and .add.bf16 only, and they require it (§9.7.9.25.4.2)", rest[0][1])
         reduce_op = rest[0][0]
         rest = []
     multicast = bool(rest) and rest[0][0] == "multicast::cluster" and not reduce and spaces == ("shared::cluster", "global")

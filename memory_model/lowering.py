@@ -183,6 +183,43 @@ def atomic_op(op: str, old: int, operands: tuple[int, ...], qualifiers: Iterable
     return out & mask
 
 
+#: §9.7.9.25.4.2: the floating-point reductions of cp.reduce.async.bulk as the instruction that
+#: computes each: "The floating point .add operation rounds to nearest even. The current
+#: implementation of cp.reduce.async.bulk.add.f32 flushes subnormal inputs and results to
+#: sign-preserving zero. The .add.f16 and .add.bf16 operations require .noftz qualifier. It preserves
+#: input and result subnormals, and does not flush them to zero."
+_FLOAT_REDUCTIONS = {
+    ("add", "f32"): "add.rn.ftz.f32",
+    ("add", "f64"): "add.rn.f64",
+    ("add", "f16"): "add.rn.f16",
+    ("add", "bf16"): "add.rn.bf16",
+    ("min", "f16"): "min.f16",
+    ("min", "bf16"): "min.bf16",
+    ("max", "f16"): "max.f16",
+    ("max", "bf16"): "max.bf16",
+}
+FLOAT_PROFILE = "sm_90"
+"""The profile whose results a floating-point reduction in a litmus test takes: where the manual
+leaves a result open (a NaN's payload, ``semantics.results.AnyNaN``) a value domain cannot hold
+every choice, so the one recorded chip's is taken."""
+
+
+def reduction_value(op: str, old: int, value: int, element: Iterable[str]) -> int:
+    """The value a reduction ``old op value`` leaves (cp.reduce.async.bulk): an integer one by
+    :func:`atomic_op`, a floating-point one through the semantics of the instruction of
+    :data:`_FLOAT_REDUCTIONS` (the one numerics core), on the element's low bits."""
+    element = tuple(element)
+    form = _FLOAT_REDUCTIONS.get((op, element[-1])) if element else None
+    if form is None:
+        return atomic_op(op, old, (value,), element)
+    from ptxspec.semantics.instructions import evaluate  # the numerics core, loaded when a test needs it
+
+    mask = (1 << int(element[-1].lstrip("bf"))) - 1
+    (result,) = evaluate(form, [old & mask, value & mask], FLOAT_PROFILE)
+    assert isinstance(result, int), f"{form} on {FLOAT_PROFILE} has one result"
+    return result
+
+
 def mbarrier_written(op: str, old: int, operands: tuple[int, ...], qualifiers: Iterable[str] = ()) -> tuple[int, int | None, str | None]:
     """``(result, value written, undefined)`` of mbarrier instruction ``op`` on an object that
     holds ``old`` (:meth:`~ptxspec.semantics.mbarrier.MbarrierState.encode`), through
@@ -680,7 +717,7 @@ class _Runner:
                 self.emit(branch, dict(written, write_value=value), frozenset({read}))
             else:
                 old = values[1]
-                value = atomic_op(ins.reduce_op, old, (value,), element)
+                value = reduction_value(ins.reduce_op, old, value, element)
                 family = _join(family, families[1])
                 self.emit(branch, dict(written, reads=True, atomic=True, order="relaxed", scope="gpu", read_value=old, write_value=value), frozenset({read}))
             self.record(branch, dst, value, family, key)

@@ -6,6 +6,8 @@ bulk-copy-*); here the dialect and the events."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ptxspec.memory_model import base, litmus, lowering
 from ptxspec.semantics import mbarrier as mb
@@ -34,7 +36,9 @@ def test_bulk_copy_prints_as_it_parses():
         ("cp.async.mbarrier.arrive.global.b64 [bar]", "cp.async.mbarrier.arrive is"),
         ("cp.async.ca.shared.global [s], [g], 4, 8", "src-size 8 is not in 0 .. cp-size"),
         ("cp.async.ca.shared.global [s], [g], 16, 4, 2", "operand"),
-        ("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [g], [s], 16", "integer type"),
+        ("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f16 [g], [s], 16", "require it"),
+        ("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f32 [g], [s], 16", "require it"),
+        ("cp.reduce.async.bulk.global.shared::cta.bulk_group.min.f32 [g], [s], 16", "takes .redOp.type"),
         ("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [s], [g], [bar]", r"takes \[tensorMap, \{coordinates\}\]"),
         ("cp.async.cg.shared.global [s], [g], 4", "cp-size is 4, 8 or 16"),
         ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s], [g], 16, [bar]", "takes 5 operand"),
@@ -213,3 +217,85 @@ def test_each_destination_cta_is_its_own_agent_with_its_own_completion():
     assert [e.address.name for e in second if e.address] == ["g", "s1", "bar1"]
     assert all(e.proxy == "async" for e in first[:2] + second[:2]) and first[-1].mbarrier == second[-1].mbarrier == "complete_tx"
     assert not base.static_pair("po", first[0], second[-1], program)  # bar1's completion does not follow s0's write
+
+
+# ---- floating-point cp.reduce.async.bulk through the numerics core, against numpy / ml_dtypes ------
+
+
+def _flush(x, tiny):
+    import numpy as np
+
+    return np.copysign(np.float32(0), x) if x != 0 and abs(x) < tiny else x
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1))
+def test_f32_add_reduction_rounds_to_nearest_even_and_flushes_subnormals(a, b):
+    """§9.7.9.25.4.2: .add.f32 "rounds to nearest even" and "flushes subnormal inputs and results to
+    sign-preserving zero": numpy's float32 sum of the flushed inputs, flushed (NaN: any NaN)."""
+    import numpy as np
+
+    tiny = np.finfo(np.float32).tiny
+    x, y = (_flush(np.array([v], dtype=np.uint32).view(np.float32)[0], tiny) for v in (a, b))
+    with np.errstate(all="ignore"):
+        expected = _flush(np.float32(x + y), tiny)
+    got = np.array([lowering.reduction_value("add", a, b, ("f32",))], dtype=np.uint32).view(np.float32)[0]
+    if np.isnan(expected):
+        assert np.isnan(got)
+    else:
+        assert np.array([got]).view(np.uint32)[0] == np.array([expected], dtype=np.float32).view(np.uint32)[0]
+
+
+@given(st.integers(0, 2**16 - 1), st.integers(0, 2**16 - 1), st.sampled_from(["f16", "bf16"]), st.sampled_from(["add", "min", "max"]))
+def test_half_reductions_keep_subnormals_and_round_to_nearest_even(a, b, kind, op):
+    """.add.noftz.f16 / .bf16 preserve subnormals and round to nearest even; .min/.max: the
+    smaller/larger (a NaN operand gives the other, §9.7.3 min/max), against numpy and ml_dtypes in
+    float64 (exact for these formats) then rounded once."""
+    import ml_dtypes
+    import numpy as np
+
+    dtype = np.float16 if kind == "f16" else ml_dtypes.bfloat16
+    x, y = (np.array([v], dtype=np.uint16).view(dtype)[0] for v in (a, b))
+    got = np.array([lowering.reduction_value(op, a, b, (kind,))], dtype=np.uint16).view(dtype)[0]
+    with np.errstate(all="ignore"):
+        if op == "add":
+            expected = dtype(np.float64(x) + np.float64(y))
+        elif np.isnan(x) or np.isnan(y):
+            expected = y if np.isnan(x) else x
+        else:
+            expected = (min if op == "min" else max)(x, y, key=np.float64)
+    if np.isnan(np.float64(expected)):
+        assert np.isnan(np.float64(got))
+    elif expected == 0 and got == 0 and op != "add":
+        pass  # min/max of +0 and -0 may be either zero (§9.7.3)
+    else:
+        assert np.array([got]).view(np.uint16)[0] == np.array([expected], dtype=dtype).view(np.uint16)[0], (hex(a), hex(b))
+
+
+BULK_PTX = [
+    "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [g], [s], 16",
+    "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16 [g], [s], 16",
+    "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16 [g], [s], 32",
+    "cp.reduce.async.bulk.global.shared::cta.bulk_group.max.bf16 [g], [s], 16",
+    "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f64 [g], [s], 16",
+    "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f16 [g], [s], 16",
+    "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f32 [g], [s], 16",
+    "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.min.s32 [g], [s], 16, [bar]",
+    "cp.async.bulk.global.shared::cta.bulk_group [g], [s], 48",
+    "cp.async.bulk.global.shared::cta.bulk_group [g], [s], 4",
+]
+
+
+@pytest.mark.parametrize("line", BULK_PTX)
+def test_the_dialect_accepts_a_bulk_form_iff_ptxas_does(ptxas, tmp_path, line):
+    import subprocess
+
+    try:
+        _test(line)
+        ours = True
+    except PtxSpecError:
+        ours = False
+    ptx = line.replace("[g]", "[%g]").replace("[s]", "[%s]").replace("[bar]", "[%bar]")
+    source = tmp_path / "k.ptx"
+    source.write_text(f".version 8.7\n.target sm_90a\n.address_size 64\n.entry k() {{\n.reg .b64 %g, %s, %bar;\n{ptx};\nret;\n}}\n")
+    theirs = subprocess.run([ptxas, "-arch=sm_90a", str(source), "-o", str(tmp_path / "k.o")], capture_output=True).returncode == 0
+    assert ours == theirs, (line, ours, theirs)
