@@ -368,6 +368,9 @@ class BulkCopy:
     """``.multicast::cluster``: per destination CTA (in increasing rank, one per bit of
     ``cta_mask``) the instance of dstMem and of mbar it writes and signals; empty without."""
     cta_mask: int | None = None
+    cache_policy: Register | Immediate | None = None
+    """``.L2::cache_hint``'s cache-policy operand: "a hint to the cache subsystem ... It does not change
+    the memory consistency behavior of the program" (no effect here)."""
 
 
 @attrs.frozen
@@ -450,6 +453,8 @@ class AsyncCopy:
     line: int | None = _pos()
     column: int | None = _pos()
     src_size: Register | Immediate | None = None
+    cache_policy: Register | Immediate | None = None
+    """As :attr:`BulkCopy.cache_policy`."""
 
 
 @attrs.frozen
@@ -534,6 +539,8 @@ class TensorCopy:
     im2col_info: tuple[Register | Immediate, ...] = ()
     """The im2colInfo vector of the im2col load modes (which elements move: no value effect on a
     one-location tensor)."""
+    cache_policy: Register | Immediate | None = None
+    """As :attr:`BulkCopy.cache_policy`."""
 
     @property
     def to_global(self) -> bool:
@@ -1171,6 +1178,10 @@ class Parser:
                 self.advance()
                 text += "::" + nxt.text
                 last = nxt
+                while self.tok.kind in ("name", "num") and self.tok.offset == last.end:  # L2::128B: a number then a name
+                    text += self.tok.text
+                    last = self.tok
+                    self.advance()
             parts.append((text, q))
         return parts, last
 
@@ -1701,7 +1712,7 @@ def _async_copy(p, quals, operands, text, first) -> AsyncCopy | AsyncGroup | Asy
             raise p.error("cp.async.mbarrier.arrive is cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]", first)
         _count(p, "cp.async.mbarrier.arrive", operands, 1, first)
         return AsyncArrive(_address(p, "cp.async.mbarrier.arrive", operands[0]), noinc, tuple(names[3:]), text, first.line, first.column)
-    if len(names) == 4 and names[1] in ("ca", "cg") and names[2] in ("shared", "shared::cta") and names[3] == "global":
+    if len(names) in (4, 5) and names[1] in ("ca", "cg") and names[2] in ("shared", "shared::cta") and names[3] == "global" and names[4:] in ([], *_PREFETCH):
         _count(p, "cp.async", operands, (3, 4), first)
         size = _value(p, "cp.async", operands[2])
         if not isinstance(size, Immediate) or size.value not in (4, 8, 16) or (names[1] == "cg" and size.value != 16):
@@ -1719,6 +1730,11 @@ def _async_copy(p, quals, operands, text, first) -> AsyncCopy | AsyncGroup | Asy
     )
 
 
+#: §9.7.9.25.3.1 ``.level::prefetch_size``: "a hint to fetch additional data of the specified size
+#: into the respective cache level" (no effect on the memory model).
+_PREFETCH = (["L2::64B"], ["L2::128B"], ["L2::256B"])
+
+
 def _group_count(p, base: str, operands, first) -> int:
     _count(p, base, operands, 1, first)
     n = operands[0][0]
@@ -1732,7 +1748,26 @@ def _bulk_copy(p, quals, operands, text, first) -> BulkCopy | TensorCopy | Async
     ``cp.reduce.async.bulk.dst.src.completion.redOp.type`` (the state spaces and completion of
     :data:`_BULK_SPACES`), §9.7.9.25.6 ``cp.async.bulk.commit_group`` and
     ``cp.async.bulk.wait_group{.read} N``; the non-bulk ``cp.async`` forms are :func:`_async_copy`'s.
-    Multicast, cache hints and the tensor forms are refused."""
+    ``.L2::cache_hint`` takes its cache-policy operand last (:attr:`BulkCopy.cache_policy`)."""
+    instruction = _bulk_copy_hinted(p, [q for q in quals if q[0] != CACHE_HINT], operands, text, first, quals)
+    if any(q == CACHE_HINT for q, _ in quals):
+        policy = operands[-1] if operands else None
+        if not isinstance(instruction, (BulkCopy, TensorCopy, AsyncCopy)) or policy is None:
+            tok = next(t for q, t in quals if q == CACHE_HINT)
+            raise p.error(".L2::cache_hint goes with cp.async, cp.async.bulk{.tensor} and cp.reduce.async.bulk{.tensor}", tok)
+        instruction = attrs.evolve(instruction, cache_policy=_value(p, "cache-policy", policy))
+    return instruction
+
+
+CACHE_HINT = "L2::cache_hint"
+"""§9.7.9.25: ``.level::cache_hint`` with a 64-bit cache-policy operand, the last one."""
+
+
+def _bulk_copy_hinted(p, quals, operands, text, first, written) -> BulkCopy | TensorCopy | AsyncCopy | AsyncGroup | AsyncArrive:
+    """:func:`_bulk_copy` without ``.L2::cache_hint`` (its cache-policy operand, the last of
+    ``operands``, is left out where ``written`` has the hint)."""
+    if any(q == CACHE_HINT for q, _ in written):
+        operands = operands[:-1]
     names = [q for q, _ in quals]
     if names[:1] == ["async"] and names[1:2] != ["bulk"]:
         return _async_copy(p, quals, operands, text, first)
@@ -1777,9 +1812,7 @@ def _bulk_copy(p, quals, operands, text, first) -> BulkCopy | TensorCopy | Async
         rest = []
     multicast = bool(rest) and rest[0][0] == "multicast::cluster" and not reduce and spaces == ("shared::cluster", "global")
     for q, tok in rest[1:] if multicast else rest:
-        raise p.error(
-            f"unknown qualifier .{q} for {base} (cache hints are not supported in litmus tests; .multicast::cluster only from .global to .shared::cluster)", tok
-        )
+        raise p.error(f"unknown qualifier .{q} for {base} (.multicast::cluster only from .global to .shared::cluster)", tok)
     mbarrier = completion.startswith("mbarrier")
     size_at = 2
     if len(operands) > size_at:
@@ -1884,7 +1917,8 @@ def _tensor_copy(p, base, quals, operands, text, first, reduce: bool) -> TensorC
     copy moves; a litmus tensor is one location, so every mode moves that location (the operands each
     mode takes are checked: "the tensor must be at least 3-dimensional" for im2col, four rows of a
     2-D tensor for gather4/scatter4). ``.cta_group::2`` lets the mbarrier be in the peer CTA (litmus
-    locations are not per CTA). Cache hints are refused; ``.multicast::cluster`` is :func:`_multicast`'s."""
+    locations are not per CTA). ``.multicast::cluster`` is :func:`_multicast`'s, ``.L2::cache_hint``
+    :func:`_bulk_copy`'s."""
     names = [q for q, _ in quals]
     if len(names) < 3 or names[0] not in ("1d", "2d", "3d", "4d", "5d"):
         raise p.error(f"{base} needs .dim.dst.src (.dim one of .1d .. .5d)", quals[0][1] if quals else first)
@@ -1920,8 +1954,7 @@ def _tensor_copy(p, base, quals, operands, text, first, reduce: bool) -> TensorC
     cta_group = extras[:1] if extras[:1] in (["cta_group::1"], ["cta_group::2"]) and completion != "bulk_group" else []
     for q, tok in rest[1 + multicast + len(cta_group) :]:
         raise p.error(
-            f"unknown qualifier .{q} for {base} (cache hints are not supported in litmus tests; .multicast::cluster only from .global to "
-            ".shared::cluster, then .cta_group::1/2 with the mbarrier completion)",
+            f"unknown qualifier .{q} for {base} (.multicast::cluster only from .global to .shared::cluster, then .cta_group::1/2 with the mbarrier completion)",
             tok,
         )
     mbarrier = completion != "bulk_group"
@@ -2534,7 +2567,7 @@ def _check_wgmma_registers(code: tuple[Instruction, ...], p: Parser) -> None:
 def registers_read(ins: Instruction) -> tuple[str, ...]:
     """The registers an instruction reads (its register operands), in operand order."""
     names = []
-    for field in ("left", "right", "value", "predicate", "size", "src_size", "scale_d", "sources", "operands", "coordinates", "im2col_info"):
+    for field in ("left", "right", "value", "predicate", "size", "src_size", "scale_d", "sources", "operands", "coordinates", "im2col_info", "cache_policy"):
         value = getattr(ins, field, None)
         for op in value if isinstance(value, tuple) else (value,):
             if isinstance(op, Register):
@@ -2650,7 +2683,8 @@ def format_instruction(ins: Instruction) -> str:
         return f"tcgen05.{ins.op}" + "".join("." + q for q in ins.qualifiers) + (" " + ", ".join(operands) if operands else "")
     if isinstance(ins, AsyncCopy):
         extra = "" if ins.src_size is None else f", {_operand_text(ins.src_size)}"
-        return f"cp.async.{'.'.join(ins.qualifiers)} {ins.dst}, {ins.src}, {_operand_text(ins.size)}{extra}"
+        quals = ".".join(ins.qualifiers[:3]) + _hint_text(ins.cache_policy) + "".join("." + q for q in ins.qualifiers[3:])
+        return f"cp.async.{quals} {ins.dst}, {ins.src}, {_operand_text(ins.size)}{extra}{_policy_text(ins.cache_policy)}"
     if isinstance(ins, AsyncGroup):
         name = {"cp.async": "cp.async", "bulk": "cp.async.bulk", "wgmma": "wgmma"}[ins.kind]
         suffix = ".sync.aligned" if ins.kind == "wgmma" else ""
@@ -2683,7 +2717,7 @@ def format_instruction(ins: Instruction) -> str:
             operands = [_multicast_text(ins.multicast, 0), tensor, _multicast_text(ins.multicast, 1), *info, str(ins.cta_mask)]
         else:
             operands = [ins.shared, tensor] + ([ins.mbar] if ins.mbar is not None else []) + info
-        return f"{name}{quals} " + ", ".join(operands)
+        return f"{name}{quals}{_hint_text(ins.cache_policy)} " + ", ".join(operands) + _policy_text(ins.cache_policy)
     if isinstance(ins, TensormapOp):
         if ins.op == "replace":
             return "tensormap.replace" + "".join("." + q for q in ins.qualifiers) + f" {ins.address}, {ins.source}"
@@ -2693,7 +2727,10 @@ def format_instruction(ins: Instruction) -> str:
         operands = [ins.dst, ins.src, _operand_text(ins.size)] + ([ins.mbar] if ins.mbar is not None else [])
         if ins.multicast:
             operands = [_multicast_text(ins.multicast, 0), ins.src, _operand_text(ins.size), _multicast_text(ins.multicast, 1), str(ins.cta_mask)]
-        return f"{name}{''.join('.' + q for q in ins.qualifiers)} " + ", ".join(operands)
+        # .level::cache_hint after the completion mechanism (and multicast), before .redOp.type
+        at = 3 if ins.reduce_op is not None else len(ins.qualifiers)
+        quals = "".join("." + q for q in ins.qualifiers[:at]) + _hint_text(ins.cache_policy) + "".join("." + q for q in ins.qualifiers[at:])
+        return f"{name}{quals} " + ", ".join(operands) + _policy_text(ins.cache_policy)
     if isinstance(ins, Fence):
         if ins.restrict == "mbarrier_init":
             return f"fence.mbarrier_init.{ins.sem}.{ins.scope}"
@@ -2714,6 +2751,14 @@ def format_instruction(ins: Instruction) -> str:
             return f"bar.cta.red{quals} " + ", ".join(ops)
         return f"bar.cta.{ins.op}{quals} " + ", ".join(_operand_text(o) for o in ins.operands)
     raise TypeError(ins)
+
+
+def _hint_text(policy: Register | Immediate | None) -> str:
+    return "" if policy is None else f".{CACHE_HINT}"
+
+
+def _policy_text(policy: Register | Immediate | None) -> str:
+    return "" if policy is None else f", {_operand_text(policy)}"
 
 
 def _multicast_text(pairs: tuple[tuple[str, str], ...], index: int) -> str:

@@ -5,6 +5,7 @@ bulk-copy-*); here the dialect and the events."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,6 +18,7 @@ COPY = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes s, g, 
 
 
 def _test(line: str) -> litmus.LitmusTest:
+    line = line.replace(", pol", ", r9")  # the cache-policy operand, a register
     return litmus.parse(f"PTX t\n{{\ng=7; s=0; bar=0;\n}}\n P0@cta 0,gpu 0 ;\n mbarrier.init.shared::cta.b64 [bar], 1 ;\n {line} ;\nexists (s == 0)\n")
 
 
@@ -282,6 +284,11 @@ BULK_PTX = [
     "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.min.s32 [g], [s], 16, [bar]",
     "cp.async.bulk.global.shared::cta.bulk_group [g], [s], 48",
     "cp.async.bulk.global.shared::cta.bulk_group [g], [s], 4",
+    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [s], [g], 16, [bar], pol",
+    "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.u32 [g], [s], 16, pol",
+    "cp.async.ca.shared.global.L2::cache_hint.L2::128B [s], [g], 16, pol",
+    "cp.async.cg.shared.global.L2::256B [s], [g], 16",
+    "cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [g], [s], 16",
 ]
 
 
@@ -294,8 +301,22 @@ def test_the_dialect_accepts_a_bulk_form_iff_ptxas_does(ptxas, tmp_path, line):
         ours = True
     except PtxSpecError:
         ours = False
-    ptx = line.replace("[g]", "[%g]").replace("[s]", "[%s]").replace("[bar]", "[%bar]")
+    ptx = line.replace("[g]", "[%g]").replace("[s]", "[%s]").replace("[bar]", "[%bar]").replace(", pol", ", %pol")
     source = tmp_path / "k.ptx"
-    source.write_text(f".version 8.7\n.target sm_90a\n.address_size 64\n.entry k() {{\n.reg .b64 %g, %s, %bar;\n{ptx};\nret;\n}}\n")
+    source.write_text(f".version 8.7\n.target sm_90a\n.address_size 64\n.entry k() {{\n.reg .b64 %g, %s, %bar, %pol;\n{ptx};\nret;\n}}\n")
     theirs = subprocess.run([ptxas, "-arch=sm_90a", str(source), "-o", str(tmp_path / "k.o")], capture_output=True).returncode == 0
     assert ours == theirs, (line, ours, theirs)
+
+
+def test_a_cache_hint_changes_no_operation():
+    """§9.7.9.25: cache-policy "is a hint to the cache subsystem ... It does not change the memory
+    consistency behavior of the program": the same events, bar the instruction's text."""
+    plain = lowering.lower(_test("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [s], [g], 16, [bar]"))
+    hinted = lowering.lower(_test("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [s], [g], 16, [bar], pol"))
+
+    def shape(program):
+        return [[attrs.evolve(e, instruction="") for e in t.events] for th in program.threads for t in th.traces]
+
+    assert shape(plain) == shape(hinted)
+    (_, copy) = _test("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [s], [g], 16, [bar], pol").code[0]
+    assert isinstance(copy, litmus.BulkCopy) and copy.cache_policy == litmus.Register("r9") and litmus.registers_read(copy) == ("r9",)
