@@ -2494,6 +2494,8 @@ def _locations_named(ins: Instruction) -> tuple[str, ...]:
         if isinstance(value, str):
             names.append(value)
     names.extend(getattr(ins, "addresses", ()))
+    for pair in getattr(ins, "multicast", ()):
+        names.extend(pair)
     return tuple(names)
 
 

@@ -94,6 +94,11 @@ def test_every_accepted_form_is_ptx(ptxas, tmp_path, line):
         ("fence.proxy.tensormap::generic.acq_rel.gpu", "fence.proxy.tensormap::generic is"),
         ("membar.proxy.tensormap::generic", "membar.proxy has no"),
         ("ld.weak r0, tmap ; cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [tmap, {0}], [s]", "is a tensor map: only"),
+        (
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{s, tmap}], [x], 16, [{b0, b1}], 3 ; "
+            "cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [tmap, {0}], [s]",
+            "is a tensor map: only",
+        ),
     ],
 )
 def test_other_tensor_forms_are_refused_with_the_reason(line, message):
