@@ -1555,6 +1555,22 @@ def _store(p, base, quals, operands, text, first) -> Store:
     )
 
 
+#: §9.7.13.5-6: the floating-point types of the scalar atom and red (.add only; the half types with
+#: .noftz): a location holds the value's bits in its low bytes.
+FLOAT_ATOMIC_TYPES = ("f32", "f64", "f16", "bf16", "f16x2", "bf16x2")
+
+
+def _check_float_atomic(p, base: str, op: str, op_tok, floats, noftz: bool) -> None:
+    """§9.7.13.5: ``atom.add.f32``, ``.add.f64``, ``.add.noftz.{f16,f16x2,bf16,bf16x2}`` ("The
+    atom.add.f16, atom.add.f16x2, atom.add.bf16 and atom.add.bf16x2 operation requires the .noftz
+    qualifier"); the float .min/.max are vector forms, not in the dialect."""
+    (q, tok), *_ = floats
+    if op != "add":
+        raise p.error(f"a floating-point {base} is .add only (.{op}.{q} is not PTX)", op_tok)
+    if noftz != (q not in ("f32", "f64")):
+        raise p.error(f"{base}.add.{q}: .noftz goes with the .f16, .bf16, .f16x2 and .bf16x2 types, and they require it", tok)
+
+
 def _atomic(p, base, quals, operands, text, first) -> Atomic:
     """§9.7.13.5-6: without ``.sem`` an atomic is ``.relaxed``; without ``.scope`` it is ``.gpu``."""
     is_red = base in ("red", "sured")
@@ -1567,11 +1583,10 @@ def _atomic(p, base, quals, operands, text, first) -> Atomic:
     if is_red and op in ("cas", "exch"):
         raise p.error(f"red has no .{op} operation (§9.7.13.6)", ops[0][1])
     others = [(q, tok) for q, tok in quals if q not in ATOMIC_OPS]
-    for q, tok in others:
-        if q[:1] == "f" or q in ("bf16", "bf16x2", "noftz"):
-            # Litmus values are integers; a floating-point atomic would need the numerics core.
-            raise p.error(f"floating-point {base} (.{q}) is not supported in litmus tests", tok)
-    order, scope, rest, _ = _memory_quals(p, base, others, _ORDERS_RED if is_red else _ORDERS_ATOM)
+    floats = [(q, tok) for q, tok in others if q in FLOAT_ATOMIC_TYPES]
+    if floats:
+        _check_float_atomic(p, base, op, ops[0][1], floats, any(q == "noftz" for q, _ in others))
+    order, scope, rest, _ = _memory_quals(p, base, others, _ORDERS_RED if is_red else _ORDERS_ATOM, FLOAT_ATOMIC_TYPES)
     order = order or "relaxed"
     scope = scope or "gpu"
     if is_red:

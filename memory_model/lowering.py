@@ -204,6 +204,49 @@ leaves a result open (a NaN's payload, ``semantics.results.AnyNaN``) a value dom
 every choice, so the one recorded chip's is taken."""
 
 
+#: §9.7.13.5: "The floating-point operation .add is a rounding to nearest even. The current
+#: implementation of atom.add.f32 on global memory flushes subnormal inputs and results to
+#: sign-preserving zero; whereas atom.add.f32 on shared memory supports subnormal inputs and results
+#: and doesn't flush them to zero. atom.add.f16, atom.add.f16x2, atom.add.bf16 and atom.add.bf16x2
+#: operation requires the .noftz qualifier; it preserves subnormal inputs and results". Per type,
+#: the instruction that computes the add in each state space (None: any space).
+_FLOAT_ATOMIC_ADDS: dict[str, dict[str | None, tuple[str, ...]]] = {
+    "f32": {"global": ("add.rn.ftz.f32",), "shared": ("add.rn.f32",), None: ("add.rn.ftz.f32", "add.rn.f32")},
+    "f64": {None: ("add.rn.f64",)},
+    "f16": {None: ("add.rn.f16",)},
+    "bf16": {None: ("add.rn.bf16",)},
+    "f16x2": {None: ("add.rn.f16x2",)},
+    "bf16x2": {None: ("add.rn.bf16x2",)},
+}
+
+
+def atomic_values(op: str, old: int, operands: tuple[int, ...], qualifiers: Iterable[str] = ()) -> tuple[int, ...]:
+    """The values an atom or red may leave: :func:`atomic_op`'s for the integer types; for a
+    floating-point ``.add`` the result of the instruction of :data:`_FLOAT_ATOMIC_ADDS` for the
+    state space the atomic names (``.global`` flushes .f32 subnormals, ``.shared`` keeps them), and
+    either where it names none (generic addressing: the location may be in either)."""
+    qualifiers = tuple(qualifiers)
+    kind = next((q for q in qualifiers if q in _FLOAT_ATOMIC_ADDS), None)
+    if kind is None:
+        return (atomic_op(op, old, operands, qualifiers),)
+    space = state_space(qualifiers)
+    by_space = _FLOAT_ATOMIC_ADDS[kind]
+    forms = by_space.get("shared" if space in ("shared::cta", "shared::cluster") else space) or by_space[None]
+    return tuple(dict.fromkeys(_float_result(form, old, operands[0]) for form in forms))
+
+
+def _float_result(form: str, a: int, b: int) -> int:
+    """``form`` (an instruction of the numerics core) on the low bits of ``a`` and ``b``, as the
+    :data:`FLOAT_PROFILE` computes it."""
+    from ptxspec.semantics.instructions import evaluate  # the numerics core, loaded when a test needs it
+
+    bits = int(form.rsplit(".", 1)[1].lstrip("bf").split("x")[0]) * (2 if form.endswith("x2") else 1)
+    mask = (1 << bits) - 1
+    (result,) = evaluate(form, [a & mask, b & mask], FLOAT_PROFILE)
+    assert isinstance(result, int), f"{form} on {FLOAT_PROFILE} has one result"
+    return result
+
+
 def reduction_value(op: str, old: int, value: int, element: Iterable[str]) -> int:
     """The value a reduction ``old op value`` leaves (cp.reduce.async.bulk): an integer one by
     :func:`atomic_op`, a floating-point one through the semantics of the instruction of
@@ -212,12 +255,7 @@ def reduction_value(op: str, old: int, value: int, element: Iterable[str]) -> in
     form = _FLOAT_REDUCTIONS.get((op, element[-1])) if element else None
     if form is None:
         return atomic_op(op, old, (value,), element)
-    from ptxspec.semantics.instructions import evaluate  # the numerics core, loaded when a test needs it
-
-    mask = (1 << int(element[-1].lstrip("bf"))) - 1
-    (result,) = evaluate(form, [old & mask, value & mask], FLOAT_PROFILE)
-    assert isinstance(result, int), f"{form} on {FLOAT_PROFILE} has one result"
-    return result
+    return _float_result(form, old, value)
 
 
 def mbarrier_written(op: str, old: int, operands: tuple[int, ...], qualifiers: Iterable[str] = ()) -> tuple[int, int | None, str | None]:
@@ -585,15 +623,20 @@ class _Runner:
             else:
                 operands = tuple(self.value(branch, o) for o in ins.operands)
                 failed = ins.op == "cas" and (value & _mask_of(ins)) != (operands[0] & _mask_of(ins))
-                written = None if failed else atomic_op(ins.op, value, operands, ins.qualifiers)
-                fields = self.memory_fields(ins, reads=ins.returns, writes=not failed, atomic=True, read_value=value, write_value=written)
-                self.emit(branch, fields, self.taint(branch, *ins.operands))
-                if written is not None:
-                    self.record(branch, ins.address, written, _join(family, self.prov(branch, *ins.operands)), key)
-                if ins.dest is not None:
-                    branch.regs[ins.dest.name] = value
-                    branch.taint[ins.dest.name] = frozenset({index})
-                    branch.prov[ins.dest.name] = family
+                # A floating-point add may have two results where the state space is not named (atomic_values).
+                for written in (None,) if failed else atomic_values(ins.op, value, operands, ins.qualifiers):
+                    out = branch.copy()
+                    fields = self.memory_fields(ins, reads=ins.returns, writes=not failed, atomic=True, read_value=value, write_value=written)
+                    self.emit(out, fields, self.taint(out, *ins.operands))
+                    if written is not None:
+                        self.record(out, ins.address, written, _join(family, self.prov(out, *ins.operands)), key)
+                    if ins.dest is not None:
+                        out.regs[ins.dest.name] = value
+                        out.taint[ins.dest.name] = frozenset({index})
+                        out.prov[ins.dest.name] = family
+                    out.pc += 1
+                    branches.append(out)
+                continue
             branch.pc += 1
             branches.append(branch)
         return branches

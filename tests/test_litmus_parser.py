@@ -319,7 +319,7 @@ ERROR_CASES = {
     "init_missing_semicolon": (3, 5, "expected ';' or '}' after an initial-state entry, found 'y'"),
     "operand_kind": (6, 10, "expected a register operand for ld, found 'x'"),
     "unknown_location": (7, 23, "unknown location 'zz' in the condition"),
-    "float_atomic": (6, 23, "floating-point atom (.f32) is not supported"),
+    "float_atomic": (6, 23, "atom.add.f16: .noftz goes with the .f16, .bf16, .f16x2 and .bf16x2 types, and they require it"),
     "mbarrier_pending_count": (7, 2, "mbarrier.pending_count's state must be the result of a prior mbarrier.arrive.noComplete"),
     "mbarrier_scope": (6, 2, "mbarrier.arrive's scope is .cta or .cluster, not .gpu"),
     "mbarrier_no_op": (6, 11, "mbarrier needs an operation"),
