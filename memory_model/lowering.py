@@ -230,9 +230,31 @@ def atomic_values(op: str, old: int, operands: tuple[int, ...], qualifiers: Iter
     if kind is None:
         return (atomic_op(op, old, operands, qualifiers),)
     space = state_space(qualifiers)
+    spaces = ("shared",) if space in ("shared::cta", "shared::cluster") else (space,) if space else ("global", "shared")
     by_space = _FLOAT_ATOMIC_ADDS[kind]
-    forms = by_space.get("shared" if space in ("shared::cta", "shared::cluster") else space) or by_space[None]
-    return tuple(dict.fromkeys(_float_result(form, old, operands[0]) for form in forms))
+    results = (_atomic_add(kind, where, form, old, operands[0]) for where in spaces for form in by_space.get(where) or by_space[None])
+    return tuple(dict.fromkeys(results))
+
+
+def _atomic_add(kind: str, space: str, form: str, a: int, b: int) -> int:
+    """The add of a floating-point atomic in ``space``: ``form``'s result, unless an operand is a
+    NaN and the profile pins the atomic's own NaN rule there (``Profile.atomic_add_nan``)."""
+    from ptxspec.profiles import profile_named
+    from ptxspec.semantics.numerics import fmt_of
+
+    rule = profile_named(FLOAT_PROFILE).atomic_add_nan.get((space, kind))
+    if rule is None:
+        return _float_result(form, a, b)
+    fmt = fmt_of(kind)
+    mantissa = (1 << fmt.mantissa_bits) - 1
+    exponent = ((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits
+    width_mask = (1 << (fmt.exponent_bits + fmt.mantissa_bits + 1)) - 1
+    operands = (a & width_mask, b & width_mask)
+    order, quiets = rule
+    nans = [operands[i] for i in order if operands[i] & exponent == exponent and operands[i] & mantissa]
+    if not nans:
+        return _float_result(form, a, b)
+    return nans[0] | (1 << (fmt.mantissa_bits - 1)) if quiets else nans[0]
 
 
 def _float_result(form: str, a: int, b: int) -> int:

@@ -112,6 +112,14 @@ class Profile:
     #: Per format, the NaN an invalid operation (inf - inf, 0 * inf, sqrt(-1)) returns.
     default_nan: dict[str, int] = attrs.field(factory=dict)
 
+    # --- §9.7.13.5-6 atom and red -------------------------------------------------------------
+
+    #: Per (state space, type) of a floating-point ``atom``/``red`` ``.add`` with a NaN operand: the
+    #: operand positions (0 = the value in memory, 1 = the operand b) in the order the atomic takes
+    #: their NaNs, and whether it quiets a signalling one. Not listed (the manual, which gives an
+    #: atomic no NaN rule of its own): as the ``add`` of §9.7.3 under this profile.
+    atomic_add_nan: dict[tuple[str, str], tuple[tuple[int, ...], bool]] = attrs.field(factory=dict)
+
     # --- §9.7.1-2 integer arithmetic ---------------------------------------------------------
 
     #: §9.7.1.8 div and §9.7.1.9 rem by zero ("an unspecified, machine-specific value"): the value

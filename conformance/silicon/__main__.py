@@ -17,6 +17,7 @@ sets) and ``separate DIR [NAME ...]`` (how the pinned datapath's one-part change
     python -m ptxspec.conformance.silicon mma verify conformance/data/sm_90 --round mma-sp-more
     python -m ptxspec.conformance.silicon wgmma fit conformance/data/sm_90 --round wgmma-more f16-f16-f32
     python -m ptxspec.conformance.silicon movement verify conformance/data/sm_90
+    python -m ptxspec.conformance.silicon atomic verify conformance/data/sm_90
     python -m ptxspec.conformance.silicon approx report
     python -m ptxspec.conformance.silicon exhaustive verify --chunks 8
     python -m ptxspec.conformance.silicon all prepare BUNDLE            # every round, BUNDLE/ROUND/
@@ -39,7 +40,16 @@ from pathlib import Path
 import click
 
 from ptxspec.conformance.silicon import approx as approx_campaign
-from ptxspec.conformance.silicon import catalogue_campaign, exhaustive, float_cvt_campaign, mma_campaign, movement_campaign, replay, wgmma_campaign
+from ptxspec.conformance.silicon import (
+    atomic_campaign,
+    catalogue_campaign,
+    exhaustive,
+    float_cvt_campaign,
+    mma_campaign,
+    movement_campaign,
+    replay,
+    wgmma_campaign,
+)
 from ptxspec.conformance.silicon.campaign import DATA, array_digests
 from ptxspec.spec.errors import PtxSpecError
 
@@ -255,6 +265,34 @@ def wgmma_digests(directory: Path) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+@silicon.group("atomic")
+def atomic() -> None:
+    """Floating-point atom and red .add (§9.7.13.5-6) on global and shared memory, on sm_90."""
+
+
+@atomic.command("prepare")
+@BUNDLE
+@PTXAS
+def atomic_prepare(bundle: Path, ptxas: str) -> None:
+    """Assemble every form into BUNDLE (run it with atomic_device.py run BUNDLE OUT)."""
+    plan = atomic_campaign.prepare(bundle, ptxas)
+    click.echo(f"{len(plan['forms'])} forms planned, {len(plan['rejected'])} rejected by ptxas")
+    for entry in plan["rejected"]:
+        click.echo(f"  rejected: {entry['name']}: {entry['message']}")
+
+
+@atomic.command("verify")
+@DIRECTORY
+def atomic_verify(directory: Path) -> int:
+    """Every recorded atomic against the semantics under the sm_90 profile."""
+    report = atomic_campaign.verify(directory)
+    for name, entry in report.items():
+        click.echo(f"{name}: {entry['pairs']} pairs, {len(entry['mismatches'])} mismatching")
+        for item in entry["mismatches"][:5]:
+            click.echo(f"  {item}")
+    return _status(report)
+
+
 @silicon.group("movement")
 def movement() -> None:
     """ldmatrix, stmatrix and movmatrix (§9.7.14.5.15-17) on sm_90."""
@@ -353,6 +391,7 @@ PARTS: dict[str, tuple[Callable[[Path], object], str, tuple[str, ...]]] = {
     **{name: (functools.partial(wgmma_campaign.prepare, part=r.part), "wgmma_device.py", ()) for name, r in wgmma_campaign.ROUNDS.items()},
     "sass": (mma_campaign.prepare_sass, "sass_device.py", ()),
     "movement": (movement_campaign.prepare, "movement_device.py", ()),
+    "atomic": (atomic_campaign.prepare, "atomic_device.py", ()),
 }
 
 

@@ -29,6 +29,9 @@ _FLOAT_CVT = (
     "sm_90/float-cvt-3.npz",
     "sm_90/float-cvt-h100-digests.json",
 )
+#: The atomic round: atom and red .add on .f32, .f64, .f16, .bf16, .f16x2, .bf16x2, on global and
+#: shared memory, on an H200 (every pair of edge values and 4096 random pairs per form).
+_ATOMIC = ("sm_90/meta-atomic.json", "sm_90/atomic.npz")
 #: The integer-half-video-warp round: every sm_90a form of the integer, half-precision, video, ...
 #: families on an H100; an H200 agrees bit for bit (integer-half-video-warp-h200-digests.json).
 _INTEGER_HALF_VIDEO_WARP = (
@@ -64,6 +67,11 @@ SM_90 = Profile(
     nan_operand_priority={"fma": (1, 2, 0), "mad": (1, 2, 0), "div": (0, 1)},
     # inf - inf, 0 * inf, sqrt(-1) in f64 give the negative quiet NaN 0xfff8000000000000.
     default_nan={"f64": 0xFFF8000000000000},
+    # --- atom/red (atomic; tests/test_atomic_silicon.py) ---
+    # atom/red.add.f64 with a NaN operand: on global memory b's NaN first, then the memory's, a
+    # signalling NaN left as it is; on shared memory the memory's NaN first, quieted. The f32 and
+    # half-type adds follow the add instruction (and the manual's flush rule for .f32 on .global).
+    atomic_add_nan={("global", "f64"): ((1, 0), False), ("shared", "f64"): ((0, 1), True)},
     # --- integer (integer-half-video-warp; tests/test_silicon_sm90.py, tests/test_integer.py) ---
     integer_division_by_zero=integer_division_by_zero,
     # -7 % 2 is -1: the remainder of the quotient rounded toward zero.
@@ -122,6 +130,7 @@ SM_90 = Profile(
     # tests/test_batch_exhaustive.py proves the numpy paths of semantics/batch.py under this profile.
     batch_paths=True,
     evidence={
+        "atomic_add_nan": _ATOMIC,
         "canonical_nan": _FLOAT_CVT + _INTEGER_HALF_VIDEO_WARP,
         "payload_nan_rule": _FLOAT_CVT,
         "nan_operand_priority": _FLOAT_CVT,
