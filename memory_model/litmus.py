@@ -673,28 +673,8 @@ class LitmusTest:
                     seen.setdefault(entry.target, None)
         for thread in self.code:
             for ins in thread:
-                if isinstance(ins, BulkCopy):
-                    for name in (ins.dst, ins.src, ins.mbar):
-                        if name is not None:
-                            seen.setdefault(name, None)
-                if isinstance(ins, AsyncCopy):
-                    for name in (ins.dst, ins.src):
-                        seen.setdefault(name, None)
-                if isinstance(ins, Tcgen05Op):
-                    for name in ins.addresses:
-                        seen.setdefault(name, None)
-                if isinstance(ins, TensorCopy):
-                    for name in (ins.tensor_map, ins.shared, ins.mbar):
-                        if name is not None:
-                            seen.setdefault(name, None)
-                for pair in getattr(ins, "multicast", ()):
-                    for name in pair:
-                        seen.setdefault(name, None)
-                if isinstance(ins, TensormapOp):
-                    seen.setdefault(ins.source, None)
-                address = getattr(ins, "address", None)
-                if address is not None:
-                    seen.setdefault(address, None)
+                for name in _locations_named(ins):
+                    seen.setdefault(name, None)
         return tuple(seen)
 
 
@@ -1764,25 +1744,21 @@ def _bulk_copy(p, quals, operands, text, first) -> BulkCopy | TensorCopy | Async
     :data:`_BULK_SPACES`), §9.7.9.25.6 ``cp.async.bulk.commit_group`` and
     ``cp.async.bulk.wait_group{.read} N``; the non-bulk ``cp.async`` forms are :func:`_async_copy`'s.
     ``.L2::cache_hint`` takes its cache-policy operand last (:attr:`BulkCopy.cache_policy`)."""
-    instruction = _bulk_copy_hinted(p, [q for q in quals if q[0] != CACHE_HINT], operands, text, first, quals)
-    if any(q == CACHE_HINT for q, _ in quals):
-        policy = operands[-1] if operands else None
-        if not isinstance(instruction, (BulkCopy, TensorCopy, AsyncCopy)) or policy is None:
-            tok = next(t for q, t in quals if q == CACHE_HINT)
-            raise p.error(".L2::cache_hint goes with cp.async, cp.async.bulk{.tensor} and cp.reduce.async.bulk{.tensor}", tok)
-        instruction = attrs.evolve(instruction, cache_policy=_value(p, "cache-policy", policy))
-    return instruction
+    hint = next((tok for q, tok in quals if q == CACHE_HINT), None)
+    if hint is None:
+        return _bulk_copy_hinted(p, quals, operands, text, first)
+    instruction = _bulk_copy_hinted(p, [q for q in quals if q[0] != CACHE_HINT], operands[:-1], text, first)
+    if not isinstance(instruction, (BulkCopy, TensorCopy, AsyncCopy)) or not operands:
+        raise p.error(".L2::cache_hint goes with cp.async, cp.async.bulk{.tensor} and cp.reduce.async.bulk{.tensor}", hint)
+    return attrs.evolve(instruction, cache_policy=_value(p, "cache-policy", operands[-1]))
 
 
 CACHE_HINT = "L2::cache_hint"
 """§9.7.9.25: ``.level::cache_hint`` with a 64-bit cache-policy operand, the last one."""
 
 
-def _bulk_copy_hinted(p, quals, operands, text, first, written) -> BulkCopy | TensorCopy | AsyncCopy | AsyncGroup | AsyncArrive:
-    """:func:`_bulk_copy` without ``.L2::cache_hint`` (its cache-policy operand, the last of
-    ``operands``, is left out where ``written`` has the hint)."""
-    if any(q == CACHE_HINT for q, _ in written):
-        operands = operands[:-1]
+def _bulk_copy_hinted(p, quals, operands, text, first) -> BulkCopy | TensorCopy | AsyncCopy | AsyncGroup | AsyncArrive:
+    """:func:`_bulk_copy` without ``.L2::cache_hint`` and its cache-policy operand."""
     names = [q for q, _ in quals]
     if names[:1] == ["async"] and names[1:2] != ["bulk"]:
         return _async_copy(p, quals, operands, text, first)
@@ -2504,7 +2480,7 @@ def _tensor_map_operands(ins: Instruction) -> tuple[str, ...]:
 def _locations_named(ins: Instruction) -> tuple[str, ...]:
     """Every location an instruction names (its address operands)."""
     names: list[str] = []
-    for field in ("address", "dst", "src", "mbar", "tensor_map", "shared", "source"):
+    for field in ("dst", "src", "tensor_map", "shared", "mbar", "source", "address"):
         value = getattr(ins, field, None)
         if isinstance(value, str):
             names.append(value)

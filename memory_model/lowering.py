@@ -240,29 +240,30 @@ def _atomic_add(kind: str, space: str, form: str, a: int, b: int) -> int:
     """The add of a floating-point atomic in ``space``: ``form``'s result, unless an operand is a
     NaN and the profile pins the atomic's own NaN rule there (``Profile.atomic_add_nan``)."""
     from ptxspec.profiles import profile_named
-    from ptxspec.semantics.numerics import fmt_of
+    from ptxspec.semantics.numerics import NaN, decode, fmt_of, quiet
 
     rule = profile_named(FLOAT_PROFILE).atomic_add_nan.get((space, kind))
     if rule is None:
         return _float_result(form, a, b)
     fmt = fmt_of(kind)
-    mantissa = (1 << fmt.mantissa_bits) - 1
-    exponent = ((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits
-    width_mask = (1 << (fmt.exponent_bits + fmt.mantissa_bits + 1)) - 1
-    operands = (a & width_mask, b & width_mask)
     order, quiets = rule
-    nans = [operands[i] for i in order if operands[i] & exponent == exponent and operands[i] & mantissa]
+    operands = (a & ((1 << fmt.width) - 1), b & ((1 << fmt.width) - 1))
+    nans = [operands[i] for i in order if isinstance(decode(fmt, operands[i]), NaN)]
     if not nans:
         return _float_result(form, a, b)
-    return nans[0] | (1 << (fmt.mantissa_bits - 1)) if quiets else nans[0]
+    first = decode(fmt, nans[0])
+    assert isinstance(first, NaN), "a NaN operand decodes to a NaN"
+    return quiet(first) if quiets else nans[0]
 
 
 def _float_result(form: str, a: int, b: int) -> int:
     """``form`` (an instruction of the numerics core) on the low bits of ``a`` and ``b``, as the
     :data:`FLOAT_PROFILE` computes it."""
     from ptxspec.semantics.instructions import evaluate  # the numerics core, loaded when a test needs it
+    from ptxspec.semantics.numerics import fmt_of
 
-    bits = int(form.rsplit(".", 1)[1].lstrip("bf").split("x")[0]) * (2 if form.endswith("x2") else 1)
+    element = form.rsplit(".", 1)[1]
+    bits = fmt_of(element.removesuffix("x2")).width * (2 if element.endswith("x2") else 1)
     mask = (1 << bits) - 1
     (result,) = evaluate(form, [a & mask, b & mask], FLOAT_PROFILE)
     assert isinstance(result, int), f"{form} on {FLOAT_PROFILE} has one result"
