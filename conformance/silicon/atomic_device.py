@@ -145,4 +145,8 @@ if __name__ == "__main__":
     if len(sys.argv) != 4 or sys.argv[1] != "run":
         print("usage: atomic_device.py run BUNDLE OUT", file=sys.stderr)
         sys.exit(2)
+    refusal = exhaustive_device.missing_from_bundle(Path(sys.argv[2]), PLAN_FILE, CUBIN_FILE)
+    if refusal:
+        print(refusal, file=sys.stderr)
+        sys.exit(2)
     run(Path(sys.argv[2]), Path(sys.argv[3]))
