@@ -208,10 +208,10 @@ def prepare(request: Request, mask: int | None = None, *, has_state: bool = Fals
 
     form = parse(request.instruction, where=request.instruction_at)
     kind = semantic_of(form).operands
-    if kind.state and not has_state:
+    if kind.state and not has_state and not kind.default_state:
         raise OperandError(
-            f"{form.text} reads memory (a state: shared memory, Tensor Memory): without --state FILE.json `ptxspec eval` takes register operands only; "
-            "give the state with --state FILE.json (the schema: docs/vectors.rst, 'State files'; an example: examples/tcgen05/state.json)",
+            f"{form.text} reads memory (a state: shared or global memory, Tensor Memory): without --state FILE.json `ptxspec eval` takes register operands only; "
+            "give the state with --state FILE.json (the schema: docs/vectors.rst, 'State files'; examples: examples/memory/state.json, examples/tcgen05/state.json)",
             where=request.instruction_at,
             section=form.family.section,
         )
@@ -258,6 +258,10 @@ def run(
             where="<command line>, --warp",
         )
     if kind is not None and kind.state:
+        if state is None and kind.default_state:
+            from ptxspec.semantics.state import State
+
+            state = State()
         if active is not None and kind.threads == 1:
             raise OperandError(f"{form.text} is executed by one thread; --active is for warp-level instructions", where="<command line>, --active")
         try:

@@ -84,7 +84,9 @@ ILLEGAL_PROBE = ("sm_100a", SPEC_VERSION)
 #: are compatible with every fundamental type of the same size).
 _REGISTER_OF = {"bf16": "b16", "tf32": "b32", "bf16x2": "b32", "f32x2": "b64"}
 
-_LINE_ERROR = re.compile(r"line (\d+); (?:error|fatal)\s*:\s*(.*)")
+#: ptxas's message on a line of the module (``k.ptx, line N``), not of its own macros
+#: (``<macro util>, line N``: st.volatile is expanded to a macro whose errors it reports too).
+_LINE_ERROR = re.compile(r"k\.ptx, line (\d+); (?:error|fatal)\s*:\s*(.*)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,17 +191,31 @@ def _form_text(form: Form) -> str:
 
 def _variant(family: Family, category: str, text: str, operands: tuple[Operand, ...]) -> Case:
     """An illegal-by-construction variant; if the catalogue nonetheless parses it (it is another
-    family's form: ``cvt.sat.u16.s32`` without ``.pack``), it gets that form's operands."""
+    family's form: ``cvt.sat.u16.s32`` without ``.pack``), it gets that form's operands, and an
+    operand template in the text is that form's (``mbarrier.try_wait.b64 waitComplete, [addr],
+    state`` for a variant without ``.parity``), so that the registers written are those declared."""
     try:
-        operands = cat.parse(text).operands
+        form = cat.parse(text)
     except PtxSpecError:
         pass
+    else:
+        operands = form.operands
+        head, _, template = text.partition(" ")
+        text = f"{head} {form.template}" if template else text
     return Case(family.key, category, text, operands)
 
 
 def _fallback_operands(family: Family, tokens: Sequence[str]) -> tuple[Operand, ...] | None:
-    """Operands for a text the catalogue rejects: those of the closest legal form of the family
-    (the same type qualifiers), so that ptxas judges the qualifiers, not the operand count."""
+    """Operands for a text the catalogue rejects: those the family's slots give it when only a
+    legality rule refuses it (``ld.shared.L2::cache_hint.v2.f32`` keeps its vector and its cache
+    policy), else those of the closest legal form of the family (the same type qualifiers), so that
+    ptxas judges the qualifiers, not the operand count."""
+    matched = cat._match(family, list(tokens))
+    if isinstance(matched, Form):
+        try:
+            return matched.operands
+        except (KeyError, ValueError, IndexError):
+            pass  # an operand list that only legal forms have
     for form in _legal_forms(family):
         if all(t in tokens for name, t in form.choices if "type" in name.lower()):
             return form.operands
@@ -306,7 +322,8 @@ def _lane_type_cases(family: Family, forms: Sequence[Form], rng: random.Random) 
     out = []
     for form in forms:
         members = {o.name for group in form.layout if cat.is_vector(group) for o in group}
-        if not members or form.family.vector:
+        # §5.4.2's lane types are those of mov; a typed instruction's vector (atom.v2.f32) takes its type.
+        if not members or form.family.vector or form.opcode != "mov":
             continue
         width = int(next(o.type for o in form.operands if o.name in members)[1:])
         lane = rng.choice([t for t in LANE_TYPES[width] if not t.startswith("b")])
@@ -381,7 +398,9 @@ _NEGATION = re.compile(r"^neg_([a-z])$")
 
 
 def _reg(operand: Operand) -> str:
-    return "%" + operand.name.replace(".", "_")
+    """The register written for ``operand``; the sink ``_`` (an operand of that name: the remote
+    mbarrier.arrive's destination, §9.7.13.15.13) is written as itself and declares none."""
+    return "_" if operand.name == "_" else "%" + operand.name.replace(".", "_")
 
 
 def _implicit(operand: Operand) -> bool:
@@ -389,22 +408,58 @@ def _implicit(operand: Operand) -> bool:
     return operand.name.startswith("CC")
 
 
-def _immediate(operand: Operand) -> bool:
-    """``immLut`` and the like: PTX requires a constant there."""
-    return operand.name.startswith("imm")
+#: Operands that PTX requires to be constants although the manual does not name them ``imm...``,
+#: per family key, and the value written for them: §9.7.9.13 st.bulk "The only numeric value
+#: allowed for operand initval is 0"; §9.7.9.16 applypriority and §9.7.9.17 discard "size is an
+#: integer constant ... The only supported value for the size operand is 128".
+IMMEDIATES: dict[tuple[str, str], str] = {("st.bulk", "initval"): "0", ("applypriority", "size"): "128", ("discard", "size"): "128"}
+# §9.7.9.25.3.1 "The operand cp-size is an integer constant" (4, 8 or 16; 16 with .cg); §9.7.9.25.3.3
+# and §9.7.9.25.6.2 "The operand N is an integer constant"; §9.7.9.26 "The immediate integer operand
+# ord", and "When .field3 is specified, the operand new_val must be an immediate".
+IMMEDIATES.update({(key, "cp_size"): "16" for key in ("cp.async", "cp.async.src_size", "cp.async.ignore_src")})
+IMMEDIATES.update({("cp.async.wait_group", "N"): "0", ("cp.async.bulk.wait_group", "N"): "0"})
+IMMEDIATES.update({("tensormap.replace.tile.field2", "ord"): "0", ("tensormap.replace.tile.field3", "new_val"): "0"})
+
+#: Addresses that PTX writes with a vector inside their brackets, and that vector's name:
+#: §9.7.9.25.5.2 ``[tensorMap, tensorCoords]`` (``[%tensorMap, {%tensorCoords_0, %tensorCoords_1}]``).
+ADDRESS_VECTORS = {"tensorMap": "tensorCoords"}
+
+#: Qualifiers that PTX writes on the address operand, after its brackets, and the catalogue among
+#: the instruction's qualifiers: §9.7.9.8 ``ld.global.f32 d, [a].unified``.
+ADDRESS_QUALIFIERS = ("unified",)
 
 
-def operand_text(family_key: str, operands: Sequence[Operand], selectors: dict[str, str] | None = None, negated: Iterable[str] = ()) -> str:
+def _immediate(operand: Operand, family_key: str = "") -> bool:
+    """``immLut`` and the like, and the operands of :data:`IMMEDIATES`: PTX requires a constant there."""
+    return operand.name.startswith("imm") or (family_key, operand.name) in IMMEDIATES
+
+
+def operand_text(
+    family_key: str, operands: Sequence[Operand], selectors: dict[str, str] | None = None, negated: Iterable[str] = (), address_suffix: str = ""
+) -> str:
     """The operand list as PTX writes it: destinations joined by ``|`` (``d|p``, ``p|q``), the
-    members of a vector (``a.x, a.y``, or the family's ``vector``) in braces, immediates as 0."""
+    members of a vector (``a.x, a.y``, or the family's ``vector``) in braces, the family's
+    addresses in brackets (the first followed by ``address_suffix``: ``[%a].unified``), immediates
+    as 0 (or as :data:`IMMEDIATES` says)."""
     selectors = selectors or {}
 
+    family = cat.CATALOGUE.family(family_key) if family_key in {f.key for f in cat.CATALOGUE.families()} else None
+    addresses: tuple[str, ...] = family.addresses if family is not None else ()
+
     def _register(o: Operand) -> str:
-        return ("-" if o.name in negated else "") + _reg(o) + selectors.get(o.name, "")
+        text = ("-" if o.name in negated else "") + _reg(o) + selectors.get(o.name, "")
+        if o.name not in addresses:
+            return text
+        # ADDRESS_QUALIFIERS go after the first address's brackets: [%a].unified
+        return f"[{text}]" + (address_suffix if o.name == addresses[0] else "")
 
     explicit = [o for o in operands if not _implicit(o)]
-    parts = ["|".join(_register(o) for o in explicit if o.destination)] if any(o.destination for o in explicit) else []
-    vector = cat.CATALOGUE.family(family_key).vector if family_key in {f.key for f in cat.CATALOGUE.families()} else ()
+    destinations = [o for o in explicit if o.destination]
+    # A destination vector (members named ``d.0, d.1`` or ``d.x, d.y``) is braced; scalars join with '|'.
+    braced = len(destinations) > 1 and all("." in o.name for o in destinations)
+    joined = (", " if braced else "|").join(_register(o) for o in destinations)
+    parts = [("{" + joined + "}" if braced else joined)] if destinations else []
+    vector = family.vector if family is not None else ()
     group: list[str] = []
     group_key = None
     for o in (o for o in explicit if not o.destination):
@@ -414,17 +469,28 @@ def operand_text(family_key: str, operands: Sequence[Operand], selectors: dict[s
             group = []
         group_key = key
         if key is None:
-            parts.append("0" if _immediate(o) else _register(o))
+            parts.append(IMMEDIATES.get((family_key, o.name), "0") if _immediate(o, family_key) else _register(o))
         else:
             group.append(_register(o))
     if group:
         parts.append("{" + ", ".join(group) + "}")
+    # An address and the vector that PTX writes inside its brackets: [%tensorMap, {%tensorCoords_0}].
+    for address, inner in ADDRESS_VECTORS.items():
+        if address in addresses and any(o.name.startswith(inner + ".") for o in explicit):
+            k = parts.index(f"[{_reg(Operand(address, ''))}]")
+            parts[k : k + 2] = [f"{parts[k][:-1]}, {parts[k + 1]}]"]
     return ", ".join(parts)
 
 
-def _template_operands(template: str) -> str:
-    """An operand template as PTX operands: each name a register (``a.x`` -> ``%a_x``), ``_`` a sink."""
-    return re.sub(r"[A-Za-z_][\w.]*", lambda m: m.group() if m.group() == "_" else "%" + m.group().replace(".", "_"), template)
+def _template_operands(template: str, constants: dict[str, str] | None = None) -> str:
+    """An operand template as PTX operands: each name a register (``a.x`` -> ``%a_x``), ``_`` a sink,
+    the names in ``constants`` their value (the immediates, :func:`_immediate`)."""
+    constants = constants or {}
+
+    def operand(name: str) -> str:
+        return name if name == "_" else constants.get(name, "%" + name.replace(".", "_"))
+
+    return re.sub(r"[A-Za-z_][\w.]*", lambda m: operand(m.group()), template)
 
 
 def instruction_line(case: Case) -> str:
@@ -436,6 +502,7 @@ def instruction_line(case: Case) -> str:
     suffix = {}
     negated = set()
     kept = []
+    after_address = ""
     for token in tokens:
         m = _SELECTOR.match(token)
         n = _NEGATION.match(token)
@@ -443,10 +510,13 @@ def instruction_line(case: Case) -> str:
             suffix[m.group(1)] = "." + m.group(2)
         elif n and any(o.name == n.group(1) for o in operands):
             negated.add(n.group(1))
+        elif token in ADDRESS_QUALIFIERS and not template:
+            after_address += "." + token
         else:
             kept.append(token)
-    regs = " ".join(f".reg .{register_type(o.type)} {_reg(o)};" for o in operands if not _implicit(o) and not _immediate(o))
-    written = _template_operands(template) if template else operand_text(case.family, operands, suffix, negated)
+    regs = " ".join(f".reg .{register_type(o.type)} {_reg(o)};" for o in operands if not _implicit(o) and not _immediate(o, case.family) and o.name != "_")
+    constants = {o.name: IMMEDIATES.get((case.family, o.name), "0") for o in operands if _immediate(o, case.family)}
+    written = _template_operands(template, constants) if template else operand_text(case.family, operands, suffix, negated, after_address)
     return f"{{ {regs} {_text(opcode, kept)} {written}; }}"
 
 
@@ -653,6 +723,192 @@ KNOWN: tuple[Known, ...] = (
         "(only the lines without .oob have {.sat}); ptxas 13.0 accepts fma.rn.sat.oob.f16.",
         example=("fma.rn.sat.oob.f16", "sm_100a@8.7", "d:b16,a:b16,b:b16,c:b16"),
     ),
+    Known(
+        "red-async-mmio-gpu",
+        "ptxas",
+        r"red\.async\.mmio\.release\.gpu(\.global)?\.add\.(u32|s32|u64|s64)",
+        "illegal",
+        '§9.7.13.7, the conditions for .release: "If .mmio is specified then .scope must be .sys"; ptxas 13.0 accepts red.async.mmio.release.gpu.',
+        example=("red.async.mmio.release.gpu.add.u32", "sm_100a@8.7", "a:u64,b:u32"),
+    ),
+    Known(
+        "red-async-mbarrier-add-s64",
+        "ptxas",
+        r"red\.async\.relaxed\.cluster(\.shared::cluster)?\.mbarrier::complete_tx::bytes\.add\.s64",
+        "illegal",
+        '§9.7.13.7, "ADD reductions": "red.async.sem.scope{.ss}.completion_mechanism.add.type [a], b, '
+        '[mbar]; ... .type = { .u32, .s32, .u64 }" (.s64 only on the .release line); ptxas 13.0 '
+        "accepts the mbarrier add on .s64.",
+        example=("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.s64", "sm_90@8.7", "a:u64,b:s64,mbar:u64"),
+    ),
+    Known(
+        "red-async-relaxed-global",
+        "ptxas",
+        r"red\.async\.relaxed\.(gpu|sys)(\.global)?\.(add|inc|dec|min|max|and|or|xor)\.(u32|s32|u64|s64|b32)",
+        "illegal",
+        '§9.7.13.7, the conditions for .relaxed: "If .scope is specified, it must be .cluster", "If .ss '
+        'is specified, it must be .shared::cluster", and the .relaxed lines need .mbarrier::complete_tx::bytes '
+        "and [mbar]; ptxas 13.0 accepts red.async.relaxed.gpu/.sys to .global with no mbarrier.",
+        example=("red.async.relaxed.sys.global.add.u32", "sm_100a@8.7", "a:u64,b:u32"),
+    ),
+    Known(
+        "red-async-release-other-ops",
+        "ptxas",
+        r"red\.async(\.mmio)?\.release\.(gpu|sys)(\.global)?\.(inc|dec|min|max|and|or|xor)\.(u32|s32|u64|s64|b32)",
+        "illegal",
+        '§9.7.13.7: the .release line is "red.async{.mmio}.sem.scope{.ss}{.completion_mechanism}.add.type '
+        '[a], b", with .add only; ptxas 13.0 accepts the other operations there too.',
+        example=("red.async.release.sys.global.inc.u32", "sm_100a@8.7", "a:u64,b:u32"),
+    ),
+    # §9.7.9 memory instructions (spec/memory_access.py).
+    Known(
+        "cvta-u32-address",
+        "ptxas",
+        r"cvta(\.to)?\.[\w:]+\.u32",
+        "legal",
+        '§9.7.9.20: "cvta.space.size p, a; cvta.to.space.size p, a; ... .size = { .u32, .u64 }", with '
+        'no target restriction on .u32; ptxas 13.0 refuses every 32-bit address ("32-Bit compilation '
+        'is no longer supported", "32-Bit ABI ... is not supported on sm_90 or higher arch").',
+        example=("cvta.global.u32", "sm_90@7.8", "p:u32,a:u32"),
+    ),
+    Known(
+        "ld-unified-target",
+        "ptxas",
+        r"ld(\.[\w:]+)*\.unified",
+        "illegal",
+        '§9.7.9.8: "Support for .unified qualifier introduced in PTX ISA version 8.0" and "Support for '
+        '.unified qualifier requires sm_90 or higher"; ptxas 13.0 accepts [a].unified on sm_75 and '
+        "sm_80 and at earlier PTX ISA versions.",
+        category="legal",
+        example=("ld.global.f32.unified", "sm_80@8.7", "d:f32,a:u64"),
+    ),
+    Known(
+        "st-param-crash",
+        "ptxas",
+        r"st(\.weak)?\.param(::func)?(\.[\w:]+)*",
+        "legal",
+        '§9.7.9.11: ".ss = { .global, .local, .param{::func}, .shared{::cta, ::cluster} }" ("st.param{::func} '
+        'used for passing arguments to device function"); ptxas 13.0 crashes (SIGSEGV) on a kernel whose '
+        "only instruction is such a st.param.",
+        example=("st.param.u32", "sm_90@7.8", "a:u64,b:u32"),
+    ),
+    Known(
+        "multimem-acc-prec-min-max",
+        "ptxas",
+        r"multimem\.ld_reduce(\.[\w:]+)*\.(min|max)\.acc::f(16|32)(\.[\w:]+)*",
+        "legal",
+        '§9.7.9.14: "multimem.ld_reduce{.ldsem}{.scope}{.ss}.op{.acc_prec}{.vec}.type d, [a]; .op = '
+        '{ .min, .max, .add }; .acc_prec = { .acc::f32, .acc::f16 }", and the .acc_prec table restricts '
+        'it by type only; ptxas 13.0 refuses .acc_prec with .min and .max ("Illegal reduction operation").',
+        example=("multimem.ld_reduce.min.acc::f32.f16x2", "sm_90@8.7", "d:f16x2,a:u64"),
+    ),
+    Known(
+        "multimem-red-default-sem-scope",
+        "ptxas",
+        r"multimem\.red\.((relaxed|release)|(cta|cluster|gpu|sys))(\.global)?\.(min|max|add|and|or|xor)(\.v[248])?\.\w+",
+        "legal",
+        '§9.7.9.14: "If no explicit semantics qualifier is specified, then ... multimem.red defaults to '
+        '.relaxed" and "If the .scope qualifier is not specified for multimem.red then .sys scope is '
+        'assumed by default"; ptxas 13.0 takes .relaxed/.release only with a scope ("requires scope") and '
+        'a scope only with them ("requires order").',
+        example=("multimem.red.relaxed.add.u32", "sm_90@8.1", "a:u64,b:u32"),
+    ),
+    Known(
+        "st-async-default-completion",
+        "ptxas",
+        r"st\.async(\.weak)?(\.cluster)?(\.shared::cluster)?(\.v[24])?\.[bsuf](32|64)",
+        "legal",
+        '§9.7.9.12, .weak: "If .completion_mechanism is not specified, it defaults to '
+        '.mbarrier::complete_tx::bytes"; ptxas 13.0 requires it ("... requires modifier '
+        "'.completion_mechanism'\").",
+        example=("st.async.u32", "sm_90@8.1", "a:u64,b:u32,mbar:u64"),
+    ),
+    Known(
+        "st-async-weak-cluster",
+        "ptxas",
+        r"st\.async\.weak\.cluster(\.shared::cluster)?\.mbarrier::complete_tx::bytes(\.v[24])?\.[bsuf](32|64)",
+        "legal",
+        '§9.7.9.12: "st.async{.sem}{.scope}{.ss}{.completion_mechanism}{.vec}.type [a], b, [mbar]; .sem = '
+        "{ .weak }; .scope = { .cluster }\"; ptxas 13.0: \"Modifier '.weak' cannot be combined with modifier "
+        "'.cluster'\".",
+        example=("st.async.weak.cluster.mbarrier::complete_tx::bytes.u32", "sm_90@8.1", "a:u64,b:u32,mbar:u64"),
+    ),
+    Known(
+        "st-async-release-default-scope",
+        "ptxas",
+        r"st\.async(\.mmio)?\.release(\.global)?\.\w+",
+        "legal",
+        '§9.7.9.12, .release: "If .scope is not specified, it defaults to .sys"; ptxas 13.0 requires a scope ("Modifier \'.release\' requires scope").',
+        example=("st.async.release.u32", "sm_100a@8.7", "a:u64,b:u32"),
+    ),
+    Known(
+        "st-async-mmio-gpu",
+        "ptxas",
+        r"st\.async\.mmio\.release\.gpu(\.global)?\.\w+",
+        "illegal",
+        '§9.7.9.12, .release: "If .mmio is specified, then .scope must be .sys"; ptxas 13.0 accepts st.async.mmio.release.gpu.',
+        example=("st.async.mmio.release.gpu.u32", "sm_100a@8.7", "a:u64,b:u32"),
+    ),
+    Known(
+        "st-async-release-implied",
+        "ptxas",
+        r"st\.async\.(gpu|sys)(\.global)?\.\w+",
+        "illegal",
+        '§9.7.9.12: "st.async{.mmio}.sem{.scope}{.ss}{.completion_mechanism}.type [a], b; .sem = { .release }": '
+        "the line's .sem is not optional; ptxas 13.0 accepts st.async.gpu.u32 without it.",
+        example=("st.async.gpu.u32", "sm_100a@8.7", "a:u64,b:u32"),
+    ),
+    Known(
+        "mapa-getctarank-signed",
+        "ptxas",
+        r"(mapa|getctarank)(\.shared::cluster)?\.s(32|64)",
+        "illegal",
+        '§9.7.9.23 and §9.7.9.24: ".type = { .u32, .u64 }"; ptxas 13.0 accepts .s32 and .s64 as well.',
+        example=("mapa.s64", "sm_90@7.8", "d:s64,a:s64,b:u32"),
+    ),
+    Known(
+        "prefetch-eviction-generic",
+        "ptxas",
+        r"prefetch\.L2::evict_(last|normal)",
+        "illegal",
+        '§9.7.9.15: "prefetch.global.level::eviction_priority [a]": .global is written without braces on '
+        "this line (unlike prefetch{.space}.level); ptxas 13.0 accepts the eviction priority on a generic address.",
+        example=("prefetch.L2::evict_last", "sm_80@8.7", "a:u64"),
+    ),
+    # §9.7.13.15 mbarrier (spec/mbarrier.py).
+    Known(
+        "mbarrier-sem-without-scope",
+        "ptxas",
+        r"mbarrier\.(?=.*\.(release|relaxed|acquire)\b)(?!.*\.(cta|cluster)\b).*|mbarrier\.(?=.*\.(cta|cluster)\b)(?!.*\.(release|relaxed|acquire)\b).*",
+        "legal",
+        '§9.7.13.15.11-16: ".sem" and ".scope" are optional apart ("If no .sem qualifier is specified, .release '
+        'is assumed by default"; "If the .scope qualifier is not specified, it defaults to .cta"; the .noComplete '
+        'line writes "{.release}{.cta}"); ptxas 13.0 takes a .sem only with a scope ("requires scope") and a '
+        'scope only with a .sem ("requires order").',
+        example=("mbarrier.arrive.release.b64", "sm_90@8.7", "state:b64,addr:u64"),
+    ),
+    Known(
+        "mbarrier-relaxed-sm80",
+        "ptxas",
+        r"mbarrier\..*\.relaxed\b.*",
+        "legal",
+        '§9.7.13.15.13/14/16: "Support for .relaxed qualifier introduced in PTX ISA version 8.6", and the Target '
+        "ISA notes ask sm_90 only of .cluster, ::cluster, .expect_tx, try_wait and a count without .noComplete; "
+        "ptxas 13.0: \"Modifier '.relaxed' ... requires .target sm_90 or higher\".",
+        request=r"sm_8\d.*",
+        example=("mbarrier.arrive.relaxed.cta.b64", "sm_80@8.7", "state:b64,addr:u64"),
+    ),
+    # §9.7.9.25-26 asynchronous copies (spec/async_copy.py).
+    Known(
+        "cp-async-shared-cta-version",
+        "ptxas",
+        r"cp\.async\.(ca|cg)\.shared::cta\.global(\.[\w:]+)*( .*)?",
+        "illegal",
+        '§9.7.9.25.3.1: "Support for sub-qualifier ::cta introduced in PTX ISA version 7.8"; ptxas 13.0 accepts '
+        "cp.async.ca.shared::cta.global at PTX ISA 7.0 to 7.7.",
+        request=r"sm_\d+a?@7\.[0-7]",
+        example=("cp.async.ca.shared::cta.global", "sm_80@7.0", "dstMem:u64,srcMem:u64,cp_size:u32"),
+    ),
 )
 
 
@@ -663,7 +919,11 @@ def example_outcome(known: Known, ptxas: str) -> Outcome:
     arch, version = where.split("@")
     major, minor = version.split(".")
     request = Request(arch, (int(major), int(minor)))
-    case = Case(text.split(".")[0], known.category or "legal", text, _operands_from(spec))
+    operands = _operands_from(spec)
+    # The family of the opcode that writes the most of these operands as addresses ([a], [mbar]).
+    opcode, names = text.split(".")[0], {o.name for o in operands}
+    family = max((f for f in cat.CATALOGUE.families(opcode) if f.addresses and set(f.addresses) <= names), key=lambda f: len(f.addresses), default=None)
+    case = Case(family.key if family is not None else opcode, known.category or "legal", text, operands)
     ours, why = catalogue_verdict(text, request)
     ((theirs, message),) = ptxas_verdicts(ptxas, request, [instruction_line(case)])
     return Outcome(case, request, ours, why, theirs, message)

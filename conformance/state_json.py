@@ -35,6 +35,27 @@ and ``ptxspec check-vectors`` reads them back. The schema (every field optional)
   default none).
 * ``peer``: the peer CTA's state (the same schema, its own ``peer`` null) for ``.cta_group::2``
   (default null).
+* ``global``, ``local``, ``const``, ``param``: the bytes of that state space the memory
+  instructions (§9.7.9.8-24, §9.7.13.5-6) may reach, ``{"base": "0x7f0000000000", "bytes": "<hex
+  bytes>", "indeterminate": [[start, end], ...]}`` -- the first byte's address, the bytes from it
+  on, and the address ranges whose value is indeterminate (what ``discard`` leaves; their bytes
+  are written as 0). Default: none of that space.
+* ``shared_indeterminate``: ``[[start, end], ...]`` offsets of ``shared`` whose value is
+  indeterminate (a value the profile leaves open that an instruction wrote; 0 in ``shared``).
+* ``multimem``: the memories a multimem address points to (§9.7.9.14), a list of segments as
+  ``global`` writes one, all over the same address range (default none).
+* ``tensor_maps``: the tensor maps (§5.5) the tensor copies read, ``[["0x1000", {"element_type":
+  "u32", "global_address": "0x7f1000000000", "global_dims": [8, 4], "global_strides": [32],
+  "box_dims": [4, 2], ...}], ...]`` -- the address of each map's object and its fields
+  (:class:`~ptxspec.semantics.tensor_map.TensorMap`; default none).
+* ``cluster``: the shared memory of the other CTAs of the cluster, ``[[rank, "<hex bytes>"], ...]``
+  (for ``.shared::cluster`` accesses; default none).
+* ``addresses``: where the state spaces lie in the generic address space and the CTA's place in
+  its cluster (:class:`~ptxspec.semantics.state.AddressMap`): ``{"shared": ["0x...", size],
+  "local": [...], "const": [...], "param": [...], "cluster_base": 0, "cluster_stride": 16777216,
+  "cta_rank": 0, "cluster_ctas": 1}``, each field optional (default: the values an H200 showed).
+
+The writer leaves out ``global`` .. ``addresses`` where they hold their defaults.
 
 A key not in the schema, a value of the wrong kind or out of range is a located
 :class:`~ptxspec.spec.errors.OperandError`: ``FILE:line:column`` where the text is not JSON,
@@ -53,17 +74,37 @@ import re
 from numbers import Integral
 from typing import Any, NoReturn
 
+import attrs
 import numpy as np
 
 from ptxspec.semantics.results import allowed_from_json
-from ptxspec.semantics.state import COLUMNS, HIGH_HALF, LANES, LOW_HALF, WHOLE, Allocation, State, TensorMemory
+from ptxspec.semantics.state import COLUMNS, HIGH_HALF, LANES, LOW_HALF, WHOLE, AddressMap, Allocation, Segment, State, TensorMemory
 from ptxspec.spec.errors import Location, OperandError, PtxSpecError
 
 SCHEMA = (
     '{"shared": "<hex bytes>", "tensor_memory": {"cells": [[lane, column, "0x........"(, halves)], ...], '
     '"allocations": [[column, columns], ...], "relinquished": false, "last_columns": null}, "cta_group": null, "peer": null}'
 )
-_STATE_KEYS = ("shared", "tensor_memory", "cta_group", "collectors", "peer")
+_STATE_KEYS = (
+    "shared",
+    "tensor_memory",
+    "cta_group",
+    "collectors",
+    "peer",
+    "global",
+    "local",
+    "const",
+    "param",
+    "cluster",
+    "addresses",
+    "shared_indeterminate",
+    "multimem",
+    "tensor_maps",
+)
+#: The state spaces a State holds as segments, by their JSON key and attribute.
+_SEGMENT_KEYS = {"global": "global_memory", "local": "local_memory", "const": "const_memory", "param": "param_memory"}
+_SEGMENT_FIELDS = ("base", "bytes", "indeterminate")
+_ADDRESS_FIELDS = ("shared", "local", "const", "param", "cluster_base", "cluster_stride", "cta_rank", "cluster_ctas")
 _TM_KEYS = ("cells", "allocations", "relinquished", "last_columns", "allowed")
 _HEX_BYTES = re.compile(r"[0-9a-fA-F]*")
 #: The bits of a cell that its halves flags say hold a value.
@@ -105,7 +146,45 @@ def state_to_json(state: State) -> dict:
         "cta_group": state.cta_group,
         "collectors": sorted(state.collectors),
         "peer": None if state.peer is None else state_to_json(state.peer),
+        **memory_json(state),
     }
+
+
+def _segment_json(segment: Segment) -> dict:
+    return {"base": f"{segment.base:#x}", "bytes": segment.data.hex(), "indeterminate": [[f"{a:#x}", f"{b:#x}"] for a, b in segment.indeterminate]}
+
+
+def _tensor_map_json(tmap) -> dict:
+    """A tensor map's fields (:class:`~ptxspec.semantics.tensor_map.TensorMap`), the global address
+    in hex and an im2col map's parameters as an object."""
+    fields = attrs.asdict(tmap, recurse=True)
+    fields["global_address"] = f"{tmap.global_address:#x}"
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()}
+
+
+def memory_json(state: State) -> dict:
+    """The fields of the memory instructions (``global`` .. ``addresses``) that differ from their
+    defaults."""
+    out: dict[str, Any] = {}
+    for key, attribute in _SEGMENT_KEYS.items():
+        segment = getattr(state, attribute)
+        if segment != Segment():
+            out[key] = _segment_json(segment)
+    if state.cluster:
+        out["cluster"] = [[rank, image.hex()] for rank, image in state.cluster]
+    if state.shared_indeterminate:
+        out["shared_indeterminate"] = [[a, b] for a, b in state.shared_indeterminate]
+    if state.multimem:
+        out["multimem"] = [_segment_json(m) for m in state.multimem]
+    if state.tensor_maps:
+        out["tensor_maps"] = [[f"{address:#x}", _tensor_map_json(tmap)] for address, tmap in state.tensor_maps]
+    if state.addresses != AddressMap():
+        a = state.addresses
+        out["addresses"] = {
+            **{space: [f"{getattr(a, space)[0]:#x}", getattr(a, space)[1]] for space in ("shared", "local", "const", "param")},
+            **{key: getattr(a, key) for key in ("cluster_base", "cluster_stride", "cta_rank", "cluster_ctas")},
+        }
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -164,7 +243,104 @@ class _Reader:
                 f'collectors is a list of the buffers holding a valid fill ("a", "b0".."b3"), got {_shown(collectors)}',
                 section="9.7.16.10.9.1",
             )
-        return State(shared, tm, group, None if peer is None else self.state(peer, here + "peer", False), frozenset(collectors))
+        memory: dict[str, Any] = {}
+        for key, attribute in _SEGMENT_KEYS.items():
+            if key in obj:
+                memory[attribute] = self.segment(obj[key], here + key)
+        if "cluster" in obj:
+            memory["cluster"] = self.cluster(obj["cluster"], here + "cluster")
+        if "addresses" in obj:
+            memory["addresses"] = self.addresses(obj["addresses"], here + "addresses")
+        if "multimem" in obj:
+            if not isinstance(obj["multimem"], list):
+                self.fail(here + "multimem", f"multimem is a list of segments, one per memory behind the multimem address, got {_shown(obj['multimem'])}")
+            memory["multimem"] = tuple(self.segment(m, f"{here}multimem[{i}]") for i, m in enumerate(obj["multimem"]))
+        if "tensor_maps" in obj:
+            memory["tensor_maps"] = self.tensor_maps(obj["tensor_maps"], here + "tensor_maps")
+        if "shared_indeterminate" in obj:
+            ranges = self.segment({"bytes": shared.hex(), "indeterminate": obj["shared_indeterminate"]}, here + "shared_indeterminate")
+            memory["shared_indeterminate"] = ranges.indeterminate
+        return State(shared, tm, group, None if peer is None else self.state(peer, here + "peer", False), frozenset(collectors), **memory)
+
+    def address(self, value: object, path: str) -> int:
+        """An address: a JSON integer or a hex string (``"0x7f00..."``), 0 .. 2^64 - 1."""
+        if isinstance(value, str):
+            try:
+                value = int(value, 16)
+            except ValueError:
+                self.fail(path, f"an address is an integer or a hex string, got {_shown(value)}")
+        return self.integer(value, path, 0, (1 << 64) - 1, "an address")
+
+    def segment(self, value: object, path: str) -> Segment:
+        obj = self.members(value, path, _SEGMENT_FIELDS)
+        base = self.address(obj.get("base", 0), path + ".base")
+        data = self.shared(obj.get("bytes", ""), path + ".bytes")
+        ranges = obj.get("indeterminate", [])
+        if not isinstance(ranges, list):
+            self.fail(path + ".indeterminate", f"indeterminate is a list of [start, end] address ranges, got {_shown(ranges)}")
+        pairs = []
+        for i, pair in enumerate(ranges):
+            where = f"{path}.indeterminate[{i}]"
+            if not isinstance(pair, list) or len(pair) != 2:
+                self.fail(where, f"an indeterminate range is [start, end], got {_shown(pair)}")
+            start, end = self.address(pair[0], where), self.address(pair[1], where)
+            if not base <= start < end <= base + len(data):
+                self.fail(where, f"the range {start:#x}-{end:#x} is not within the segment's bytes {base:#x}-{base + len(data):#x}")
+            pairs.append((start, end))
+        return Segment(base, data, tuple(pairs))
+
+    def tensor_maps(self, value: object, path: str) -> tuple[tuple[int, object], ...]:
+        from ptxspec.semantics.tensor_map import Im2col, TensorMap
+
+        if not isinstance(value, list):
+            self.fail(path, f"tensor_maps is a list of [address, fields], got {_shown(value)}")
+        out = []
+        names = [f.name for f in attrs.fields(TensorMap)]
+        for i, item in enumerate(value):
+            where = f"{path}[{i}]"
+            if not isinstance(item, list) or len(item) != 2:
+                self.fail(where, f"a tensor map is [address, fields], got {_shown(item)}")
+            fields = dict(self.members(item[1], where + "[1]", tuple(names)))
+            fields["global_address"] = self.address(fields.get("global_address", 0), where + "[1].global_address")
+            if isinstance(fields.get("im2col"), dict):
+                fields["im2col"] = Im2col(**fields["im2col"])
+            try:
+                out.append((self.address(item[0], where + "[0]"), TensorMap(**fields)))
+            except (TypeError, PtxSpecError) as error:
+                self.fail(where + "[1]", f"not a tensor map: {error}", section="5.5.8")
+        return tuple(out)
+
+    def cluster(self, value: object, path: str) -> tuple[tuple[int, bytes], ...]:
+        if not isinstance(value, list):
+            self.fail(path, f"cluster is a list of [rank, hex bytes], got {_shown(value)}")
+        out = []
+        for i, item in enumerate(value):
+            where = f"{path}[{i}]"
+            if not isinstance(item, list) or len(item) != 2:
+                self.fail(where, f"a CTA of the cluster is [rank, hex bytes], got {_shown(item)}")
+            out.append((self.integer(item[0], where, 0, 15, "a CTA's rank"), self.shared(item[1], where)))
+        return tuple(out)
+
+    def addresses(self, value: object, path: str) -> AddressMap:
+        obj = self.members(value, path, _ADDRESS_FIELDS)
+        fields: dict[str, Any] = {}
+        for space in ("shared", "local", "const", "param"):
+            if space in obj:
+                window = obj[space]
+                if not isinstance(window, list) or len(window) != 2:
+                    self.fail(f"{path}.{space}", f"a window is [base, size], got {_shown(window)}", section="6.4.1.1")
+                fields[space] = (self.address(window[0], f"{path}.{space}"), self.address(window[1], f"{path}.{space}"))
+        for key in ("cluster_base", "cluster_stride"):
+            if key in obj:
+                fields[key] = self.address(obj[key], f"{path}.{key}")
+        if "cta_rank" in obj:
+            fields["cta_rank"] = self.integer(obj["cta_rank"], f"{path}.cta_rank", 0, 15, "cta_rank")
+        if "cluster_ctas" in obj:
+            fields["cluster_ctas"] = self.integer(obj["cluster_ctas"], f"{path}.cluster_ctas", 1, 16, "cluster_ctas")
+        result = attrs.evolve(AddressMap(), **fields)
+        if result.cta_rank >= result.cluster_ctas:
+            self.fail(f"{path}.cta_rank", f"cta_rank {result.cta_rank} is not a rank of a cluster of {result.cluster_ctas} CTAs")
+        return result
 
     def shared(self, value: object, path: str) -> bytes:
         if not isinstance(value, str):
@@ -342,6 +518,50 @@ def _allocations_text(tm: TensorMemory) -> str:
     return ", ".join(f"columns {a.column}-{a.end - 1}" for a in tm.allocations) or "none"
 
 
+def _memory_runs(before: State, after: State) -> list[tuple[str, int, bytes, bytes]]:
+    """``(space, first address, old bytes, new bytes)`` per run of changed bytes of the state
+    spaces the memory instructions write (an indeterminate byte shows as 0), and of the other
+    CTAs' shared memory (``"cluster CTA r"``, offsets)."""
+    out = []
+    for key, attribute in _SEGMENT_KEYS.items():
+        a, b = getattr(before, attribute), getattr(after, attribute)
+        if a != b:
+            # a byte that became indeterminate is reported with the ranges, not as a new 0
+            shown = bytearray(b.data)
+            for start, end in b.indeterminate:
+                lo, hi = max(start, a.base, b.base) - b.base, min(end, a.end, b.end) - b.base
+                shown[lo:hi] = a.data[lo + b.base - a.base : hi + b.base - a.base]
+            out += [(key, a.base + start, old, new) for start, old, new in changed_bytes(a.data, bytes(shown))]
+    for k, (a, b) in enumerate(zip(before.multimem, after.multimem)):
+        out += [(f"multimem[{k}]", a.base + start, old, new) for start, old, new in changed_bytes(a.data, b.data)]
+    old_cluster, new_cluster = dict(before.cluster), dict(after.cluster)
+    for rank in sorted(set(old_cluster) | set(new_cluster)):
+        out += [(f"cluster CTA {rank} shared", start, old, new) for start, old, new in changed_bytes(old_cluster.get(rank, b""), new_cluster.get(rank, b""))]
+    return out
+
+
+def _shown_shared(before: State, after: State) -> bytes:
+    """``after.shared`` with the bytes that became indeterminate showing their old value (the change
+    is reported with the ranges, not as a new 0)."""
+    shown = bytearray(after.shared)
+    for start, end in after.shared_indeterminate:
+        shown[start:end] = before.shared[start:end].ljust(end - start, b"\0")
+    return bytes(shown)
+
+
+def _indeterminate_changes(before: State, after: State) -> list[tuple[str, list[str], list[str]]]:
+    """Per state space whose indeterminate ranges changed: its key and the ranges before and after."""
+    out = []
+    if before.shared_indeterminate != after.shared_indeterminate:
+        show = lambda ranges: [f"{x:#x}-{y - 1:#x}" for x, y in ranges]  # noqa: E731
+        out.append(("shared", show(before.shared_indeterminate), show(after.shared_indeterminate)))
+    for key, attribute in _SEGMENT_KEYS.items():
+        a, b = getattr(before, attribute).indeterminate, getattr(after, attribute).indeterminate
+        if a != b:
+            out.append((key, [f"{x:#x}-{y - 1:#x}" for x, y in a], [f"{x:#x}-{y - 1:#x}" for x, y in b]))
+    return out
+
+
 def diff(before: State, after: State) -> dict:
     """What changed from ``before`` to ``after``, as JSON: only the parts that changed, among
     ``tensor_memory.cells`` (``[lane, column, old, new]``, a value ``null`` where undefined, ``[value,
@@ -361,11 +581,15 @@ def diff(before: State, after: State) -> dict:
             tm[key] = {"before": shown(old), "after": shown(new)}
     if tm:
         out["tensor_memory"] = tm
-    runs = changed_bytes(before.shared, after.shared)
+    runs = changed_bytes(before.shared, _shown_shared(before, after))
     if runs:
         out["shared"] = [[start, old.hex(), new.hex()] for start, old, new in runs]
     if before.cta_group != after.cta_group:
         out["cta_group"] = {"before": before.cta_group, "after": after.cta_group}
+    for key, start, old, new in _memory_runs(before, after):
+        out.setdefault(key, []).append([start, old.hex(), new.hex()])
+    for key, old_ranges, new_ranges in _indeterminate_changes(before, after):
+        out[f"{key}.indeterminate"] = {"before": old_ranges, "after": new_ranges}
     if before.peer != after.peer:
         if before.peer is None or after.peer is None:
             out["peer"] = {
@@ -410,10 +634,16 @@ def diff_lines(before: State, after: State, indent: str = "") -> list[str]:
         lines.append(f"{indent}relinquished: {str(a.relinquished).lower()} -> {str(b.relinquished).lower()}")
     if a.last_columns != b.last_columns:
         lines.append(f"{indent}last_columns: {a.last_columns} -> {b.last_columns}")
-    for start, old, new in changed_bytes(before.shared, after.shared):
+    for start, old, new in changed_bytes(before.shared, _shown_shared(before, after)):
         span = max(len(old), len(new))
         where = f"byte {start:#x}" if span == 1 else f"bytes {start:#x}-{start + span - 1:#x}"
         lines.append(f"{indent}shared memory {where}: {old.hex() or '(none)'} -> {new.hex() or '(none)'}")
+    for key, start, old, new in _memory_runs(before, after):
+        span = max(len(old), len(new))
+        where = f"byte {start:#x}" if span == 1 else f"bytes {start:#x}-{start + span - 1:#x}"
+        lines.append(f"{indent}{key} memory {where}: {old.hex() or '(none)'} -> {new.hex() or '(none)'}")
+    for key, old_ranges, new_ranges in _indeterminate_changes(before, after):
+        lines.append(f"{indent}{key} memory indeterminate: {', '.join(old_ranges) or 'none'} -> {', '.join(new_ranges) or 'none'}")
     if before.cta_group != after.cta_group:
         lines.append(f"{indent}cta_group: {before.cta_group} -> {after.cta_group}")
     if before.peer != after.peer:

@@ -175,8 +175,13 @@ _FAMILIES = ("alloc", "dealloc", "relinquish_alloc_permit", "ld", "ld.red", "st"
 
 
 def family_of(form: Form) -> str | None:
-    """Which of :data:`_FAMILIES` ``form`` is (None: not a tcgen05 form of state)."""
+    """Which of :data:`_FAMILIES` ``form`` is ("memory": a memory instruction, whose cases
+    :mod:`ptxspec.conformance.memory_vectors` draws; None: not a form of state with vectors)."""
+    from ptxspec.conformance import memory_vectors
+
     key = form.family.key
+    if memory_vectors.covers(form):
+        return "memory"
     if not key.startswith("tcgen05."):
         return None
     rest = key[len("tcgen05.") :]
@@ -797,6 +802,8 @@ def line_text(form: Form) -> str:
 
     if parse(form.text).family.key == form.family.key:
         return form.text
+    if form.family.addresses:  # a memory form: its template, with brackets where its syntax has them
+        return f"{form.text} {form.template}"
     bracketed = addresses(form)
     parts: list[str] = []
     vector: list[str] = []
@@ -819,6 +826,10 @@ def line_text(form: Form) -> str:
 def draw_case(form: Form, rng: np.random.Generator) -> Case:
     """One seeded case of ``form`` (a form of :func:`writes_vectors`)."""
     family = family_of(form)
+    if family == "memory":
+        from ptxspec.conformance import memory_vectors
+
+        return memory_vectors.draw_case(form, rng)
     if family in ("ld", "ld.red", "st"):
         return _ld_st_case(form, rng, family)
     if family == "alloc":
@@ -878,10 +889,11 @@ def outputs_json(form: Form, results: Sequence) -> tuple[list, list | None]:
 
     outputs: list = []
     allowed: list = []
+    one_thread = operands_kind(form).threads == 1
     for result, operand in zip(results, form.destinations):
         width = register_bits(operand.type)
-        lanes = getattr(result, "lanes", None) if not isinstance(result, int) else None
-        if lanes is None:  # one value for every lane (not written by the tcgen05 functions)
+        lanes = getattr(result, "lanes", None) if not (isinstance(result, int) or one_thread) else None
+        if lanes is None:  # one thread's register (or one value for every lane)
             rep = representative(result)
             outputs.append(_hex(rep, width) if rep is not None else result.to_json())
             allowed.append(None if isinstance(result, int) else result.to_json())
@@ -1083,7 +1095,9 @@ def parse_vector(info: StateInfo, raw: str, obj: dict, source: str, number: int)
     for k, (value, operand) in enumerate(zip(outputs, destinations)):
         width = register_bits(operand.type)
         where = at("outputs", k)
-        if not isinstance(value, list) or len(value) != info.threads:
+        if info.threads == 1:  # one thread's register: a value, or a set's JSON form
+            value = [value]
+        elif not isinstance(value, list) or len(value) != info.threads:
             raise OperandError(f"outputs[{k}] ({operand.name}): expected a list of {info.threads} lane values, got {show_value(value)}", where=where())
         lanes = tuple(v if isinstance(v, dict) else _bits(v, width, f"outputs[{k}] ({operand.name}), lane {i}", where) for i, v in enumerate(value))
         observed.append(lanes)
@@ -1112,7 +1126,7 @@ def judge(vector: StateVector, profile: str) -> StateMismatch | None:
     except PtxSpecError as error:
         return StateMismatch(vector, "the specification refuses this input", (error.one_line(),))
     for result, lanes, operand in zip(outcome.results, vector.observed, form.destinations):
-        expected_lanes = getattr(result, "lanes", None)
+        expected_lanes = getattr(result, "lanes", None) if vector.info.threads > 1 else None
         if expected_lanes is None:
             expected_lanes = (result,) * len(lanes)
         for lane, (e, o) in enumerate(zip(expected_lanes, lanes)):

@@ -533,8 +533,7 @@ def _form(instr: str, where: str | None = None):
         if tcgen05_vectors.writes_vectors(form):  # tcgen05: states in and out, conformance/tcgen05_vectors.py
             return form
         raise PtxSpecError(
-            f"{form.text}: no vectors yet for an instruction that reads memory (its inputs include a shared-memory image); "
-            "use ptxspec.semantics.instructions.execute",
+            f"{form.text}: no vectors yet for this instruction of state; use ptxspec.semantics.instructions.execute",
             where=where or instr,
             section=form.family.section,
         )

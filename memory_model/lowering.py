@@ -140,145 +140,12 @@ def local_op(op: str, a: int, b: int) -> int:
     raise ValueError(op)
 
 
-def atomic_op(op: str, old: int, operands: tuple[int, ...], qualifiers: Iterable[str] = ()) -> int:
-    """The value an atomic leaves in memory (§9.7.13.5 "Semantics")::
+def _atomics():
+    """The semantics of atom and red (§9.7.13.5-6), whose values every atomic of a litmus test
+    takes: one meaning. Imported when a test has an atomic, to keep the checker's start quick."""
+    from ptxspec.semantics import atomics
 
-        inc(r, s) = (r >= s) ? 0 : r+1;   dec(r, s) = (r==0 || r > s) ? s : r-1;
-        exch(r, s) = s;                    cas(r, s, t) = (r == s) ? t : r;
-
-    ``sub`` (a Dat3M addition) is ``r - s``. With a ``.type`` the operation is at that width
-    (``min``/``max`` signed for ``.s`` types), the result zero-extended to 64 bits.
-    """
-    width, signed = _width(qualifiers)
-    mask = (1 << width) - 1
-    r = old & mask
-    s = operands[0] & mask
-    if op == "add":
-        out = r + s
-    elif op == "sub":
-        out = r - s
-    elif op == "and":
-        out = r & s
-    elif op == "or":
-        out = r | s
-    elif op == "xor":
-        out = r ^ s
-    elif op == "exch":
-        out = s
-    elif op == "cas":
-        out = (operands[1] & mask) if r == s else r
-    elif op == "inc":
-        out = 0 if r >= s else r + 1
-    elif op == "dec":
-        out = s if (r == 0 or r > s) else r - 1
-    elif op in ("min", "max"):
-
-        def key(v: int) -> int:
-            return v - (1 << width) if signed and v >> (width - 1) else v
-
-        pick = min if op == "min" else max
-        out = pick(r, s, key=key)
-    else:
-        raise ValueError(op)
-    return out & mask
-
-
-#: §9.7.9.25.4.2: the floating-point reductions of cp.reduce.async.bulk as the instruction that
-#: computes each: "The floating point .add operation rounds to nearest even. The current
-#: implementation of cp.reduce.async.bulk.add.f32 flushes subnormal inputs and results to
-#: sign-preserving zero. The .add.f16 and .add.bf16 operations require .noftz qualifier. It preserves
-#: input and result subnormals, and does not flush them to zero."
-_FLOAT_REDUCTIONS = {
-    ("add", "f32"): "add.rn.ftz.f32",
-    ("add", "f64"): "add.rn.f64",
-    ("add", "f16"): "add.rn.f16",
-    ("add", "bf16"): "add.rn.bf16",
-    ("min", "f16"): "min.f16",
-    ("min", "bf16"): "min.bf16",
-    ("max", "f16"): "max.f16",
-    ("max", "bf16"): "max.bf16",
-}
-FLOAT_PROFILE = "sm_90"
-"""The profile whose results a floating-point reduction in a litmus test takes: where the manual
-leaves a result open (a NaN's payload, ``semantics.results.AnyNaN``) a value domain cannot hold
-every choice, so the one recorded chip's is taken."""
-
-
-#: §9.7.13.5: "The floating-point operation .add is a rounding to nearest even. The current
-#: implementation of atom.add.f32 on global memory flushes subnormal inputs and results to
-#: sign-preserving zero; whereas atom.add.f32 on shared memory supports subnormal inputs and results
-#: and doesn't flush them to zero. atom.add.f16, atom.add.f16x2, atom.add.bf16 and atom.add.bf16x2
-#: operation requires the .noftz qualifier; it preserves subnormal inputs and results". Per type,
-#: the instruction that computes the add in each state space (None: any space).
-_FLOAT_ATOMIC_ADDS: dict[str, dict[str | None, tuple[str, ...]]] = {
-    "f32": {"global": ("add.rn.ftz.f32",), "shared": ("add.rn.f32",), None: ("add.rn.ftz.f32", "add.rn.f32")},
-    "f64": {None: ("add.rn.f64",)},
-    "f16": {None: ("add.rn.f16",)},
-    "bf16": {None: ("add.rn.bf16",)},
-    "f16x2": {None: ("add.rn.f16x2",)},
-    "bf16x2": {None: ("add.rn.bf16x2",)},
-}
-
-
-def atomic_values(op: str, old: int, operands: tuple[int, ...], qualifiers: Iterable[str] = ()) -> tuple[int, ...]:
-    """The values an atom or red may leave: :func:`atomic_op`'s for the integer types; for a
-    floating-point ``.add`` the result of the instruction of :data:`_FLOAT_ATOMIC_ADDS` for the
-    state space the atomic names (``.global`` flushes .f32 subnormals, ``.shared`` keeps them), and
-    either where it names none (generic addressing: the location may be in either)."""
-    qualifiers = tuple(qualifiers)
-    kind = next((q for q in qualifiers if q in _FLOAT_ATOMIC_ADDS), None)
-    if kind is None:
-        return (atomic_op(op, old, operands, qualifiers),)
-    space = state_space(qualifiers)
-    spaces = ("shared",) if space in ("shared::cta", "shared::cluster") else (space,) if space else ("global", "shared")
-    by_space = _FLOAT_ATOMIC_ADDS[kind]
-    results = (_atomic_add(kind, where, form, old, operands[0]) for where in spaces for form in by_space.get(where) or by_space[None])
-    return tuple(dict.fromkeys(results))
-
-
-def _atomic_add(kind: str, space: str, form: str, a: int, b: int) -> int:
-    """The add of a floating-point atomic in ``space``: ``form``'s result, unless an operand is a
-    NaN and the profile pins the atomic's own NaN rule there (``Profile.atomic_add_nan``)."""
-    from ptxspec.profiles import profile_named
-    from ptxspec.semantics.numerics import NaN, decode, fmt_of, quiet
-
-    rule = profile_named(FLOAT_PROFILE).atomic_add_nan.get((space, kind))
-    if rule is None:
-        return _float_result(form, a, b)
-    fmt = fmt_of(kind)
-    order, quiets = rule
-    operands = (a & ((1 << fmt.width) - 1), b & ((1 << fmt.width) - 1))
-    nans = [operands[i] for i in order if isinstance(decode(fmt, operands[i]), NaN)]
-    if not nans:
-        return _float_result(form, a, b)
-    first = decode(fmt, nans[0])
-    assert isinstance(first, NaN), "a NaN operand decodes to a NaN"
-    return quiet(first) if quiets else nans[0]
-
-
-def _float_result(form: str, a: int, b: int) -> int:
-    """``form`` (an instruction of the numerics core) on the low bits of ``a`` and ``b``, as the
-    :data:`FLOAT_PROFILE` computes it."""
-    from ptxspec.semantics.instructions import evaluate  # the numerics core, loaded when a test needs it
-    from ptxspec.semantics.numerics import fmt_of
-
-    element = form.rsplit(".", 1)[1]
-    bits = fmt_of(element.removesuffix("x2")).width * (2 if element.endswith("x2") else 1)
-    mask = (1 << bits) - 1
-    (result,) = evaluate(form, [a & mask, b & mask], FLOAT_PROFILE)
-    assert isinstance(result, int), f"{form} on {FLOAT_PROFILE} has one result"
-    return result
-
-
-def reduction_value(op: str, old: int, value: int, element: Iterable[str]) -> int:
-    """The value a reduction ``old op value`` leaves (cp.reduce.async.bulk): an integer one by
-    :func:`atomic_op`, a floating-point one through the semantics of the instruction of
-    :data:`_FLOAT_REDUCTIONS` (the one numerics core), on the element's low bits."""
-    element = tuple(element)
-    form = _FLOAT_REDUCTIONS.get((op, element[-1])) if element else None
-    if form is None:
-        return atomic_op(op, old, (value,), element)
-    return _float_result(form, old, value)
+    return atomics
 
 
 def mbarrier_written(op: str, old: int, operands: tuple[int, ...], qualifiers: Iterable[str] = ()) -> tuple[int, int | None, str | None]:
@@ -647,7 +514,7 @@ class _Runner:
                 operands = tuple(self.value(branch, o) for o in ins.operands)
                 failed = ins.op == "cas" and (value & _mask_of(ins)) != (operands[0] & _mask_of(ins))
                 # A floating-point add may have two results where the state space is not named (atomic_values).
-                for written in (None,) if failed else atomic_values(ins.op, value, operands, ins.qualifiers):
+                for written in (None,) if failed else _atomics().atomic_values(ins.op, value, operands, ins.qualifiers):
                     out = branch.copy()
                     fields = self.memory_fields(ins, reads=ins.returns, writes=not failed, atomic=True, read_value=value, write_value=written)
                     self.emit(out, fields, self.taint(out, *ins.operands))
@@ -783,7 +650,7 @@ class _Runner:
                 self.emit(branch, dict(written, write_value=value), frozenset({read}))
             else:
                 old = values[1]
-                value = reduction_value(ins.reduce_op, old, value, element)
+                value = _atomics().reduction_value(ins.reduce_op, old, value, element)
                 family = _join(family, families[1])
                 self.emit(branch, dict(written, reads=True, atomic=True, order="relaxed", scope="gpu", read_value=old, write_value=value), frozenset({read}))
             self.record(branch, dst, value, family, key)
@@ -907,7 +774,7 @@ class _Runner:
             family = self.prov(branch, ins.value)
             if ins.opcode == "red":
                 assert ins.reduce_op is not None, "red.async has an operation"
-                written = atomic_op(ins.reduce_op, values[0], (operand,), ins.qualifiers)
+                written = _atomics().atomic_op(ins.reduce_op, values[0], (operand,), ins.qualifiers)
                 family = _join(family, families[0])
                 self.emit(branch, dict(memory, atomic=True, read_value=values[0], write_value=written), self.taint(branch, ins.value))
             else:
@@ -1409,4 +1276,4 @@ def _is_file(text: str) -> bool:
         return False
 
 
-__all__ = ["lower", "load", "unlowered", "local_op", "atomic_op", "OutOfTime"]
+__all__ = ["lower", "load", "unlowered", "local_op", "OutOfTime"]

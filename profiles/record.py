@@ -120,6 +120,20 @@ class Profile:
     #: atomic no NaN rule of its own): as the ``add`` of §9.7.3 under this profile.
     atomic_add_nan: dict[tuple[str, str], tuple[tuple[int, ...], bool]] = attrs.field(factory=dict)
 
+    # --- §9.7.9.25.5 tensor copies -------------------------------------------------------------
+
+    #: Whether a shared-to-global tensor copy whose bounding box starts below the tensor (a
+    #: negative coordinate) faults on the chip ("illegal instruction") instead of writing the
+    #: in-bound elements as §5.5.3.3 describes. False (the manual): it writes them.
+    tensor_store_below_bounds_faults: bool = False
+
+    # --- §9.7.9.18 createpolicy ----------------------------------------------------------------
+
+    #: How the chip encodes the "opaque 64-bit" policy of ``createpolicy.fractional``:
+    #: ``(primary, secondary, fraction bits) -> policy`` (the priorities as written,
+    #: ``"L2::evict_last"``; the fraction an f32 in (0, 1]). None (the manual): any 64 bits.
+    createpolicy_fractional: Callable[[str, str, int], int] | None = None
+
     # --- §9.7.1-2 integer arithmetic ---------------------------------------------------------
 
     #: §9.7.1.8 div and §9.7.1.9 rem by zero ("an unspecified, machine-specific value"): the value

@@ -46,7 +46,7 @@ import attrs
 from ptxspec.profiles import Profile, profile_named
 from ptxspec.semantics.results import Result, contains
 from ptxspec.semantics.state import State
-from ptxspec.spec.catalogue import CATALOGUE, Form, Operand
+from ptxspec.spec.catalogue import Form, Operand
 from ptxspec.spec.errors import OperandError, PtxSpecError
 from ptxspec.spec.types import register_bits
 
@@ -65,6 +65,10 @@ class Operands:
     #: Whether the function also takes ``warp``, the executing warp's rank in its warpgroup
     #: ("%warpid % 4"), which decides the Tensor Memory lanes it may reach (§9.7.16.8.1).
     warp_rank: bool = False
+    #: Whether the default :class:`~ptxspec.semantics.state.State` (no memory, the address windows
+    #: an H200 showed) serves where none is given: a function that reads only the address map
+    #: (cvta, isspacep, mapa, getctarank) or no state at all (createpolicy, prefetch).
+    default_state: bool = False
 
     @property
     def all_threads(self) -> int:
@@ -78,6 +82,7 @@ WARP_MEMORY = Operands("warp lanes and memory", 32, True)
 WARPGROUP_MEMORY = Operands("warpgroup threads and memory", 128, True)
 THREAD_MEMORY = Operands("one thread and memory", 1, True)
 WARP_TENSOR_MEMORY = Operands("warp lanes and Tensor Memory", 32, True, warp_rank=True)
+THREAD_ADDRESSES = Operands("one thread and the address windows", 1, True, default_state=True)
 
 
 @attrs.frozen
@@ -106,7 +111,10 @@ def semantic(
         for key in family_keys:
             if key in SEMANTICS:
                 raise ValueError(f"two semantic functions for {key}")
-            CATALOGUE.family(key)  # the family must exist
+            if _loaded:  # a late registration is checked now; the chapters' own, once they have loaded
+                from ptxspec.spec.catalogue import CATALOGUE
+
+                CATALOGUE.family(key)  # the family must exist
             SEMANTICS[key] = Semantic(fn, operands, allowed_states)
         return fn
 
@@ -272,6 +280,8 @@ def execute(
             raise OperandError(f"warp is the warp's rank in its warpgroup (%warpid % 4): 0..3, not {warp!r}", where=form.text)
         context["warp"] = warp
     if kind.state:
+        if state is None and kind.default_state:
+            state = State()
         if not isinstance(state, State):
             raise OperandError(
                 f"{form.text} reads memory: give its state (a ptxspec.semantics.state.State), got {type(state).__name__}",
@@ -345,7 +355,10 @@ def _load_chapters() -> None:
 
         from ptxspec.spec.catalogue import CHAPTERS
 
+        from ptxspec.spec.catalogue import CATALOGUE
+
         for name in CHAPTERS:
             importlib.import_module(f"ptxspec.semantics.{name}")
-
+        for key in SEMANTICS:
+            CATALOGUE.family(key)  # every registered family exists (a KeyError names a stale key)
         _loaded = True

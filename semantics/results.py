@@ -66,6 +66,23 @@ class OneOf(Allowed):
         return {"kind": "one-of", "members": [_hex(b, self.width) for b in sorted(self.members)]}
 
 
+@attrs.frozen
+class AnyBits(Allowed):
+    """Every ``width``-bit pattern: a value the manual leaves indeterminate (the bytes ``discard``
+    leaves, §9.7.9.17) or opaque (the cache policy ``createpolicy`` writes, §9.7.9.18)."""
+
+    width: int
+
+    def __contains__(self, bits: int) -> bool:
+        return 0 <= bits < (1 << self.width)
+
+    def describe(self) -> str:
+        return f"any {self.width}-bit value"
+
+    def to_json(self) -> dict:
+        return {"kind": "any-bits", "width": self.width}
+
+
 def _order_key(fmt: FloatFormat, bits: int) -> Fraction:
     v = decode(fmt, bits)
     if isinstance(v, Infinity):
@@ -131,7 +148,9 @@ def allowed_from_json(obj: dict) -> Allowed:
         return OneOf(frozenset(members), 4 * max(len(m) - 2 for m in obj["members"]))
     if kind == "any-nan":
         return AnyNaN(FORMATS[obj["format"]])
-    raise ValueError(f"an allowed set is an interval, one-of or any-nan object, got {obj!r}")
+    if kind == "any-bits":
+        return AnyBits(int(obj["width"]))
+    raise ValueError(f"an allowed set is an interval, one-of, any-nan or any-bits object, got {obj!r}")
 
 
 def only_member(result: Result) -> int | None:

@@ -307,11 +307,139 @@ def _cta_group(_instance: object, _attribute: attrs.Attribute, value: int | None
         raise OperandError(f"cta_group is 1 or 2 (§{CTA_PAIR}), not {value!r}", section=CTA_PAIR)
 
 
+STATE_SPACES = "5.1"
+GENERIC_ADDRESSING = "6.4.1.1"
+
+
+def _indeterminate(value: object) -> tuple[tuple[int, int], ...]:
+    return tuple(sorted((int(a), int(b)) for a, b in value))  # type: ignore[attr-defined]
+
+
+@attrs.frozen
+class Segment:
+    """The bytes of one state space (§5.1) that a State holds: ``data[i]`` is the byte at address
+    ``base + i`` of that space; an address outside them is not part of the state, and an access to
+    it is refused. ``indeterminate``: ``(start, end)`` address ranges whose bytes the manual leaves
+    open (what ``discard`` leaves, §9.7.9.17); their bytes in ``data`` are 0."""
+
+    base: int = 0
+    data: bytes = attrs.field(default=b"", converter=_as_bytes, repr=False)
+    indeterminate: tuple[tuple[int, int], ...] = attrs.field(default=(), converter=_indeterminate)
+
+    @property
+    def end(self) -> int:
+        return self.base + len(self.data)
+
+    def holds(self, address: int, size: int) -> bool:
+        """Whether the ``size`` bytes at ``address`` are in this segment."""
+        return self.base <= address and address + size <= self.end
+
+    def read(self, address: int, size: int) -> bytes:
+        """The ``size`` bytes at ``address`` (the caller has checked :meth:`holds`)."""
+        return self.data[address - self.base : address - self.base + size]
+
+    def unknown(self, address: int, size: int) -> list[int]:
+        """Which of the ``size`` bytes at ``address`` are indeterminate (their offsets)."""
+        return [i for i in range(size) if any(a <= address + i < b for a, b in self.indeterminate)]
+
+    def admits(self, observed: Segment) -> bool:
+        """Whether ``observed`` (a segment a machine left) is this one, where a byte this one holds
+        indeterminate may hold any value."""
+        if (observed.base, len(observed.data)) != (self.base, len(self.data)):
+            return False
+        if not self.indeterminate:
+            return self == observed
+        mine, theirs = bytearray(self.data), bytearray(observed.data)
+        for start, end in self.indeterminate:
+            theirs[start - self.base : end - self.base] = mine[start - self.base : end - self.base]
+        inside = lambda r: any(a <= r[0] and r[1] <= b for a, b in self.indeterminate)  # noqa: E731
+        return mine == theirs and all(inside(r) for r in observed.indeterminate)
+
+    def written(self, address: int, data: bytes, *, indeterminate: bool = False) -> Segment:
+        """The same segment with ``data`` at ``address`` (those bytes now hold a value), or -- with
+        ``indeterminate`` -- those bytes indeterminate (and 0)."""
+        start = address - self.base
+        image = self.data[:start] + (bytes(len(data)) if indeterminate else bytes(data)) + self.data[start + len(data) :]
+        ranges = [r for piece in self.indeterminate for r in _minus(piece, (address, address + len(data)))]
+        if indeterminate:
+            ranges.append((address, address + len(data)))
+        return Segment(self.base, image, _merged(ranges))
+
+
+def _minus(piece: tuple[int, int], cut: tuple[int, int]) -> list[tuple[int, int]]:
+    a, b = piece
+    c, d = cut
+    return [r for r in ((a, min(b, c)), (max(a, d), b)) if r[0] < r[1]]
+
+
+def _merged(ranges: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(ranges):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return tuple(out)
+
+
+@attrs.frozen
+class AddressMap:
+    """Where each state space lies in the generic address space, and the CTA's place in its cluster
+    -- what the manual leaves to the implementation and the address instructions (``cvta``,
+    ``isspacep``, ``mapa``, ``getctarank``, generic ``ld``/``st``/``atom``) depend on.
+
+    §6.4.1.1: ".const, .param, .local and .shared are modelled as windows in the generic address
+    space. Each window is defined by a window base and a window size ... A generic address maps to
+    global memory unless it falls within the window for const, local or shared memory. The kernel
+    function parameter (.param) window is contained within the .global window. Within each window,
+    a generic address maps to an address in the underlying state space by subtracting the window
+    base from the generic address." A ``(base, size)`` pair is each window; a global address is its
+    own generic address (the global window's base is 0, our reading of "maps to global memory").
+
+    §5.1.7: "addresses in the .shared::cta window also fall in the .shared::cluster window", and
+    ``mapa`` gives "the .shared::cluster address of the corresponding variable in another CTA":
+    the ``.shared::cluster`` address of byte ``o`` of the shared memory of the CTA of rank ``r`` is
+    ``cluster_base + r * cluster_stride + o``, and the executing CTA (rank ``cta_rank`` of
+    ``cluster_ctas``) names its own bytes by the same addresses in ``.shared::cta`` -- its
+    ``shared[o]`` is at ``cluster_base + cta_rank * cluster_stride + o``. The shared window of the
+    generic space holds the ``.shared::cluster`` space from its base on.
+
+    The defaults are what an H200 showed (the memory round, ``conformance/data/sm_90/memory.npz``,
+    a cluster of two CTAs): a CTA's shared variable at offset 0x400 has the ``.shared::cta``
+    address ``rank << 24 | 0x400`` in the CTA of that rank, ``mapa`` moves it by ``1 << 24`` a
+    rank, ``isspacep.shared::cluster`` holds over 4 GiB from the shared window's base and
+    ``isspacep.local`` over 16 MiB from the local window's; a global address is its own generic
+    address. The window bases are those of one launch (the driver places them; they are the same
+    in two launches of one process). The const and param windows were probed at their first byte
+    (inside) and 16 MiB - 1 on (outside); their sizes here are §5.1.3's 64 KB of constant memory,
+    and the same for the parameters -- an assumption, not a measurement."""
+
+    shared: tuple[int, int] = (0x7FA2_0000_0000, 1 << 32)
+    local: tuple[int, int] = (0x7FA1_7500_0000, 1 << 24)
+    const: tuple[int, int] = (0x7FA1_68A0_0000, 1 << 16)
+    param: tuple[int, int] = (0x7FA1_6A2E_0210, 1 << 16)
+    cluster_base: int = 0
+    cluster_stride: int = 1 << 24
+    cta_rank: int = 0
+    cluster_ctas: int = 1
+
+    def window(self, space: str) -> tuple[int, int]:
+        """The ``(base, size)`` of ``space``'s generic window (``global``: the whole space)."""
+        if space == "global":
+            return (0, 1 << 64)
+        return {"shared": self.shared, "local": self.local, "const": self.const, "param": self.param}[space]
+
+
 @attrs.frozen
 class State:
     """The state of one CTA that the instructions here read and write: ``shared``, the bytes of its
     shared memory (address 0 first); ``tensor_memory``; the kernel's ``cta_group`` once known; and
-    the ``peer`` CTA's state in a CTA pair (see the module's docstring)."""
+    the ``peer`` CTA's state in a CTA pair (see the module's docstring).
+
+    The instructions of memory (§9.7.9.8-24, §9.7.13.5-7) also read and write the other state
+    spaces, each a :class:`Segment` (``global_memory``, ``local_memory``, ``const_memory``,
+    ``param_memory``), the shared memory of the other CTAs of the cluster (``cluster``: ``(rank,
+    bytes)`` pairs), and place them in the generic address space by ``addresses``."""
 
     shared: bytes = attrs.field(default=b"", converter=_as_bytes)
     tensor_memory: TensorMemory = EMPTY_TENSOR_MEMORY
@@ -320,6 +448,24 @@ class State:
     #: The tcgen05.mma collector buffers (``"a"``; ``"b0"`` .. ``"b3"`` of ``.ws``) that hold a
     #: valid fill (§9.7.16.10.9.1, ``.collector::a::fill`` ... ``::discard``).
     collectors: frozenset[str] = frozenset()
+    global_memory: Segment = Segment()
+    local_memory: Segment = Segment()
+    const_memory: Segment = Segment()
+    param_memory: Segment = Segment()
+    cluster: tuple[tuple[int, bytes], ...] = ()
+    addresses: AddressMap = AddressMap()
+    #: The memories a multimem address points to (§9.7.9.14: "multimem.* operations operate on
+    #: multimem addresses and accesses all of the multiple memory locations which the multimem
+    #: address points to"): one :class:`Segment` each, all over the same multimem address range.
+    multimem: tuple[Segment, ...] = ()
+    #: The tensor maps (§5.5.8) the state holds, by the address of their 128-byte opaque object
+    #: (a :class:`~ptxspec.semantics.tensor_map.TensorMap` each): what the tensor copies read and
+    #: ``tensormap.replace`` rewrites. The object's bits are the implementation's; its fields are
+    #: the value.
+    tensor_maps: tuple[tuple[int, object], ...] = ()
+    #: ``(start, end)`` offsets of ``shared`` whose bytes are indeterminate (0 in ``shared``): a
+    #: value the profile leaves open that an instruction wrote there (:class:`Segment`).
+    shared_indeterminate: tuple[tuple[int, int], ...] = attrs.field(default=(), converter=_indeterminate)
 
     def shared_image(self) -> np.ndarray:
         """``shared`` as a read-only uint8 array (no copy)."""
@@ -373,8 +519,20 @@ class State:
             peers = self.peer is None and observed.peer is None
         else:
             peers = self.peer.admits(observed.peer)
+        segments = ("global_memory", "local_memory", "const_memory", "param_memory")
+        shared = Segment(0, self.shared, self.shared_indeterminate).admits(Segment(0, observed.shared, observed.shared_indeterminate))
         return (
             peers
+            and shared
             and self.tensor_memory.admits(observed.tensor_memory)
-            and attrs.evolve(self, tensor_memory=observed.tensor_memory, peer=observed.peer) == observed
+            and all(getattr(self, name).admits(getattr(observed, name)) for name in segments)
+            and attrs.evolve(
+                self,
+                tensor_memory=observed.tensor_memory,
+                peer=observed.peer,
+                shared=observed.shared,
+                shared_indeterminate=observed.shared_indeterminate,
+                **{name: getattr(observed, name) for name in segments},
+            )
+            == observed
         )

@@ -237,6 +237,9 @@ class Family:
     #: The operand list as the manual writes it (``"d, {a.x, a.y}"``), where several families share
     #: an opcode and qualifiers and only the operands tell them apart (see :func:`parse_template`).
     operand_syntax: str = ""
+    #: The operands that PTX writes in brackets, as addresses (``ld``'s ``[a]``): a template that
+    #: writes brackets must put them there (:func:`fit`), and :attr:`Form.template` shows them.
+    addresses: tuple[str, ...] = ()
 
     def syntax(self) -> str:
         return self.opcode + "".join(str(s) for s in self.slots)
@@ -309,7 +312,7 @@ class Form:
     @property
     def template(self) -> str:
         """The operand list in PTX syntax with the manual's names: ``"d, {a.x, a.y}"``."""
-        return ", ".join(_group_text(group) for group in self.layout)
+        return ", ".join(_group_text(group, self.family.addresses) for group in self.layout)
 
     @property
     def targets(self) -> Targets:
@@ -525,8 +528,10 @@ def is_vector(group: tuple[Operand, ...]) -> bool:
     return not group[0].destination or all("." in o.name for o in group)
 
 
-def _group_text(group: tuple[Operand, ...]) -> str:
+def _group_text(group: tuple[Operand, ...], addresses: tuple[str, ...] = ()) -> str:
     names = [o.name for o in group]
+    if len(names) == 1 and names[0] in addresses:
+        return f"[{names[0]}]"
     return "{" + ", ".join(names) + "}" if is_vector(group) else "|".join(names)
 
 
@@ -657,13 +662,24 @@ def fit(form: Form, items: tuple[TemplateItem, ...]) -> tuple[int, int, str] | N
             got = f"a vector of {len(item.names)}" if item.vector else "a register"
             return 1, index, f"{form.text} takes {want} at operand {index + 1}, the template has {got}"
     if any(item.address for item in items):  # brackets written: they must be where the addresses are
-        bracketed = ADDRESS_OPERANDS[form.family.opcode](form) if form.family.opcode in ADDRESS_OPERANDS else None
+        if form.family.opcode in ADDRESS_OPERANDS:
+            bracketed: frozenset[str] | None = ADDRESS_OPERANDS[form.family.opcode](form)
+        else:
+            bracketed = frozenset(form.family.addresses) if form.family.addresses else None
         for index, (item, group) in enumerate(zip(items, layout)):
             address = bracketed is None or (len(group) == 1 and group[0].name in bracketed)
             if item.address and not address:
                 return 1, index, f"{form.text} takes a register ({_group_text(group)}) at operand {index + 1}, the template has an address"
             if bracketed is not None and address and not item.address:
                 return 1, index, f"{form.text} takes an address [{group[0].name}] at operand {index + 1}, the template has a register"
+    sinks = _sink_opcode(form.opcode)
+    for index, (item, group) in enumerate(zip(items, layout)):
+        # Where a syntax line writes the sink itself ("mbarrier.arrive ... _, [addr]": an arrive on
+        # another CTA's object "cannot return a value"), the sink and a register tell the lines apart.
+        if len(group) == 1 and group[0].name == "_" and item.names != ("_",):
+            return 1, index, f"{form.text} writes the sink '_' at operand {index + 1}, the template has {item.names[0]!r}"
+        if sinks and len(group) == 1 and group[0].destination and group[0].name != "_" and item.names == ("_",) and not item.vector:
+            return 1, index, f"{form.text} takes a register ({group[0].name}) at operand {index + 1}, the template has the sink '_'"
     for index, (item, group) in enumerate(zip(items, layout)):
         if "_" in item.names:
             if not group[0].destination:
@@ -671,6 +687,12 @@ def fit(form: Form, items: tuple[TemplateItem, ...]) -> tuple[int, int, str] | N
             if item.vector and all(name == "_" for name in item.names):
                 return 2, index, "a destination vector needs at least one register besides the sinks '_' (§9.7.9.4)"
     return None
+
+
+@functools.cache
+def _sink_opcode(opcode: str) -> bool:
+    """Whether some syntax line of ``opcode`` writes the sink ``_`` as an operand of its own."""
+    return any(re.search(r"(^|[\s,{|])_($|[\s,}|])", f.operand_syntax) for f in _load_catalogue().families(opcode))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -699,8 +721,20 @@ def _load_catalogue() -> Catalogue:
     import importlib
 
     modules = [importlib.import_module(f"ptxspec.spec.{name}") for name in CHAPTERS]
-    explainers = {family.opcode: module.explain_refusal for module in modules if hasattr(module, "explain_refusal") for family in module.FAMILIES}
-    return Catalogue([family for module in modules for family in module.FAMILIES], explainers)
+    chapters: dict[str, list[Explainer]] = {}
+    for module in modules:
+        if hasattr(module, "explain_refusal"):
+            for opcode in dict.fromkeys(family.opcode for family in module.FAMILIES):
+                chapters.setdefault(opcode, []).append(module.explain_refusal)
+    return Catalogue([family for module in modules for family in module.FAMILIES], {op: _first_explanation(e) for op, e in chapters.items()})
+
+
+def _first_explanation(explainers: list[Explainer]) -> Explainer:
+    """One explainer from the chapters that share an opcode (``cp`` is §9.7.9.25's and
+    §9.7.13.15.15's): the first account that applies."""
+    if len(explainers) == 1:
+        return explainers[0]
+    return lambda catalogue, text: next((e for e in (x(catalogue, text) for x in explainers) if e is not None), None)
 
 
 #: The chapter modules of spec/ (and, by the same names, of semantics/), in the manual's order.
@@ -711,7 +745,11 @@ CHAPTERS = (
     "half_precision",  # §9.7.4, §9.7.5
     "comparison",  # §9.7.6, §9.7.7
     "logic_shift",  # §9.7.8
-    "data_movement",  # §9.7.9
+    "data_movement",  # §9.7.9 mov, shfl, prmt, cvt, cvt.pack
+    "memory_access",  # §9.7.9.8-24 ld, st, prefetch, createpolicy, cvta, isspacep, mapa, ... ; multimem
+    "atomics",  # §9.7.13.5-7 atom, red, red.async
+    "mbarrier",  # §9.7.13.15 mbarrier.*, cp.async.mbarrier.arrive
+    "async_copy",  # §9.7.9.25-26 cp.async, cp.async.bulk, cp.reduce.async.bulk, tensor copies, tensormap.replace
     "warp",  # warp-level collectives
     "matrix",  # §9.7.14 warp-level matrix instructions (mma, mma.sp, ldmatrix, stmatrix, movmatrix)
     "wgmma",  # §9.7.15 warpgroup-level matrix instructions

@@ -1,6 +1,6 @@
 """The atomic round (conformance/data/sm_90/atomic.npz, recorded on an H200 with
 ``conformance/silicon/atomic_device.py``): every floating-point atom/red .add of the dialect, on
-global and shared memory, replayed against ``lowering.atomic_values`` under the sm_90 profile with
+global and shared memory, replayed against ``semantics.atomics.atomic_values`` under the sm_90 profile with
 zero mismatches; and the manual's words on .f32 subnormals, checked on the recording itself."""
 
 from __future__ import annotations

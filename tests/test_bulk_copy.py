@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ptxspec.memory_model import base, litmus, lowering
+from ptxspec.semantics import atomics
 from ptxspec.semantics import mbarrier as mb
 from ptxspec.spec.errors import PtxSpecError
 
@@ -240,7 +241,7 @@ def test_f32_add_reduction_rounds_to_nearest_even_and_flushes_subnormals(a, b):
     x, y = (_flush(np.array([v], dtype=np.uint32).view(np.float32)[0], tiny) for v in (a, b))
     with np.errstate(all="ignore"):
         expected = _flush(np.float32(x + y), tiny)
-    got = np.array([lowering.reduction_value("add", a, b, ("f32",))], dtype=np.uint32).view(np.float32)[0]
+    got = np.array([atomics.reduction_value("add", a, b, ("f32",))], dtype=np.uint32).view(np.float32)[0]
     if np.isnan(expected):
         assert np.isnan(got)
     else:
@@ -257,7 +258,7 @@ def test_half_reductions_keep_subnormals_and_round_to_nearest_even(a, b, kind, o
 
     dtype = np.float16 if kind == "f16" else ml_dtypes.bfloat16
     x, y = (np.array([v], dtype=np.uint16).view(dtype)[0] for v in (a, b))
-    got = np.array([lowering.reduction_value(op, a, b, (kind,))], dtype=np.uint16).view(dtype)[0]
+    got = np.array([atomics.reduction_value(op, a, b, (kind,))], dtype=np.uint16).view(dtype)[0]
     with np.errstate(all="ignore"):
         if op == "add":
             expected = dtype(np.float64(x) + np.float64(y))

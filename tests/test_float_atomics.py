@@ -1,5 +1,5 @@
 """Floating-point atom and red in the litmus dialect (§9.7.13.5-6): the value an atomic leaves is
-computed by the numerics core (``lowering.atomic_values``), "one meaning" for the litmus engines and
+computed by the numerics core (``semantics.atomics.atomic_values``), "one meaning" for the litmus engines and
 the instruction semantics. Checked against ptxas (which forms are PTX), numpy and ml_dtypes (the
 values), and the litmus engines (tests/litmus/manual/atom-add-f32-*)."""
 
@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ptxspec.memory_model import litmus, lowering
+from ptxspec.memory_model import litmus
+from ptxspec.semantics import atomics
 from ptxspec.spec.errors import PtxSpecError
 
 TYPES = ("f16", "bf16", "f16x2", "bf16x2", "f32", "f64")
@@ -66,9 +67,9 @@ def test_f32_add_flushes_on_global_keeps_subnormals_on_shared_and_may_do_either_
     with np.errstate(all="ignore"):
         kept = np.float32(x + y)
         flushed = _flushed(np.float32(_flushed(x) + _flushed(y)))
-    (on_global,) = lowering.atomic_values("add", a, (b,), ("global", "f32"))
-    (on_shared,) = lowering.atomic_values("add", a, (b,), ("shared", "f32"))
-    unnamed = lowering.atomic_values("add", a, (b,), ("f32",))
+    (on_global,) = atomics.atomic_values("add", a, (b,), ("global", "f32"))
+    (on_shared,) = atomics.atomic_values("add", a, (b,), ("shared", "f32"))
+    unnamed = atomics.atomic_values("add", a, (b,), ("f32",))
     for got, expected in ((on_global, flushed), (on_shared, kept)):
         assert np.isnan(_f32(got)) if np.isnan(expected) else got == _bits32(expected)
     assert set(unnamed) == {on_global, on_shared}
@@ -79,7 +80,7 @@ def test_packed_half_adds_are_two_independent_rounded_adds(a, b, kind):
     """.add.noftz.f16x2 / .bf16x2: each half added and rounded to nearest even, subnormals kept
     (numpy float16, ml_dtypes bfloat16; float64 is exact for the sum of two such values)."""
     dtype = np.float16 if kind == "f16x2" else ml_dtypes.bfloat16
-    (got,) = lowering.atomic_values("add", a, (b,), ("noftz", kind))
+    (got,) = atomics.atomic_values("add", a, (b,), ("noftz", kind))
     for shift in (0, 16):
         x, y, z = (np.array([(v >> shift) & 0xFFFF], dtype=np.uint16).view(dtype)[0] for v in (a, b, got))
         with np.errstate(all="ignore"):

@@ -18,6 +18,8 @@ sets) and ``separate DIR [NAME ...]`` (how the pinned datapath's one-part change
     python -m ptxspec.conformance.silicon wgmma fit conformance/data/sm_90 --round wgmma-more f16-f16-f32
     python -m ptxspec.conformance.silicon movement verify conformance/data/sm_90
     python -m ptxspec.conformance.silicon atomic verify conformance/data/sm_90
+    python -m ptxspec.conformance.silicon memory verify conformance/data/sm_90 [--sample N]
+    python -m ptxspec.conformance.silicon tma verify conformance/data/sm_90
     python -m ptxspec.conformance.silicon approx report
     python -m ptxspec.conformance.silicon exhaustive verify --chunks 8
     python -m ptxspec.conformance.silicon all prepare BUNDLE            # every round, BUNDLE/ROUND/
@@ -45,7 +47,9 @@ from ptxspec.conformance.silicon import (
     catalogue_campaign,
     exhaustive,
     float_cvt_campaign,
+    memory_campaign,
     mma_campaign,
+    tma_campaign,
     movement_campaign,
     replay,
     wgmma_campaign,
@@ -293,6 +297,72 @@ def atomic_verify(directory: Path) -> int:
     return _status(report)
 
 
+@silicon.group("memory")
+def memory() -> None:
+    """ld, st, atom, red on memory images (§9.7.9.8-11, §9.7.13.5-6), the generic address windows
+    (cvta, isspacep, mapa, getctarank) and createpolicy, on sm_90."""
+
+
+@memory.command("prepare")
+@BUNDLE
+@PTXAS
+def memory_prepare(bundle: Path, ptxas: str) -> None:
+    """Assemble every form into BUNDLE (run it with memory_device.py run BUNDLE OUT)."""
+    plan = memory_campaign.prepare(bundle, ptxas)
+    click.echo(f"{len(plan['forms'])} forms planned, {len(plan['rejected'])} rejected by ptxas")
+    for entry in plan["rejected"]:
+        click.echo(f"  rejected: {entry['name']}: {entry['message'].splitlines()[0]}")
+
+
+@memory.command("verify")
+@DIRECTORY
+@click.option("--sample", type=click.IntRange(1), default=None, help="Replay only the first N records of each form.")
+def memory_verify(directory: Path, sample: int | None) -> int:
+    """Every recorded memory instruction (and the address map, createpolicy) against the semantics
+    under the sm_90 profile."""
+    report = memory_campaign.verify(directory, sample)
+    bad = 0
+    for form in report["forms"].values():
+        if form.mismatches:
+            bad += 1
+            click.echo(f"{form.name}: {form.records} records, {len(form.mismatches)} mismatching")
+            for item in form.mismatches[:5]:
+                click.echo(f"  {item}")
+    records = sum(r.records for r in report["forms"].values())
+    click.echo(f"{len(report['forms'])} forms, {records} records replayed, {bad} form(s) with mismatches")
+    for part in ("address_map", "createpolicy"):
+        click.echo(f"{part}: {len(report[part])} mismatching")
+        for item in report[part][:10]:
+            click.echo(f"  {item}")
+    return int(bool(bad or report["address_map"] or report["createpolicy"]))
+
+
+@silicon.group("tma")
+def tma() -> None:
+    """cp.async.bulk.tensor (the TMA engine) over driver-made tensor maps (§5.5, §9.7.9.25.5), on sm_90."""
+
+
+@tma.command("prepare")
+@BUNDLE
+@PTXAS
+def tma_prepare(bundle: Path, ptxas: str) -> None:
+    """Assemble the kernels and write the plan into BUNDLE (run it with tma_device.py run BUNDLE OUT)."""
+    plan = tma_campaign.prepare(bundle, ptxas)
+    click.echo(f"{len(plan['cases'])} cases planned")
+
+
+@tma.command("verify")
+@DIRECTORY
+def tma_verify(directory: Path) -> int:
+    """Every recorded tensor copy (and fault) against the semantics under the sm_90 profile."""
+    report = tma_campaign.verify(directory)
+    bad = [r for r in report.values() if r.mismatches]
+    for r in bad:
+        click.echo(f"{r.name}: {'; '.join(r.mismatches)}")
+    click.echo(f"{len(report)} cases, {len(report) - len(bad)} replay exactly, {len(bad)} differ")
+    return int(bool(bad))
+
+
 @silicon.group("movement")
 def movement() -> None:
     """ldmatrix, stmatrix and movmatrix (§9.7.14.5.15-17) on sm_90."""
@@ -392,6 +462,8 @@ PARTS: dict[str, tuple[Callable[[Path], object], str, tuple[str, ...]]] = {
     "sass": (mma_campaign.prepare_sass, "sass_device.py", ()),
     "movement": (movement_campaign.prepare, "movement_device.py", ()),
     "atomic": (atomic_campaign.prepare, "atomic_device.py", ()),
+    "memory": (memory_campaign.prepare, "memory_device.py", ()),
+    "tma": (tma_campaign.prepare, "tma_device.py", ()),
 }
 
 

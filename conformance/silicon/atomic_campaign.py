@@ -1,6 +1,6 @@
 """The atomic campaign: the floating-point ``atom`` and ``red`` of §9.7.13.5-6 on sm_90 silicon,
 recorded, then replayed against the values the litmus engines give them
-(:func:`ptxspec.memory_model.lowering.atomic_values`, the numerics core)::
+(:func:`ptxspec.semantics.atomics.atomic_values`, the numerics core)::
 
     python -m ptxspec.conformance.silicon atomic prepare BUNDLE     # here (ptxas)
     python3 conformance/silicon/atomic_device.py run BUNDLE OUT     # on the GPU
@@ -107,9 +107,9 @@ def prepare(bundle: Path, ptxas: str = "ptxas") -> dict:
 def verify(directory: Path) -> dict[str, dict]:
     """Per recorded form: how many pairs, and the mismatches (pair index, a, b, what the chip
     returned and left, what the semantics allows), where ``atom`` did not return the old value or
-    the memory does not hold :func:`~ptxspec.memory_model.lowering.atomic_values`'s result for the
+    the memory does not hold :func:`~ptxspec.semantics.atomics.atomic_values`'s result for the
     form's state space."""
-    from ptxspec.memory_model.lowering import atomic_values
+    from ptxspec.semantics.atomics import atomic_values
 
     data = np.load(directory / atomic_device.OUTPUT_FILE)
     report: dict[str, dict] = {}
@@ -122,6 +122,15 @@ def verify(directory: Path) -> dict[str, dict]:
         for i, (x, y, r, m) in enumerate(zip(a.tolist(), b.tolist(), returned.tolist(), memory.tolist())):
             allowed = atomic_values("add", x, (y,), qualifiers)
             if r != x or m not in allowed:
-                mismatches.append({"pair": i, "a": hex(x), "b": hex(y), "returned": hex(r), "memory": hex(m), "allowed": [hex(v) for v in allowed]})
+                mismatches.append(
+                    {
+                        "pair": i,
+                        "a": hex(x),
+                        "b": hex(y),
+                        "returned": hex(r),
+                        "memory": hex(m),
+                        "allowed": [hex(v) if isinstance(v, int) else v.describe() for v in allowed],
+                    }
+                )
         report[form.name] = {"pairs": len(a), "mismatches": mismatches}
     return report

@@ -15,7 +15,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ptxspec.profiles.record import Profile
-from ptxspec.profiles.sm_90 import cvt, mma, video, wgmma
+from ptxspec.profiles.sm_90 import cvt, memory, mma, video, wgmma
 from ptxspec.semantics.floating_point_approx import exactly, power_of_two
 from ptxspec.spec.types import IntegerType
 
@@ -32,6 +32,10 @@ _FLOAT_CVT = (
 #: The atomic round: atom and red .add on .f32, .f64, .f16, .bf16, .f16x2, .bf16x2, on global and
 #: shared memory, on an H200 (every pair of edge values and 4096 random pairs per form).
 _ATOMIC = ("sm_90/meta-atomic.json", "sm_90/atomic.npz")
+#: The memory round: ld/st/atom/red on memory images, the address windows, createpolicy (an H200).
+_MEMORY = ("sm_90/meta-memory.json", "sm_90/memory.npz")
+#: The TMA round: cp.async.bulk.tensor loads and stores over driver-made tensor maps (an H100).
+_TMA = ("sm_90/meta-tma.json", "sm_90/tma.npz")
 #: The integer-half-video-warp round: every sm_90a form of the integer, half-precision, video, ...
 #: families on an H100; an H200 agrees bit for bit (integer-half-video-warp-h200-digests.json).
 _INTEGER_HALF_VIDEO_WARP = (
@@ -72,6 +76,13 @@ SM_90 = Profile(
     # signalling NaN left as it is; on shared memory the memory's NaN first, quieted. The f32 and
     # half-type adds follow the add instruction (and the manual's flush rule for .f32 on .global).
     atomic_add_nan={("global", "f64"): ((1, 0), False), ("shared", "f64"): ((0, 1), True)},
+    # --- tensor copies (tma; tests/test_tma_silicon.py) ---
+    # cp.async.bulk.tensor from shared to global memory with any negative tensor coordinate faults
+    # (illegal instruction) on an H100: all 57 such cases of the TMA round whose boxes are 16-byte
+    # aligned (their loads do not fault); the manual: out-of-bound elements are not written.
+    tensor_store_below_bounds_faults=True,
+    # --- createpolicy (memory; tests/test_memory_silicon.py) ---
+    createpolicy_fractional=memory.createpolicy_fractional,
     # --- integer (integer-half-video-warp; tests/test_silicon_sm90.py, tests/test_integer.py) ---
     integer_division_by_zero=integer_division_by_zero,
     # -7 % 2 is -1: the remainder of the quotient rounded toward zero.
@@ -131,6 +142,8 @@ SM_90 = Profile(
     batch_paths=True,
     evidence={
         "atomic_add_nan": _ATOMIC,
+        "createpolicy_fractional": _MEMORY,
+        "tensor_store_below_bounds_faults": _TMA,
         "canonical_nan": _FLOAT_CVT + _INTEGER_HALF_VIDEO_WARP,
         "payload_nan_rule": _FLOAT_CVT,
         "nan_operand_priority": _FLOAT_CVT,

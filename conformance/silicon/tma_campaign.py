@@ -1,0 +1,295 @@
+"""The tensor-copy (TMA) campaign: ``cp.async.bulk.tensor`` in tile mode, global to shared memory
+and back (§9.7.9.25.5.2), over tensor maps of §5.5 made by the CUDA driver, recorded on sm_90
+silicon and replayed against the semantics (:mod:`ptxspec.semantics.tensor_map`,
+:mod:`ptxspec.semantics.async_copy`)::
+
+    python -m ptxspec.conformance.silicon tma prepare BUNDLE     # here (ptxas)
+    python3 conformance/silicon/tma_device.py run BUNDLE OUT     # on the GPU
+    python -m ptxspec.conformance.silicon tma verify DIR         # here
+
+The cases (:func:`cases`) are seeded tensor maps of every rank 1-5, element types of 1, 2, 4 and 8
+bytes, every swizzle mode, traversal strides 1-3, zero and NaN out-of-bound fill, with a box placed
+inside the tensor, across its upper and lower bounds, and wholly outside. :func:`verify` runs each
+case's copy through :func:`~ptxspec.semantics.instructions.execute` on the bytes the chip had and
+compares every byte of shared memory after the load (what the copy did not write keeps its mark)
+and of the tensor after the store.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import attrs
+import numpy as np
+
+from ptxspec.conformance.silicon import tma_device
+from ptxspec.conformance.silicon.campaign import HEADER, assemble_module, ptxas_version
+from ptxspec.semantics.state import Segment, State
+
+CASES = 320
+TYPES = ("u8", "u16", "u32", "f16", "bf16", "f32", "s32", "u64", "f64")
+SWIZZLE_SPAN = {"none": 0, "32B": 32, "64B": 64, "128B": 128}
+
+
+def _tensor_map(rng: random.Random, base: int):
+    """A seeded valid tile-mode tensor map (drawn again until §5.5's rules hold)."""
+    from ptxspec.semantics.tensor_map import TensorMap, element_type
+    from ptxspec.spec.errors import OperandError
+
+    while True:
+        rank = rng.randint(1, 5)
+        kind = rng.choice(TYPES)
+        size = element_type(kind).global_bytes
+        swizzle = rng.choice(("none", "none", "32B", "64B", "128B"))
+        inner_limit = SWIZZLE_SPAN[swizzle] or 256 * size
+        inner = rng.choice([b for b in (16, 32, 48, 64, 96, 128, 256) if b <= inner_limit and b // size <= 256] or [16])
+        box = [inner // size] + [rng.randint(1, 6) for _ in range(rank - 1)]
+        dims = [max(1, box[0] + rng.randint(-box[0] + 1, 40))] + [b + rng.randint(-b + 1, 5) for b in box[1:]]
+        strides, stride = [], dims[0] * size
+        for d in dims[1:]:
+            stride = -(-stride // 16) * 16 + 16 * rng.randint(0, 2)
+            strides.append(stride)
+            stride *= d
+        element_strides = [1] + [rng.choice((1, 1, 2, 3)) for _ in range(rank - 1)]
+        fill = "nan" if kind in ("f16", "bf16", "f32", "f64") and rng.random() < 0.5 else "zero"
+        try:
+            tmap = TensorMap(kind, base, dims, strides, box_dims=box, element_strides=element_strides, swizzle=swizzle, oob_fill=fill)
+        except OperandError:
+            continue
+        if tmap.shared_box_bytes() <= tma_device.SMEM // 2:
+            return tmap
+
+
+def _coordinates(rng: random.Random, tmap) -> list[int]:
+    """Where the box starts: inside, across the upper or lower bound, or wholly outside."""
+    out = []
+    for box, dim in zip(tmap.box_dims, tmap.global_dims):
+        where = rng.choice(("inside", "inside", "upper", "lower", "outside"))
+        if where == "inside":
+            out.append(rng.randint(0, max(0, dim - box)))
+        elif where == "upper":
+            out.append(rng.randint(max(0, dim - box + 1), dim))
+        elif where == "lower":
+            out.append(-rng.randint(1, box))
+        else:
+            out.append(rng.choice((dim + rng.randint(0, 8), -box - rng.randint(0, 8))))
+    return out
+
+
+def _extent(tmap) -> int:
+    return tmap.global_dims[0] * tmap.type.global_bytes if tmap.rank == 1 else tmap.global_strides[-1] * tmap.global_dims[-1]
+
+
+def cases(count: int = CASES, seed: int = 0) -> list[dict]:
+    """The seeded cases: each a tensor map's fields (its global address 0: the device's buffer
+    replaces it), the box's coordinates, the box's bytes in shared memory, the tensor's extent."""
+    rng = random.Random(f"tma:{seed}")
+    out = []
+    for i in range(count):
+        tmap = _tensor_map(rng, 0)
+        case = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(tmap).items() if k != "im2col"}
+        case.update(
+            name=f"case{i:03d}",
+            element_bytes=tmap.type.global_bytes,
+            coords=_coordinates(rng, tmap),
+            box_bytes=tmap.shared_box_bytes(),
+            extent=_extent(tmap),
+            seed=5000 + i,
+        )
+        out.append(case)
+    return out
+
+
+def tensor_map_of(case: dict, address: int):
+    from ptxspec.semantics.tensor_map import TensorMap
+
+    fields = {
+        k: case[k]
+        for k in (
+            "element_type",
+            "global_dims",
+            "global_strides",
+            "box_dims",
+            "element_strides",
+            "interleave",
+            "swizzle",
+            "swizzle_atomicity",
+            "oob_fill",
+            "l2_promotion",
+        )
+    }
+    return TensorMap(global_address=address, **fields)
+
+
+def kernel_ptx(rank: int) -> str:
+    """The load and the store kernel of one rank (see :mod:`tma_device`)."""
+    coords = ", ".join(f"%c{i}" for i in range(rank))
+    params = ", ".join(f".param .u32 pc{i}" for i in range(5))
+    load_coords = " ".join(f"ld.param.u32 %c{i}, [pc{i}];" for i in range(5))
+    words = tma_device.SMEM // 8
+    mark = int.from_bytes(bytes([tma_device.MARK]) * 8, "little")
+    return f"""
+.visible .entry tma_load_{rank}d(.param .align 64 .b8 ptmap[128], .param .u64 pshared, .param .u64 pdone, {params}, .param .u32 pbytes)
+{{
+ .reg .b64 %tm, %out, %done, %sm, %bar, %st, %a, %v; .reg .b32 %c<5>, %n, %thr, %i, %k; .reg .pred %p, %q;
+ mov.u64 %tm, ptmap; cvta.param.u64 %tm, %tm; ld.param.u64 %out, [pshared]; ld.param.u64 %done, [pdone]; ld.param.u32 %n, [pbytes];
+ {load_coords}
+ cvta.to.global.u64 %out, %out; cvta.to.global.u64 %done, %done;
+ mov.u32 %thr, %tid.x; mov.u64 %sm, tma_smem; mov.u64 %bar, tma_bar;
+ mov.u32 %i, %thr;
+FILL: setp.ge.u32 %p, %i, {words}; @%p bra FILLED;
+ mul.wide.u32 %a, %i, 8; add.s64 %a, %sm, %a; st.shared.u64 [%a], {mark}; add.u32 %i, %i, {tma_device.THREADS}; bra FILL;
+FILLED:
+ fence.proxy.async.shared::cta;
+ bar.sync 0;
+ setp.ne.u32 %p, %thr, 0; @%p bra AFTER;
+ mbarrier.init.shared::cta.b64 [%bar], 1;
+ fence.mbarrier_init.release.cluster;
+ mbarrier.arrive.expect_tx.shared::cta.b64 %st, [%bar], %n;
+ cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%sm], [%tm, {{{coords}}}], [%bar];
+ mov.u32 %k, 0;
+WAIT: mbarrier.try_wait.parity.shared::cta.b64 %q, [%bar], 0; @%q bra GOT;
+ add.u32 %k, %k, 1; setp.lt.u32 %p, %k, 4000000; @%p bra WAIT; bra NOTE;
+GOT: st.global.u64 [%done], 1;
+NOTE: st.global.u64 [%done+8], %sm;
+AFTER:
+ bar.sync 0;
+ mov.u32 %i, %thr;
+COPY: setp.ge.u32 %p, %i, {words}; @%p bra DONE;
+ mul.wide.u32 %a, %i, 8; add.s64 %v, %sm, %a; ld.shared.u64 %v, [%v]; add.s64 %a, %out, %a; st.global.u64 [%a], %v; add.u32 %i, %i, {tma_device.THREADS}; bra COPY;
+DONE:
+ ret;
+}}
+
+.visible .entry tma_store_{rank}d(.param .align 64 .b8 ptmap[128], .param .u64 psrc, {params})
+{{
+ .reg .b64 %tm, %src, %sm, %a, %v; .reg .b32 %c<5>, %thr, %i; .reg .pred %p;
+ mov.u64 %tm, ptmap; cvta.param.u64 %tm, %tm; ld.param.u64 %src, [psrc]; cvta.to.global.u64 %src, %src;
+ {load_coords}
+ mov.u32 %thr, %tid.x; mov.u64 %sm, tma_smem;
+ mov.u32 %i, %thr;
+FILL: setp.ge.u32 %p, %i, {words}; @%p bra FILLED;
+ mul.wide.u32 %a, %i, 8; add.s64 %v, %src, %a; ld.global.u64 %v, [%v]; add.s64 %a, %sm, %a; st.shared.u64 [%a], %v; add.u32 %i, %i, {tma_device.THREADS}; bra FILL;
+FILLED:
+ fence.proxy.async.shared::cta;
+ bar.sync 0;
+ setp.ne.u32 %p, %thr, 0; @%p bra DONE;
+ cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group [%tm, {{{coords}}}], [%sm];
+ cp.async.bulk.commit_group;
+ cp.async.bulk.wait_group 0;
+DONE:
+ ret;
+}}
+"""
+
+
+def module_ptx() -> str:
+    head = f".shared .align 1024 .b8 tma_smem[{tma_device.SMEM}];\n.shared .align 8 .b64 tma_bar;\n"
+    return HEADER + head + "".join(kernel_ptx(rank) for rank in range(1, 6))
+
+
+def prepare(bundle: Path, ptxas: str = "ptxas") -> dict:
+    """Write the bundle: the kernels (one module) and the plan."""
+    source = module_ptx()
+    bundle.mkdir(parents=True, exist_ok=True)
+    (bundle / tma_device.PTX_FILE).write_text(source)
+    (bundle / tma_device.CUBIN_FILE).write_bytes(assemble_module(source, ptxas))
+    plan = {"ptxas": ptxas_version(ptxas), "cases": cases()}
+    (bundle / tma_device.PLAN_FILE).write_text(json.dumps(plan, indent=1) + "\n")
+    return plan
+
+
+PLAN = "tma-plan.json"
+"""The plan a recording was made from, kept beside it."""
+
+
+@attrs.frozen
+class Replay:
+    name: str
+    mismatches: tuple[str, ...]
+
+
+def replay_case(case: dict, data, profile: str = "sm_90") -> Replay:
+    """One recorded case through the semantics: the load's shared memory and mbarrier, the store's
+    tensor -- or, where the chip faulted, the semantics' refusal (a copy the semantics makes where
+    the chip faulted, or a refusal where it did not, is a mismatch)."""
+    from ptxspec.semantics import mbarrier
+    from ptxspec.semantics.instructions import execute
+    from ptxspec.spec.errors import PtxSpecError
+
+    name = case["name"]
+    if f"{name}_refused" in data:
+        return Replay(name, (f"the driver refused the tensor map (CUresult {int(data[name + '_refused'][0])}) that the model accepts",))
+    out: list[str] = []
+    address, shared_at = (int(x) for x in data[f"{name}_address"]) if f"{name}_address" in data else (0x7F00_0000_0000, 0)
+    shared_at = (shared_at & 0xFFFFFF) or 1024  # the .shared::cta address of the box (this CTA is rank 0; 1024 in every load recorded)
+    tmap = tensor_map_of(case, address)
+    rank = len(case["global_dims"])
+    coords = [c % (1 << 32) for c in case["coords"]]
+    tensor = tma_device.tensor_bytes(case).tobytes()
+    barrier_at = shared_at + tma_device.SMEM
+    # the kernel's mbarrier.init count 1 and its mbarrier.arrive.expect_tx of the box's bytes
+    _, armed = mbarrier.arrive(mbarrier.init(1), tx_count=case["box_bytes"])
+    before = bytes([tma_device.MARK]) * barrier_at + armed.encode().to_bytes(8, "little")
+    state = State(shared=before, global_memory=Segment(address, tensor), tensor_maps=((0x100, tmap),))
+    try:
+        load = execute(
+            f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+            [shared_at, 0x100, *coords, barrier_at],
+            profile,
+            state=state,
+        )
+    except PtxSpecError as error:
+        if f"{name}_load_fault" not in data:
+            out.append(f"load: the semantics refuse a copy the chip made: {error}")
+    else:
+        if f"{name}_load_fault" in data:
+            out.append("load: the chip faulted (illegal instruction) where the semantics copy")
+        else:
+            out += _compare_load(name, data, load.state, shared_at, barrier_at, before)
+    source = tma_device.store_bytes(case).tobytes()
+    state = State(shared=bytes(shared_at) + source, global_memory=Segment(address, tensor), tensor_maps=((0x100, tmap),))
+    try:
+        store = execute(f"cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group", [0x100, *coords, shared_at], profile, state=state)
+    except PtxSpecError as error:
+        if f"{name}_store_fault" not in data:
+            out.append(f"store: the semantics refuse a copy the chip made: {error}")
+        return Replay(name, tuple(out))
+    if f"{name}_store_fault" in data:
+        out.append("store: the chip faulted (illegal instruction) where the semantics copy")
+        return Replay(name, tuple(out))
+    assert store.state is not None
+    if store.state.global_memory.data != data[f"{name}_global"].tobytes():
+        differ = [i for i, (x, y) in enumerate(zip(store.state.global_memory.data, data[f"{name}_global"].tobytes())) if x != y]
+        out.append(f"store: {len(differ)} byte(s) of the tensor differ, first at offset {differ[0]}")
+    return Replay(name, tuple(out))
+
+
+def _compare_load(name: str, data, after: State | None, shared_at: int, barrier_at: int, before: bytes) -> list[str]:
+    from ptxspec.semantics import mbarrier
+
+    assert after is not None
+    out = []
+    expected = Segment(0, after.shared, after.shared_indeterminate)
+    observed = Segment(0, before[:shared_at] + data[f"{name}_shared"].tobytes() + after.shared[barrier_at:])
+    if not expected.admits(observed):
+        differ = [
+            i - shared_at
+            for i in range(shared_at, barrier_at)
+            if expected.data[i] != observed.data[i] and not any(a <= i < b for a, b in expected.indeterminate)
+        ]
+        out.append(f"load: {len(differ)} byte(s) of shared memory differ, first at box offset {differ[0] if differ else None}")
+    completed = mbarrier.MbarrierState.decode(int.from_bytes(after.shared[barrier_at : barrier_at + 8], "little")).phase_parity == 1
+    if bool(data[f"{name}_done"][0]) != completed:
+        out.append(
+            f"load: the chip {'completed' if data[name + '_done'][0] else 'did not complete'} the mbarrier phase, the semantics {'do' if completed else 'do not'}"
+        )
+    return out
+
+
+def verify(directory: Path, profile: str = "sm_90") -> dict[str, Replay]:
+    plan = json.loads((directory / PLAN).read_text())
+    data = np.load(directory / tma_device.OUTPUT_FILE)
+    return {case["name"]: replay_case(case, data, profile) for case in plan["cases"]}
