@@ -443,7 +443,10 @@ def operand_text(
     as 0 (or as :data:`IMMEDIATES` says)."""
     selectors = selectors or {}
 
-    family = cat.CATALOGUE.family(family_key) if family_key in {f.key for f in cat.CATALOGUE.families()} else None
+    try:
+        family: Family | None = cat.CATALOGUE.family(family_key)
+    except KeyError:
+        family = None
     addresses: tuple[str, ...] = family.addresses if family is not None else ()
 
     def _register(o: Operand) -> str:

@@ -126,6 +126,13 @@ class Profile:
     #: negative coordinate) faults on the chip ("illegal instruction") instead of writing the
     #: in-bound elements as §5.5.3.3 describes. False (the manual): it writes them.
     tensor_store_below_bounds_faults: bool = False
+    #: Where a shared-to-global tensor copy writes dimension 0 beyond the tensor: up to its row's
+    #: bytes rounded up to this many (the chip checks that bound a chunk at a time). None (the
+    #: manual): "elements ... outside the tensor are not written".
+    tensor_store_row_granule: int | None = None
+    #: The OOB-NaN a tensor copy with ``NaN_REQUEST_ZERO_FMA`` fill writes (§5.5.3.3: "a special
+    #: NaN called OOB-NaN"), per element format. Not listed (the manual): any NaN of the format.
+    tensor_oob_nan: dict[str, int] = attrs.field(factory=dict)
 
     # --- §9.7.9.18 createpolicy ----------------------------------------------------------------
 

@@ -270,7 +270,8 @@ def cp_async_bulk_tensor_load(form: Form, state: State, *sources: int, profile: 
     operation on the tensor data from the location in .global state space to the location in the
     .shared::cluster state space", the box that the tensor map (§5.5) and ``tensorCoords`` select
     (:mod:`ptxspec.semantics.tensor_map`: bounding box, traversal strides, swizzle, the
-    out-of-bound fill), to ``dstMem``; then the complete-tx of the box's bytes on ``mbar``, and with
+    out-of-bound fill -- the OOB-NaN any NaN, or the one the profile pins,
+    :attr:`~ptxspec.profiles.Profile.tensor_oob_nan`), to ``dstMem``; then the complete-tx of the box's bytes on ``mbar``, and with
     ``.multicast::cluster`` the same in each CTA of ``ctaMask`` at the same CTA-relative offsets."""
     from ptxspec.semantics import tensor_map as tm
 
@@ -292,7 +293,8 @@ def cp_async_bulk_tensor_load(form: Form, state: State, *sources: int, profile: 
         target = dst if rank is None else _cta_address(state, dst, rank)
         place = locate(form, state, target, 1, slot="dst_ss", alignment=1)
         written = tm.load(tmap, box, state.global_memory, place.address)  # type: ignore[arg-type]
-        state = _with_shared_segment(state, place.rank, written.written_to(_shared_segment(state, place.rank)))
+        nan = profile.tensor_oob_nan.get(written.nan.format.name) if written.nan is not None else None
+        state = _with_shared_segment(state, place.rank, written.written_to(_shared_segment(state, place.rank), nan))
         state = _mbarrier_complete(form, state, mbar if rank is None else _cta_address(state, mbar, rank), size)
     return (), state
 
@@ -301,7 +303,9 @@ def cp_async_bulk_tensor_load(form: Form, state: State, *sources: int, profile: 
 def cp_async_bulk_tensor_store(form: Form, state: State, *sources: int, profile: Profile) -> tuple[tuple[Result, ...], State]:
     """§9.7.9.25.5.2 cp.async.bulk.tensor, shared to global memory: the box in shared memory at
     ``srcMem`` written to the tensor's elements that ``tensorCoords`` select -- "the out-of-bound
-    elements are not written" (:func:`ptxspec.semantics.tensor_map.store`)."""
+    elements are not written" (:func:`ptxspec.semantics.tensor_map.store`). A chip's profile may
+    say otherwise: sm_90 faults on a negative coordinate and writes dimension 0 up to the row's
+    bytes rounded up to 16 (:attr:`~ptxspec.profiles.Profile.tensor_store_row_granule`)."""
     import attrs
 
     from ptxspec.semantics import tensor_map as tm
@@ -314,6 +318,10 @@ def cp_async_bulk_tensor_store(form: Form, state: State, *sources: int, profile:
             where=form.text,
             section=TENSOR_COPY,
         )
+    if profile.tensor_store_row_granule and tmap.rank > 1:
+        # the chip bounds dimension 0 a chunk at a time: the row as long as its bytes rounded up
+        granule = profile.tensor_store_row_granule * tmap.type.values // tmap.type.global_bytes
+        tmap = attrs.evolve(tmap, global_dims=(-(-tmap.global_dims[0] // granule) * granule, *tmap.global_dims[1:]))
     box = _box(form, tmap, named)
     place = locate(form, state, int(named["srcMem"]), 1, slot="src_ss", alignment=1)  # type: ignore[arg-type]
     written = tm.store(tmap, box, _shared_segment(state, place.rank), place.address)  # type: ignore[arg-type]

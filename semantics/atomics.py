@@ -228,9 +228,11 @@ def read_modify_write(form: Form, state: State, a: int, operands: tuple[int, ...
 def _new_value(form: Form, kind: str, op: str, old: int, operands: tuple[int, ...], i: int, count: int, place: Place, profile: Profile) -> Result:
     if kind in FLOAT_ATOMIC_ADDS and op == "add":
         return float_add(kind, "shared" if place.space == "shared" else place.space, old, operands[i], profile)
-    if count > 1:
-        raise OperandError("vector atomics are floating-point adds", where=form.text, section=form.family.section)
-    return atomic_op(op, old, operands, (kind,))
+    if kind in FLOAT_ATOMIC_ADDS and op in ("min", "max"):
+        # the floating-point min and max of the vector and half-type forms: the min/max
+        # instruction of §9.7.3 / §9.7.4 on the element
+        return _float_result(f"{op}.{kind}", old, operands[i], profile)
+    return atomic_op(op, old, operands[i : i + 2] if op == "cas" else operands[i:], (kind,))
 
 
 @semantic("atom", "atom.cas", "atom.cas.b16", "atom.b128", "atom.noftz", "atom.vector.f32", "atom.vector.half", "atom.vector.packed", operands=THREAD_MEMORY)

@@ -404,8 +404,8 @@ class AddressMap:
     ``shared[o]`` is at ``cluster_base + cta_rank * cluster_stride + o``. The shared window of the
     generic space holds the ``.shared::cluster`` space from its base on.
 
-    The defaults are what an H200 showed (the memory round, ``conformance/data/sm_90/memory.npz``,
-    a cluster of two CTAs): a CTA's shared variable at offset 0x400 has the ``.shared::cta``
+    The defaults are what an H200 showed (the memory round's first recording; an H100 showed the
+    same layout at other window bases, ``conformance/data/sm_90/memory.npz``, a cluster of two CTAs): a CTA's shared variable at offset 0x400 has the ``.shared::cta``
     address ``rank << 24 | 0x400`` in the CTA of that rank, ``mapa`` moves it by ``1 << 24`` a
     rank, ``isspacep.shared::cluster`` holds over 4 GiB from the shared window's base and
     ``isspacep.local`` over 16 MiB from the local window's; a global address is its own generic

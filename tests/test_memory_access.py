@@ -36,6 +36,16 @@ NUMPY = {
 REGISTER_BITS = {"u8": 32, "s8": 32, "b8": 32}
 
 
+def cli(capsys, *args: str) -> tuple[int, str, str]:
+    """``ptxspec ARGS`` in this process: (exit status, standard output, standard error)."""
+    from ptxspec.conformance.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return done.value.code, out, err
+
+
 def run(text: str, sources: list[int], profile: str = "spec", *, state: State) -> tuple[tuple, State]:
     """``execute`` as (results, new state)."""
     outcome = execute(text, sources, profile, state=state)
@@ -236,18 +246,16 @@ def test_cache_hints_change_no_value():
     assert execute("ld.global.L2::cache_hint.b64", [BASE + 8, 0x1234], state=_global(image)) == plain
 
 
-def test_cli_evaluates_a_load_from_a_state_file(tmp_path):
+def test_cli_evaluates_a_load_from_a_state_file(tmp_path, capsys):
     import json
-    import subprocess
-    import sys
 
     path = tmp_path / "state.json"
     path.write_text(json.dumps({"global": {"base": hex(BASE), "bytes": "0102030405060708"}}))
-    done = subprocess.run([sys.executable, "-m", "ptxspec", "eval", "ld.global.v2.b16", hex(BASE + 4), "--state", str(path)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert "0x0605" in done.stdout and "0x0807" in done.stdout
-    bad = subprocess.run([sys.executable, "-m", "ptxspec", "eval", "ld.global.b32", hex(BASE + 2), "--state", str(path)], capture_output=True, text=True)
-    assert bad.returncode == 2 and "aligned" in bad.stderr and "Traceback" not in bad.stderr
+    code, out, err = cli(capsys, "eval", "ld.global.v2.b16", hex(BASE + 4), "--state", str(path))
+    assert code == 0, err
+    assert "0x0605" in out and "0x0807" in out
+    code, out, err = cli(capsys, "eval", "ld.global.b32", hex(BASE + 2), "--state", str(path))
+    assert code == 2 and "aligned" in err and "Traceback" not in err
 
 
 def test_refusals_are_ptxspec_errors():
@@ -255,12 +263,10 @@ def test_refusals_are_ptxspec_errors():
         evaluate("mapa.shared::cluster.u64", [0x400, 5], state=State())
 
 
-def test_docs_eval_examples_are_real_output():
+def test_docs_eval_examples_are_real_output(capsys, monkeypatch):
     """Every ``$ ptxspec eval`` session of docs/memory.rst, run: the output is the page's."""
     import re
     import shlex
-    import subprocess
-    import sys
     from pathlib import Path
 
     repo = Path(__file__).resolve().parents[1]
@@ -273,11 +279,12 @@ def test_docs_eval_examples_are_real_output():
             elif line.strip():
                 sessions[-1][1].append(line[3:])
     assert len(sessions) >= 10
+    monkeypatch.chdir(repo)
     for command, expected in sessions:
         argv = shlex.split(command)
-        done = subprocess.run([sys.executable, "-m", "ptxspec", *argv[1:]], capture_output=True, text=True, cwd=repo)
-        assert (done.stdout + done.stderr).splitlines() == expected, command
-        assert done.returncode == (2 if expected[0].startswith("ptxspec: error") else 0), command
+        code, out, err = cli(capsys, *argv[1:])
+        assert (out + err).splitlines() == expected, command
+        assert code == (2 if expected[0].startswith("ptxspec: error") else 0), command
 
 
 def _cluster_with_barrier(expected_tx: int) -> State:
@@ -343,30 +350,25 @@ VECTOR_FORMS = (
 
 
 @pytest.mark.parametrize("profile", ["spec", "sm_90"])
-def test_vectors_replay_with_no_mismatch(profile, tmp_path):
+def test_vectors_replay_with_no_mismatch(profile, tmp_path, capsys):
     """``ptxspec vectors`` then ``ptxspec check-vectors`` on memory forms: the same lines twice
-    (same seed, same bytes), and every line replays."""
-    import subprocess
-    import sys
-
-    path = tmp_path / "v.jsonl"
-    command = [sys.executable, "-m", "ptxspec", "vectors", *VECTOR_FORMS, "--count", "12", "--seed", "5", "--profile", profile, "-o", str(path)]
-    assert subprocess.run(command, capture_output=True, text=True).returncode == 0
-    first = path.read_bytes()
-    assert subprocess.run(command, capture_output=True, text=True).returncode == 0
-    assert path.read_bytes() == first
-    done = subprocess.run([sys.executable, "-m", "ptxspec", "check-vectors", str(path)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "mismatched        0" in done.stdout and done.stdout.count("checked       12") == len(VECTOR_FORMS)
-    # a tampered line is caught
-    lines = first.decode().splitlines()
+    (same seed, same bytes), and every line replays; a tampered line is caught."""
     import json
 
-    obj = json.loads(lines[0])
+    path = tmp_path / "v.jsonl"
+    command = ("vectors", *VECTOR_FORMS, "--count", "12", "--seed", "5", "--profile", profile, "-o", str(path))
+    assert cli(capsys, *command)[0] == 0
+    first = path.read_bytes()
+    assert cli(capsys, *command)[0] == 0
+    assert path.read_bytes() == first
+    code, out, err = cli(capsys, "check-vectors", str(path))
+    assert code == 0, out + err
+    assert "mismatched        0" in out and out.count("checked       12") == len(VECTOR_FORMS)
+    obj = json.loads(first.decode().splitlines()[0])
     obj["outputs"][0] = "0x00000000" if obj["outputs"][0] != "0x00000000" else "0x00000001"
     (tmp_path / "bad.jsonl").write_text(json.dumps(obj) + "\n")
-    bad = subprocess.run([sys.executable, "-m", "ptxspec", "check-vectors", str(tmp_path / "bad.jsonl")], capture_output=True, text=True)
-    assert bad.returncode == 1 and "mismatched        1" in bad.stdout
+    code, out, _ = cli(capsys, "check-vectors", str(tmp_path / "bad.jsonl"))
+    assert code == 1 and "mismatched        1" in out
 
 
 MULTIMEM = 0x7F20_0000_0000

@@ -1,4 +1,5 @@
-"""The memory round (conformance/data/sm_90/memory.npz, recorded on an H200 with
+"""The memory round (conformance/data/sm_90/memory.npz, recorded on an H100 -- and first on an H200,
+kept as digests -- with
 ``conformance/silicon/memory_device.py``): ld, ld.global.nc, ldu, st, atom and red on global, shared
 and generic addresses -- every scalar type, vectors, .b128, sub-word placement, the integer atomic
 operations, cas.b16/.b128, exch.b128, cache operators and hints -- replayed record by record through
@@ -97,3 +98,16 @@ def test_a_wrong_semantics_would_be_caught(recording, addresses):
     entry = dict(FORMS["global-ld.s8"], instruction="ld.global.u8")
     replay = memory_campaign.replay_form(entry, recording, addresses, slice(0, 48))
     assert replay.mismatches
+
+
+def test_the_h200_recording_gave_the_same_bits():
+    """The round's first recording, on an H200 (267 forms; kept as digests), and this one on an
+    H100: every destination register and every changed byte alike."""
+    import hashlib
+
+    digests = json.loads((DATA / "memory-h200-digests.json").read_text())
+    assert digests["gpu"].startswith("NVIDIA H200") and json.loads((DATA / "meta-memory.json").read_text())["device"]["gpu"].startswith("NVIDIA H100")
+    data = memory_campaign.records(DATA)
+    mine = {k: hashlib.sha256(np.ascontiguousarray(data[k]).tobytes()).hexdigest() for k in digests["arrays"]}
+    assert len(mine) >= 500
+    assert [k for k in mine if mine[k] != digests["arrays"][k]] == []

@@ -456,11 +456,12 @@ def every_sm90_form(family) -> list[Form]:
 
 
 def rest_plan() -> list[PlanEntry]:
-    """Every legal sm_90a form with semantics that neither the float-cvt campaign
-    (:data:`ptxspec.conformance.silicon.float_cvt_campaign.FORMS`) nor :func:`plan` records, outside video
-    and the matrix chapters: what sampling left out of the comparison and conversion families
-    (set/setp over every boolean operation and type, cvt over every type pair and modifier),
-    cvt.pack, and the spellings without a rounding modifier."""
+    """Every legal sm_90a form with semantics of registers alone that neither the float-cvt
+    campaign (:data:`ptxspec.conformance.silicon.float_cvt_campaign.FORMS`) nor :func:`plan`
+    records, outside video and the matrix chapters: what sampling left out of the comparison and
+    conversion families (set/setp over every boolean operation and type, cvt over every type pair
+    and modifier), cvt.pack, and the spellings without a rounding modifier. The instructions of
+    memory have their own rounds (memory, atomic, tma)."""
     from ptxspec.conformance.silicon.float_cvt_campaign import FORMS
     from ptxspec.semantics.instructions import SEMANTICS, _load_chapters
 
@@ -470,6 +471,7 @@ def rest_plan() -> list[PlanEntry]:
     for family in CATALOGUE.families():
         if (
             family.key not in SEMANTICS
+            or SEMANTICS[family.key].operands.state
             or family.opcode in REST_EXCLUDED_OPCODES
             or family.key in REST_EXCLUDED_FAMILIES
             or chapter_of(family.section) in ("video", "warp collectives")

@@ -127,6 +127,16 @@ def _atomic(opcode: str, tokens: str, space: str, op: str, type_name: str) -> Me
     return MemoryForm(f"{opcode}.{tokens}{op}.{type_name}".replace("..", "."), space, (register,) if opcode == "atom" else (), values, SIZE[type_name])
 
 
+def _vector_atomic(opcode: str, space: str, op: str, count: int, type_name: str) -> MemoryForm:
+    """A vector atom/red (§9.7.13.5-6: ".vec_32_bit", ".vec_16_bit" forms): ``count`` elements,
+    each its own register."""
+    register = {"f32": "f32", "f16": "b16", "bf16": "b16", "f16x2": "b32", "bf16x2": "b32"}[type_name]
+    noftz = ".noftz" if type_name != "f32" else ""
+    size = {"f32": 4, "f16": 2, "bf16": 2, "f16x2": 4, "bf16x2": 4}[type_name]
+    destinations = (register,) * count if opcode == "atom" else ()
+    return MemoryForm(f"{opcode}.{op}{noftz}.v{count}.{type_name}", space, destinations, (register,) * count, size * count)
+
+
 SCALARS = ("u8", "s8", "b8", "u16", "s16", "b16", "u32", "s32", "b32", "f32", "u64", "s64", "b64", "f64", "b128")
 VECTORS = (("s8", 2), ("u8", 4), ("s16", 2), ("b16", 4), ("b32", 2), ("f32", 4), ("u64", 2), ("f64", 2))
 SPACES = ("global", "shared", "generic", "generic-shared")
@@ -166,6 +176,11 @@ def forms() -> tuple[MemoryForm, ...]:
     out += [_atomic("atom", "acq_rel.gpu.", "global", "add", "u32"), _atomic("atom", "relaxed.cta.", "shared", "cas", "b32")]
     for space in ("global", "shared"):
         out += [_atomic("red", "", space, op, t) for op, t in INTEGER_ATOMICS if op not in ("exch", "cas")]
+    # appended after the first recording's forms, so that theirs keep their seeds
+    for opcode in ("atom", "red"):
+        out += [_vector_atomic(opcode, "global", "add", n, "f32") for n in (2, 4)]
+        out += [_vector_atomic(opcode, "global", op, n, t) for op in ("add", "min", "max") for t in ("f16", "bf16") for n in (2, 4, 8)]
+        out += [_vector_atomic(opcode, "global", op, n, t) for op in ("add", "min", "max") for t in ("f16x2", "bf16x2") for n in (2, 4)]
     return tuple(out)
 
 
@@ -193,7 +208,7 @@ def kernel_ptx(form: MemoryForm) -> str:
         " setp.ge.u32 %p, %r4, %r5; @%p bra DONE;",
         " cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2; cvta.to.global.u64 %rd3, %rd3; cvta.to.global.u64 %rd4, %rd4; cvta.to.global.u64 %rd5, %rd5;",
         f" mul.wide.u32 %rd6, %r4, {R}; add.s64 %rmem, %rd1, %rd6;",
-        f" mul.wide.u32 %rd6, %r4, {4 * SLOT}; add.s64 %rops, %rd3, %rd6; add.s64 %rdst, %rd4, %rd6;",
+        f" mul.wide.u32 %rd6, %r4, {memory_device.SLOTS * SLOT}; add.s64 %rops, %rd3, %rd6; add.s64 %rdst, %rd4, %rd6;",
         " mul.wide.u32 %rd6, %r4, 4; add.s64 %rd7, %rd2, %rd6; ld.global.u32 %r6, [%rd7]; cvt.u64.u32 %rd8, %r6;",
     ]
     shared = form.space in ("shared", "generic-shared")
@@ -221,7 +236,7 @@ def kernel_ptx(form: MemoryForm) -> str:
         operands.append("{" + ", ".join(names) + "}" if len(names) > 1 else names[0])
     operands.append("[%ra]")
     sources = [f"%s{i}" for i in range(len(form.sources))]
-    if form.instruction.startswith("st.") and len(sources) > 1:
+    if (form.instruction.startswith("st.") or ".v" in form.instruction) and len(sources) > 1:
         operands.append("{" + ", ".join(sources) + "}")
     else:
         operands += sources

@@ -50,6 +50,8 @@ REGION = 32
 """Bytes of memory each thread owns."""
 OPERAND = 16
 """Bytes of each source or destination operand slot (a .b128 register at most)."""
+SLOTS = 8
+"""Operand slots of each thread, sources and destinations alike (a .v8 vector atom takes eight)."""
 RANDOM = 384
 """Pseudo-random records per form, after the edge ones."""
 
@@ -104,8 +106,8 @@ def run_forms(cp, module, plan: dict, arrays: dict) -> None:
         regions, offsets, operands = inputs(entry)
         n = len(offsets)
         mem = cp.asarray(regions.reshape(-1))
-        ops = cp.asarray(np.ascontiguousarray(np.pad(operands, ((0, 0), (0, 4 - operands.shape[1]), (0, 0)))).reshape(-1))
-        dst = cp.zeros(n * 4 * OPERAND, dtype=cp.uint8)
+        ops = cp.asarray(np.ascontiguousarray(np.pad(operands, ((0, 0), (0, SLOTS - operands.shape[1]), (0, 0)))).reshape(-1))
+        dst = cp.zeros(n * SLOTS * OPERAND, dtype=cp.uint8)
         address = cp.zeros(n, dtype=cp.uint64)
         kernel = module.get_function(entry["kernel"])
         kernel(((n + BLOCK - 1) // BLOCK,), (BLOCK,), (mem, cp.asarray(offsets), ops, dst, address, np.uint32(n)))
@@ -113,7 +115,7 @@ def run_forms(cp, module, plan: dict, arrays: dict) -> None:
         name = entry["name"]
         after = cp.asnumpy(mem).reshape(n, REGION)
         keep = 4 if entry["policy"] else len(entry["destinations"])  # the policy is recorded in slot 3
-        arrays[f"{name}_dst"] = cp.asnumpy(dst).reshape(n, 4, OPERAND)[:, :keep]
+        arrays[f"{name}_dst"] = cp.asnumpy(dst).reshape(n, SLOTS, OPERAND)[:, :keep]
         arrays[f"{name}_changed"] = after ^ regions
         arrays[f"{name}_address"] = cp.asnumpy(address)
 

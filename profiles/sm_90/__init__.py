@@ -32,7 +32,8 @@ _FLOAT_CVT = (
 #: The atomic round: atom and red .add on .f32, .f64, .f16, .bf16, .f16x2, .bf16x2, on global and
 #: shared memory, on an H200 (every pair of edge values and 4096 random pairs per form).
 _ATOMIC = ("sm_90/meta-atomic.json", "sm_90/atomic.npz")
-#: The memory round: ld/st/atom/red on memory images, the address windows, createpolicy (an H200).
+#: The memory round: ld/st/atom/red on memory images, the address windows, createpolicy (an H100;
+#: an H200 agrees bit for bit, memory-h200-digests.json).
 _MEMORY = ("sm_90/meta-memory.json", "sm_90/memory.npz")
 #: The TMA round: cp.async.bulk.tensor loads and stores over driver-made tensor maps (an H100).
 _TMA = ("sm_90/meta-tma.json", "sm_90/tma.npz")
@@ -81,6 +82,16 @@ SM_90 = Profile(
     # (illegal instruction) on an H100: all 57 such cases of the TMA round whose boxes are 16-byte
     # aligned (their loads do not fault); the manual: out-of-bound elements are not written.
     tensor_store_below_bounds_faults=True,
+    # A store writes the elements of dimension 0 up to the row's bytes rounded up to 16: the ten
+    # stores of the TMA round whose box passes a row end that is not a multiple of 16 bytes wrote
+    # exactly those extra elements (x = 2, 3 of an .s32 row of 2; x = 121-127 of an .f16 row of
+    # 121; x = 21-31 of a .u8 row of 21), the other 44 stores nothing outside the tensor -- among
+    # them rank-1 stores past a row end of 164 bytes, which the chip bounds exactly.
+    tensor_store_row_granule=16,
+    # The OOB-NaN an H100 writes: 0x7ff7 in every 16 bits (f16 and bf16 0x7ff7, f32 0x7ff77ff7,
+    # f64 0x7ff77ff77ff77ff7; 982 filled elements of the TMA round) -- the 16-bit pattern of the
+    # fma_oob_nan below.
+    tensor_oob_nan={"f16": 0x7FF7, "bf16": 0x7FF7, "f32": 0x7FF77FF7, "f64": 0x7FF77FF77FF77FF7},
     # --- createpolicy (memory; tests/test_memory_silicon.py) ---
     createpolicy_fractional=memory.createpolicy_fractional,
     # --- integer (integer-half-video-warp; tests/test_silicon_sm90.py, tests/test_integer.py) ---
@@ -144,6 +155,8 @@ SM_90 = Profile(
         "atomic_add_nan": _ATOMIC,
         "createpolicy_fractional": _MEMORY,
         "tensor_store_below_bounds_faults": _TMA,
+        "tensor_oob_nan": _TMA,
+        "tensor_store_row_granule": _TMA,
         "canonical_nan": _FLOAT_CVT + _INTEGER_HALF_VIDEO_WARP,
         "payload_nan_rule": _FLOAT_CVT,
         "nan_operand_priority": _FLOAT_CVT,

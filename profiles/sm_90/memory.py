@@ -11,8 +11,8 @@ _PRIORITY_CODE = {"L2::evict_unchanged": 0, "L2::evict_first": 1, "L2::evict_las
 
 
 def createpolicy_fractional(primary: str, secondary: str, fraction: int) -> int:
-    """The policy ``createpolicy.fractional`` writes on an H200 (every primary and secondary
-    priority, ten fractions and the default 1.0, each the same in two launches): bit 60 set, bit
+    """The policy ``createpolicy.fractional`` writes on an H200 and an H100 (every primary and
+    secondary priority, ten fractions and the default 1.0, each the same in two launches): bit 60 set, bit
     59 clear (a range policy sets it), the primary priority's code in bits 58-57, bit 56 for a
     secondary ``.L2::evict_first``, and the fraction in sixteenths in bits 55-52 as
     ``ceil(16 * fraction) - 1`` (1.0 -> 15, 0.5 -> 7, 0.1 -> 1, 2^-23.5 -> 0): the chip applies the
