@@ -265,9 +265,11 @@ def _random_tokens(family: Family, rng: random.Random) -> list[str]:
 
 
 @functools.cache
+@functools.lru_cache(maxsize=64)
 def _witnesses(opcode: str | None, ptx, target) -> tuple[tuple[Family, tuple[Form, ...]], ...]:
     """Per family, a few legal admitted forms found by a seeded search: the families that have
-    any, and a fallback when drawing slot by slot keeps hitting a legality rule."""
+    any, and a fallback when drawing slot by slot keeps hitting a legality rule. (Seeded, so the
+    same arguments give the same witnesses: found once per process.)"""
     rng = random.Random(f"{opcode}/{ptx}/{target}")
     found = []
     for family in CATALOGUE.families(opcode):

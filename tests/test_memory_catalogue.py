@@ -372,9 +372,9 @@ def _unexplained(outcomes):
     return [r for r in (pa.record(o) for o in outcomes if not o.agree) if pa.explain(r) is None]
 
 
-@pytest.mark.parametrize("limit", [pytest.param(12, id="sample"), pytest.param(40, id="full", marks=pytest.mark.heavy)])
+@pytest.mark.parametrize("limit", [pytest.param(10, id="sample"), pytest.param(40, id="full", marks=pytest.mark.heavy)])
 def test_generated_forms_agree_with_ptxas(ptxas, limit):
-    """Every family's generated cases (``limit`` combinations each at most, seeded: 12 by
+    """Every family's generated cases (``limit`` combinations each at most, seeded: 10 by
     default, 40 as a heavy case), the legal ones at each target and version, the refused ones at
     sm_100a with PTX ISA 8.7."""
     cases = pa.generate(limit=limit, seed=0, families=FAMILIES)

@@ -6,7 +6,7 @@ operations, cas.b16/.b128, exch.b128, cache operators and hints -- replayed reco
 ``semantics.instructions.execute`` on the memory image the kernel had; the address-map kernel's
 cvta, mapa, getctarank and isspacep; and createpolicy's policies. Zero mismatches.
 
-By default each form replays its first 48 records (the edge pairs lead) and the address map and
+By default each form replays its first 24 records (the edge pairs lead) and the address map and
 createpolicy rows in full; every record of every form is a heavy case (``PTXSPEC_HEAVY=all``).
 """
 
@@ -60,7 +60,7 @@ def test_the_inputs_are_the_generators(recording):
 
 @pytest.mark.parametrize("name", sorted(FORMS))
 def test_each_form_replays_its_edge_records(name, recording, addresses):
-    replay = memory_campaign.replay_form(FORMS[name], recording, addresses, slice(0, 48))
+    replay = memory_campaign.replay_form(FORMS[name], recording, addresses, slice(0, 24))
     assert replay.mismatches[:3] == ()
 
 

@@ -58,6 +58,7 @@ def test_every_store_replays(report):
     assert {name: r.mismatches for name, r in report.items() if r.mismatches} == {}
 
 
+@pytest.mark.heavy
 def test_the_pins_are_needed():
     """Under the manual alone (the spec profile) the stores with a negative coordinate or past a
     row end differ from the chip; the OOB-NaN is any NaN there, so the loads still replay."""
