@@ -6,7 +6,7 @@ operations, cas.b16/.b128, exch.b128, cache operators and hints -- replayed reco
 ``semantics.instructions.execute`` on the memory image the kernel had; the address-map kernel's
 cvta, mapa, getctarank and isspacep; and createpolicy's policies. Zero mismatches.
 
-By default each form replays its first 24 records (the edge pairs lead) and the address map and
+By default each form replays its first 12 records (the edge pairs lead) and the address map and
 createpolicy rows in full; every record of every form is a heavy case (``PTXSPEC_HEAVY=all``).
 """
 
@@ -58,10 +58,15 @@ def test_the_inputs_are_the_generators(recording):
             assert not changed.any(), entry["name"]
 
 
-@pytest.mark.parametrize("name", sorted(FORMS))
-def test_each_form_replays_its_edge_records(name, recording, addresses):
-    replay = memory_campaign.replay_form(FORMS[name], recording, addresses, slice(0, 24))
-    assert replay.mismatches[:3] == ()
+def test_every_form_replays_its_first_records(recording, addresses):
+    """Each form's first 12 records (where the edge pairs lead) -- one test for all forms, to keep
+    the default run short; every record of every form is a heavy case."""
+    failing = {}
+    for name, entry in FORMS.items():
+        replay = memory_campaign.replay_form(entry, recording, addresses, slice(0, 12))
+        if replay.mismatches:
+            failing[name] = replay.mismatches[:3]
+    assert failing == {}
 
 
 @pytest.mark.heavy
