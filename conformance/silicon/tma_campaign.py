@@ -30,12 +30,11 @@ from ptxspec.semantics.state import Segment, State
 
 CASES = 320
 TYPES = ("u8", "u16", "u32", "f16", "bf16", "f32", "s32", "u64", "f64")
-SWIZZLE_SPAN = {"none": 0, "32B": 32, "64B": 64, "128B": 128}
 
 
 def _tensor_map(rng: random.Random, base: int):
     """A seeded valid tile-mode tensor map (drawn again until §5.5's rules hold)."""
-    from ptxspec.semantics.tensor_map import TensorMap, element_type
+    from ptxspec.semantics.tensor_map import SWIZZLE_SPAN, TensorMap, element_type
     from ptxspec.spec.errors import OperandError
 
     while True:
@@ -43,7 +42,7 @@ def _tensor_map(rng: random.Random, base: int):
         kind = rng.choice(TYPES)
         size = element_type(kind).global_bytes
         swizzle = rng.choice(("none", "none", "32B", "64B", "128B"))
-        inner_limit = SWIZZLE_SPAN[swizzle] or 256 * size
+        inner_limit = SWIZZLE_SPAN.get(swizzle) or 256 * size
         inner = rng.choice([b for b in (16, 32, 48, 64, 96, 128, 256) if b <= inner_limit and b // size <= 256] or [16])
         box = [inner // size] + [rng.randint(1, 6) for _ in range(rank - 1)]
         dims = [max(1, box[0] + rng.randint(-box[0] + 1, 40))] + [b + rng.randint(-b + 1, 5) for b in box[1:]]
