@@ -651,6 +651,7 @@ class _Runner:
             else:
                 old = values[1]
                 value = _atomics().reduction_value(ins.reduce_op, old, value, element)
+                assert isinstance(value, int), "a reduction has one value under FLOAT_PROFILE"
                 family = _join(family, families[1])
                 self.emit(branch, dict(written, reads=True, atomic=True, order="relaxed", scope="gpu", read_value=old, write_value=value), frozenset({read}))
             self.record(branch, dst, value, family, key)

@@ -120,6 +120,14 @@ class Profile:
     #: atomic no NaN rule of its own): as the ``add`` of §9.7.3 under this profile.
     atomic_add_nan: dict[tuple[str, str], tuple[tuple[int, ...], bool]] = attrs.field(factory=dict)
 
+    # --- §9.7.9.25.4.2 cp.reduce.async.bulk ----------------------------------------------------
+
+    #: Per type, the instruction that computes a bulk reduction's ``.add`` where the chip departs
+    #: from the manual's (``semantics.atomics.BULK_FLOAT_ADDS``: .f32 flushes subnormals). Its NaN
+    #: rule, where pinned, is :attr:`atomic_add_nan`'s ``("bulk", type)`` entry (0 = the value in
+    #: the destination, 1 = the source element).
+    bulk_reduce_add: dict[str, str] = attrs.field(factory=dict)
+
     # --- §9.7.9.25.5 tensor copies -------------------------------------------------------------
 
     #: Whether a shared-to-global tensor copy whose bounding box starts below the tensor (a

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ptxspec.profiles import Profile
 from ptxspec.semantics.instructions import THREAD_ADDRESSES, THREAD_MEMORY, semantic
-from ptxspec.semantics.memory_access import Place, locate, read, write
+from ptxspec.semantics.memory_access import Place, locate, read, write, write_element
 from ptxspec.semantics.results import Result
 from ptxspec.semantics.state import State
 from ptxspec.spec.catalogue import Form
@@ -160,8 +160,9 @@ def cp_reduce_async_bulk(form: Form, state: State, dst: int, src: int, size: int
     location specified by dstMem ... dstMem[i] = dstMem[i] op srcMem[i]" for each ``.type`` element
     of the ``size`` bytes, through the operations of atom/red
     (:func:`ptxspec.semantics.atomics.reduction_value`: the integer table; ``.add.f32`` "flushes
-    subnormal inputs and results to sign-preserving zero", the half types "preserve input and result
-    subnormals"). "Each reduction operation performed by cp.reduce.async.bulk has individually
+    subnormal inputs and results to sign-preserving zero" -- the sm_90 profile keeps them, as the
+    H100 does --, the half types "preserve input and result subnormals"). A value the manual leaves
+    open (an f32 NaN) leaves its bytes indeterminate. "Each reduction operation performed by cp.reduce.async.bulk has individually
     .relaxed.gpu memory ordering semantics." With an mbarrier the complete-tx counts the bytes."""
     from ptxspec.semantics.atomics import reduction_value
 
@@ -173,12 +174,10 @@ def cp_reduce_async_bulk(form: Form, state: State, dst: int, src: int, size: int
     olds, unknown_target = read(state, target, size)
     if unknown_source or unknown_target:
         raise OperandError("the reduction reads an indeterminate value", where=form.text, section=REDUCE_BULK)
-    out = bytearray()
     for i in range(0, size, width):
         old = int.from_bytes(olds[i : i + width], "little")
         value = int.from_bytes(values[i : i + width], "little")
-        out += reduction_value(form["redop"], old, value, (kind,)).to_bytes(width, "little")
-    state = write(state, target, bytes(out))
+        state = write_element(state, Place(target.space, target.address + i, target.rank), reduction_value(form["redop"], old, value, (kind,), profile), width)
     if (form.get("completion_mechanism") or "").startswith("mbarrier"):
         state = _mbarrier_complete(form, state, rest[0], size)
     return (), state
@@ -349,7 +348,6 @@ def cp_reduce_async_bulk_tensor(form: Form, state: State, *sources: int, profile
     each in-bound element of the box: ``global = global op shared``, by the operations of
     cp.reduce.async.bulk (:func:`ptxspec.semantics.atomics.reduction_value`) on the tensor map's
     element type."""
-    import attrs
     import numpy as np
 
     from ptxspec.semantics import tensor_map as tm
@@ -365,15 +363,14 @@ def cp_reduce_async_bulk_tensor(form: Form, state: State, *sources: int, profile
     place = locate(form, state, int(named["srcMem"]), 1, slot="src_ss", alignment=1)  # type: ignore[arg-type]
     written = tm.store(tmap, box, _shared_segment(state, place.rank), place.address)  # type: ignore[arg-type]
     width = tmap.type.global_bytes
-    memory = state.global_memory
     if np.asarray(written.undefined).any():
         raise OperandError("the reduction reads an indeterminate value of shared memory", where=form.text, section=TENSOR_REDUCE)
     data = np.asarray(written.data, dtype=np.uint8).reshape(-1, width)
     for address, value in zip(np.asarray(written.addresses).tolist(), data):
-        old = int.from_bytes(memory.read(address, width), "little")
-        new = reduction_value(form["redop"], old, int.from_bytes(value.tobytes(), "little"), (kind,))
-        memory = memory.written(address, new.to_bytes(width, "little"))
-    return (), attrs.evolve(state, global_memory=memory)
+        old = int.from_bytes(state.global_memory.read(address, width), "little")
+        new = reduction_value(form["redop"], old, int.from_bytes(value.tobytes(), "little"), (kind,), profile)
+        state = write_element(state, Place("global", address), new, width)
+    return (), state
 
 
 @semantic("cp.async.bulk.prefetch.tensor", operands=THREAD_ADDRESSES)

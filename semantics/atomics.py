@@ -15,8 +15,8 @@ from collections.abc import Iterable
 
 from ptxspec.profiles import Profile, profile_named
 from ptxspec.semantics.instructions import THREAD_MEMORY, semantic
-from ptxspec.semantics.memory_access import SPACE_OF, Place, from_register, locate, read, vector_count, write
-from ptxspec.semantics.results import Result, only_member
+from ptxspec.semantics.memory_access import SPACE_OF, Place, locate, read, vector_count, write_element
+from ptxspec.semantics.results import Result
 from ptxspec.semantics.state import State
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.errors import OperandError
@@ -80,8 +80,9 @@ def atomic_op(op: str, old: int, operands: tuple[int, ...], qualifiers: Iterable
 #: computes each: "The floating point .add operation rounds to nearest even. The current
 #: implementation of cp.reduce.async.bulk.add.f32 flushes subnormal inputs and results to
 #: sign-preserving zero. The .add.f16 and .add.bf16 operations require .noftz qualifier. It preserves
-#: input and result subnormals, and does not flush them to zero."
-_FLOAT_REDUCTIONS = {
+#: input and result subnormals, and does not flush them to zero." A profile may name another
+#: instruction for an ``.add`` (``Profile.bulk_reduce_add``).
+BULK_FLOAT_REDUCTIONS = {
     ("add", "f32"): "add.rn.ftz.f32",
     ("add", "f64"): "add.rn.f64",
     ("add", "f16"): "add.rn.f16",
@@ -137,12 +138,16 @@ def float_add(kind: str, space: str, a: int, b: int, profile: Profile | str = FL
     """The ``.add`` of a floating-point atomic of type ``kind`` on ``space`` memory: the result of
     the instruction :data:`FLOAT_ATOMIC_ADDS` names for it, unless an operand is a NaN and the
     profile pins the atomic's own NaN rule there (``Profile.atomic_add_nan``)."""
-    from ptxspec.semantics.numerics import NaN, decode, fmt_of, quiet
-
     profile = profile_named(profile)
     by_space = FLOAT_ATOMIC_ADDS[kind]
-    form = (by_space.get(space) or by_space[None])[0]
-    rule = profile.atomic_add_nan.get((space, kind))
+    return _add_with_nan_rule((by_space.get(space) or by_space[None])[0], kind, profile.atomic_add_nan.get((space, kind)), a, b, profile)
+
+
+def _add_with_nan_rule(form: str, kind: str, rule: tuple[tuple[int, ...], bool] | None, a: int, b: int, profile: Profile) -> Result:
+    """``form`` on ``a`` (the value in memory) and ``b``, unless an operand is a NaN and ``rule``
+    (operand order, whether a signalling NaN is quieted) says which NaN the result is."""
+    from ptxspec.semantics.numerics import NaN, decode, fmt_of, quiet
+
     if rule is None:
         return _float_result(form, a, b, profile)
     fmt = fmt_of(kind)
@@ -168,17 +173,21 @@ def _float_result(form: str, a: int, b: int, profile: Profile | str = FLOAT_PROF
     return result
 
 
-def reduction_value(op: str, old: int, value: int, element: Iterable[str]) -> int:
+def reduction_value(op: str, old: int, value: int, element: Iterable[str], profile: Profile | str = FLOAT_PROFILE) -> Result:
     """The value a reduction ``old op value`` leaves (cp.reduce.async.bulk): an integer one by
     :func:`atomic_op`, a floating-point one through the semantics of the instruction of
-    :data:`_FLOAT_REDUCTIONS` (the one numerics core), on the element's low bits."""
+    :data:`BULK_FLOAT_REDUCTIONS` (the one numerics core) under ``profile``, on the element's low
+    bits -- an ``.add`` as the profile pins it (``Profile.bulk_reduce_add``, and its NaN rule
+    ``Profile.atomic_add_nan[("bulk", type)]``)."""
     element = tuple(element)
-    form = _FLOAT_REDUCTIONS.get((op, element[-1])) if element else None
+    form = BULK_FLOAT_REDUCTIONS.get((op, element[-1])) if element else None
     if form is None:
         return atomic_op(op, old, (value,), element)
-    result = _float_result(form, old, value)
-    assert isinstance(result, int), f"{form} on {FLOAT_PROFILE} has one result"
-    return result
+    profile = profile_named(profile)
+    kind = element[-1]
+    if op == "add":
+        return _add_with_nan_rule(profile.bulk_reduce_add.get(kind, form), kind, profile.atomic_add_nan.get(("bulk", kind)), old, value, profile)
+    return _float_result(form, old, value, profile)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -216,12 +225,7 @@ def read_modify_write(form: Form, state: State, a: int, operands: tuple[int, ...
     new_state = state
     for i, old in enumerate(olds):
         element_place = Place(place.space, place.address + i * size, place.rank)
-        new = _new_value(form, kind, op, old, operands, i, count, place, profile)
-        bits = only_member(new)
-        if bits is None:
-            new_state = write(new_state, element_place, bytes(size), indeterminate=True)
-        else:
-            new_state = write(new_state, element_place, from_register(bits, size))
+        new_state = write_element(new_state, element_place, _new_value(form, kind, op, old, operands, i, count, place, profile), size)
     return tuple(olds), new_state
 
 

@@ -109,13 +109,21 @@ def _completed(state: MbarrierState) -> MbarrierState:
     return state
 
 
-def expect_tx(state: MbarrierState, tx_count: int) -> MbarrierState:
-    """§9.7.13.15.5.1 / §9.7.13.15.11 mbarrier.expect_tx: "increases the tx-count of the mbarrier
-    object by the value specified by txCount" (a relaxed operation)."""
+def _tx_increased(state: MbarrierState, tx_count: int) -> MbarrierState:
     new = state.tx_count + tx_count
     if not 0 <= tx_count <= TX_MAX or abs(new) > TX_MAX:
         raise MbarrierUndefined(f"§{TX_COUNT}: tx-count {state.tx_count} + {tx_count} leaves the range -(2^20 - 1) .. 2^20 - 1")
     return attrs.evolve(state, tx_count=new)
+
+
+def expect_tx(state: MbarrierState, tx_count: int) -> MbarrierState:
+    """§9.7.13.15.5.1 / §9.7.13.15.11 mbarrier.expect_tx: "increases the tx-count of the mbarrier
+    object by the value specified by txCount" (a relaxed operation). An increase that brings a
+    negative tx-count (complete-tx before its expect-tx) to zero while no arrival is pending
+    completes the phase: "the current phase is complete when the pending arrival count reaches zero
+    and the tx-count reaches zero" (§9.7.13.15.6), whichever reaches zero last -- as the H100
+    shows (``conformance/data/sm_90/async.npz``, the mbarrier programs)."""
+    return _completed(_tx_increased(state, tx_count))
 
 
 def complete_tx(state: MbarrierState, tx_count: int) -> MbarrierState:
@@ -144,8 +152,8 @@ def arrive(state: MbarrierState, count: int = 1, *, tx_count: int | None = None,
     ``.noComplete``: "must not cause the mbarrier to complete its current phase, otherwise the
     behavior is undefined." Returns ``(state token, new state)``: the token (:func:`state_token`)
     is the phase before the arrive-on, as its parity, with the pending count before it."""
-    if tx_count is not None:
-        state = expect_tx(state, tx_count)
+    if tx_count is not None:  # the expect-tx and the arrive-on are one operation: no phase completes between them
+        state = _tx_increased(state, tx_count)
     if not 1 <= count <= COUNT_MAX or count > state.pending:
         raise MbarrierUndefined(f"§{ARRIVE}: an arrive-on of count {count} with {state.pending} pending arrivals leaves the valid range")
     new = _completed(attrs.evolve(state, pending=state.pending - count))

@@ -19,7 +19,7 @@ import attrs
 
 from ptxspec.profiles import Profile
 from ptxspec.semantics.instructions import THREAD_ADDRESSES, THREAD_MEMORY, semantic
-from ptxspec.semantics.results import AnyBits, Lanes, Result
+from ptxspec.semantics.results import AnyBits, Lanes, Result, only_member
 from ptxspec.semantics.state import AddressMap, Segment, State
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.errors import OperandError
@@ -229,6 +229,15 @@ def to_register(form: Form, element: bytes, unknown: list[int], register_type: s
     if signed and width > bits and value >> (bits - 1):
         value -= 1 << bits
     return value & ((1 << width) - 1)
+
+
+def write_element(state: State, place: Place, value: Result, size: int) -> State:
+    """The state with one element's ``size`` bytes at ``place``: the register's low bytes, or --
+    where the manual leaves the value open (a set of values) -- those bytes indeterminate."""
+    bits = only_member(value)
+    if bits is None:
+        return write(state, place, bytes(size), indeterminate=True)
+    return write(state, place, from_register(bits, size))
 
 
 def from_register(value: int, size: int) -> bytes:

@@ -415,6 +415,7 @@ class Catalogue:
         best: tuple[int, str, str | None] | None = None
         misfit: tuple[int, int, str, str] | None = None  # (rank, item index, message, section)
         misfits: list[Family] = []  # the families whose qualifiers match
+        fitting: list[Form] = []
         for family in candidates:
             matched = _match(family, tokens)
             if isinstance(matched, Form):
@@ -426,13 +427,19 @@ class Catalogue:
                         if misfit is None or rank > misfit[0]:
                             misfit = (rank, index, message, family.section)
                         continue
-                for rule in family.rules:
-                    if rule.illegal(matched):
-                        raise IllegalForm(f"{raw}: {rule.reason(matched)}", where=where, section=rule.section or family.section)
-                return matched
+                    fitting.append(matched)
+                    continue
+                return _legal(matched, raw, where)
             depth, message = matched
             if best is None or depth > best[0]:
                 best = (depth, message, family.section)
+        if fitting:
+            assert items is not None
+            # Forms of one shape (cp.async's src-size and ignore-src) are told apart by the
+            # manual's operand names where the template spells them; otherwise the first.
+            spelled = {name for item in items for name in item.names}
+            named = [f for f in fitting if spelled >= {o.name for o in f.operands}]
+            return _legal((named or fitting)[0], raw, where)
         if misfit is not None:
             assert items is not None and template_text is not None
             rank, index, message, section = misfit
@@ -445,6 +452,14 @@ class Catalogue:
         assert best is not None
         syntaxes = " | ".join(f.full_syntax() for f in candidates)
         raise IllegalForm(f"{raw}: {best[1]}; the forms are {syntaxes}", where=where, section=best[2])
+
+
+def _legal(form: Form, raw: str, where: Location | str) -> Form:
+    """``form`` unless one of its family's rules makes it illegal (a located :class:`IllegalForm`)."""
+    for rule in form.family.rules:
+        if rule.illegal(form):
+            raise IllegalForm(f"{raw}: {rule.reason(form)}", where=where, section=rule.section or form.family.section)
+    return form
 
 
 def _match(family: Family, tokens: list[str]) -> Form | tuple[int, str]:

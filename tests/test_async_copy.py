@@ -93,10 +93,26 @@ def test_bulk_reduction_is_element_wise(op, numpy_op, shared, global_bytes):
     assert outcome.state is not None and outcome.state.global_memory.data == expected
 
 
-def test_f32_bulk_reduction_flushes_subnormals():
+def test_f32_bulk_reduction_flushes_subnormals_as_the_manual_says_but_not_on_sm_90():
+    """The manual: "the current implementation ... flushes subnormal inputs and results to
+    sign-preserving zero"; the H100 keeps them (``Profile.bulk_reduce_add``, the async round)."""
     tiny = (1).to_bytes(4, "little")  # the smallest f32 subnormal
-    outcome = execute("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32", [G, 0, 16], state=_state(tiny * 4, tiny * 4))
-    assert outcome.state is not None and outcome.state.global_memory.data == bytes(16)
+    text = "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32"
+    spec = execute(text, [G, 0, 16], "spec", state=_state(tiny * 4, tiny * 4))
+    assert spec.state is not None and spec.state.global_memory.data == bytes(16)
+    chip = execute(text, [G, 0, 16], "sm_90", state=_state(tiny * 4, tiny * 4))
+    assert chip.state is not None and chip.state.global_memory.data == (2).to_bytes(4, "little") * 4
+
+
+def test_a_bulk_reduction_nan_the_manual_leaves_open_is_indeterminate():
+    """Under the spec profile an f32 NaN result is "unspecified": its bytes are indeterminate; on
+    sm_90 the canonical NaN."""
+    nan = (0x7FC00001).to_bytes(4, "little")
+    text = "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32"
+    spec = execute(text, [G, 0, 16], "spec", state=_state(nan * 4, bytes(16)))
+    assert spec.state is not None and spec.state.global_memory.indeterminate == ((G, G + 16),)
+    chip = execute(text, [G, 0, 16], "sm_90", state=_state(nan * 4, bytes(16)))
+    assert chip.state is not None and chip.state.global_memory.data == (0x7FFFFFFF).to_bytes(4, "little") * 4
 
 
 def test_multicast_writes_each_cta_of_the_mask_and_signals_each_mbarrier():

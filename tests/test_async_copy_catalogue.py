@@ -518,8 +518,9 @@ def test_ptxas_writer_writes_tensor_operands_and_immediates():
 def test_generated_cases_cover_the_chapter():
     cases = pa.generate(60, seed=0, families=ac.FAMILIES)
     legal = {c.family for c in cases if c.category == "legal"}
-    # cp.async.ignore_src has the operands' shape of cp.async.src_size: test_template_families_agree_with_ptxas.
-    assert legal == set(KEYS) - {"cp.async.ignore_src"}
+    # cp.async.ignore_src has the operands' shape of cp.async.src_size: the manual's operand names
+    # in the generated text tell them apart.
+    assert legal == set(KEYS)
     for case in cases:
         if case.category == "legal":
             assert parse(case.text).family.key == case.family
@@ -599,3 +600,11 @@ def test_version_gates_agree_with_ptxas(ptxas):
             ((theirs, message),) = pa.ptxas_verdicts(ptxas, request, [pa.instruction_line(case)])
             ours, why = pa.catalogue_verdict(text, request)
             assert ours == theirs, f"{text} @ {request}: catalogue {ours} ({why}); ptxas {theirs} ({message})"
+
+
+def test_operand_names_tell_forms_of_one_shape_apart():
+    """cp.async's src-size and ignore-src forms take four scalar operands each: the manual's operand
+    name picks the form; other names take the first (the src-size form)."""
+    assert parse("cp.async.ca.shared.global [dstMem], [srcMem], cp_size, ignore_src").family.key == "cp.async.ignore_src"
+    assert parse("cp.async.ca.shared.global [dstMem], [srcMem], cp_size, src_size").family.key == "cp.async.src_size"
+    assert parse("cp.async.ca.shared.global [d], [s], 4, p").family.key == "cp.async.src_size"

@@ -54,6 +54,7 @@ def test_f32_subnormals_flush_on_global_and_stay_on_shared(recording):
 
 def test_the_atomic_nan_rule_is_pinned_with_its_evidence():
     sm_90 = profile_named("sm_90")
-    assert set(sm_90.atomic_add_nan) == {("global", "f64"), ("shared", "f64")}
+    assert set(sm_90.atomic_add_nan) == {("global", "f64"), ("shared", "f64"), ("bulk", "f64")}
     assert "sm_90/atomic.npz" in sm_90.evidence["atomic_add_nan"]
+    assert "sm_90/async.npz" in sm_90.evidence["atomic_add_nan"]  # the bulk reduction's rule
     assert profile_named("spec").atomic_add_nan == {}

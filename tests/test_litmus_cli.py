@@ -116,8 +116,15 @@ def test_directory_is_searched_recursively_in_order(tmp_path):
 # ---- JSON ------------------------------------------------------------------------------------------------
 
 
-def test_json_one_object_per_test_with_the_schema():
-    result = invoke("--json", MANUAL)
+@pytest.fixture(scope="module")
+def manual_run():
+    """The manual's corpus checked once with every reporting option (JSON, witnesses, the expected
+    verdicts): the three tests below read different parts of one run."""
+    return invoke("--json", "--witness", "--expect", MANUAL_CSV, MANUAL)
+
+
+def test_json_one_object_per_test_with_the_schema(manual_run):
+    result = manual_run
     assert result.exit_code == 0, result.output
     objects = json_lines(result.stdout)
     assert len(objects) == len(expected_rows())
@@ -189,8 +196,8 @@ def test_engines_that_disagree_are_an_error_naming_the_test(monkeypatch):
 # ---- --expect and exit codes -----------------------------------------------------------------------------
 
 
-def test_expect_all_as_expected_exits_0():
-    result = invoke("--expect", MANUAL_CSV, MANUAL)
+def test_expect_all_as_expected_exits_0(manual_run):
+    result = manual_run
     assert result.exit_code == 0, result.output
     assert f"{len(expected_rows())} of {len(expected_rows())} verdicts as expected" in result.stderr
 
@@ -605,8 +612,8 @@ def test_bench_families_have_the_expected_verdicts(n, tmp_path):
         assert check(load(test)).ok is True
 
 
-def test_every_manual_witness_is_an_execution():
-    objects = json_lines(invoke("--json", "--witness", MANUAL).stdout)
+def test_every_manual_witness_is_an_execution(manual_run):
+    objects = json_lines(manual_run.stdout)
     shown = [obj for obj in objects if obj["witness"] is not None]
     assert {obj["name"] for obj in shown} >= {"SB-fence.acq_rel", "Atomicity-2", "CoWR-alias-nofence"}
     for obj in shown:

@@ -20,6 +20,7 @@ sets) and ``separate DIR [NAME ...]`` (how the pinned datapath's one-part change
     python -m ptxspec.conformance.silicon atomic verify conformance/data/sm_90
     python -m ptxspec.conformance.silicon memory verify conformance/data/sm_90 [--sample N]
     python -m ptxspec.conformance.silicon tma verify conformance/data/sm_90
+    python -m ptxspec.conformance.silicon async verify conformance/data/sm_90 [--sample N]
     python -m ptxspec.conformance.silicon approx report
     python -m ptxspec.conformance.silicon exhaustive verify --chunks 8
     python -m ptxspec.conformance.silicon all prepare BUNDLE            # every round, BUNDLE/ROUND/
@@ -43,6 +44,7 @@ import click
 
 from ptxspec.conformance.silicon import approx as approx_campaign
 from ptxspec.conformance.silicon import (
+    async_campaign,
     atomic_campaign,
     catalogue_campaign,
     exhaustive,
@@ -297,6 +299,21 @@ def atomic_verify(directory: Path) -> int:
     return _status(report)
 
 
+def _echo_forms(forms: dict) -> int:
+    """Print each replayed form with mismatches (its first five) and the totals; the number of
+    forms with mismatches."""
+    bad = 0
+    for form in forms.values():
+        if form.mismatches:
+            bad += 1
+            click.echo(f"{form.name}: {form.records} records, {len(form.mismatches)} mismatching")
+            for item in form.mismatches[:5]:
+                click.echo(f"  {item}")
+    records = sum(r.records for r in forms.values())
+    click.echo(f"{len(forms)} forms, {records} records replayed, {bad} form(s) with mismatches")
+    return bad
+
+
 @silicon.group("memory")
 def memory() -> None:
     """ld, st, atom, red on memory images (§9.7.9.8-11, §9.7.13.5-6), the generic address windows
@@ -321,20 +338,41 @@ def memory_verify(directory: Path, sample: int | None) -> int:
     """Every recorded memory instruction (and the address map, createpolicy) against the semantics
     under the sm_90 profile."""
     report = memory_campaign.verify(directory, sample)
-    bad = 0
-    for form in report["forms"].values():
-        if form.mismatches:
-            bad += 1
-            click.echo(f"{form.name}: {form.records} records, {len(form.mismatches)} mismatching")
-            for item in form.mismatches[:5]:
-                click.echo(f"  {item}")
-    records = sum(r.records for r in report["forms"].values())
-    click.echo(f"{len(report['forms'])} forms, {records} records replayed, {bad} form(s) with mismatches")
+    bad = _echo_forms(report["forms"])
     for part in ("address_map", "createpolicy"):
         click.echo(f"{part}: {len(report[part])} mismatching")
         for item in report[part][:10]:
             click.echo(f"  {item}")
     return int(bool(bad or report["address_map"] or report["createpolicy"]))
+
+
+@silicon.group("async")
+def async_group() -> None:
+    """cp.async, cp.async.bulk, cp.reduce.async.bulk, st.async and red.async with their mbarrier
+    complete-tx (§9.7.9.12, §9.7.9.25.3-4, §9.7.13.7), and mbarrier programs (§9.7.13.15), on sm_90."""
+
+
+@async_group.command("prepare")
+@BUNDLE
+@PTXAS
+def async_prepare(bundle: Path, ptxas: str) -> None:
+    """Assemble every form into BUNDLE (run it with async_device.py run BUNDLE OUT)."""
+    plan = async_campaign.prepare(bundle, ptxas)
+    click.echo(f"{len(plan['forms'])} forms and {len(plan['programs'])} mbarrier programs planned, {len(plan['rejected'])} forms rejected by ptxas")
+
+
+@async_group.command("verify")
+@DIRECTORY
+@click.option("--sample", type=click.IntRange(1), default=None, help="Replay only the first N records of each form.")
+def async_verify(directory: Path, sample: int | None) -> int:
+    """Every recorded copy, reduction and mbarrier program against the semantics under the sm_90
+    profile."""
+    report = async_campaign.verify(directory, sample)
+    bad = _echo_forms(report["forms"])
+    click.echo(f"mbarrier programs: {len(report['programs'])} mismatching")
+    for index, items in list(report["programs"].items())[:5]:
+        click.echo(f"  program {index}: {items[0]}")
+    return int(bool(bad or report["programs"]))
 
 
 @silicon.group("tma")
@@ -464,6 +502,7 @@ PARTS: dict[str, tuple[Callable[[Path], object], str, tuple[str, ...]]] = {
     "atomic": (atomic_campaign.prepare, "atomic_device.py", ()),
     "memory": (memory_campaign.prepare, "memory_device.py", ()),
     "tma": (tma_campaign.prepare, "tma_device.py", ()),
+    "async": (async_campaign.prepare, "async_device.py", ()),
 }
 
 

@@ -19,6 +19,8 @@ of their files in ``conformance/data/sm_90/``:
 * mma (:mod:`.mma_campaign`, §9.7.14): ``mma``, ``mma-sp``, ``mma-more``, ``mma-sp-more``;
 * wgmma (:mod:`.wgmma_campaign`, §9.7.15): ``wgmma``, ``wgmma-more``, ``wgmma-pruned``;
 * movement (:mod:`.movement_campaign`): ``movement``, ldmatrix, stmatrix and movmatrix (§9.7.14.5.15-17);
+* atomic, memory, tma, async (:mod:`.atomic_campaign`, :mod:`.memory_campaign`,
+  :mod:`.tma_campaign`, :mod:`.async_campaign`): the instructions of memory on memory images;
 * approx (:mod:`.approx`): ``approx``, the error scan of the .approx forms and their 16-bit tables;
 * exhaustive (:mod:`.exhaustive`): ``exhaustive``, every input of the small forms, as digests.
 

@@ -37,6 +37,9 @@ _ATOMIC = ("sm_90/meta-atomic.json", "sm_90/atomic.npz")
 _MEMORY = ("sm_90/meta-memory.json", "sm_90/memory.npz")
 #: The TMA round: cp.async.bulk.tensor loads and stores over driver-made tensor maps (an H100).
 _TMA = ("sm_90/meta-tma.json", "sm_90/tma.npz")
+#: The async round: cp.async, the bulk copies and reductions, st.async, red.async and mbarrier
+#: programs on an H100 (conformance/silicon/async_campaign.py).
+_ASYNC = ("sm_90/meta-async.json", "sm_90/async.npz")
 #: The integer-half-video-warp round: every sm_90a form of the integer, half-precision, video, ...
 #: families on an H100; an H200 agrees bit for bit (integer-half-video-warp-h200-digests.json).
 _INTEGER_HALF_VIDEO_WARP = (
@@ -76,7 +79,16 @@ SM_90 = Profile(
     # atom/red.add.f64 with a NaN operand: on global memory b's NaN first, then the memory's, a
     # signalling NaN left as it is; on shared memory the memory's NaN first, quieted. The f32 and
     # half-type adds follow the add instruction (and the manual's flush rule for .f32 on .global).
-    atomic_add_nan={("global", "f64"): ((1, 0), False), ("shared", "f64"): ((0, 1), True)},
+    # cp.reduce.async.bulk .add.f64 into global memory (async round; tests/test_async_silicon.py)
+    # takes the same rule as atom's on global memory: the source element's NaN first, then the
+    # destination's, a signalling NaN left as it is (all 784 NaN elements of the round).
+    atomic_add_nan={("global", "f64"): ((1, 0), False), ("shared", "f64"): ((0, 1), True), ("bulk", "f64"): ((1, 0), False)},
+    # --- cp.reduce.async.bulk (async; tests/test_async_silicon.py) ---
+    # .add.f32 into global memory keeps subnormal inputs and results on an H100 (every subnormal
+    # element of the async round: e.g. 0x55 + 0x1 = 0x56, 0x807fffff + 0x800000 = 0x1), though the
+    # manual says "the current implementation of cp.reduce.async.bulk.add.f32 flushes subnormal
+    # inputs and results to sign-preserving zero" -- atom.add.f32 on global memory does flush.
+    bulk_reduce_add={"f32": "add.rn.f32"},
     # --- tensor copies (tma; tests/test_tma_silicon.py) ---
     # cp.async.bulk.tensor from shared to global memory with any negative tensor coordinate faults
     # (illegal instruction) on an H100: all 57 such cases of the TMA round whose boxes are 16-byte
@@ -152,7 +164,8 @@ SM_90 = Profile(
     # tests/test_batch_exhaustive.py proves the numpy paths of semantics/batch.py under this profile.
     batch_paths=True,
     evidence={
-        "atomic_add_nan": _ATOMIC,
+        "atomic_add_nan": _ATOMIC + _ASYNC,
+        "bulk_reduce_add": _ASYNC,
         "createpolicy_fractional": _MEMORY,
         "tensor_store_below_bounds_faults": _TMA,
         "tensor_oob_nan": _TMA,
