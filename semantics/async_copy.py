@@ -235,6 +235,17 @@ def _box(form: Form, tmap, named: dict) -> object:
     coords = _signed32(named["tensorCoords"])
     mode = form.get("load_mode") or "tile"
     if mode == "tile":
+        if tmap.interleave != "none":
+            # §5.5.6 names the interleaved layouts (NC/8DHWC8, NC/16HWC16) but gives no address of
+            # an element; the reading of tensor_map.tile_box (the non-interleaved formula) is what
+            # an H100 refutes: its interleaved loads move other bytes, other byte counts and fault
+            # where that reading copies (the tma-more round, conformance/data/sm_90/tma-more.npz).
+            raise tm.NotModelled(
+                f"a tile-mode copy with {tmap.interleave} interleave: the manual gives no element address for interleaved layouts, "
+                "and an H100 does not follow the non-interleaved one",
+                where=form.text,
+                section=tm.INTERLEAVE,
+            )
         return tm.tile_box(tmap, coords)
     if mode in ("tile::gather4", "tile::scatter4"):
         return tm.gather4_box(tmap, coords)

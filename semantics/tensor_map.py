@@ -58,7 +58,9 @@ Readings where the manual's text does not decide (the tests pin each one; silico
   box holds the filter positions ``lower, lower + stride, ...`` up to ``size - 1 + upper`` (the
   count CUTLASS's convolutions use, ``(size + upper - lower - 1) / stride + 1``); the pixels are
   taken from the instruction's position on, W fastest, wrapping to the lower corner and stepping
-  the next dimension, and past the last of D (or H, or W) to the next image of N. A pixel reads
+  the next dimension, and past the last of D (or H, or W) to the next image of N -- N stepped by
+  its traversal stride too, as an H100 does (the tma-more round). A pixel narrower than the
+  swizzle span takes a whole span in shared memory, as a tile row does (:func:`shared_row_pitch`). A pixel reads
   its channels at its position plus the im2col offsets; a position outside the tensor, an image
   past N ("Pixels-per-Column exceeds the number of available pixels", §5.5.4.3) or a channel
   past C is filled. The manual's three im2col examples (§5.5.4.1, §5.5.4.2) list the sizes from
@@ -66,8 +68,10 @@ Readings where the manual's text does not decide (the tests pin each one; silico
   outermost dimension (N = 7, H = 7, W = 4, C = 0): read C first, examples 2 and 3 would put the
   filter base past the upper corner; read N first, all three lie in the box and example 3's
   (W = 5, H = 7 with stride 2 from -1) on the traversal lattice. Their figures are images.
-* Interleaved layouts (§5.5.6) in the tile mode use the same address formula, the traversal
-  stride of dimension 0 included; the manual gives none specific to them.
+* Interleaved layouts (§5.5.6) in the tile mode: :func:`tile_box` uses the same address formula,
+  the traversal stride of dimension 0 included; the manual gives none specific to them. An H100
+  refutes that reading (the tma-more round moves other bytes and byte counts, and faults where
+  it copies), so the copy instructions refuse interleaved maps (:class:`NotModelled`).
 * The sub-byte types (§5.5.1.1.1) are moved in units: two 4-bit values (a byte) for ``.b4x16``,
   sixteen values for the others -- 8 (``.b4x16_p64``) or 12 (``.b6x16_p32``) global bytes
   followed by uninitialised padding to 16 bytes in shared memory. ``.b6p2x16`` (the same Table 32
@@ -614,6 +618,19 @@ def _check_tile(tmap: TensorMap, what: str) -> None:
         raise NotModelled(f"{tmap.type.name} with {tmap.interleave} interleave: the manual does not say how sub-byte units interleave", section=INTERLEAVE)
 
 
+def _check_box_alignment(t: ElementType, coordinate: int, unit: int) -> None:
+    """§5.5.3.1: "The address of the bounding box must also be aligned to 16 bytes" -- the box's
+    start in global memory (the other dimensions' strides are multiples of 16). An H100 and an H200
+    fault ("illegal instruction") on every tile-mode load and store that breaks it (the TMA round),
+    and an H100 on every im2col load whose channel coordinate does (the tma-more round)."""
+    if (unit * t.global_bytes) % 16:
+        raise OperandError(
+            f"tensor coordinate {coordinate} of dimension 0 puts the bounding box at byte {unit * t.global_bytes} of its row, "
+            '"The address of the bounding box must also be aligned to 16 bytes"',
+            section=BOUNDING_BOX,
+        )
+
+
 def _tile_setup(tmap: TensorMap, coords: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     _check_tile(tmap, "the tile mode")
     coords = _s32(coords, "the tile mode", CP_TENSOR)
@@ -621,15 +638,7 @@ def _tile_setup(tmap: TensorMap, coords: Sequence[int]) -> tuple[tuple[int, ...]
         raise OperandError(f"a .{tmap.rank}d tensor copy takes {tmap.rank} tensor coordinates; got {len(coords)}", section=CP_TENSOR)
     t = tmap.type
     start = (_first_unit(t, coords[0]),) + coords[1:]
-    if (start[0] * t.global_bytes) % 16:
-        # §5.5.3.1: "The address of the bounding box must also be aligned to 16 bytes" -- the box's
-        # start in global memory (the other dimensions' strides are multiples of 16); an H100 and
-        # an H200 fault ("illegal instruction") on every load and store that breaks it (the TMA round).
-        raise OperandError(
-            f"tensor coordinate {coords[0]} of dimension 0 puts the bounding box at byte {start[0] * t.global_bytes} of its row, "
-            '"The address of the bounding box must also be aligned to 16 bytes"',
-            section=BOUNDING_BOX,
-        )
+    _check_box_alignment(t, coords[0], start[0])
     dims = (tmap.global_dims[0] // t.values,) + tmap.global_dims[1:]
     byte_strides = (t.global_bytes,) + tmap.global_strides
     return start, dims, byte_strides, _box_counts(tmap)
@@ -739,7 +748,8 @@ def im2col_box(tmap: TensorMap, coords: Sequence[int], offsets: Sequence[int] | 
     image; each pixel reads Channels-per-Pixel elements from ``c`` at its filter base plus the
     im2col offsets ("added to the filter base coordinates to determine the starting location").
     Elements outside the tensor, and pixels past the last image, are out of bounds (§5.5.4.3).
-    In shared memory pixel ``p``'s channels follow pixel ``p - 1``'s."""
+    In shared memory pixel ``p``'s channels follow pixel ``p - 1``'s, at the row pitch of
+    :func:`shared_row_pitch` (a pixel narrower than the swizzle span takes the whole span)."""
     p = tmap.im2col
     if p is None:
         raise OperandError("an im2col copy needs a tensor map of the im2col mode; this one is for the tile mode", section=IM2COL)
@@ -772,6 +782,7 @@ def im2col_box(tmap: TensorMap, coords: Sequence[int], offsets: Sequence[int] | 
                 section=IM2COL_BOX,
             )
     image = coords[rank - 1]
+    _check_box_alignment(t, coords[0], _first_unit(t, coords[0]))
     channels = _first_unit(t, coords[0]) + np.arange(p.channels_per_pixel // t.values, dtype=np.int64)
     channels_inside = (channels >= 0) & (channels < tmap.global_dims[0] // t.values)
     steps = tmap.strides[1 : rank - 1]
@@ -788,8 +799,13 @@ def im2col_box(tmap: TensorMap, coords: Sequence[int], offsets: Sequence[int] | 
                 break
             position[j] = lower[j]
         else:
-            image += 1
-    shared = np.arange(p.pixels_per_column * len(channels), dtype=np.int64) * t.shared_bytes
+            # the next image by N's traversal stride too: the H100 strides N as it strides D, H
+            # and W (the tma-more round), where §5.5.4.2 names only "the D, H and W dimensions"
+            image += tmap.strides[rank - 1]
+    # a pixel is a row of the box: with a swizzle, one per span (shared_row_pitch), as in the
+    # tile mode -- an H100 lays 32-byte pixels 64 bytes apart under 64B (the tma-more round)
+    pitch = shared_row_pitch(tmap, (len(channels),))
+    shared = (np.arange(p.pixels_per_column, dtype=np.int64)[:, None] * pitch + np.arange(len(channels), dtype=np.int64) * t.shared_bytes).reshape(-1)
     return Box(t, shared, np.concatenate(addresses).astype(np.int64))
 
 

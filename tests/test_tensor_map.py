@@ -454,7 +454,10 @@ def _im2col_oracle(tmap: TensorMap, coords, offsets) -> np.ndarray:
     start = tuple(coords[1 : rank - 1])
     per_image = math.prod(len(axis) for axis in lattices)
     images = p.pixels_per_column // per_image + 2
-    positions = [(tuple(reversed(spatial)), n) for n in range(coords[-1], coords[-1] + images) for spatial in itertools.product(*reversed(lattices))]
+    step_n = tmap.strides[-1]  # the next image by N's traversal stride (as an H100 does)
+    positions = [
+        (tuple(reversed(spatial)), n) for n in range(coords[-1], coords[-1] + images * step_n, step_n) for spatial in itertools.product(*reversed(lattices))
+    ]
     first = positions.index((start, coords[-1]))
     size = tmap.type.global_bytes
     out = []
@@ -494,11 +497,12 @@ def im2col_cases(draw):
         dims,
         byte_strides,
         im2col=Im2col(lower, upper, cpp, draw(st.integers(1, 40))),
-        element_strides=[1] + steps + [1],
+        element_strides=[1] + steps + [draw(st.integers(1, 2))],
         oob_fill=draw(st.sampled_from(["zero", "nan"])) if name != "u8" else "zero",
     )
     start = [lo + t * draw(st.integers(0, (s - 1 + up - lo) // t)) for lo, up, s, t in zip(lower, upper, sizes, steps)]
-    coords = [draw(st.integers(-2, dims[0] + 1))] + start + [draw(st.integers(-1, dims[-1]))]
+    channel_step = 16 // size  # §5.5.3.1: the box starts on a 16-byte boundary of its row
+    coords = [channel_step * draw(st.integers(-1, dims[0] // channel_step + 1))] + start + [draw(st.integers(-1, dims[-1]))]
     offsets = [draw(st.integers(0, 3)) for _ in range(spatial)]
     return tmap, coords, offsets
 
@@ -506,8 +510,9 @@ def im2col_cases(draw):
 @given(im2col_cases())
 def test_im2col_box_matches_the_enumerated_filter_positions(case):
     """§5.5.4: the pixel column is the bounding box's filter positions in NDHW order from the
-    instruction's position, each read at position + im2col offsets, C channels from c; anything
-    outside the tensor (or past the last image) is out of bounds."""
+    instruction's position, each read at position + im2col offsets, C channels from c, the images
+    stepped by N's traversal stride; anything outside the tensor (or past the last image) is out of
+    bounds. Unswizzled, the pixels lie one after another in shared memory."""
     tmap, coords, offsets = case
     box = tm.im2col_box(tmap, coords, offsets)
     assert np.array_equal(box.global_addresses, _im2col_oracle(tmap, coords, offsets))

@@ -27,6 +27,7 @@ import numpy as np
 from ptxspec.conformance.silicon import tma_device
 from ptxspec.conformance.silicon.campaign import HEADER, assemble_module, ptxas_version
 from ptxspec.semantics.state import Segment, State
+from ptxspec.semantics.tensor_map import CORNER_BITS, OFFSET_BITS
 
 CASES = 320
 TYPES = ("u8", "u16", "u32", "f16", "bf16", "f32", "s32", "u64", "f64")
@@ -61,10 +62,66 @@ def _tensor_map(rng: random.Random, base: int):
             return tmap
 
 
+def _more_tensor_map(rng: random.Random, base: int):
+    """A seeded valid tensor map of the second round: an interleaved tile-mode map (rank 3-5, 16B
+    or 32B interleave, §5.5.6) or an im2col map (rank 3-5, §5.5.4), drawn until §5.5's rules hold."""
+    from ptxspec.semantics.tensor_map import Im2col, TensorMap, element_type
+    from ptxspec.spec.errors import OperandError
+
+    while True:
+        rank = rng.randint(3, 5)
+        kind = rng.choice(TYPES)
+        size = element_type(kind).global_bytes
+        fill = "nan" if kind in ("f16", "bf16", "f32", "f64") and rng.random() < 0.5 else "zero"
+        if rng.random() < 0.5:
+            interleave = rng.choice(("16B", "32B"))
+            unit = int(interleave[:2]) // size  # the elements of one interleaved slice of dimension 0
+            swizzle = "32B" if interleave == "32B" else rng.choice(("none", "32B", "64B", "128B"))
+            box = [unit * rng.randint(1, 2)] + [rng.randint(1, 6) for _ in range(rank - 1)]
+            dims = [unit * rng.randint(1, 3)] + [b + rng.randint(-b + 1, 5) for b in box[1:]]
+            extra: dict = {"box_dims": box, "interleave": interleave}
+            element_strides = [1] + [rng.choice((1, 1, 2, 3)) for _ in range(rank - 1)]
+        else:
+            swizzle = rng.choice(("none", "none", "32B", "64B", "128B"))
+            channels = rng.choice([c for c in (8, 16, 32, 64) if (c * size) % 16 == 0 and c * size <= 128] or [16 // size])
+            dims = [channels * rng.randint(1, 2)] + [rng.randint(2, 8) for _ in range(rank - 2)] + [rng.randint(1, 3)]
+            limit = (1 << (CORNER_BITS[rank] - 1)) - 1
+            lower = [rng.randint(-min(2, limit), 0) for _ in range(rank - 2)]
+            upper = [rng.randint(-2, min(2, limit)) for _ in range(rank - 2)]
+            im2col = Im2col(lower, upper, channels, rng.randint(1, 48))
+            extra = {"im2col": im2col}
+            element_strides = [1] + [rng.choice((1, 1, 2)) for _ in range(rank - 1)]
+        strides, stride = [], dims[0] * size
+        for d in dims[1:]:
+            stride = -(-stride // 32) * 32 + 32 * rng.randint(0, 1)
+            strides.append(stride)
+            stride *= d
+        try:
+            tmap = TensorMap(kind, base, dims, strides, element_strides=element_strides, swizzle=swizzle, oob_fill=fill, **extra)
+        except OperandError:
+            continue
+        if tmap.shared_box_bytes() <= tma_device.SMEM // 2:
+            return tmap
+
+
 def _coordinates(rng: random.Random, tmap) -> list[int]:
     """Where the box starts: inside, across the upper or lower bound, or wholly outside."""
+    if tmap.im2col is not None:  # c and n like a tile's; the filter base within the box's W, H, D
+        p = tmap.im2col
+        # (a filter base outside the bounding box is undefined: "must be within the bounding box")
+        spatial = [rng.randint(p.lower_corner[j], tmap.global_dims[1 + j] - 1 + p.upper_corner[j]) for j in range(tmap.rank - 2)]
+        return [rng.randint(0, tmap.global_dims[0] - p.channels_per_pixel), *spatial, rng.randint(-1, tmap.global_dims[-1])]
     out = []
-    for box, dim in zip(tmap.box_dims, tmap.global_dims):
+    if tmap.interleave != "none":  # dimension 0 whole interleaved slices, mostly inside
+        unit = tmap.box_dims[0]
+        out.append(rng.choice((0, 0, tmap.global_dims[0] - unit, -unit, tmap.global_dims[0])))
+        return out + _coordinates_of(rng, tmap.box_dims[1:], tmap.global_dims[1:])
+    return _coordinates_of(rng, tmap.box_dims, tmap.global_dims)
+
+
+def _coordinates_of(rng: random.Random, boxes, dims) -> list[int]:
+    out = []
+    for box, dim in zip(boxes, dims):
         where = rng.choice(("inside", "inside", "upper", "lower", "outside"))
         if where == "inside":
             out.append(rng.randint(0, max(0, dim - box)))
@@ -81,13 +138,19 @@ def _extent(tmap) -> int:
     return tmap.global_dims[0] * tmap.type.global_bytes if tmap.rank == 1 else tmap.global_strides[-1] * tmap.global_dims[-1]
 
 
-def cases(count: int = CASES, seed: int = 0) -> list[dict]:
-    """The seeded cases: each a tensor map's fields (its global address 0: the device's buffer
-    replaces it), the box's coordinates, the box's bytes in shared memory, the tensor's extent."""
-    rng = random.Random(f"tma:{seed}")
+#: The rounds, by the stem of their files: how many cases, the seed's tag, the tensor-map drawer.
+ROUNDS = {"tma": (CASES, "tma", _tensor_map), "tma-more": (192, "tma-more", _more_tensor_map)}
+
+
+def cases(count: int = CASES, seed: int = 0, round_name: str = "tma") -> list[dict]:
+    """The seeded cases of a round: each a tensor map's fields (its global address 0: the device's
+    buffer replaces it), the box's coordinates (and an im2col load's offsets), the box's bytes in
+    shared memory, the tensor's extent."""
+    _, tag, draw = ROUNDS[round_name]
+    rng = random.Random(f"{tag}:{seed}")
     out = []
     for i in range(count):
-        tmap = _tensor_map(rng, 0)
+        tmap = draw(rng, 0)
         case = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(tmap).items() if k != "im2col"}
         case.update(
             name=f"case{i:03d}",
@@ -97,12 +160,23 @@ def cases(count: int = CASES, seed: int = 0) -> list[dict]:
             extent=_extent(tmap),
             seed=5000 + i,
         )
+        if tmap.im2col is not None:
+            p = tmap.im2col
+            limit = (1 << OFFSET_BITS[tmap.rank]) - 1
+            case.update(
+                mode="im2col",
+                lower_corner=list(p.lower_corner),
+                upper_corner=list(p.upper_corner),
+                channels_per_pixel=p.channels_per_pixel,
+                pixels_per_column=p.pixels_per_column,
+                offsets=[rng.randint(0, min(3, limit)) for _ in range(tmap.rank - 2)],
+            )
         out.append(case)
     return out
 
 
 def tensor_map_of(case: dict, address: int):
-    from ptxspec.semantics.tensor_map import TensorMap
+    from ptxspec.semantics.tensor_map import Im2col, TensorMap
 
     fields = {
         k: case[k]
@@ -119,22 +193,30 @@ def tensor_map_of(case: dict, address: int):
             "l2_promotion",
         )
     }
+    if case.get("mode") == "im2col":
+        fields["im2col"] = Im2col(case["lower_corner"], case["upper_corner"], case["channels_per_pixel"], case["pixels_per_column"])
     return TensorMap(global_address=address, **fields)
 
 
-def kernel_ptx(rank: int) -> str:
-    """The load and the store kernel of one rank (see :mod:`tma_device`)."""
+def kernel_ptx(rank: int, mode: str = "tile") -> str:
+    """The load and the store kernel of one rank (see :mod:`tma_device`); for ``mode`` im2col the
+    load kernel alone (``tma_load_im2col_Nd``), which takes the im2col offsets."""
     coords = ", ".join(f"%c{i}" for i in range(rank))
+    spatial = rank - 2
+    offsets = "" if mode == "tile" else ", {" + ", ".join(f"%o{i}" for i in range(spatial)) + "}"
+    offset_params = "" if mode == "tile" else "".join(f", .param .u16 po{i}" for i in range(spatial))
+    load_offsets = "" if mode == "tile" else " ".join(f"ld.param.u16 %o{i}, [po{i}];" for i in range(spatial))
+    name = "" if mode == "tile" else "im2col_"
     params = ", ".join(f".param .u32 pc{i}" for i in range(5))
     load_coords = " ".join(f"ld.param.u32 %c{i}, [pc{i}];" for i in range(5))
     words = tma_device.SMEM // 8
     mark = int.from_bytes(bytes([tma_device.MARK]) * 8, "little")
     return f"""
-.visible .entry tma_load_{rank}d(.param .align 64 .b8 ptmap[128], .param .u64 pshared, .param .u64 pdone, {params}, .param .u32 pbytes)
+.visible .entry tma_load_{name}{rank}d(.param .align 64 .b8 ptmap[128], .param .u64 pshared, .param .u64 pdone, {params}, .param .u32 pbytes{offset_params})
 {{
- .reg .b64 %tm, %out, %done, %sm, %bar, %st, %a, %v; .reg .b32 %c<5>, %n, %thr, %i, %k; .reg .pred %p, %q;
+ .reg .b64 %tm, %out, %done, %sm, %bar, %st, %a, %v; .reg .b32 %c<5>, %n, %thr, %i, %k; .reg .b16 %o<3>; .reg .pred %p, %q;
  mov.u64 %tm, ptmap; cvta.param.u64 %tm, %tm; ld.param.u64 %out, [pshared]; ld.param.u64 %done, [pdone]; ld.param.u32 %n, [pbytes];
- {load_coords}
+ {load_coords} {load_offsets}
  cvta.to.global.u64 %out, %out; cvta.to.global.u64 %done, %done;
  mov.u32 %thr, %tid.x; mov.u64 %sm, tma_smem; mov.u64 %bar, tma_bar;
  mov.u32 %i, %thr;
@@ -147,7 +229,7 @@ FILLED:
  mbarrier.init.shared::cta.b64 [%bar], 1;
  fence.mbarrier_init.release.cluster;
  mbarrier.arrive.expect_tx.shared::cta.b64 %st, [%bar], %n;
- cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%sm], [%tm, {{{coords}}}], [%bar];
+ cp.async.bulk.tensor.{rank}d.shared::cluster.global.{mode}.mbarrier::complete_tx::bytes [%sm], [%tm, {{{coords}}}], [%bar]{offsets};
  mov.u32 %k, 0;
 WAIT: mbarrier.try_wait.parity.shared::cta.b64 %q, [%bar], 0; @%q bra GOT;
  add.u32 %k, %k, 1; setp.lt.u32 %p, %k, 4000000; @%p bra WAIT; bra NOTE;
@@ -161,7 +243,8 @@ COPY: setp.ge.u32 %p, %i, {words}; @%p bra DONE;
 DONE:
  ret;
 }}
-
+"""
+    store = f"""
 .visible .entry tma_store_{rank}d(.param .align 64 .b8 ptmap[128], .param .u64 psrc, {params})
 {{
  .reg .b64 %tm, %src, %sm, %a, %v; .reg .b32 %c<5>, %thr, %i; .reg .pred %p;
@@ -182,32 +265,37 @@ DONE:
  ret;
 }}
 """
+    return load if mode != "tile" else load + store
 
 
 def module_ptx() -> str:
     head = f".shared .align 1024 .b8 tma_smem[{tma_device.SMEM}];\n.shared .align 8 .b64 tma_bar;\n"
-    return HEADER + head + "".join(kernel_ptx(rank) for rank in range(1, 6))
+    return HEADER + head + "".join(kernel_ptx(rank) for rank in range(1, 6)) + "".join(kernel_ptx(rank, "im2col") for rank in range(3, 6))
 
 
-def prepare(bundle: Path, ptxas: str = "ptxas") -> dict:
-    """Write the bundle: the kernels (one module) and the plan."""
+def prepare(bundle: Path, ptxas: str = "ptxas", round_name: str = "tma") -> dict:
+    """Write the bundle of a round: the kernels (one module) and the plan."""
     source = module_ptx()
     bundle.mkdir(parents=True, exist_ok=True)
     (bundle / tma_device.PTX_FILE).write_text(source)
     (bundle / tma_device.CUBIN_FILE).write_bytes(assemble_module(source, ptxas))
-    plan = {"ptxas": ptxas_version(ptxas), "cases": cases()}
-    (bundle / tma_device.PLAN_FILE).write_text(json.dumps(plan, indent=1) + "\n")
+    plan = {"ptxas": ptxas_version(ptxas), "cases": cases(ROUNDS[round_name][0], round_name=round_name)}
+    (bundle / tma_device.files(round_name)["plan"]).write_text(json.dumps(plan, indent=1) + "\n")
     return plan
 
 
 PLAN = "tma-plan.json"
-"""The plan a recording was made from, kept beside it."""
+"""The plan a recording was made from, kept beside it (``{round}-plan.json`` for the others)."""
 
 
 @attrs.frozen
 class Replay:
+    """One case replayed: the mismatches in words, or -- where the semantics refuse the copy as
+    not modelled (an interleaved layout) -- why, and no comparison."""
+
     name: str
     mismatches: tuple[str, ...]
+    not_modelled: str | None = None
 
 
 def replay_case(case: dict, data, profile: str = "sm_90") -> Replay:
@@ -216,6 +304,7 @@ def replay_case(case: dict, data, profile: str = "sm_90") -> Replay:
     the chip faulted, or a refusal where it did not, is a mismatch)."""
     from ptxspec.semantics import mbarrier
     from ptxspec.semantics.instructions import execute
+    from ptxspec.semantics.tensor_map import NotModelled
     from ptxspec.spec.errors import PtxSpecError
 
     name = case["name"]
@@ -227,6 +316,8 @@ def replay_case(case: dict, data, profile: str = "sm_90") -> Replay:
     tmap = tensor_map_of(case, address)
     rank = len(case["global_dims"])
     coords = [c % (1 << 32) for c in case["coords"]]
+    im2col = case.get("mode") == "im2col"
+    mode, offsets = ("im2col", list(case["offsets"])) if im2col else ("tile", [])
     tensor = tma_device.tensor_bytes(case).tobytes()
     barrier_at = shared_at + tma_device.SMEM
     # the kernel's mbarrier.init count 1 and its mbarrier.arrive.expect_tx of the box's bytes
@@ -235,11 +326,13 @@ def replay_case(case: dict, data, profile: str = "sm_90") -> Replay:
     state = State(shared=before, global_memory=Segment(address, tensor), tensor_maps=((0x100, tmap),))
     try:
         load = execute(
-            f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
-            [shared_at, 0x100, *coords, barrier_at],
+            f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.{mode}.mbarrier::complete_tx::bytes",
+            [shared_at, 0x100, *coords, barrier_at, *offsets],
             profile,
             state=state,
         )
+    except NotModelled as error:
+        return Replay(name, (), error.one_line())
     except PtxSpecError as error:
         if f"{name}_load_fault" not in data:
             out.append(f"load: the semantics refuse a copy the chip made: {error}")
@@ -248,6 +341,8 @@ def replay_case(case: dict, data, profile: str = "sm_90") -> Replay:
             out.append("load: the chip faulted (illegal instruction) where the semantics copy")
         else:
             out += _compare_load(name, data, load.state, shared_at, barrier_at, before)
+    if im2col:  # the round stores through tile-mode maps only
+        return Replay(name, tuple(out))
     source = tma_device.store_bytes(case).tobytes()
     state = State(shared=bytes(shared_at) + source, global_memory=Segment(address, tensor), tensor_maps=((0x100, tmap),))
     try:
@@ -288,7 +383,8 @@ def _compare_load(name: str, data, after: State | None, shared_at: int, barrier_
     return out
 
 
-def verify(directory: Path, profile: str = "sm_90") -> dict[str, Replay]:
-    plan = json.loads((directory / PLAN).read_text())
-    data = np.load(directory / tma_device.OUTPUT_FILE)
+def verify(directory: Path, profile: str = "sm_90", round_name: str = "tma") -> dict[str, Replay]:
+    files = tma_device.files(round_name)
+    plan = json.loads((directory / files["plan"]).read_text())
+    data = np.load(directory / files["output"])
     return {case["name"]: replay_case(case, data, profile) for case in plan["cases"]}

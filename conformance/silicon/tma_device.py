@@ -41,11 +41,15 @@ except ImportError:  # on the GPU machine, without ptxspec: run as a script next
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import exhaustive_device  # type: ignore
 
-PLAN_FILE = "tma-plan.json"
 CUBIN_FILE = "tma.cubin"
 PTX_FILE = "tma.ptx"
-OUTPUT_FILE = "tma.npz"
-META_FILE = "meta-tma.json"
+
+
+def files(round_name: str = "tma") -> dict[str, str]:
+    """A round's plan, output and meta files (``tma``: the first round; ``tma-more``: interleaved
+    tile maps and im2col loads); every round shares the one cubin."""
+    return {"plan": f"{round_name}-plan.json", "output": f"{round_name}.npz", "meta": f"meta-{round_name}.json"}
+
 SMEM = 8192
 """Bytes of shared memory each kernel gives the box (1024-byte aligned)."""
 MARK = 0x5A
@@ -56,6 +60,7 @@ THREADS = 128
 CU_DATA_TYPE = {"u8": 0, "u16": 1, "u32": 2, "s32": 3, "u64": 4, "s64": 5, "f16": 6, "f32": 7, "f64": 8, "bf16": 9}
 CU_SWIZZLE = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
 CU_FILL = {"zero": 0, "nan": 1}
+CU_INTERLEAVE = {"none": 0, "16B": 1, "32B": 2}
 
 
 def tensor_bytes(case: dict) -> np.ndarray:
@@ -87,19 +92,25 @@ def encode(driver, case: dict, address: int):
     size = case["element_bytes"]
     strides = [int(s) for s in case["global_strides"]]
     u32, u64 = driver.cuuint32_t, driver.cuuint64_t
-    result = driver.cuTensorMapEncodeTiled(
+    common = (
         driver.CUtensorMapDataType(CU_DATA_TYPE[case["element_type"]]),
         u32(rank),
         address,
         [u64(int(d)) for d in case["global_dims"]],
         [u64(s) for s in strides] or [u64(16)],  # rank 1: no stride is read, but the array must be there
-        [u32(int(b)) for b in case["box_dims"]],
+    )
+    layout = (
         [u32(int(e)) for e in case["element_strides"]],
-        driver.CUtensorMapInterleave(0),
+        driver.CUtensorMapInterleave(CU_INTERLEAVE[case.get("interleave", "none")]),
         driver.CUtensorMapSwizzle(CU_SWIZZLE[case["swizzle"]]),
         driver.CUtensorMapL2promotion(0),
         driver.CUtensorMapFloatOOBfill(CU_FILL[case["oob_fill"]]),
     )
+    if case.get("mode") == "im2col":
+        corners = ([int(c) for c in case["lower_corner"]], [int(c) for c in case["upper_corner"]])
+        result = driver.cuTensorMapEncodeIm2col(*common, *corners, u32(case["channels_per_pixel"]), u32(case["pixels_per_column"]), *layout)
+    else:
+        result = driver.cuTensorMapEncodeTiled(*common, [u32(int(b)) for b in case["box_dims"]], *layout)
     error, tmap = result[0], result[1]
     code = int(error.value) if hasattr(error, "value") else int(error)
     if code:
@@ -119,7 +130,7 @@ def _launch(driver, function, args: list) -> None:
         raise RuntimeError(f"cuLaunchKernel: {error}")
 
 
-def _work(bundle: Path, parts: Path, names: list[str]) -> None:
+def _work(bundle: Path, parts: Path, round_name: str, names: list[str]) -> None:
     """Run the cases ``names`` in order in this process, each step's result written at once to
     ``parts`` (a step that faults the context ends the process; :func:`run` starts another after
     it)."""
@@ -128,13 +139,15 @@ def _work(bundle: Path, parts: Path, names: list[str]) -> None:
     import cupy as cp
 
     driver = _driver()
-    plan = {c["name"]: c for c in json.loads((bundle / PLAN_FILE).read_text())["cases"]}
+    plan = {c["name"]: c for c in json.loads((bundle / files(round_name)["plan"]).read_text())["cases"]}
     cp.cuda.runtime.free(cp.cuda.runtime.malloc(1))  # the context cupy and the driver calls share
     error, module = driver.cuModuleLoadData((bundle / CUBIN_FILE).read_bytes())
     functions = {}
     for rank in range(1, 6):
         for kind in ("load", "store"):
             error, functions[kind, rank] = driver.cuModuleGetFunction(module, f"tma_{kind}_{rank}d".encode())
+    for rank in range(3, 6):
+        error, functions["load_im2col", rank] = driver.cuModuleGetFunction(module, f"tma_load_im2col_{rank}d".encode())
 
     class TensorMapParameter(ctypes.Structure):
         _fields_ = [("words", ctypes.c_uint64 * 16)]
@@ -155,15 +168,20 @@ def _work(bundle: Path, parts: Path, names: list[str]) -> None:
         shared = cp.zeros(SMEM, dtype=cp.uint8)
         done = cp.zeros(2, dtype=cp.uint64)
         cp.cuda.runtime.deviceSynchronize()
+        im2col = case.get("mode") == "im2col"
+        offsets = [ctypes.c_uint16(int(o)) for o in case.get("offsets", [])]
         _launch(
             driver,
-            functions["load", rank],
-            [tmap, ctypes.c_void_p(int(shared.data.ptr)), ctypes.c_void_p(int(done.data.ptr)), *coords, ctypes.c_uint32(case["box_bytes"])],
+            functions["load_im2col" if im2col else "load", rank],
+            [tmap, ctypes.c_void_p(int(shared.data.ptr)), ctypes.c_void_p(int(done.data.ptr)), *coords, ctypes.c_uint32(case["box_bytes"]), *offsets],
         )
         cp.cuda.runtime.deviceSynchronize()
         result["shared"], result["done"] = cp.asnumpy(shared), cp.asnumpy(done)
         result["address"] = np.array([int(tensor.data.ptr), int(result["done"][1])], dtype=np.uint64)
         np.savez(parts / f"{name}.load.npz", **result)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
+        if im2col:  # loads only: the store of an im2col map is .im2col_no_offs, beyond sm_90
+            np.savez(parts / f"{name}.store.npz", skipped=np.array([1], dtype=np.uint8))
+            continue
         (parts / f"{name}.store").touch()
         source = cp.asarray(store_bytes(case))
         cp.cuda.runtime.deviceSynchronize()
@@ -175,7 +193,7 @@ def _work(bundle: Path, parts: Path, names: list[str]) -> None:
 WORKERS = int(os.environ.get("TMA_WORKERS", "8"))
 
 
-def run(bundle: Path, out: Path) -> None:
+def run(bundle: Path, out: Path, round_name: str = "tma") -> None:
     """Every case, in :data:`WORKERS` processes; a step that faults (the chip's "illegal
     instruction") is recorded as ``{name}_load_fault`` / ``{name}_store_fault`` and its process
     replaced by one that goes on from the next case."""
@@ -185,13 +203,13 @@ def run(bundle: Path, out: Path) -> None:
 
     import cupy as cp
 
-    plan = json.loads((bundle / PLAN_FILE).read_text())
+    plan = json.loads((bundle / files(round_name)["plan"]).read_text())
     names = [c["name"] for c in plan["cases"]][: int(os.environ.get("TMA_LIMIT", "100000"))]
     parts = Path(tempfile.mkdtemp())
 
     def chunk(todo: list[str]) -> None:
         while todo:
-            subprocess.run([sys.executable, __file__, "work", str(bundle), str(parts), *todo], capture_output=True)
+            subprocess.run([sys.executable, __file__, "work", str(bundle), str(parts), round_name, *todo], capture_output=True)
             finished = [n for n in todo if (parts / f"{n}.store.npz").exists() or (parts / f"{n}.npz").exists()]
             started = [n for n in todo if (parts / f"{n}.load").exists()]
             last = started[-1] if started else None
@@ -217,25 +235,28 @@ def run(bundle: Path, out: Path) -> None:
             arrays[f"{name}_load_fault"] = np.array([1], dtype=np.uint8)
         if (parts / f"{name}.store.npz").exists():
             store = np.load(parts / f"{name}.store.npz")
+            if "skipped" in store:
+                continue
             arrays[f"{name}_global"] = store["glob"]
             arrays.setdefault(f"{name}_address", store["address"])
         else:
             arrays[f"{name}_store_fault"] = np.array([1], dtype=np.uint8)
     out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out / OUTPUT_FILE, **arrays)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
-    meta = {"campaign": "tma", "ptxas": plan.get("ptxas"), "cases": len(plan["cases"]), "device": exhaustive_device.device_meta(cp)}
-    (out / META_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    np.savez_compressed(out / files(round_name)["output"], **arrays)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
+    meta = {"campaign": round_name, "ptxas": plan.get("ptxas"), "cases": len(plan["cases"]), "device": exhaustive_device.device_meta(cp)}
+    (out / files(round_name)["meta"]).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 4 and sys.argv[1] == "work":
-        _work(Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4:])
+    if len(sys.argv) > 5 and sys.argv[1] == "work":
+        _work(Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4], sys.argv[5:])
         sys.exit(0)
-    if len(sys.argv) != 4 or sys.argv[1] != "run":
-        print("usage: tma_device.py run BUNDLE OUT", file=sys.stderr)
+    if len(sys.argv) not in (4, 5) or sys.argv[1] != "run":
+        print("usage: tma_device.py run BUNDLE OUT [ROUND]", file=sys.stderr)
         sys.exit(2)
-    refusal = exhaustive_device.missing_from_bundle(Path(sys.argv[2]), PLAN_FILE, CUBIN_FILE)
+    round_name = sys.argv[4] if len(sys.argv) == 5 else "tma"
+    refusal = exhaustive_device.missing_from_bundle(Path(sys.argv[2]), files(round_name)["plan"], CUBIN_FILE)
     if refusal:
         print(refusal, file=sys.stderr)
         sys.exit(2)
-    run(Path(sys.argv[2]), Path(sys.argv[3]))
+    run(Path(sys.argv[2]), Path(sys.argv[3]), round_name)
