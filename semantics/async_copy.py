@@ -418,8 +418,10 @@ def _replaced(tmap, field: str, ord_: int | None, value: int):
     if field == "global_dim":
         return attrs.evolve(tmap, global_dims=at(tmap.global_dims, ord_))  # type: ignore[arg-type]
     if field == "global_stride":
-        # our reading: ord names the dimension (1 .. rank-1) whose byte stride it is; dimension 0 has none
-        return attrs.evolve(tmap, global_strides=at(tmap.global_strides, ord_ - 1))  # type: ignore[operator]
+        # ord is the ordinal among the map's rank - 1 byte strides: ord k is the stride of dimension
+        # k + 1 (dimension 0 has none). An H100 does so: every case of the tma-replace round where
+        # this and the reading "ord names the dimension" differ follows this one.
+        return attrs.evolve(tmap, global_strides=at(tmap.global_strides, ord_))  # type: ignore[arg-type]
     if field == "element_stride":
         return attrs.evolve(tmap, element_strides=at(tmap.strides, ord_))  # type: ignore[arg-type]
     if field == "elemtype":

@@ -116,3 +116,55 @@ def test_interleaved_copies_are_refused_as_not_modelled(more_report):
     assert {name for name, r in more_report.items() if r.not_modelled} == interleaved
     assert all("interleave" in more_report[name].not_modelled for name in interleaved)
 
+
+
+# ---------------------------------------------------------------------------------------------
+# The tma-replace round (conformance/data/sm_90/tma-replace.npz, an H100): 160 driver-made tile maps,
+# each changed in global memory by one tensormap.replace (global_address, box_dim, global_dim,
+# global_stride, element_stride, swizzle_mode, fill_mode), made visible to the tensor-map proxy,
+# and loaded through.
+# ---------------------------------------------------------------------------------------------
+
+REPLACE_PLAN = json.loads((DATA / tma_device.files("tma-replace")["plan"]).read_text())
+
+
+def test_the_replace_plan_is_the_campaign():
+    """Same seed, same cases; every drawn change moves other bytes or puts them elsewhere."""
+    assert REPLACE_PLAN["cases"] == tma_campaign.cases(160, round_name="tma-replace")
+    fields = {c["replace"]["field"] for c in REPLACE_PLAN["cases"]}
+    assert fields >= {"global_address", "box_dim", "global_dim", "global_stride", "element_stride", "swizzle_mode", "fill_mode"}
+
+
+def test_every_replaced_map_loads_as_the_semantics_say():
+    """tensormap.replace (§9.7.9.26) then the load, through the semantics: all 160 replay --
+    bytes, mbarrier completion, and the one fault (a box whose swizzled rows pass the CTA's shared
+    memory) as a refusal."""
+    report = tma_campaign.verify(DATA, round_name="tma-replace")
+    assert {name: r.mismatches for name, r in report.items() if r.mismatches or r.not_modelled} == {}
+
+
+def test_global_stride_ord_is_the_ordinal_among_the_strides():
+    """The replace round's global_stride cases follow "ord k is the stride of dimension k + 1": under
+    the other reading (ord names the dimension) the same recording does not replay."""
+    import attrs
+
+    from ptxspec.semantics import async_copy
+
+    cases = [c for c in REPLACE_PLAN["cases"] if c["replace"]["field"] == "global_stride"]
+    assert len(cases) >= 10
+    original = async_copy._replaced
+
+    def dimension_reading(tmap, field, ord_, value):
+        if field == "global_stride" and 1 <= ord_ < tmap.rank:
+            strides = list(tmap.global_strides)
+            strides[ord_ - 1] = value
+            return attrs.evolve(tmap, global_strides=tuple(strides))
+        return original(tmap, field, ord_, value)
+
+    data = np.load(DATA / tma_device.files("tma-replace")["output"])
+    try:
+        async_copy._replaced = dimension_reading
+        differ = [c["name"] for c in cases if c["replace"]["ord"] >= 1 and tma_campaign.replay_case(c, data).mismatches]
+    finally:
+        async_copy._replaced = original
+    assert len(differ) >= 3

@@ -138,8 +138,115 @@ def _extent(tmap) -> int:
     return tmap.global_dims[0] * tmap.type.global_bytes if tmap.rank == 1 else tmap.global_strides[-1] * tmap.global_dims[-1]
 
 
+#: tensormap.replace (§9.7.9.26) fields the replace round changes, with the register type of
+#: their new value.
+REPLACED_FIELDS = {
+    "global_address": "b64",
+    "box_dim": "b32",
+    "global_dim": "b32",
+    "global_stride": "b64",
+    "element_stride": "b32",
+    "elemtype": "b32",
+    "swizzle_mode": "b32",
+    "fill_mode": "b32",
+}
+
+
+def _replacement(rng: random.Random, tmap) -> tuple[dict, object] | None:
+    """A field of ``tmap`` and a new value for it that leaves a valid map (or None): the value as
+    tensormap.replace takes it (``global_address``: an offset from the tensor's address, added on
+    the device), and the map the semantics say it makes."""
+    from ptxspec.semantics.async_copy import _replaced
+    from ptxspec.semantics.tensor_map import FILL_CODES, SWIZZLE_CODES, element_type
+    from ptxspec.spec.errors import OperandError
+
+    # the fields whose changes the load shows less often are drawn more often
+    field = rng.choice(sorted(REPLACED_FIELDS) + ["global_stride"] * 4 + ["global_dim", "element_stride", "global_address"] * 2)
+    rank, size = tmap.rank, tmap.type.global_bytes
+    ord_ = None
+    if field == "global_address":
+        value = 16 * rng.randint(1, 8)
+    elif field == "box_dim":
+        ord_ = rng.randrange(rank)
+        value = rng.choice((16, 32, 48, 64)) // size if ord_ == 0 else rng.randint(1, 8)
+    elif field == "global_dim":
+        ord_ = rng.randrange(rank)
+        value = max(1, tmap.global_dims[ord_] + rng.randint(-3, 3))
+    elif field == "global_stride":
+        if rank == 1:
+            return None
+        ord_ = rng.randint(0, rank - 2)  # the ordinal among the rank - 1 strides
+        value = tmap.global_strides[ord_] + 16 * rng.randint(-2, 2)
+    elif field == "element_stride":
+        ord_ = rng.randint(1, rank - 1) if rank > 1 else 0
+        value = rng.randint(1, 4) if ord_ else 1
+    elif field == "elemtype":
+        same = [n for n in TYPES if element_type(n).global_bytes == size and n != tmap.type.name]
+        if not same:
+            return None
+        value = element_type(rng.choice(same)).code
+    elif field == "swizzle_mode":
+        value = SWIZZLE_CODES[rng.choice(("none", "32B", "64B", "128B"))]
+    else:
+        value = FILL_CODES["zero" if tmap.oob_fill == "nan" else "nan"]
+    try:
+        new = _replaced(tmap, field, ord_, tmap.global_address + value if field == "global_address" else value)
+        if new.shared_box_bytes() > tma_device.SMEM // 2:
+            return None
+    except OperandError:
+        return None
+    return {"field": field, "ord": ord_, "value": value, "type": REPLACED_FIELDS[field]}, new
+
+
+def _changes_the_load(old, new, coords: list[int]) -> bool:
+    """Whether a tile-mode load at ``coords`` moves other bytes, or puts them elsewhere, through
+    ``new`` than through ``old`` (tensor bytes numbered so that every byte is its own offset)."""
+    import attrs as _attrs
+
+    from ptxspec.semantics import tensor_map as tm
+
+    base = 0x10000
+    boxes = [tm.tile_box(_attrs.evolve(m, global_address=m.global_address + base), coords) for m in (old, new)]
+    fills = ["nan" if m.oob_fill == "nan" and m.type.nan_format else "zero" for m in (old, new)]
+    return not (
+        np.array_equal(boxes[0].global_addresses, boxes[1].global_addresses)
+        and np.array_equal(boxes[0].shared_offsets, boxes[1].shared_offsets)
+        and old.swizzle == new.swizzle
+        and (fills[0] == fills[1] or bool((boxes[0].global_addresses >= 0).all()))
+    )
+
+
+def _replace_cases(count: int, seed: int) -> list[dict]:
+    rng = random.Random(f"tma-replace:{seed}")
+    out = []
+    while len(out) < count:
+        tmap = _tensor_map(rng, 0)
+        drawn = _replacement(rng, tmap)
+        if drawn is None:
+            continue
+        replace, new = drawn
+        case = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(tmap).items() if k != "im2col"}
+        coords = _coordinates_of(rng, new.box_dims, new.global_dims)
+        step = 16 // new.type.global_bytes
+        coords[0] -= coords[0] % step  # the box on a 16-byte boundary: the copies that fault are the first round's
+        if not _changes_the_load(tmap, new, coords):
+            continue  # a change the load cannot show (the box out of bounds, say) tests nothing
+        i = len(out)
+        case.update(
+            name=f"case{i:03d}",
+            element_bytes=tmap.type.global_bytes,
+            coords=coords,
+            box_bytes=new.shared_box_bytes(),
+            extent=max(_extent(tmap), _extent(new)) + 256,  # the buffer holds the changed map's tensor too
+            seed=7000 + i,
+            replace=replace,
+        )
+        out.append(case)
+    return out
+
+
 #: The rounds, by the stem of their files: how many cases, the seed's tag, the tensor-map drawer.
-ROUNDS = {"tma": (CASES, "tma", _tensor_map), "tma-more": (192, "tma-more", _more_tensor_map)}
+ROUNDS = {"tma": (CASES, "tma", _tensor_map), "tma-more": (192, "tma-more", _more_tensor_map), "tma-replace": (160, "tma-replace", None)}
 
 
 def cases(count: int = CASES, seed: int = 0, round_name: str = "tma") -> list[dict]:
@@ -147,6 +254,8 @@ def cases(count: int = CASES, seed: int = 0, round_name: str = "tma") -> list[di
     buffer replaces it), the box's coordinates (and an im2col load's offsets), the box's bytes in
     shared memory, the tensor's extent."""
     _, tag, draw = ROUNDS[round_name]
+    if draw is None:
+        return _replace_cases(count, seed)
     rng = random.Random(f"{tag}:{seed}")
     out = []
     for i in range(count):
@@ -268,14 +377,73 @@ DONE:
     return load if mode != "tile" else load + store
 
 
-def module_ptx() -> str:
+def replace_kernel_ptx(case: dict) -> str:
+    """The replace round's kernel of one case (``tma_replace_caseNNN``): thread 0 runs the case's
+    ``tensormap.replace`` on the map in global memory, makes it visible to the tensor-map proxy
+    (§9.7.13.4: ``fence.proxy.tensormap::generic`` release, then acquire on the map), and loads the
+    box through the changed map, as the load kernel does."""
+    replace = case["replace"]
+    rank = len(case["global_dims"])
+    coords = ", ".join(f"%c{i}" for i in range(rank))
+    params = ", ".join(f".param .u32 pc{i}" for i in range(5))
+    load_coords = " ".join(f"ld.param.u32 %c{i}, [pc{i}];" for i in range(5))
+    words = tma_device.SMEM // 8
+    mark = int.from_bytes(bytes([tma_device.MARK]) * 8, "little")
+    ordinal = f"{replace['ord']}, " if replace["ord"] is not None else ""
+    # the .field3 values (Table 32 codes) are immediates; the others a register
+    value = str(replace["value"]) if replace["field"] in ("elemtype", "swizzle_mode", "fill_mode") else "%val" if replace["type"] == "b64" else "%val32"
+    return f"""
+.visible .entry tma_replace_{case["name"]}(.param .u64 ptmap, .param .u64 pshared, .param .u64 pdone, {params}, .param .u32 pbytes, .param .u64 pvalue)
+{{
+ .reg .b64 %tm, %tmg, %out, %done, %sm, %bar, %st, %a, %v, %val; .reg .b32 %c<5>, %n, %thr, %i, %k, %val32; .reg .pred %p, %q;
+ ld.param.u64 %tm, [ptmap]; cvta.to.global.u64 %tmg, %tm; ld.param.u64 %out, [pshared]; ld.param.u64 %done, [pdone]; ld.param.u32 %n, [pbytes];
+ ld.param.u64 %val, [pvalue]; cvt.u32.u64 %val32, %val;
+ {load_coords}
+ cvta.to.global.u64 %out, %out; cvta.to.global.u64 %done, %done;
+ mov.u32 %thr, %tid.x; mov.u64 %sm, tma_smem; mov.u64 %bar, tma_bar;
+ mov.u32 %i, %thr;
+FILL: setp.ge.u32 %p, %i, {words}; @%p bra FILLED;
+ mul.wide.u32 %a, %i, 8; add.s64 %a, %sm, %a; st.shared.u64 [%a], {mark}; add.u32 %i, %i, {tma_device.THREADS}; bra FILL;
+FILLED:
+ fence.proxy.async.shared::cta;
+ bar.sync 0;
+ setp.ne.u32 %p, %thr, 0; @%p bra AFTER;
+ tensormap.replace.tile.{replace["field"]}.global.b1024.{replace["type"]} [%tmg], {ordinal}{value};
+ fence.proxy.tensormap::generic.release.gpu;
+ fence.proxy.tensormap::generic.acquire.gpu [%tm], 128;
+ mbarrier.init.shared::cta.b64 [%bar], 1;
+ fence.mbarrier_init.release.cluster;
+ mbarrier.arrive.expect_tx.shared::cta.b64 %st, [%bar], %n;
+ cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%sm], [%tm, {{{coords}}}], [%bar];
+ mov.u32 %k, 0;
+WAIT: mbarrier.try_wait.parity.shared::cta.b64 %q, [%bar], 0; @%q bra GOT;
+ add.u32 %k, %k, 1; setp.lt.u32 %p, %k, 4000000; @%p bra WAIT; bra NOTE;
+GOT: st.global.u64 [%done], 1;
+NOTE: st.global.u64 [%done+8], %sm;
+AFTER:
+ bar.sync 0;
+ mov.u32 %i, %thr;
+COPY: setp.ge.u32 %p, %i, {words}; @%p bra DONE;
+ mul.wide.u32 %a, %i, 8; add.s64 %v, %sm, %a; ld.shared.u64 %v, [%v]; add.s64 %a, %out, %a; st.global.u64 [%a], %v; add.u32 %i, %i, {tma_device.THREADS}; bra COPY;
+DONE:
+ ret;
+}}
+"""
+
+
+def module_ptx(round_name: str = "tma") -> str:
+    """The one module of a round's kernels: the load and store kernels of every rank and mode (and,
+    for the replace round, one kernel per case)."""
     head = f".shared .align 1024 .b8 tma_smem[{tma_device.SMEM}];\n.shared .align 8 .b64 tma_bar;\n"
-    return HEADER + head + "".join(kernel_ptx(rank) for rank in range(1, 6)) + "".join(kernel_ptx(rank, "im2col") for rank in range(3, 6))
+    kernels = "".join(kernel_ptx(rank) for rank in range(1, 6)) + "".join(kernel_ptx(rank, "im2col") for rank in range(3, 6))
+    if round_name == "tma-replace":
+        kernels += "".join(replace_kernel_ptx(case) for case in cases(ROUNDS[round_name][0], round_name=round_name))
+    return HEADER + head + kernels
 
 
 def prepare(bundle: Path, ptxas: str = "ptxas", round_name: str = "tma") -> dict:
     """Write the bundle of a round: the kernels (one module) and the plan."""
-    source = module_ptx()
+    source = module_ptx(round_name)
     bundle.mkdir(parents=True, exist_ok=True)
     (bundle / tma_device.PTX_FILE).write_text(source)
     (bundle / tma_device.CUBIN_FILE).write_bytes(assemble_module(source, ptxas))
@@ -324,6 +492,8 @@ def replay_case(case: dict, data, profile: str = "sm_90") -> Replay:
     _, armed = mbarrier.arrive(mbarrier.init(1), tx_count=case["box_bytes"])
     before = bytes([tma_device.MARK]) * barrier_at + armed.encode().to_bytes(8, "little")
     state = State(shared=before, global_memory=Segment(address, tensor), tensor_maps=((0x100, tmap),))
+    if "replace" in case:  # the replace round: the map changed in place first (§9.7.9.26)
+        state = _replaced_state(case, state, address)
     try:
         load = execute(
             f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.{mode}.mbarrier::complete_tx::bytes",
@@ -341,7 +511,7 @@ def replay_case(case: dict, data, profile: str = "sm_90") -> Replay:
             out.append("load: the chip faulted (illegal instruction) where the semantics copy")
         else:
             out += _compare_load(name, data, load.state, shared_at, barrier_at, before)
-    if im2col:  # the round stores through tile-mode maps only
+    if im2col or "replace" in case:  # the rounds store through unchanged tile-mode maps only
         return Replay(name, tuple(out))
     source = tma_device.store_bytes(case).tobytes()
     state = State(shared=bytes(shared_at) + source, global_memory=Segment(address, tensor), tensor_maps=((0x100, tmap),))
@@ -359,6 +529,19 @@ def replay_case(case: dict, data, profile: str = "sm_90") -> Replay:
         differ = [i for i, (x, y) in enumerate(zip(store.state.global_memory.data, data[f"{name}_global"].tobytes())) if x != y]
         out.append(f"store: {len(differ)} byte(s) of the tensor differ, first at offset {differ[0]}")
     return Replay(name, tuple(out))
+
+
+def _replaced_state(case: dict, state: State, address: int) -> State:
+    """The state after the case's ``tensormap.replace`` on the map at 0x100 (§9.7.9.26)."""
+    from ptxspec.semantics.instructions import execute
+
+    replace = case["replace"]
+    value = address + replace["value"] if replace["field"] == "global_address" else replace["value"]
+    ordinal = [replace["ord"]] if replace["ord"] is not None else []
+    operands = "[addr], ord, new_val" if ordinal else "[addr], new_val"
+    after = execute(f"tensormap.replace.tile.{replace['field']}.global.b1024.{replace['type']} {operands}", [0x100, *ordinal, value], "sm_90", state=state).state
+    assert after is not None
+    return after
 
 
 def _compare_load(name: str, data, after: State | None, shared_at: int, barrier_at: int, before: bytes) -> list[str]:

@@ -47,7 +47,8 @@ PTX_FILE = "tma.ptx"
 
 def files(round_name: str = "tma") -> dict[str, str]:
     """A round's plan, output and meta files (``tma``: the first round; ``tma-more``: interleaved
-    tile maps and im2col loads); every round shares the one cubin."""
+    tile maps and im2col loads; ``tma-replace``: a tensormap.replace before each load); each
+    round's bundle has its cubin."""
     return {"plan": f"{round_name}-plan.json", "output": f"{round_name}.npz", "meta": f"meta-{round_name}.json"}
 
 SMEM = 8192
@@ -148,6 +149,9 @@ def _work(bundle: Path, parts: Path, round_name: str, names: list[str]) -> None:
             error, functions[kind, rank] = driver.cuModuleGetFunction(module, f"tma_{kind}_{rank}d".encode())
     for rank in range(3, 6):
         error, functions["load_im2col", rank] = driver.cuModuleGetFunction(module, f"tma_load_im2col_{rank}d".encode())
+    for name in names:
+        if "replace" in plan[name]:
+            error, functions["replace", name] = driver.cuModuleGetFunction(module, f"tma_replace_{name}".encode())
 
     class TensorMapParameter(ctypes.Structure):
         _fields_ = [("words", ctypes.c_uint64 * 16)]
@@ -168,6 +172,28 @@ def _work(bundle: Path, parts: Path, round_name: str, names: list[str]) -> None:
         shared = cp.zeros(SMEM, dtype=cp.uint8)
         done = cp.zeros(2, dtype=cp.uint64)
         cp.cuda.runtime.deviceSynchronize()
+        if "replace" in case:  # the map goes to global memory, where tensormap.replace changes it
+            replace = case["replace"]
+            held = cp.asarray(np.frombuffer(tmap_bytes, dtype=np.uint8).copy())
+            value = int(tensor.data.ptr) + replace["value"] if replace["field"] == "global_address" else replace["value"]
+            _launch(
+                driver,
+                functions["replace", name],
+                [
+                    ctypes.c_void_p(int(held.data.ptr)),
+                    ctypes.c_void_p(int(shared.data.ptr)),
+                    ctypes.c_void_p(int(done.data.ptr)),
+                    *coords,
+                    ctypes.c_uint32(case["box_bytes"]),
+                    ctypes.c_uint64(value),
+                ],
+            )
+            cp.cuda.runtime.deviceSynchronize()
+            result = {"shared": cp.asnumpy(shared), "done": cp.asnumpy(done)}
+            result["address"] = np.array([int(tensor.data.ptr), int(result["done"][1])], dtype=np.uint64)
+            np.savez(parts / f"{name}.load.npz", **result)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
+            np.savez(parts / f"{name}.store.npz", skipped=np.array([1], dtype=np.uint8))
+            continue
         im2col = case.get("mode") == "im2col"
         offsets = [ctypes.c_uint16(int(o)) for o in case.get("offsets", [])]
         _launch(
