@@ -638,12 +638,44 @@ def _multimem_places(form: Form, state: State, a: int, size: int) -> list[int]:
 
 
 #: The element type and lanes of each multimem ``.type`` (a packed type reduces lane by lane).
-_MULTIMEM_LANES = {"f16x2": ("f16", 2), "bf16x2": ("bf16", 2)}
+_MULTIMEM_LANES = {"f16x2": ("f16", 2), "bf16x2": ("bf16", 2), **{f"{f}x{n}": (f, n) for f in ("e4m3", "e5m2") for n in (2, 4)}}
+#: The 8-bit floating-point types of multimem (sm_100a and later): no add, min or max instruction
+#: of §9.7 computes in them, so their reductions go through the one rounding routine directly.
+_FP8 = ("e4m3", "e5m2")
 
 
 def _element_bytes(kind: str) -> int:
     base, lanes = _MULTIMEM_LANES.get(kind, (kind, 1))
-    return {"f16": 2, "bf16": 2}.get(base, register_bits(base) // 8 if base[1:].isdigit() else 0) * lanes
+    return {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1}.get(base, register_bits(base) // 8 if base[1:].isdigit() else 0) * lanes
+
+
+def _converted(value: int, source: str, target: str) -> int | None:
+    """``value`` (bits of ``source``) in ``target`` by the one rounding routine (round to nearest
+    even); None for a NaN, whose bits the manual leaves open."""
+    from ptxspec.semantics.numerics import NaN, decode, round_value
+
+    decoded = decode(source, value)
+    return None if isinstance(decoded, NaN) else round_value(decoded, target)
+
+
+def _added(precision: str, x: int, y: int) -> int | None:
+    """``x + y`` in ``precision`` rounded to nearest even: the ``add.rn`` of §9.7.3/§9.7.4 where the
+    type has one, else (the 8-bit types) the exact sum through the one rounding routine -- an
+    overflow of .e4m3, which has no infinity, becomes its NaN as in every unsaturated rounding of
+    the numerics core. None for a NaN result (its bits are open)."""
+    from ptxspec.semantics.instructions import evaluate
+    from ptxspec.semantics.numerics import Exact, Infinity, NaN, decode, exact_sum, round_value
+
+    if precision not in _FP8:
+        (r,) = evaluate(f"add.rn.{precision}", [x, y])
+        return r if isinstance(r, int) else None
+    a, b = decode(precision, x), decode(precision, y)
+    if isinstance(a, NaN) or isinstance(b, NaN) or (isinstance(a, Infinity) and isinstance(b, Infinity) and a.sign != b.sign):
+        return None
+    total = a if isinstance(a, Infinity) else b if isinstance(b, Infinity) else exact_sum(a, b)
+    assert isinstance(total, (Exact, Infinity))
+    bits = round_value(total, precision)
+    return None if isinstance(decode(precision, bits), NaN) else bits
 
 
 def _float_reductions(op: str, kind: str, acc: str | None, values: list[int]) -> Result:
@@ -665,12 +697,19 @@ def _float_reductions(op: str, kind: str, acc: str | None, values: list[int]) ->
         return r if isinstance(r, int) else None  # a NaN the manual leaves open
 
     if op in ("min", "max"):
-        out: int | None = values[0]
+        # an 8-bit value is exactly an .f16 one: min/max.f16 picks one of them, exactly converted back
+        compare = "f16" if kind in _FP8 else kind
+        out: int | None = _converted(values[0], kind, compare) if kind in _FP8 else values[0]
         for v in values[1:]:
-            out = one(f"{op}.{kind}", [out, v]) if out is not None else None
+            w = _converted(v, kind, compare) if kind in _FP8 else v
+            out = one(f"{op}.{compare}", [out, w]) if out is not None and w is not None else None
+        if out is not None and kind in _FP8:
+            out = _converted(out, compare, kind)
         return out if out is not None else AnyNaN(FORMATS[kind])
-    precision = "f32" if acc == "acc::f32" else kind
-    reach: dict[frozenset[int], set[int | None]] = {frozenset([i]): {v if precision == kind else one(f"cvt.f32.{kind}", [v])} for i, v in enumerate(values)}
+    # "the default precision of the intermediate accumulation is same as the specified type";
+    # .acc::f32 (the 16-bit types) and .acc::f16 (the 8-bit ones) change it
+    precision = {"acc::f32": "f32", "acc::f16": "f16"}.get(acc or "", kind)
+    reach: dict[frozenset[int], set[int | None]] = {frozenset([i]): {v if precision == kind else _converted(v, kind, precision)} for i, v in enumerate(values)}
     indices = list(range(len(values)))
     for size in range(2, len(values) + 1):
         for subset in combinations(indices, size):
@@ -681,13 +720,11 @@ def _float_reductions(op: str, kind: str, acc: str | None, values: list[int]) ->
                     right = whole - frozenset(left)
                     if min(left) > min(right):
                         continue  # each split once
-                    results |= {
-                        one(f"add.rn.{precision}", [x, y]) if x is not None and y is not None else None for x in reach[frozenset(left)] for y in reach[right]
-                    }
+                    results |= {_added(precision, x, y) if x is not None and y is not None else None for x in reach[frozenset(left)] for y in reach[right]}
             reach[whole] = results
     final = reach[frozenset(indices)]
     if precision != kind:
-        final = {one(f"cvt.rn.{kind}.f32", [v]) if v is not None else None for v in final}
+        final = {_converted(v, precision, kind) if v is not None else None for v in final}
     from ptxspec.semantics.numerics import NaN, decode
 
     if None in final or any(isinstance(decode(FORMATS[kind], v), NaN) for v in final if v is not None):
@@ -708,8 +745,6 @@ def _reduce_element(form: Form, kind: str, values: list[int]) -> Result:
             out = atomic_op(op, out, (v,), (kind,))
         return out
     base, lanes = _MULTIMEM_LANES.get(kind, (kind, 1))
-    if base not in ("f16", "bf16", "f32", "f64"):
-        raise OperandError(f".{kind}: the 8-bit floating-point multimem reductions are not evaluated yet", where=form.text, section=MULTIMEM)
     width = _element_bytes(kind) * 8 // lanes
     per_lane: list[Result] = []
     for lane in reversed(range(lanes)):  # pack_lanes puts lane 0 in the most significant bits

@@ -411,6 +411,44 @@ def test_multimem_f32_add_allows_every_order_numpy_sums(values):
         assert contains(got, int(total.view(np.uint32)))
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 255), min_size=2, max_size=3), st.sampled_from(["e4m3", "e5m2"]))
+def test_multimem_fp8_add_is_every_order_of_ml_dtypes_sums(values, kind):
+    """.e4m3/.e5m2 add "at the default precision ... same as the specified type": every order of
+    pairwise sums, each rounded to the type by ml_dtypes (an independent implementation of the OCP
+    formats), is an allowed result; a NaN or an .e4m3 overflow is a NaN."""
+    import itertools
+
+    import ml_dtypes
+
+    dtype = {"e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2}[kind]
+    images = [bytes([v, 0, 0, 0]) for v in values]
+    (got,) = evaluate(f"multimem.ld_reduce.global.add.{kind}x4", [MULTIMEM], state=_multimem(*images))
+    lane0 = got if isinstance(got, int) else got.lanes[-1]  # lane 0 is the least significant
+    for order in itertools.permutations(values):
+        total = np.array([order[0]], dtype=np.uint8).view(dtype)[0]
+        for v in order[1:]:
+            total = dtype(np.float32(total) + np.float32(np.array([v], dtype=np.uint8).view(dtype)[0]))
+        if np.isnan(np.float32(total)):
+            assert not isinstance(lane0, int) or (lane0 & 0x7F) in ((0x7F,) if kind == "e4m3" else range(0x7D, 0x80))
+        else:
+            bits = int(np.array([total], dtype=dtype).view(np.uint8)[0])
+            assert contains(lane0, bits) or (bits & 0x7F == 0 and isinstance(lane0, int) and lane0 & 0x7F == 0)
+
+
+def test_multimem_fp8_min_max_and_acc_f16():
+    """min/max pick one of the values (-0 below +0); .acc::f16 sums in .f16 then rounds once."""
+    image = lambda *b: bytes(b)  # noqa: E731
+    (low,) = evaluate("multimem.ld_reduce.global.min.e5m2x4", [MULTIMEM], state=_multimem(image(0x3C, 0x80, 1, 0x7B), image(0xBC, 0x00, 3, 0x7A)))
+    assert low == int.from_bytes(bytes([0xBC, 0x80, 1, 0x7A]), "little")
+    # 0x01 (2^-9) six times: .e4m3 accumulation keeps each 2^-9 (exact), .acc::f16 too: 6 * 2^-9 = 0x06
+    (acc,) = evaluate("multimem.ld_reduce.global.add.acc::f16.e4m3x4", [MULTIMEM], state=_multimem(*[image(1, 0, 0, 0)] * 6))
+    assert acc == 0x06
+    # 448 + 448 overflows .e4m3, which has no infinity: a NaN (its bits open)
+    (big,) = evaluate("multimem.ld_reduce.global.add.e4m3x4", [MULTIMEM], state=_multimem(image(0x7E, 0, 0, 0), image(0x7E, 0, 0, 0)))
+    assert not isinstance(big, int)
+
+
 def test_multimem_st_and_red_reach_every_memory():
     state = _multimem((1).to_bytes(4, "little"), (5).to_bytes(4, "little"), (9).to_bytes(4, "little"))
     _, stored = run("multimem.st.global.b32", [MULTIMEM, 7], state=state)
