@@ -301,14 +301,40 @@ class _Reader:
             if not isinstance(item, list) or len(item) != 2:
                 self.fail(where, f"a tensor map is [address, fields], got {_shown(item)}")
             fields = dict(self.members(item[1], where + "[1]", tuple(names)))
+            self.required(fields, where + "[1]", ("element_type", "global_dims", "global_strides"), "a tensor map")
             fields["global_address"] = self.address(fields.get("global_address", 0), where + "[1].global_address")
-            if isinstance(fields.get("im2col"), dict):
-                fields["im2col"] = Im2col(**fields["im2col"])
+            for name in ("global_dims", "global_strides", "box_dims", "element_strides"):
+                if fields.get(name) is not None or name in ("global_dims", "global_strides"):
+                    fields[name] = self.integers(fields[name], f"{where}[1].{name}", name)
+            for name in ("element_type", "interleave", "swizzle", "swizzle_atomicity", "oob_fill", "l2_promotion"):
+                if name in fields and not isinstance(fields[name], str):
+                    self.fail(f"{where}[1].{name}", f"{name} is a string (its name in §5.5), got {_shown(fields[name])}")
+            if fields.get("im2col") is not None:
+                at = where + "[1].im2col"
+                im2col_fields = dict(self.members(fields["im2col"], at, tuple(f.name for f in attrs.fields(Im2col))))
+                self.required(im2col_fields, at, ("lower_corner", "upper_corner", "channels_per_pixel", "pixels_per_column"), "im2col")
+                for name in ("lower_corner", "upper_corner"):
+                    im2col_fields[name] = self.integers(im2col_fields[name], f"{at}.{name}", name)
+                for name in ("channels_per_pixel", "pixels_per_column"):
+                    im2col_fields[name] = self.integer(im2col_fields[name], f"{at}.{name}", 1, 1 << 16, name)
+                if im2col_fields.get("wide") not in (None, "w", "w128"):
+                    self.fail(f"{at}.wide", f"wide is null, \"w\" or \"w128\", got {_shown(im2col_fields['wide'])}")
+                fields["im2col"] = Im2col(**im2col_fields)
             try:
                 out.append((self.address(item[0], where + "[0]"), TensorMap(**fields)))
-            except (TypeError, PtxSpecError) as error:
+            except PtxSpecError as error:
                 self.fail(where + "[1]", f"not a tensor map: {error}", section="5.5.8")
         return tuple(out)
+
+    def required(self, fields: dict, path: str, names: tuple[str, ...], what: str) -> None:
+        missing = [name for name in names if name not in fields]
+        if missing:
+            self.fail(path, f"{what} needs the field(s) {', '.join(missing)}")
+
+    def integers(self, value: object, path: str, what: str) -> tuple[int, ...]:
+        if not isinstance(value, list) or not all(_is_int(v) for v in value):
+            self.fail(path, f"{what} is a list of integers, got {_shown(value)}")
+        return tuple(int(v) for v in value)  # type: ignore[call-overload]
 
     def cluster(self, value: object, path: str) -> tuple[tuple[int, bytes], ...]:
         if not isinstance(value, list):

@@ -258,6 +258,25 @@ def test_cli_evaluates_a_load_from_a_state_file(tmp_path, capsys):
     assert code == 2 and "aligned" in err and "Traceback" not in err
 
 
+_MAP = {"element_type": "f16", "global_dims": [16, 4, 2], "global_strides": [32, 128], "box_dims": [16, 2, 1]}
+_WRONG = (5, "x", [1, "a"], {"a": 1}, None, [], 1.5, [-1, 2, 2])
+
+
+@pytest.mark.parametrize("field", [*_MAP, "element_strides", "interleave", "swizzle", "oob_fill", "global_address", "im2col"])
+def test_a_bad_tensor_map_field_is_a_located_error(tmp_path, capsys, field):
+    """Every field of a state file's tensor map given a value of the wrong kind: exit status 2 and
+    a message naming the file and the field's path, never a traceback."""
+    import json
+
+    path = tmp_path / "state.json"
+    for wrong in _WRONG:
+        path.write_text(json.dumps({"tensor_maps": [["0x1000", {**_MAP, field: wrong}]]}))
+        code, _, err = cli(capsys, "eval", "cp.async.bulk.prefetch.tensor.3d.L2.global.tile", "0x1000", "0", "0", "0", "--state", str(path))
+        assert code in (0, 2) and "Traceback" not in err, (field, wrong, err)
+        if code == 2:
+            assert str(path) in err and "tensor_maps[0]" in err, err
+
+
 def test_refusals_are_ptxspec_errors():
     with pytest.raises(PtxSpecError):
         evaluate("mapa.shared::cluster.u64", [0x400, 5], state=State())
