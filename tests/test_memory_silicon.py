@@ -1,7 +1,7 @@
 """The memory round (conformance/data/sm_90/memory.npz, recorded on an H100 -- and first on an H200,
 kept as digests -- with
-``conformance/silicon/memory_device.py``): ld, ld.global.nc, ldu, st, atom and red on global, shared
-and generic addresses -- every scalar type, vectors, .b128, sub-word placement, the integer atomic
+``conformance/silicon/memory_device.py``): ld, ld.global.nc, ldu, st, atom and red on global, shared,
+local and const addresses and through the generic windows -- every scalar type, vectors, .b128, sub-word placement, the integer atomic
 operations, cas.b16/.b128, exch.b128, cache operators and hints -- replayed record by record through
 ``semantics.instructions.execute`` on the memory image the kernel had; the address-map kernel's
 cvta, mapa, getctarank and isspacep; and createpolicy's policies. Zero mismatches.
@@ -44,7 +44,9 @@ def test_the_plan_is_the_campaign():
     assert [n for n in names if n in FORMS] == recorded
     assert {r["name"] for r in PLAN["rejected"]} == set(names) - set(recorded)
     assert all(".add.s64" in r["instruction"] for r in PLAN["rejected"])
-    assert len(recorded) >= 260
+    assert len(recorded) >= 359
+    spaces = {entry["space"] for entry in PLAN["forms"]}
+    assert spaces == {"global", "shared", "generic", "generic-shared", "local", "generic-local", "const", "generic-const"}
 
 
 def test_the_inputs_are_the_generators(recording):

@@ -181,7 +181,17 @@ def forms() -> tuple[MemoryForm, ...]:
         out += [_vector_atomic(opcode, "global", "add", n, "f32") for n in (2, 4)]
         out += [_vector_atomic(opcode, "global", op, n, t) for op in ("add", "min", "max") for t in ("f16", "bf16") for n in (2, 4, 8)]
         out += [_vector_atomic(opcode, "global", op, n, t) for op in ("add", "min", "max") for t in ("f16x2", "bf16x2") for n in (2, 4)]
+    # the local and const state spaces, directly and through their generic windows (third recording)
+    out += [_load("", space, t) for space in ("local", "generic-local") for t in ("u8", "s16", "b32", "f64", "b128")]
+    out += [_load("", "local", t, n) for t, n in (("b32", 2), ("f32", 4), ("u64", 2))]
+    out += [_store("", space, t) for space in ("local", "generic-local") for t in ("b8", "u16", "b32", "b64", "b128")]
+    out += [_store("", "local", t, n) for t, n in (("b16", 4), ("b64", 2))]
+    out += [_load("", space, t) for space, t in CONST_FORMS]
     return tuple(out)
+
+
+#: The const-space loads: few, for all their regions share the module's 64 KB const bank.
+CONST_FORMS = (("const", "s8"), ("const", "b64"), ("generic-const", "u16"))
 
 
 def _operand_address(k: int) -> str:
@@ -212,12 +222,28 @@ def kernel_ptx(form: MemoryForm) -> str:
         " mul.wide.u32 %rd6, %r4, 4; add.s64 %rd7, %rd2, %rd6; ld.global.u32 %r6, [%rd7]; cvt.u64.u32 %rd8, %r6;",
     ]
     shared = form.space in ("shared", "generic-shared")
+    local = form.space in ("local", "generic-local")
+    const = form.space in ("const", "generic-const")
     if shared:
         lines += [f" mov.u64 %rd9, smem_{k}; mul.wide.u32 %rd6, %r3, {R}; add.s64 %rd9, %rd9, %rd6;"]
         lines += [f" ld.global.b64 %rt, [%rmem+{8 * j}]; st.shared.b64 [%rd9+{8 * j}], %rt;" for j in range(R // 8)]
         region = "%rd9"
         if form.space == "generic-shared":
             lines.append(" cvta.shared.u64 %rd10, %rd9;")
+            region = "%rd10"
+    elif local:  # the thread's own local buffer, filled from its region and written back after
+        lines.insert(2, f" .local .align 16 .b8 lbuf_{k}[{R}];")
+        lines += [f" mov.u64 %rd9, lbuf_{k};"]
+        lines += [f" ld.global.b64 %rt, [%rmem+{8 * j}]; st.local.b64 [%rd9+{8 * j}], %rt;" for j in range(R // 8)]
+        region = "%rd9"
+        if form.space == "generic-local":
+            lines.append(" cvta.local.u64 %rd10, %rd9;")
+            region = "%rd10"
+    elif const:  # the host wrote every record's region into the const bank (memory_device)
+        lines += [f" mov.u64 %rd9, cbuf_{k}; mul.wide.u32 %rd6, %r4, {R}; add.s64 %rd9, %rd9, %rd6;"]
+        region = "%rd9"
+        if form.space == "generic-const":
+            lines.append(" cvta.const.u64 %rd10, %rd9;")
             region = "%rd10"
     elif form.space == "generic":
         lines.append(" cvta.global.u64 %rd10, %rmem;")
@@ -250,10 +276,13 @@ def kernel_ptx(form: MemoryForm) -> str:
             lines.append(f" mov.b128 {{%rlo, %rhi}}, %d{i}; st.global.v2.b64 [%rdst+{SLOT * i}], {{%rlo, %rhi}};")
         else:
             lines.append(f" st.global.b{_bits(t)} [%rdst+{SLOT * i}], %d{i};")
-    if shared:
-        lines += [f" ld.shared.b64 %rt, [%rd9+{8 * j}]; st.global.b64 [%rmem+{8 * j}], %rt;" for j in range(R // 8)]
+    if shared or local:
+        space = "shared" if shared else "local"
+        lines += [f" ld.{space}.b64 %rt, [%rd9+{8 * j}]; st.global.b64 [%rmem+{8 * j}], %rt;" for j in range(R // 8)]
     lines += [" mul.wide.u32 %rd6, %r4, 8; add.s64 %rd11, %rd5, %rd6; st.global.u64 [%rd11], %ra;", "DONE:", " ret;", "}"]
     head = f".shared .align 16 .b8 smem_{k}[{memory_device.BLOCK * R}];\n" if shared else ""
+    if const:
+        head = f".const .align 16 .b8 cbuf_{k}[{memory_device.CONST_RECORDS * R}];\n"
     return head + "\n".join(lines) + "\n"
 
 
@@ -497,16 +526,24 @@ class Replay:
     mismatches: tuple[str, ...]
 
 
+#: The State segment of each recorded space (shared memory is State.shared).
+_SEGMENT = {"global": "global_memory", "generic": "global_memory", "local": "local_memory", "const": "const_memory"}
+
+
+def _space(entry: dict) -> str:
+    return entry["space"].removeprefix("generic-")
+
+
 def _state_for(entry: dict, region: bytes, base: int, addresses: AddressMap) -> State:
-    if entry["space"] in ("shared", "generic-shared"):
+    if _space(entry) == "shared":
         return State(shared=bytes(base) + region, addresses=addresses)
-    return State(global_memory=Segment(base, region), addresses=addresses)
+    return State(**{_SEGMENT[_space(entry)]: Segment(base, region)}, addresses=addresses)
 
 
 def _region_after(entry: dict, state: State, base: int) -> bytes:
-    if entry["space"] in ("shared", "generic-shared"):
+    if _space(entry) == "shared":
         return state.shared[base : base + R]
-    return state.global_memory.read(base, R)
+    return getattr(state, _SEGMENT[_space(entry)]).read(base, R)
 
 
 def replay_form(entry: dict, data, addresses: AddressMap, records: slice | np.ndarray | None = None, profile: str = "sm_90") -> Replay:
@@ -524,8 +561,8 @@ def replay_form(entry: dict, data, addresses: AddressMap, records: slice | np.nd
     mismatches = []
     for i in indices.tolist():
         at = int(address[i])
-        if entry["space"] == "generic-shared":
-            at -= addresses.shared[0]
+        if entry["space"] in ("generic-shared", "generic-local", "generic-const"):
+            at -= addresses.window(_space(entry))[0]  # the generic address back to the space's own
         base = at - int(offsets[i])
         state = _state_for(entry, regions[i].tobytes(), base, addresses)
         sources = [int(address[i])]

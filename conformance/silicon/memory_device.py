@@ -11,7 +11,9 @@ exhaustive_device.py must lie beside this file (its splitmix64 and device meta a
 thread of a form's kernel owns a :data:`REGION`-byte region of the form's state space (global
 memory, or its slot of the CTA's shared memory), fills it with its input bytes, performs the one
 instruction at ``region + offset`` with its source operands, and stores its destination registers
-and the region's bytes afterwards. The inputs (:func:`inputs`: region bytes with an edge or random
+and the region's bytes afterwards. A local-space form's region is a ``.local`` buffer of the
+thread; a const-space form's regions are written into the form's ``.const`` array by the host
+before the launch (the kernel only reads them). The inputs (:func:`inputs`: region bytes with an edge or random
 old value at the offset, offsets aligned to the access size, operand values) are regenerated
 identically here and by the replay from the form's seed.
 
@@ -54,6 +56,8 @@ SLOTS = 8
 """Operand slots of each thread, sources and destinations alike (a .v8 vector atom takes eight)."""
 RANDOM = 384
 """Pseudo-random records per form, after the edge ones."""
+CONST_RECORDS = 640
+"""Records a const-space form's bank holds (the kernel's ``cbuf`` array; at least any form's n)."""
 
 
 def edge_values(bits: int, signed: bool) -> list[int]:
@@ -110,6 +114,9 @@ def run_forms(cp, module, plan: dict, arrays: dict) -> None:
         dst = cp.zeros(n * SLOTS * OPERAND, dtype=cp.uint8)
         address = cp.zeros(n, dtype=cp.uint64)
         kernel = module.get_function(entry["kernel"])
+        if entry["space"] in ("const", "generic-const"):  # the regions go to the const bank; the kernel only reads them
+            bank = module.get_global(f"cbuf_{entry['kernel']}")
+            cp.ndarray((n * REGION,), dtype=cp.uint8, memptr=bank).set(regions.reshape(-1))
         kernel(((n + BLOCK - 1) // BLOCK,), (BLOCK,), (mem, cp.asarray(offsets), ops, dst, address, np.uint32(n)))
         cp.cuda.runtime.deviceSynchronize()
         name = entry["name"]
