@@ -318,7 +318,7 @@ class _Reader:
                 for name in ("channels_per_pixel", "pixels_per_column"):
                     im2col_fields[name] = self.integer(im2col_fields[name], f"{at}.{name}", 1, 1 << 16, name)
                 if im2col_fields.get("wide") not in (None, "w", "w128"):
-                    self.fail(f"{at}.wide", f"wide is null, \"w\" or \"w128\", got {_shown(im2col_fields['wide'])}")
+                    self.fail(f"{at}.wide", f'wide is null, "w" or "w128", got {_shown(im2col_fields["wide"])}')
                 fields["im2col"] = Im2col(**im2col_fields)
             try:
                 out.append((self.address(item[0], where + "[0]"), TensorMap(**fields)))

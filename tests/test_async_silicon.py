@@ -109,7 +109,9 @@ def test_the_programs_reach_what_they_test(recording):
     assert waits == {1, 2}
     pending = [int(recorded[p][k]) & 0xFFFFFFFF for p, k, _, _ in steps]
     assert max(v for v in pending if v != async_device.NO_TOKEN) >= 3
-    flips = [(p, k) for p, k, code, _ in steps if code == async_device.OPERATIONS["expect_tx"] and k and (int(recorded[p][k]) ^ int(recorded[p][k - 1])) >> 32 & 3]
+    flips = [
+        (p, k) for p, k, code, _ in steps if code == async_device.OPERATIONS["expect_tx"] and k and (int(recorded[p][k]) ^ int(recorded[p][k - 1])) >> 32 & 3
+    ]
     assert len(flips) >= 10
 
 

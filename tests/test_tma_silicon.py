@@ -117,7 +117,6 @@ def test_interleaved_copies_are_refused_as_not_modelled(more_report):
     assert all("interleave" in more_report[name].not_modelled for name in interleaved)
 
 
-
 # ---------------------------------------------------------------------------------------------
 # The tma-replace round (conformance/data/sm_90/tma-replace.npz, an H100): 160 driver-made tile maps,
 # each changed in global memory by one tensormap.replace (global_address, box_dim, global_dim,
@@ -168,3 +167,16 @@ def test_global_stride_ord_is_the_ordinal_among_the_strides():
     finally:
         async_copy._replaced = original
     assert len(differ) >= 3
+
+
+@pytest.mark.parametrize("round_name", sorted(tma_campaign.ROUNDS))
+def test_every_kernel_the_device_looks_up_is_in_the_module(round_name):
+    """tma_device.py takes each kernel by name from the one module: a load and a store kernel per
+    rank, the im2col loads of ranks 3-5, and a replace kernel per case of the replace round."""
+    import re
+
+    entries = set(re.findall(r"\.entry (\w+)\(", tma_campaign.module_ptx(round_name)))
+    wanted = {f"tma_{kind}_{rank}d" for kind in ("load", "store") for rank in range(1, 6)} | {f"tma_load_im2col_{rank}d" for rank in range(3, 6)}
+    if round_name == "tma-replace":
+        wanted |= {f"tma_replace_{c['name']}" for c in REPLACE_PLAN["cases"]}
+    assert entries == wanted

@@ -140,7 +140,11 @@ def _issue(form: AsyncForm) -> list[str]:
     if kind in ("bulk-s2cluster", "reduce-s2cluster"):
         return [remote_dst, " add.s64 %src, %sb, %sofs64;", f" {text} [%dst], [%src], %size, [%mbar];"]
     if kind in ("bulk-s2g", "reduce-s2g"):
-        return [" add.s64 %dst, %g, %dofs64; add.s64 %src, %sb, %sofs64;", f" {text} [%dst], [%src], %size;", " cp.async.bulk.commit_group; cp.async.bulk.wait_group 0;"]
+        return [
+            " add.s64 %dst, %g, %dofs64; add.s64 %src, %sb, %sofs64;",
+            f" {text} [%dst], [%src], %size;",
+            " cp.async.bulk.commit_group; cp.async.bulk.wait_group 0;",
+        ]
     if kind == "prefetch":
         return [" add.s64 %src, %g, %sofs64;", f" {text} [%src], %size;"]
     values = [f"%b{j}" for j in range(form.count)]
@@ -432,7 +436,9 @@ def replay_form(entry: dict, data, records: slice | None = None, profile: str = 
             completed = mbarrier.test_wait(mbarrier.MbarrierState.decode(int.from_bytes(images[r][at : at + 8], "little")), 0)
             chip = bool(out[i, r, R])
             if completed != chip:
-                mismatches.append(f"record {i}: CTA {r}'s phase 0 {'completed' if chip else 'did not complete'} on the chip, the semantics say it {'did' if completed else 'did not'}")
+                mismatches.append(
+                    f"record {i}: CTA {r}'s phase 0 {'completed' if chip else 'did not complete'} on the chip, the semantics say it {'did' if completed else 'did not'}"
+                )
         if new.global_memory.read(base, R) != after[i].tobytes():
             mismatches.append(f"record {i}: the global region is {after[i].tobytes().hex()}, the semantics leave {new.global_memory.read(base, R).hex()}")
     return Replay(name, len(indices), tuple(mismatches))
@@ -457,12 +463,19 @@ def replay_program(steps: list[list[int]], recorded: np.ndarray, profile: str = 
         state = outcome.state
         pending = async_device.NO_TOKEN
         if name in TOKENS:
-            (pending,) = execute("mbarrier.pending_count.b64 %pend, %st", [outcome.results[0]], profile, state=state).results
-        waits = [execute("mbarrier.test_wait.parity.shared::cta.b64 %w, [%m], %parity", [address, parity], profile, state=state).results[0] for parity in (0, 1)]
-        want = int(pending) | int(waits[0]) << 32 | int(waits[1]) << 33
+            (count,) = execute("mbarrier.pending_count.b64 %pend, %st", [outcome.results[0]], profile, state=state).results
+            assert isinstance(count, int), "a pending count is one value"
+            pending = count
+        waits = [
+            execute("mbarrier.test_wait.parity.shared::cta.b64 %w, [%m], %parity", [address, parity], profile, state=state).results[0] for parity in (0, 1)
+        ]
+        assert all(isinstance(w, int) for w in waits), "waitComplete is one bit"
+        want = pending | int(waits[0]) << 32 | int(waits[1]) << 33  # type: ignore[arg-type]  # ints, asserted above
         got = int(recorded[k])
         if got != want:
-            out.append(f"step {k} ({name} {arg}): the chip gave pending {got & 0xFFFFFFFF:#x}, waits {got >> 32 & 3:02b}; the semantics {want & 0xFFFFFFFF:#x}, {want >> 32 & 3:02b}")
+            out.append(
+                f"step {k} ({name} {arg}): the chip gave pending {got & 0xFFFFFFFF:#x}, waits {got >> 32 & 3:02b}; the semantics {want & 0xFFFFFFFF:#x}, {want >> 32 & 3:02b}"
+            )
     return out
 
 

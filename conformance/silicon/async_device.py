@@ -87,7 +87,17 @@ NO_TOKEN = 0xFFFFFFFF
 FLOAT_EDGES = {
     2: [0x7C00, 0xFC00, 0x7E00, 0x7C01, 0x0001, 0x03FF, 0x0400, 0x7BFF, 0x3C00, 0x8001, 0x7F80, 0xFF80, 0x7FC0, 0x0080, 0x007F, 0x7F7F, 0x3F80],
     4: [0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001, 0x00000001, 0x007FFFFF, 0x00800000, 0x7F7FFFFF, 0x3F800000, 0x80000001, 0x807FFFFF],
-    8: [0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000, 0x7FF0000000000001, 1, 0x000FFFFFFFFFFFFF, 0x0010000000000000, 0x7FEFFFFFFFFFFFFF, 0x3FF0000000000000],
+    8: [
+        0x7FF0000000000000,
+        0xFFF0000000000000,
+        0x7FF8000000000000,
+        0x7FF0000000000001,
+        1,
+        0x000FFFFFFFFFFFFF,
+        0x0010000000000000,
+        0x7FEFFFFFFFFFFFFF,
+        0x3FF0000000000000,
+    ],
 }
 
 
@@ -163,7 +173,14 @@ def run_copies(cp, module, plan: dict, arrays: dict) -> None:
         memory = cp.asarray(data["global"].reshape(-1))
         out = cp.zeros(n * 2 * OUT_ROW, dtype=cp.uint8)
         kernel = module.get_function(entry["kernel"])
-        args = (memory, cp.asarray(data["shared"].reshape(-1)), cp.asarray(data["params"].reshape(-1)), cp.asarray(data["values"].reshape(-1)), out, np.uint32(n))
+        args = (
+            memory,
+            cp.asarray(data["shared"].reshape(-1)),
+            cp.asarray(data["params"].reshape(-1)),
+            cp.asarray(data["values"].reshape(-1)),
+            out,
+            np.uint32(n),
+        )
         kernel((2 * n,), (1,), args)
         cp.cuda.runtime.deviceSynchronize()
         rows = cp.asnumpy(out).reshape(n, 2, OUT_ROW)

@@ -537,7 +537,12 @@ def _space(entry: dict) -> str:
 def _state_for(entry: dict, region: bytes, base: int, addresses: AddressMap) -> State:
     if _space(entry) == "shared":
         return State(shared=bytes(base) + region, addresses=addresses)
-    return State(**{_SEGMENT[_space(entry)]: Segment(base, region)}, addresses=addresses)
+    segment = Segment(base, region)
+    if _space(entry) == "local":
+        return State(local_memory=segment, addresses=addresses)
+    if _space(entry) == "const":
+        return State(const_memory=segment, addresses=addresses)
+    return State(global_memory=segment, addresses=addresses)
 
 
 def _region_after(entry: dict, state: State, base: int) -> bytes:

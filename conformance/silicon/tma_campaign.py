@@ -27,7 +27,7 @@ import numpy as np
 from ptxspec.conformance.silicon import tma_device
 from ptxspec.conformance.silicon.campaign import HEADER, assemble_module, ptxas_version
 from ptxspec.semantics.state import Segment, State
-from ptxspec.semantics.tensor_map import CORNER_BITS, OFFSET_BITS
+from ptxspec.semantics.tensor_map import CORNER_BITS, OFFSET_BITS, TensorMap
 
 CASES = 320
 TYPES = ("u8", "u16", "u32", "f16", "bf16", "f32", "s32", "u64", "f64")
@@ -152,7 +152,7 @@ REPLACED_FIELDS = {
 }
 
 
-def _replacement(rng: random.Random, tmap) -> tuple[dict, object] | None:
+def _replacement(rng: random.Random, tmap) -> tuple[dict, TensorMap] | None:
     """A field of ``tmap`` and a new value for it that leaves a valid map (or None): the value as
     tensormap.replace takes it (``global_address``: an offset from the tensor's address, added on
     the device), and the map the semantics say it makes."""
@@ -218,7 +218,7 @@ def _changes_the_load(old, new, coords: list[int]) -> bool:
 
 def _replace_cases(count: int, seed: int) -> list[dict]:
     rng = random.Random(f"tma-replace:{seed}")
-    out = []
+    out: list[dict] = []
     while len(out) < count:
         tmap = _tensor_map(rng, 0)
         drawn = _replacement(rng, tmap)
@@ -320,7 +320,7 @@ def kernel_ptx(rank: int, mode: str = "tile") -> str:
     load_coords = " ".join(f"ld.param.u32 %c{i}, [pc{i}];" for i in range(5))
     words = tma_device.SMEM // 8
     mark = int.from_bytes(bytes([tma_device.MARK]) * 8, "little")
-    return f"""
+    load = f"""
 .visible .entry tma_load_{name}{rank}d(.param .align 64 .b8 ptmap[128], .param .u64 pshared, .param .u64 pdone, {params}, .param .u32 pbytes{offset_params})
 {{
  .reg .b64 %tm, %out, %done, %sm, %bar, %st, %a, %v; .reg .b32 %c<5>, %n, %thr, %i, %k; .reg .b16 %o<3>; .reg .pred %p, %q;
@@ -539,7 +539,9 @@ def _replaced_state(case: dict, state: State, address: int) -> State:
     value = address + replace["value"] if replace["field"] == "global_address" else replace["value"]
     ordinal = [replace["ord"]] if replace["ord"] is not None else []
     operands = "[addr], ord, new_val" if ordinal else "[addr], new_val"
-    after = execute(f"tensormap.replace.tile.{replace['field']}.global.b1024.{replace['type']} {operands}", [0x100, *ordinal, value], "sm_90", state=state).state
+    after = execute(
+        f"tensormap.replace.tile.{replace['field']}.global.b1024.{replace['type']} {operands}", [0x100, *ordinal, value], "sm_90", state=state
+    ).state
     assert after is not None
     return after
 

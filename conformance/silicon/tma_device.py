@@ -51,6 +51,7 @@ def files(round_name: str = "tma") -> dict[str, str]:
     round's bundle has its cubin."""
     return {"plan": f"{round_name}-plan.json", "output": f"{round_name}.npz", "meta": f"meta-{round_name}.json"}
 
+
 SMEM = 8192
 """Bytes of shared memory each kernel gives the box (1024-byte aligned)."""
 MARK = 0x5A
@@ -143,7 +144,7 @@ def _work(bundle: Path, parts: Path, round_name: str, names: list[str]) -> None:
     plan = {c["name"]: c for c in json.loads((bundle / files(round_name)["plan"]).read_text())["cases"]}
     cp.cuda.runtime.free(cp.cuda.runtime.malloc(1))  # the context cupy and the driver calls share
     error, module = driver.cuModuleLoadData((bundle / CUBIN_FILE).read_bytes())
-    functions = {}
+    functions: dict[tuple[str, int | str], object] = {}
     for rank in range(1, 6):
         for kind in ("load", "store"):
             error, functions[kind, rank] = driver.cuModuleGetFunction(module, f"tma_{kind}_{rank}d".encode())
