@@ -123,7 +123,7 @@ class Profile:
     # --- §9.7.9.25.4.2 cp.reduce.async.bulk ----------------------------------------------------
 
     #: Per type, the instruction that computes a bulk reduction's ``.add`` where the chip departs
-    #: from the manual's (``semantics.atomics.BULK_FLOAT_ADDS``: .f32 flushes subnormals). Its NaN
+    #: from the manual's (``semantics.atomics.BULK_FLOAT_REDUCTIONS``: .f32 flushes subnormals). Its NaN
     #: rule, where pinned, is :attr:`atomic_add_nan`'s ``("bulk", type)`` entry (0 = the value in
     #: the destination, 1 = the source element).
     bulk_reduce_add: dict[str, str] = attrs.field(factory=dict)

@@ -162,8 +162,9 @@ def cp_reduce_async_bulk(form: Form, state: State, dst: int, src: int, size: int
     (:func:`ptxspec.semantics.atomics.reduction_value`: the integer table; ``.add.f32`` "flushes
     subnormal inputs and results to sign-preserving zero" -- the sm_90 profile keeps them, as the
     H100 does --, the half types "preserve input and result subnormals"). A value the manual leaves
-    open (an f32 NaN) leaves its bytes indeterminate. "Each reduction operation performed by cp.reduce.async.bulk has individually
-    .relaxed.gpu memory ordering semantics." With an mbarrier the complete-tx counts the bytes."""
+    open (an f32 NaN) leaves its bytes indeterminate. "Each reduction operation performed by
+    cp.reduce.async.bulk has individually .relaxed.gpu memory ordering semantics." With an mbarrier
+    the complete-tx counts the bytes."""
     from ptxspec.semantics.atomics import reduction_value
 
     _bulk_size(form, size)
