@@ -1,7 +1,7 @@
-"""The memory round (conformance/data/sm_90/memory.npz, recorded on an H100 -- and first on an H200,
-kept as digests -- with
+"""The memory round (conformance/data/sm_90/memory.npz, recorded on an H200 -- and before on an H200
+and an H100, kept as digests -- with
 ``conformance/silicon/memory_device.py``): ld, ld.global.nc, ldu, st, atom and red on global, shared,
-local and const addresses and through the generic windows -- every scalar type, vectors, .b128, sub-word placement, the integer atomic
+local, const and param addresses and through the generic windows -- every scalar type, vectors, .b128, sub-word placement, the integer atomic
 operations, cas.b16/.b128, exch.b128, cache operators and hints -- replayed record by record through
 ``semantics.instructions.execute`` on the memory image the kernel had; the address-map kernel's
 cvta, mapa, getctarank and isspacep; and createpolicy's policies. Zero mismatches.
@@ -44,9 +44,9 @@ def test_the_plan_is_the_campaign():
     assert [n for n in names if n in FORMS] == recorded
     assert {r["name"] for r in PLAN["rejected"]} == set(names) - set(recorded)
     assert all(".add.s64" in r["instruction"] for r in PLAN["rejected"])
-    assert len(recorded) >= 359
+    assert len(recorded) >= 370
     spaces = {entry["space"] for entry in PLAN["forms"]}
-    assert spaces == {"global", "shared", "generic", "generic-shared", "local", "generic-local", "const", "generic-const"}
+    assert spaces == {"global", "shared", "generic", "generic-shared", "local", "generic-local", "const", "generic-const", "param", "generic-param"}
 
 
 def test_the_inputs_are_the_generators(recording):
@@ -107,14 +107,17 @@ def test_a_wrong_semantics_would_be_caught(recording, addresses):
     assert replay.mismatches
 
 
-def test_the_h200_recording_gave_the_same_bits():
-    """The round's first recording, on an H200 (267 forms; kept as digests), and this one on an
-    H100: every destination register and every changed byte alike."""
+@pytest.mark.parametrize("chip", ["h200", "h100"])
+def test_the_other_recordings_gave_the_same_bits(chip):
+    """The round's earlier recordings, kept as digests -- an H200 (267 forms) and an H100 (359
+    forms) -- and this one, on an H200 (370 forms, the param space added): every destination
+    register and every changed byte alike."""
     import hashlib
 
-    digests = json.loads((DATA / "memory-h200-digests.json").read_text())
-    assert digests["gpu"].startswith("NVIDIA H200") and json.loads((DATA / "meta-memory.json").read_text())["device"]["gpu"].startswith("NVIDIA H100")
+    digests = json.loads((DATA / f"memory-{chip}-digests.json").read_text())
+    assert digests["gpu"].startswith(f"NVIDIA {chip.upper()}")
+    assert json.loads((DATA / "meta-memory.json").read_text())["device"]["gpu"].startswith("NVIDIA H200")
     data = memory_campaign.records(DATA)
     mine = {k: hashlib.sha256(np.ascontiguousarray(data[k]).tobytes()).hexdigest() for k in digests["arrays"]}
-    assert len(mine) >= 500
+    assert len(mine) >= {"h200": 534, "h100": 718}[chip]
     assert [k for k in mine if mine[k] != digests["arrays"][k]] == []

@@ -187,6 +187,9 @@ def forms() -> tuple[MemoryForm, ...]:
     out += [_store("", space, t) for space in ("local", "generic-local") for t in ("b8", "u16", "b32", "b64", "b128")]
     out += [_store("", "local", t, n) for t, n in (("b16", 4), ("b64", 2))]
     out += [_load("", space, t) for space, t in CONST_FORMS]
+    # kernel parameters (.param, one launch per record: a parameter is the same for every thread)
+    out += [_load("", space, t) for space in ("param", "generic-param") for t in ("u8", "s16", "b32", "f64")]
+    out += [_load("", "param", t, n) for t, n in (("b32", 2), ("f32", 4), ("b128", 1))]
     return tuple(out)
 
 
@@ -198,9 +201,41 @@ def _operand_address(k: int) -> str:
     return f"[%rops+{SLOT * k}]"
 
 
-def kernel_ptx(form: MemoryForm) -> str:
-    """One thread per record (see :mod:`memory_device`)."""
+def param_kernel_ptx(form: MemoryForm) -> str:
+    """A kernel-parameter load: one launch per record, the record's region as a by-value parameter
+    (``.param .align 16 .b8 pregion[32]``), one thread loading at ``pregion + offset`` (through the
+    generic window for ``generic-param``) and storing its destination registers and the address."""
     k = form.kernel
+    lines = [
+        f".visible .entry {k}(.param .align 16 .b8 pregion[{R}], .param .u32 poff, .param .u64 pdst, .param .u64 paddr)",
+        "{",
+        " .reg .b64 %rdst, %raddr, %ra, %rt, %rlo, %rhi; .reg .b32 %roff, %rtid; .reg .pred %p;",
+        *[f" .reg .{t} %d{i};" for i, t in enumerate(form.destinations)],
+        " mov.u32 %rtid, %tid.x; setp.ne.u32 %p, %rtid, 0; @%p bra DONE;",
+        " ld.param.u32 %roff, [poff]; ld.param.u64 %rdst, [pdst]; ld.param.u64 %raddr, [paddr];",
+        " cvta.to.global.u64 %rdst, %rdst; cvta.to.global.u64 %raddr, %raddr;",
+        " mov.u64 %ra, pregion; cvt.u64.u32 %rt, %roff; add.s64 %ra, %ra, %rt;",
+    ]
+    if form.space == "generic-param":
+        lines.append(" cvta.param.u64 %ra, %ra;")
+    names = [f"%d{i}" for i in range(len(form.destinations))]
+    target = "{" + ", ".join(names) + "}" if len(names) > 1 else names[0]
+    lines.append(f" {form.text} {target}, [%ra];")
+    for i, t in enumerate(form.destinations):
+        if t == "b128":
+            lines.append(f" mov.b128 {{%rlo, %rhi}}, %d{i}; st.global.v2.b64 [%rdst+{SLOT * i}], {{%rlo, %rhi}};")
+        else:
+            lines.append(f" st.global.b{_bits(t)} [%rdst+{SLOT * i}], %d{i};")
+    lines += [" st.global.u64 [%raddr], %ra;", "DONE:", " ret;", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def kernel_ptx(form: MemoryForm) -> str:
+    """One thread per record (see :mod:`memory_device`); a kernel-parameter form one launch per
+    record (:func:`param_kernel_ptx`)."""
+    k = form.kernel
+    if form.space in ("param", "generic-param"):
+        return param_kernel_ptx(form)
     lines = [
         f".visible .entry {k}(.param .u64 pmem, .param .u64 poff, .param .u64 pops, .param .u64 pdst, .param .u64 paddr, .param .u32 pn)",
         "{",
@@ -527,7 +562,7 @@ class Replay:
 
 
 #: The State segment of each recorded space (shared memory is State.shared).
-_SEGMENT = {"global": "global_memory", "generic": "global_memory", "local": "local_memory", "const": "const_memory"}
+_SEGMENT = {"global": "global_memory", "generic": "global_memory", "local": "local_memory", "const": "const_memory", "param": "param_memory"}
 
 
 def _space(entry: dict) -> str:
@@ -542,6 +577,8 @@ def _state_for(entry: dict, region: bytes, base: int, addresses: AddressMap) -> 
         return State(local_memory=segment, addresses=addresses)
     if _space(entry) == "const":
         return State(const_memory=segment, addresses=addresses)
+    if _space(entry) == "param":
+        return State(param_memory=segment, addresses=addresses)
     return State(global_memory=segment, addresses=addresses)
 
 
@@ -566,7 +603,11 @@ def replay_form(entry: dict, data, addresses: AddressMap, records: slice | np.nd
     mismatches = []
     for i in indices.tolist():
         at = int(address[i])
-        if entry["space"] in ("generic-shared", "generic-local", "generic-const"):
+        if entry["space"] == "generic-param":
+            # a launch's parameters lie at their own place in the param window (the generic address
+            # of pregion, at param offset 0, moves from launch to launch): this launch's window
+            addresses = attrs.evolve(addresses, param=(at - int(offsets[i]), addresses.param[1]))
+        if entry["space"] in ("generic-shared", "generic-local", "generic-const", "generic-param"):
             at -= addresses.window(_space(entry))[0]  # the generic address back to the space's own
         base = at - int(offsets[i])
         state = _state_for(entry, regions[i].tobytes(), base, addresses)

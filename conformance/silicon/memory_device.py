@@ -114,6 +114,9 @@ def run_forms(cp, module, plan: dict, arrays: dict) -> None:
         dst = cp.zeros(n * SLOTS * OPERAND, dtype=cp.uint8)
         address = cp.zeros(n, dtype=cp.uint64)
         kernel = module.get_function(entry["kernel"])
+        if entry["space"] in ("param", "generic-param"):
+            run_param_form(cp, kernel, entry, regions, offsets, arrays)
+            continue
         if entry["space"] in ("const", "generic-const"):  # the regions go to the const bank; the kernel only reads them
             bank = module.get_global(f"cbuf_{entry['kernel']}")
             cp.ndarray((n * REGION,), dtype=cp.uint8, memptr=bank).set(regions.reshape(-1))
@@ -125,6 +128,23 @@ def run_forms(cp, module, plan: dict, arrays: dict) -> None:
         arrays[f"{name}_dst"] = cp.asnumpy(dst).reshape(n, SLOTS, OPERAND)[:, :keep]
         arrays[f"{name}_changed"] = after ^ regions
         arrays[f"{name}_address"] = cp.asnumpy(address)
+
+
+def run_param_form(cp, kernel, entry: dict, regions: np.ndarray, offsets: np.ndarray, arrays: dict) -> None:
+    """A kernel-parameter form: one launch per record, its region passed by value (a 32-byte
+    structured scalar)."""
+    n = len(offsets)
+    dst = cp.zeros(n * SLOTS * OPERAND, dtype=cp.uint8)
+    address = cp.zeros(n, dtype=cp.uint64)
+    region_type = np.dtype({"names": ["bytes"], "formats": [(np.uint8, REGION)], "itemsize": REGION, "aligned": True})
+    for i in range(n):
+        region = np.frombuffer(regions[i].tobytes(), dtype=region_type)[0]
+        kernel((1,), (32,), (region, np.uint32(offsets[i]), dst[i * SLOTS * OPERAND :], address[i:]))
+    cp.cuda.runtime.deviceSynchronize()
+    name = entry["name"]
+    arrays[f"{name}_dst"] = cp.asnumpy(dst).reshape(n, SLOTS, OPERAND)[:, : len(entry["destinations"])]
+    arrays[f"{name}_changed"] = np.zeros_like(regions)  # a parameter is read only
+    arrays[f"{name}_address"] = cp.asnumpy(address)
 
 
 def run_address_map(cp, module, arrays: dict) -> None:

@@ -32,8 +32,8 @@ _FLOAT_CVT = (
 #: The atomic round: atom and red .add on .f32, .f64, .f16, .bf16, .f16x2, .bf16x2, on global and
 #: shared memory, on an H200 (every pair of edge values and 4096 random pairs per form).
 _ATOMIC = ("sm_90/meta-atomic.json", "sm_90/atomic.npz")
-#: The memory round: ld/st/atom/red on memory images, the address windows, createpolicy (an H100;
-#: an H200 agrees bit for bit, memory-h200-digests.json).
+#: The memory round: ld/st/atom/red on memory images, the address windows, createpolicy (an H200;
+#: an earlier H200 and an H100 recording agree bit for bit, memory-h200/h100-digests.json).
 _MEMORY = ("sm_90/meta-memory.json", "sm_90/memory.npz")
 #: The TMA round: cp.async.bulk.tensor loads and stores over driver-made tensor maps (an H100).
 _TMA = ("sm_90/meta-tma.json", "sm_90/tma.npz")
