@@ -183,3 +183,13 @@ def test_a_tampered_record_is_caught(recording):
     replay = async_campaign.replay_form(FORMS[name], data, slice(0, 3))
     assert [m.split(":")[0] for m in replay.mismatches] == ["record 0", "record 1", "record 2"]
     assert "global region" in replay.mismatches[0] and "CTA 1's shared region" in replay.mismatches[1] and "phase 0" in replay.mismatches[2]
+
+
+def test_an_h200_recording_replays_too():
+    """The same bundle on an H200 (async-h200.npz): the first records of every form and the first
+    programs replay with zero mismatches."""
+    meta = json.loads((DATA / "meta-async-h200.json").read_text())
+    assert meta["device"]["gpu"].startswith("NVIDIA H200")
+    report = async_campaign.verify(DATA, sample=8, output="async-h200.npz")
+    assert {name: r.mismatches[:2] for name, r in report["forms"].items() if r.mismatches} == {}
+    assert report["programs"] == {}

@@ -180,3 +180,14 @@ def test_every_kernel_the_device_looks_up_is_in_the_module(round_name):
     if round_name == "tma-replace":
         wanted |= {f"tma_replace_{c['name']}" for c in REPLACE_PLAN["cases"]}
     assert entries == wanted
+
+
+@pytest.mark.parametrize("round_name", ["tma-more", "tma-replace"])
+def test_the_h200_recordings_replay_too(round_name):
+    """The same bundles on an H200: every case as on the H100 (im2col and replaced maps replay,
+    interleaved maps are refused as not modelled)."""
+    assert json.loads((DATA / f"meta-{round_name}-h200.json").read_text())["device"]["gpu"].startswith("NVIDIA H200")
+    report = tma_campaign.verify(DATA, round_name=round_name, output=f"{round_name}-h200.npz")
+    h100 = tma_campaign.verify(DATA, round_name=round_name)
+    assert {name: r.mismatches for name, r in report.items() if r.mismatches} == {}
+    assert {name for name, r in report.items() if r.not_modelled} == {name for name, r in h100.items() if r.not_modelled}

@@ -363,7 +363,7 @@ def async_prepare(bundle: Path, ptxas: str) -> None:
 
 @async_group.command("verify")
 @DIRECTORY
-@click.option("--sample", type=click.IntRange(1), default=None, help="Replay only the first N records of each form.")
+@click.option("--sample", type=click.IntRange(1), default=None, help="Replay only the first N records of each form and the first N mbarrier programs.")
 def async_verify(directory: Path, sample: int | None) -> int:
     """Every recorded copy, reduction and mbarrier program against the semantics under the sm_90
     profile."""

@@ -347,8 +347,9 @@ def prepare(bundle: Path, ptxas: str = "ptxas") -> dict:
     return plan
 
 
-def records(directory: Path) -> np.lib.npyio.NpzFile:
-    return np.load(directory / async_device.OUTPUT_FILE)
+def records(directory: Path, output: str = async_device.OUTPUT_FILE) -> np.lib.npyio.NpzFile:
+    """A recording's arrays (``async.npz``, or a second chip's, ``async-h200.npz``)."""
+    return np.load(directory / output)
 
 
 @attrs.frozen
@@ -479,15 +480,15 @@ def replay_program(steps: list[list[int]], recorded: np.ndarray, profile: str = 
     return out
 
 
-def verify(directory: Path, sample: int | None = None) -> dict:
-    """Replay a recording: every copy form (every record, or the first ``sample`` of each) and
-    every mbarrier program. Returns ``{"forms": {name: Replay}, "programs": {index: [...]}}``."""
+def verify(directory: Path, sample: int | None = None, output: str = async_device.OUTPUT_FILE) -> dict:
+    """Replay a recording (``output``: ``async.npz`` or a second chip's file): every copy form (every
+    record, or the first ``sample`` of each) and every mbarrier program (or the first ``sample``). Returns ``{"forms": {name: Replay}, "programs": {index: [...]}}``."""
     plan = json.loads((directory / PLAN).read_text())
-    data = records(directory)
+    data = records(directory, output)
     replays = {entry["name"]: replay_form(entry, data, slice(0, sample) if sample else None) for entry in plan["forms"]}
     recorded = data["mbarrier_program"]
     failing = {}
-    for index, steps in enumerate(plan["programs"]):
+    for index, steps in enumerate(plan["programs"][:sample] if sample else plan["programs"]):
         wrong = replay_program(steps, recorded[index])
         if wrong:
             failing[index] = wrong

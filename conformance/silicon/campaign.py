@@ -72,8 +72,8 @@ def assemble(ptx: str, ptxas: str = "ptxas", arch: str = "sm_90a") -> tuple[bool
         src, out = Path(tmp, "k.ptx"), Path(tmp, "k.cubin")
         src.write_text(ptx)
         proc = subprocess.run([ptxas, f"-arch={arch}", str(src), "-o", str(out)], capture_output=True, text=True)
-        if proc.returncode != 0:
-            return False, proc.stderr.strip(), b""
+        if proc.returncode != 0:  # the message without the temporary folder: same input, same bytes
+            return False, proc.stderr.strip().replace(str(src), src.name), b""
         return True, "", out.read_bytes()
 
 

@@ -568,8 +568,9 @@ def _compare_load(name: str, data, after: State | None, shared_at: int, barrier_
     return out
 
 
-def verify(directory: Path, profile: str = "sm_90", round_name: str = "tma") -> dict[str, Replay]:
+def verify(directory: Path, profile: str = "sm_90", round_name: str = "tma", output: str | None = None) -> dict[str, Replay]:
+    """Replay a round's recording (its ``ROUND.npz``, or ``output``: a second chip's file)."""
     files = tma_device.files(round_name)
     plan = json.loads((directory / files["plan"]).read_text())
-    data = np.load(directory / files["output"])
+    data = np.load(directory / (output or files["output"]))
     return {case["name"]: replay_case(case, data, profile) for case in plan["cases"]}
