@@ -43,8 +43,8 @@ refusals)."""
 
 #: How a copy form's kind places its operands (see :func:`_issue`).
 KINDS = ("cp.async", "bulk-g2s", "bulk-multicast", "bulk-s2cluster", "bulk-s2g", "prefetch", "reduce-s2g", "reduce-s2cluster", "st.async", "red.async")
-#: The register type of a ``.type`` operand of st.async / red.async.
-REGISTER = {"b32": "b32", "u32": "u32", "s32": "s32", "f32": "f32", "b64": "b64", "u64": "u64", "s64": "s64", "f64": "f64"}
+#: The ``.type`` of st.async's forms (its register is of that type).
+ST_ASYNC_TYPES = ("b32", "u32", "s32", "f32", "b64", "u64", "s64", "f64")
 REDUCTIONS = ("and", "or", "xor", "add", "inc", "dec", "min", "max")
 
 
@@ -115,7 +115,7 @@ def forms() -> tuple[AsyncForm, ...]:
     out += [
         AsyncForm(f"st.async.shared::cluster.mbarrier::complete_tx::bytes{v}.{t}", "st.async", _width(t), count=n)
         for v, n in (("", 1), (".v2", 2), (".v4", 4))
-        for t in REGISTER
+        for t in ST_ASYNC_TYPES
     ]
     red = [("inc", "u32"), ("dec", "u32"), ("min", "u32"), ("min", "s32"), ("max", "u32"), ("max", "s32"), ("and", "b32"), ("or", "b32"), ("xor", "b32")]
     red += [("add", "u32"), ("add", "s32"), ("add", "u64")]
@@ -165,7 +165,7 @@ def kernel_ptx(form: AsyncForm) -> str:
         " .reg .b16 %mask; .reg .pred %q, %ready, %ign;",
     ]
     if form.kind in ("st.async", "red.async"):
-        lines.append(f" .reg .{REGISTER[type_name]} %b<4>;")
+        lines.append(f" .reg .{type_name} %b<4>;")
     lines += [
         " ld.param.u64 %g, [pg]; ld.param.u64 %s, [ps]; ld.param.u64 %p, [pp]; ld.param.u64 %v, [pv]; ld.param.u64 %o, [pout]; ld.param.u32 %n, [pn];",
         " cvta.to.global.u64 %g, %g; cvta.to.global.u64 %s, %s; cvta.to.global.u64 %p, %p; cvta.to.global.u64 %v, %v; cvta.to.global.u64 %o, %o;",

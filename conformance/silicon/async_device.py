@@ -109,9 +109,9 @@ def _edges(width: int) -> np.ndarray:
 def element_bytes(seed: int, rows: int, width: int) -> np.ndarray:
     """``rows`` regions of :data:`REGION` bytes whose ``width``-byte elements are, half of them,
     edge values (integer and float patterns of that width) and the rest pseudo-random."""
-    data = memory_device._random_bytes(seed, rows * REGION)
+    data = memory_device.random_bytes(seed, rows * REGION)
     count = rows * REGION // width
-    pick = memory_device._words(seed + 7, count)
+    pick = memory_device.seeded_words(seed + 7, count)
     edges = _edges(width)
     use = (pick & np.uint64(1)) == 1
     chosen = edges[((pick >> np.uint64(1)) % np.uint64(len(edges))).astype(np.int64)]
@@ -127,10 +127,10 @@ def inputs(entry: dict) -> dict[str, np.ndarray]:
     n, seed, kind, width = RECORDS, entry["seed"], entry["kind"], entry["element"]
     global_bytes = element_bytes(seed, n, width)
     shared = element_bytes(seed + 1, 2 * n, width).reshape(n, 2, REGION)
-    words = memory_device._words(seed + 2, n * 8).reshape(n, 8)
-    values = memory_device._words(seed + 3, n * VALUES).reshape(n, VALUES)
+    words = memory_device.seeded_words(seed + 2, n * 8).reshape(n, 8)
+    values = memory_device.seeded_words(seed + 3, n * VALUES).reshape(n, VALUES)
     edges = _edges(width)
-    pick = memory_device._words(seed + 4, n * VALUES).reshape(n, VALUES)
+    pick = memory_device.seeded_words(seed + 4, n * VALUES).reshape(n, VALUES)
     use = (pick & np.uint64(3)) != 0
     values = np.where(use, edges[((pick >> np.uint64(2)) % np.uint64(len(edges))).astype(np.int64)], values)
     if width < 8:

@@ -69,14 +69,16 @@ def edge_values(bits: int, signed: bool) -> list[int]:
     return list(dict.fromkeys(values))
 
 
-def _words(seed: int, count: int) -> np.ndarray:
+def seeded_words(seed: int, count: int) -> np.ndarray:
+    """``count`` splitmix64 words from ``seed`` (the same here and on the device)."""
     start = exhaustive_device.splitmix64(np, np.array([seed], dtype=np.uint64))[0]
     with np.errstate(over="ignore"):
         return exhaustive_device.splitmix64(np, np.arange(count, dtype=np.uint64) + start)
 
 
-def _random_bytes(seed: int, count: int) -> np.ndarray:
-    return _words(seed, (count + 7) // 8).view(np.uint8)[:count].copy()
+def random_bytes(seed: int, count: int) -> np.ndarray:
+    """``count`` bytes of :func:`seeded_words`."""
+    return seeded_words(seed, (count + 7) // 8).view(np.uint8)[:count].copy()
 
 
 def inputs(entry: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -90,10 +92,10 @@ def inputs(entry: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     first = edge_values(min(sources[0], 64), True) if sources else [0]
     pairs = [(o, b) for o in edges for b in first]
     n = len(pairs) + RANDOM
-    regions = _random_bytes(seed, n * REGION).reshape(n, REGION)
+    regions = random_bytes(seed, n * REGION).reshape(n, REGION)
     slots = REGION // size
-    offsets = ((_words(seed + 1, n) % np.uint64(slots)) * np.uint64(size)).astype(np.uint32)
-    operands = _random_bytes(seed + 2, n * max(1, len(sources)) * OPERAND).reshape(n, max(1, len(sources)), OPERAND)
+    offsets = ((seeded_words(seed + 1, n) % np.uint64(slots)) * np.uint64(size)).astype(np.uint32)
+    operands = random_bytes(seed + 2, n * max(1, len(sources)) * OPERAND).reshape(n, max(1, len(sources)), OPERAND)
     for k, bits in enumerate(sources):  # keep each operand to its register's width
         operands[:, k, (bits + 7) // 8 :] = 0
     for i, (old, b) in enumerate(pairs):
