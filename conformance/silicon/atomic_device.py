@@ -135,18 +135,8 @@ def run(bundle: Path, out: Path) -> None:
         name = entry["name"]
         arrays[f"{name}_a"], arrays[f"{name}_b"] = a.astype(dtype), b.astype(dtype)
         arrays[f"{name}_returned"], arrays[f"{name}_memory"] = cp.asnumpy(returned), cp.asnumpy(memory)
-    out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out / OUTPUT_FILE, **arrays)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
-    meta = {"campaign": "atomic", "ptxas": plan.get("ptxas"), "forms": len(plan["forms"]), "device": exhaustive_device.device_meta(cp)}
-    (out / META_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    exhaustive_device.save_recording(cp, out, OUTPUT_FILE, META_FILE, "atomic", plan, arrays)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4 or sys.argv[1] != "run":
-        print("usage: atomic_device.py run BUNDLE OUT", file=sys.stderr)
-        sys.exit(2)
-    refusal = exhaustive_device.missing_from_bundle(Path(sys.argv[2]), PLAN_FILE, CUBIN_FILE)
-    if refusal:
-        print(refusal, file=sys.stderr)
-        sys.exit(2)
-    run(Path(sys.argv[2]), Path(sys.argv[3]))
+    exhaustive_device.run_command(sys.argv, "atomic_device.py", PLAN_FILE, CUBIN_FILE, run)

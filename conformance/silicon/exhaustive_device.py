@@ -153,6 +153,28 @@ def missing_from_bundle(bundle: Path, *names: str) -> str | None:
     return None
 
 
+def save_recording(cp, out: Path, output: str, meta_file: str, campaign: str, plan: dict, arrays: dict) -> None:
+    """Write a one-file recording: ``arrays`` into ``OUT/output`` and the meta file (campaign,
+    ptxas, form count, device) -- what the memory, atomic and async device scripts end with."""
+    out.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(out / output, **arrays)  # type: ignore[arg-type]  # numpy stubs: **kwds clashes with allow_pickle: bool
+    meta = {"campaign": campaign, "ptxas": plan.get("ptxas"), "forms": len(plan["forms"]), "device": device_meta(cp)}
+    (out / meta_file).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+
+
+def run_command(argv: list[str], script: str, plan_file: str, cubin_file: str, run) -> None:
+    """The ``SCRIPT run BUNDLE OUT`` command line of a one-file device script: a wrong command or a
+    bundle without its plan or cubin is one line on standard error and exit status 2."""
+    if len(argv) != 4 or argv[1] != "run":
+        print(f"usage: {script} run BUNDLE OUT", file=sys.stderr)
+        sys.exit(2)
+    refusal = missing_from_bundle(Path(argv[2]), plan_file, cubin_file)
+    if refusal:
+        print(refusal, file=sys.stderr)
+        sys.exit(2)
+    run(Path(argv[2]), Path(argv[3]))
+
+
 def device_meta(cp) -> dict:
     """The GPU, its driver and CUDA runtime, as every campaign's meta file records them."""
     props = cp.cuda.runtime.getDeviceProperties(0)

@@ -199,14 +199,13 @@ def _replacement(rng: random.Random, tmap) -> tuple[dict, TensorMap] | None:
 
 
 def _changes_the_load(old, new, coords: list[int]) -> bool:
-    """Whether a tile-mode load at ``coords`` moves other bytes, or puts them elsewhere, through
-    ``new`` than through ``old`` (tensor bytes numbered so that every byte is its own offset)."""
-    import attrs as _attrs
-
+    """Whether a tile-mode load at ``coords`` through ``new`` reads other global addresses, puts
+    them at other shared offsets, swizzles otherwise or fills out-of-bound elements otherwise than
+    through ``old``."""
     from ptxspec.semantics import tensor_map as tm
 
     base = 0x10000
-    boxes = [tm.tile_box(_attrs.evolve(m, global_address=m.global_address + base), coords) for m in (old, new)]
+    boxes = [tm.tile_box(attrs.evolve(m, global_address=m.global_address + base), coords) for m in (old, new)]
     fills = ["nan" if m.oob_fill == "nan" and m.type.nan_format else "zero" for m in (old, new)]
     return not (
         np.array_equal(boxes[0].global_addresses, boxes[1].global_addresses)
@@ -307,24 +306,40 @@ def tensor_map_of(case: dict, address: int):
     return TensorMap(global_address=address, **fields)
 
 
-def kernel_ptx(rank: int, mode: str = "tile") -> str:
-    """The load and the store kernel of one rank (see :mod:`tma_device`); for ``mode`` im2col the
-    load kernel alone (``tma_load_im2col_Nd``), which takes the im2col offsets."""
+def _load_kernel_ptx(entry: str, rank: int, mode: str = "tile", replace: dict | None = None) -> str:
+    """A load kernel (see :mod:`tma_device`): fill shared memory with the mark, run one
+    ``cp.async.bulk.tensor`` of ``mode`` into it, wait (bounded) on its mbarrier, write it out. The
+    map is a by-value parameter -- or, with ``replace`` (the replace round), a pointer to the map in
+    global memory, where thread 0 first runs ``tensormap.replace`` and makes the change visible to
+    the tensor-map proxy (§9.7.13.4: ``fence.proxy.tensormap::generic`` release, then acquire on the
+    map)."""
     coords = ", ".join(f"%c{i}" for i in range(rank))
     spatial = rank - 2
     offsets = "" if mode == "tile" else ", {" + ", ".join(f"%o{i}" for i in range(spatial)) + "}"
     offset_params = "" if mode == "tile" else "".join(f", .param .u16 po{i}" for i in range(spatial))
     load_offsets = "" if mode == "tile" else " ".join(f"ld.param.u16 %o{i}, [po{i}];" for i in range(spatial))
-    name = "" if mode == "tile" else "im2col_"
     params = ", ".join(f".param .u32 pc{i}" for i in range(5))
     load_coords = " ".join(f"ld.param.u32 %c{i}, [pc{i}];" for i in range(5))
     words = tma_device.SMEM // 8
     mark = int.from_bytes(bytes([tma_device.MARK]) * 8, "little")
-    load = f"""
-.visible .entry tma_load_{name}{rank}d(.param .align 64 .b8 ptmap[128], .param .u64 pshared, .param .u64 pdone, {params}, .param .u32 pbytes{offset_params})
+    if replace is None:
+        map_param, value_param = ".param .align 64 .b8 ptmap[128]", ""
+        map_setup, replace_lines = "mov.u64 %tm, ptmap; cvta.param.u64 %tm, %tm;", ""
+    else:
+        ordinal = f"{replace['ord']}, " if replace["ord"] is not None else ""
+        # the .field3 values (Table 32 codes) are immediates; the others a register
+        value = str(replace["value"]) if replace["field"] in ("elemtype", "swizzle_mode", "fill_mode") else "%val" if replace["type"] == "b64" else "%val32"
+        map_param, value_param = ".param .u64 ptmap", ", .param .u64 pvalue"
+        map_setup = "ld.param.u64 %tm, [ptmap]; cvta.to.global.u64 %tmg, %tm; ld.param.u64 %val, [pvalue]; cvt.u32.u64 %val32, %val;"
+        replace_lines = f"""
+ tensormap.replace.tile.{replace["field"]}.global.b1024.{replace["type"]} [%tmg], {ordinal}{value};
+ fence.proxy.tensormap::generic.release.gpu;
+ fence.proxy.tensormap::generic.acquire.gpu [%tm], 128;"""
+    return f"""
+.visible .entry {entry}({map_param}, .param .u64 pshared, .param .u64 pdone, {params}, .param .u32 pbytes{offset_params}{value_param})
 {{
- .reg .b64 %tm, %out, %done, %sm, %bar, %st, %a, %v; .reg .b32 %c<5>, %n, %thr, %i, %k; .reg .b16 %o<3>; .reg .pred %p, %q;
- mov.u64 %tm, ptmap; cvta.param.u64 %tm, %tm; ld.param.u64 %out, [pshared]; ld.param.u64 %done, [pdone]; ld.param.u32 %n, [pbytes];
+ .reg .b64 %tm, %tmg, %out, %done, %sm, %bar, %st, %a, %v, %val; .reg .b32 %c<5>, %n, %thr, %i, %k, %val32; .reg .b16 %o<3>; .reg .pred %p, %q;
+ {map_setup} ld.param.u64 %out, [pshared]; ld.param.u64 %done, [pdone]; ld.param.u32 %n, [pbytes];
  {load_coords} {load_offsets}
  cvta.to.global.u64 %out, %out; cvta.to.global.u64 %done, %done;
  mov.u32 %thr, %tid.x; mov.u64 %sm, tma_smem; mov.u64 %bar, tma_bar;
@@ -334,7 +349,7 @@ FILL: setp.ge.u32 %p, %i, {words}; @%p bra FILLED;
 FILLED:
  fence.proxy.async.shared::cta;
  bar.sync 0;
- setp.ne.u32 %p, %thr, 0; @%p bra AFTER;
+ setp.ne.u32 %p, %thr, 0; @%p bra AFTER;{replace_lines}
  mbarrier.init.shared::cta.b64 [%bar], 1;
  fence.mbarrier_init.release.cluster;
  mbarrier.arrive.expect_tx.shared::cta.b64 %st, [%bar], %n;
@@ -353,6 +368,18 @@ DONE:
  ret;
 }}
 """
+
+
+def kernel_ptx(rank: int, mode: str = "tile") -> str:
+    """The load and the store kernel of one rank (see :mod:`tma_device`); for ``mode`` im2col the
+    load kernel alone (``tma_load_im2col_Nd``), which takes the im2col offsets."""
+    load = _load_kernel_ptx(f"tma_load_{'' if mode == 'tile' else 'im2col_'}{rank}d", rank, mode)
+    if mode != "tile":
+        return load
+    coords = ", ".join(f"%c{i}" for i in range(rank))
+    params = ", ".join(f".param .u32 pc{i}" for i in range(5))
+    load_coords = " ".join(f"ld.param.u32 %c{i}, [pc{i}];" for i in range(5))
+    words = tma_device.SMEM // 8
     store = f"""
 .visible .entry tma_store_{rank}d(.param .align 64 .b8 ptmap[128], .param .u64 psrc, {params})
 {{
@@ -374,61 +401,13 @@ DONE:
  ret;
 }}
 """
-    return load if mode != "tile" else load + store
+    return load + store
 
 
 def replace_kernel_ptx(case: dict) -> str:
-    """The replace round's kernel of one case (``tma_replace_caseNNN``): thread 0 runs the case's
-    ``tensormap.replace`` on the map in global memory, makes it visible to the tensor-map proxy
-    (§9.7.13.4: ``fence.proxy.tensormap::generic`` release, then acquire on the map), and loads the
-    box through the changed map, as the load kernel does."""
-    replace = case["replace"]
-    rank = len(case["global_dims"])
-    coords = ", ".join(f"%c{i}" for i in range(rank))
-    params = ", ".join(f".param .u32 pc{i}" for i in range(5))
-    load_coords = " ".join(f"ld.param.u32 %c{i}, [pc{i}];" for i in range(5))
-    words = tma_device.SMEM // 8
-    mark = int.from_bytes(bytes([tma_device.MARK]) * 8, "little")
-    ordinal = f"{replace['ord']}, " if replace["ord"] is not None else ""
-    # the .field3 values (Table 32 codes) are immediates; the others a register
-    value = str(replace["value"]) if replace["field"] in ("elemtype", "swizzle_mode", "fill_mode") else "%val" if replace["type"] == "b64" else "%val32"
-    return f"""
-.visible .entry tma_replace_{case["name"]}(.param .u64 ptmap, .param .u64 pshared, .param .u64 pdone, {params}, .param .u32 pbytes, .param .u64 pvalue)
-{{
- .reg .b64 %tm, %tmg, %out, %done, %sm, %bar, %st, %a, %v, %val; .reg .b32 %c<5>, %n, %thr, %i, %k, %val32; .reg .pred %p, %q;
- ld.param.u64 %tm, [ptmap]; cvta.to.global.u64 %tmg, %tm; ld.param.u64 %out, [pshared]; ld.param.u64 %done, [pdone]; ld.param.u32 %n, [pbytes];
- ld.param.u64 %val, [pvalue]; cvt.u32.u64 %val32, %val;
- {load_coords}
- cvta.to.global.u64 %out, %out; cvta.to.global.u64 %done, %done;
- mov.u32 %thr, %tid.x; mov.u64 %sm, tma_smem; mov.u64 %bar, tma_bar;
- mov.u32 %i, %thr;
-FILL: setp.ge.u32 %p, %i, {words}; @%p bra FILLED;
- mul.wide.u32 %a, %i, 8; add.s64 %a, %sm, %a; st.shared.u64 [%a], {mark}; add.u32 %i, %i, {tma_device.THREADS}; bra FILL;
-FILLED:
- fence.proxy.async.shared::cta;
- bar.sync 0;
- setp.ne.u32 %p, %thr, 0; @%p bra AFTER;
- tensormap.replace.tile.{replace["field"]}.global.b1024.{replace["type"]} [%tmg], {ordinal}{value};
- fence.proxy.tensormap::generic.release.gpu;
- fence.proxy.tensormap::generic.acquire.gpu [%tm], 128;
- mbarrier.init.shared::cta.b64 [%bar], 1;
- fence.mbarrier_init.release.cluster;
- mbarrier.arrive.expect_tx.shared::cta.b64 %st, [%bar], %n;
- cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%sm], [%tm, {{{coords}}}], [%bar];
- mov.u32 %k, 0;
-WAIT: mbarrier.try_wait.parity.shared::cta.b64 %q, [%bar], 0; @%q bra GOT;
- add.u32 %k, %k, 1; setp.lt.u32 %p, %k, 4000000; @%p bra WAIT; bra NOTE;
-GOT: st.global.u64 [%done], 1;
-NOTE: st.global.u64 [%done+8], %sm;
-AFTER:
- bar.sync 0;
- mov.u32 %i, %thr;
-COPY: setp.ge.u32 %p, %i, {words}; @%p bra DONE;
- mul.wide.u32 %a, %i, 8; add.s64 %v, %sm, %a; ld.shared.u64 %v, [%v]; add.s64 %a, %out, %a; st.global.u64 [%a], %v; add.u32 %i, %i, {tma_device.THREADS}; bra COPY;
-DONE:
- ret;
-}}
-"""
+    """The replace round's kernel of one case (``tma_replace_caseNNN``): the load kernel through a
+    map that the case's ``tensormap.replace`` changed first."""
+    return _load_kernel_ptx(f"tma_replace_{case['name']}", len(case["global_dims"]), replace=case["replace"])
 
 
 def module_ptx(round_name: str = "tma") -> str:
