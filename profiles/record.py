@@ -141,6 +141,11 @@ class Profile:
     #: The OOB-NaN a tensor copy with ``NaN_REQUEST_ZERO_FMA`` fill writes (§5.5.3.3: "a special
     #: NaN called OOB-NaN"), per element format. Not listed (the manual): any NaN of the format.
     tensor_oob_nan: dict[str, int] = attrs.field(factory=dict)
+    #: Whether a tile-mode copy through an interleaved (16B/32B) map is evaluated as this chip reads
+    #: the map (:func:`ptxspec.semantics.tensor_map.interleaved_box`: dimension 0 in interleave-sized
+    #: slices, dimension rank-2 not stepped). False (the manual, which gives no element address for
+    #: the interleaved layouts of §5.5.6): such copies are not modelled.
+    tensor_interleaved_slices: bool = False
 
     # --- §9.7.9.18 createpolicy ----------------------------------------------------------------
 

@@ -227,7 +227,7 @@ def _signed32(values) -> tuple[int, ...]:
     return tuple(v - (1 << 32) if v >> 31 else v for v in values)
 
 
-def _box(form: Form, tmap, named: dict) -> object:
+def _box(form: Form, tmap, named: dict, profile: Profile) -> object:
     """The elements a tensor copy moves (§9.7.9.25.5.2: the load mode names how the coordinates
     select them): ``.tile`` (the default) and ``.tile::gather4`` / ``::scatter4`` boxes, ``.im2col``
     with its offsets, ``.im2col_no_offs``."""
@@ -236,18 +236,19 @@ def _box(form: Form, tmap, named: dict) -> object:
     coords = _signed32(named["tensorCoords"])
     mode = form.get("load_mode") or "tile"
     if mode == "tile":
-        if tmap.interleave != "none":
-            # §5.5.6 names the interleaved layouts (NC/8DHWC8, NC/16HWC16) but gives no address of
-            # an element; the reading of tensor_map.tile_box (the non-interleaved formula) is what
-            # an H100 refutes: its interleaved loads move other bytes, other byte counts and fault
-            # where that reading copies (the tma-more round, conformance/data/sm_90/tma-more.npz).
-            raise tm.NotModelled(
-                f"a tile-mode copy with {tmap.interleave} interleave: the manual gives no element address for interleaved layouts, "
-                "and an H100 does not follow the non-interleaved one",
-                where=form.text,
-                section=tm.INTERLEAVE,
-            )
-        return tm.tile_box(tmap, coords)
+        if tmap.interleave == "none":
+            return tm.tile_box(tmap, coords)
+        if profile.tensor_interleaved_slices:
+            return tm.interleaved_box(tmap, coords)
+        # §5.5.6 names the interleaved layouts (NC/8DHWC8, NC/16HWC16) but gives no address of
+        # an element; the non-interleaved formula is what an H100 refutes (other bytes, other byte
+        # counts, other faults: the tma-more round), so only a chip's profile evaluates these.
+        raise tm.NotModelled(
+            f"a tile-mode copy with {tmap.interleave} interleave: the manual gives no element address for interleaved layouts "
+            f"(profile {profile.name} pins none)",
+            where=form.text,
+            section=tm.INTERLEAVE,
+        )
     if mode in ("tile::gather4", "tile::scatter4"):
         return tm.gather4_box(tmap, coords)
     if mode == "im2col":
@@ -288,7 +289,7 @@ def cp_async_bulk_tensor_load(form: Form, state: State, *sources: int, profile: 
 
     named = _named(form, sources)
     tmap = tensor_map_at(form, state, int(named["tensorMap"]))  # type: ignore[arg-type]
-    box = _box(form, tmap, named)
+    box = _box(form, tmap, named, profile)
     dst, mbar = int(named["dstMem"]), int(named["mbar"])  # type: ignore[arg-type]
     ranks: list[int | None] = [None]
     if form.get("multicast"):
@@ -299,7 +300,7 @@ def cp_async_bulk_tensor_load(form: Form, state: State, *sources: int, profile: 
                 f"ctaMask {mask:#06x} names no CTA or a CTA outside the cluster of {state.addresses.cluster_ctas}", where=form.text, section=TENSOR_COPY
             )
         ranks = list(members)
-    size = tmap.shared_box_bytes()
+    size = box.shared_bytes  # type: ignore[attr-defined]
     for rank in ranks:
         target = dst if rank is None else _cta_address(state, dst, rank)
         place = locate(form, state, target, 1, slot="dst_ss", alignment=1)
@@ -329,11 +330,11 @@ def cp_async_bulk_tensor_store(form: Form, state: State, *sources: int, profile:
             where=form.text,
             section=TENSOR_COPY,
         )
-    if profile.tensor_store_row_granule and tmap.rank > 1:
+    if profile.tensor_store_row_granule and tmap.rank > 1 and tmap.interleave == "none":
         # the chip bounds dimension 0 a chunk at a time: the row as long as its bytes rounded up
         granule = profile.tensor_store_row_granule * tmap.type.values // tmap.type.global_bytes
         tmap = attrs.evolve(tmap, global_dims=(-(-tmap.global_dims[0] // granule) * granule, *tmap.global_dims[1:]))
-    box = _box(form, tmap, named)
+    box = _box(form, tmap, named, profile)
     place = locate(form, state, int(named["srcMem"]), 1, slot="src_ss", alignment=1)  # type: ignore[arg-type]
     written = tm.store(tmap, box, _shared_segment(state, place.rank), place.address)  # type: ignore[arg-type]
     return (), attrs.evolve(state, global_memory=written.written_to(state.global_memory))
@@ -371,10 +372,14 @@ def cp_reduce_async_bulk_tensor(form: Form, state: State, *sources: int, profile
     if kind not in TENSOR_REDUCTIONS[form["redop"]]:
         allowed = ", ".join("." + t for t in TENSOR_REDUCTIONS[form["redop"]])
         raise OperandError(f".{form['redop']} on a tensor of .{kind}: the valid element types are {allowed}", where=form.text, section=TENSOR_REDUCE)
-    box = _box(form, tmap, named)
+    box = _box(form, tmap, named, profile)
     place = locate(form, state, int(named["srcMem"]), 1, slot="src_ss", alignment=1)  # type: ignore[arg-type]
     written = tm.store(tmap, box, _shared_segment(state, place.rank), place.address)  # type: ignore[arg-type]
     width = tmap.type.global_bytes
+    if written.overlapping:  # each element a read-modify-write: their order would decide the value
+        raise OperandError(
+            "two elements of the box name the same global bytes; the manual does not order their reductions", where=form.text, section=TENSOR_REDUCE
+        )
     if np.asarray(written.undefined).any():
         raise OperandError("the reduction reads an indeterminate value of shared memory", where=form.text, section=TENSOR_REDUCE)
     data = np.asarray(written.data, dtype=np.uint8).reshape(-1, width)

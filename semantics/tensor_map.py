@@ -130,6 +130,11 @@ class NotModelled(OperandError):
     (the message says what is missing)."""
 
 
+class OutsideImage(OperandError):
+    """A tensor copy that reads bytes its memory image does not hold (the state gives no value to
+    read)."""
+
+
 def _refuse(message: str, section: str) -> OperandError:
     return OperandError(f"tensor map: {message}", section=section)
 
@@ -190,6 +195,8 @@ def _types() -> dict[str, ElementType]:
 ELEMENT_TYPES: dict[str, ElementType] = _types()
 #: Table 32, ``.interleave_layout``: "0 no interleave, 1 16B interleave, 2 32B interleave".
 INTERLEAVE_CODES = {"none": 0, "16B": 1, "32B": 2}
+#: The bytes of one interleaved slice of dimension 0 (§5.5.6).
+INTERLEAVE_BYTES = {"16B": 16, "32B": 32}
 #: Table 32, ``.swizzle_mode``: "0 no swizzle, 1 32B, 2 64B, 3 128B".
 SWIZZLE_CODES = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
 #: Table 32, ``.swizzle_atomicity``: "0 16B, 1 32B, 2 32B + 8B flip, 3 64B".
@@ -504,7 +511,9 @@ def _validate_box(m: TensorMap, t: ElementType) -> None:
     if m.box_dims[0] % t.values:
         raise _refuse(f"box dimension 0 of .{t.name} is {m.box_dims[0]}; it must hold whole {t.values}-element units", SUB_BYTE)
     inner = (m.box_dims[0] // t.values) * t.global_bytes
-    if m.interleave == "none" and inner % 16:
+    # The driver states this for non-interleaved maps only, but refuses interleaved ones too: all
+    # 124 maps of the first tma-interleave recording whose inner box was not 16-byte whole, and none other.
+    if inner % 16:
         raise _refuse(
             f"the inner box dimension is {inner} bytes, not a multiple of 16 (§5.5.3.1: the bounding box size must be a multiple of 16 bytes)", BOUNDING_BOX
         )
@@ -700,6 +709,56 @@ def tile_box(tmap: TensorMap, coords: Sequence[int]) -> Box:
     return Box(tmap.type, offsets, addresses.astype(np.int64))
 
 
+def interleaved_box(tmap: TensorMap, coords: Sequence[int]) -> Box:
+    """The tile-mode box of an interleaved map (§5.5.6: "NC/8HWC8 where C8 utilizes 16 bytes in
+    memory ... NC/16HWC16 where C16 uses 32 bytes") as an sm_90 chip reads it. The manual gives
+    no element address for these layouts; this reading is what an H100 and an H200 do (the
+    tma-more and tma-interleave rounds, ``conformance/data/sm_90``), with ``I`` the interleave's
+    bytes and ``r`` the rank:
+
+    - dimension 0 is counted in ``I``-byte slices: ``coords[0]``, ``box_dims[0]`` and
+      ``global_dims[0]`` are slice numbers and counts, slice ``x0`` starting at byte ``x0 * I``
+      of its row (the element size does not enter), and ``elementStrides[0]`` steps it as the
+      traversal stride steps any dimension: ``x0 = coords[0] + j * elementStrides[0]`` for
+      ``ceil(box_dims[0] / elementStrides[0])`` slices;
+    - dimension ``r - 2`` is not stepped: only ``x[r-2] = coords[r-2]`` is loaded;
+    - the other dimensions step as in the tile mode (§5.5.3.2), ``x[i] = coords[i] + k[i] *
+      elementStrides[i]``, dimension 1 fastest;
+    - row ``p`` of the box is its slices, each at byte ``x0 * I + sum(x[i] * globalStrides[i-1])``
+      of global memory (a row may run on into the next), dense in shared memory: slice ``j`` of
+      row ``p`` at offset ``(p * slices + j) * I`` (§5.5.7's swizzle applies to those offsets);
+    - a slice is out of bounds (§5.5.3.3, filled whole) when its ``x0`` or any ``x[i]`` lies
+      outside the tensor's counts.
+
+    Units are elements, ``I / size`` of them a slice."""
+    _check_tile(tmap, "the tile mode")
+    assert tmap.box_dims is not None and tmap.interleave != "none"
+    coords = _s32(coords, "the tile mode", CP_TENSOR)
+    if len(coords) != tmap.rank:
+        raise OperandError(f"a .{tmap.rank}d tensor copy takes {tmap.rank} tensor coordinates; got {len(coords)}", section=CP_TENSOR)
+    t, rank = tmap.type, tmap.rank
+    slice_bytes = INTERLEAVE_BYTES[tmap.interleave]
+    stepped = [i for i in range(1, rank) if i != rank - 2]
+    counts = [-(-tmap.box_dims[i] // tmap.strides[i]) for i in stepped]
+    slices = -(-tmap.box_dims[0] // tmap.strides[0])
+    offsets: list[int] = []
+    addresses: list[int] = []
+    elements = range(0, slice_bytes, t.global_bytes)
+    for p, index in enumerate(itertools.product(*(range(n) for n in reversed(counts)))):
+        x = list(coords)
+        for i, k in zip(stepped, reversed(index)):
+            x[i] = coords[i] + k * tmap.strides[i]
+        row_inside = all(0 <= x[i] < tmap.global_dims[i] for i in range(1, rank))
+        row = tmap.global_address + sum(x[i] * tmap.global_strides[i - 1] for i in range(1, rank))
+        for j in range(slices):
+            x0 = coords[0] + j * tmap.strides[0]
+            inside = row_inside and 0 <= x0 < tmap.global_dims[0]
+            for e in elements:
+                offsets.append((p * slices + j) * slice_bytes + e)
+                addresses.append(row + x0 * slice_bytes + e if inside else -1)
+    return Box(t, np.array(offsets, dtype=np.int64), np.array(addresses, dtype=np.int64))
+
+
 def gather4_box(tmap: TensorMap, coords: Sequence[int]) -> Box:
     """The box of ``.tile::gather4`` / ``.tile::scatter4`` (§5.5.3.4) at ``coords = {col_idx,
     row_idx0, row_idx1, row_idx2, row_idx3}`` (§9.7.9.25.5.2): "four request coordinates will form
@@ -876,7 +935,7 @@ def _gather(segment: Segment, addresses: np.ndarray, size: int, space: str) -> t
     """The ``size`` bytes at each address (rows), and which of them are indeterminate."""
     if addresses.size and (addresses.min() < segment.base or addresses.max() + size > segment.end):
         bad = addresses[(addresses < segment.base) | (addresses + size > segment.end)][0]
-        raise OperandError(f"the {space} memory image [{segment.base:#x}, {segment.end:#x}) does not hold the {size} bytes at {int(bad):#x} the copy reads")
+        raise OutsideImage(f"the {space} memory image [{segment.base:#x}, {segment.end:#x}) does not hold the {size} bytes at {int(bad):#x} the copy reads")
     index = addresses[:, None] - segment.base + np.arange(size, dtype=np.int64)[None, :]
     image = np.frombuffer(segment.data, dtype=np.uint8)
     return image[index], _indeterminate_mask(segment)[index]
@@ -990,13 +1049,14 @@ def load(tmap: TensorMap, box: Box, global_memory: Segment, address: int) -> Sha
 class GlobalWrite:
     """What a shared -> global tensor copy writes: for each unit of the box inside the tensor (box
     order) its global ``addresses`` and ``data`` (shape ``(units, global_bytes)``), and which of
-    those bytes are ``undefined`` (read from indeterminate shared bytes). Out-of-bound elements
-    are not written. The reductions (§9.7.9.25.5.3) combine ``data`` with the bytes there."""
+    those bytes are ``undefined`` (read from indeterminate shared bytes, or written by two
+    elements with different values: ``overlapping``). Out-of-bound elements are not written. The reductions (§9.7.9.25.5.3) combine ``data`` with the bytes there."""
 
     element: ElementType
     addresses: np.ndarray
     data: np.ndarray
     undefined: np.ndarray
+    overlapping: bool = False
 
     def written_to(self, global_memory: Segment) -> Segment:
         """``global_memory`` after a plain copy, no reduction (§9.7.9.25.5.2)."""
@@ -1033,8 +1093,10 @@ def store(tmap: TensorMap, box: Box, shared: Segment, address: int) -> GlobalWri
     writes (§9.7.9.25.5.2, ``.global.shared::cta``): each element inside the tensor, read at its
     swizzled shared address (§5.5.7); elements outside the tensor are not written. ``.b6p2x16``
     drops the 2 padding bits of each byte (§5.5.1.1.1); ``.b4x16_p64`` "is not supported" in this
-    direction (§9.7.9.25.5.1). Two elements of the box that name the same global bytes are
-    refused: the manual does not order them."""
+    direction (§9.7.9.25.5.1). Where two elements of the box name the same global byte with
+    different values (strides that overlap, an interleaved row that runs on into the next) the
+    manual does not order their writes: the byte is left indeterminate, the superset of either
+    value, and :attr:`GlobalWrite.overlapping` says so."""
     t = box.element
     if t.name == "b6x16_p32":
         t = ELEMENT_TYPES["b6p2x16"]
@@ -1045,7 +1107,12 @@ def store(tmap: TensorMap, box: Box, shared: Segment, address: int) -> GlobalWri
         )
     _check_shared_address(tmap, address)
     inside = box.in_bounds
-    where = shared_byte_addresses(tmap, box, address)[inside]
+    # The source is the whole box in shared memory, its out-of-bound elements too: an H100 and an
+    # H200 fault on a store whose box runs past the CTA's shared memory even where no element of
+    # it lies inside the tensor (the tma-more round).
+    every = shared_byte_addresses(tmap, box, address)
+    _gather(shared, every.reshape(-1), 1, "shared")
+    where = every[inside]
     values, unknown = _gather(shared, where.reshape(-1), 1, "shared")
     values = values.reshape(where.shape)
     unknown = unknown.reshape(where.shape)
@@ -1053,11 +1120,19 @@ def store(tmap: TensorMap, box: Box, shared: Segment, address: int) -> GlobalWri
         values, unknown = _pack6(values), _pack6_undefined(unknown)
     addresses = box.global_addresses[inside]
     footprint = (addresses[:, None] + np.arange(t.global_bytes, dtype=np.int64)[None, :]).reshape(-1)
-    if len(np.unique(footprint)) != len(footprint):
-        raise OperandError(
-            "two elements of the box name the same global bytes (the strides overlap); the manual does not order their writes", section=CP_TENSOR
-        )
-    return GlobalWrite(t, addresses, values, unknown)
+    overlapping = len(np.unique(footprint)) != len(footprint)
+    if overlapping:
+        unknown = unknown | _unordered(footprint, values.reshape(-1)).reshape(unknown.shape)
+    return GlobalWrite(t, addresses, values, unknown, overlapping)
+
+
+def _unordered(footprint: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Which written bytes share their address with a write of another value (their order open)."""
+    order = np.lexsort((values, footprint))
+    same_place = footprint[order][1:] == footprint[order][:-1]
+    clash = same_place & (values[order][1:] != values[order][:-1])
+    clashing = np.unique(footprint[order][1:][clash])
+    return np.isin(footprint, clashing)
 
 
 def tile_load(tmap: TensorMap, coords: Sequence[int], global_memory: Segment, address: int) -> SharedWrite:
