@@ -186,13 +186,13 @@ def test_global_stride_ord_is_the_ordinal_among_the_strides():
 @pytest.mark.parametrize("round_name", sorted(tma_campaign.ROUNDS))
 def test_every_kernel_the_device_looks_up_is_in_the_module(round_name):
     """tma_device.py takes each kernel by name from the one module: a load and a store kernel per
-    rank, the im2col loads of ranks 3-5, and a replace kernel per case of the replace round."""
+    rank, the im2col loads of ranks 3-5, and a replace kernel per case of the replace rounds."""
     import re
 
     entries = set(re.findall(r"\.entry (\w+)\(", tma_campaign.module_ptx(round_name)))
     wanted = {f"tma_{kind}_{rank}d" for kind in ("load", "store") for rank in range(1, 6)} | {f"tma_load_im2col_{rank}d" for rank in range(3, 6)}
-    if round_name == "tma-replace":
-        wanted |= {f"tma_replace_{c['name']}" for c in REPLACE_PLAN["cases"]}
+    plan = json.loads((DATA / tma_device.files(round_name)["plan"]).read_text())
+    wanted |= {f"tma_replace_{c['name']}" for c in plan["cases"] if "replace" in c}
     assert entries == wanted
 
 
@@ -225,6 +225,15 @@ def interleave_report():
 
 def test_the_interleave_plan_is_the_campaign():
     assert INTERLEAVE_PLAN["cases"] == tma_campaign.cases(192, round_name="tma-interleave")
+
+
+def test_the_h100_recording_of_the_interleave_round_is_the_same():
+    """The same bundle on an H100: every byte and fault as on the H200."""
+    assert json.loads((DATA / "meta-tma-interleave-h100.json").read_text())["device"]["gpu"].startswith("NVIDIA H100")
+    h200 = np.load(DATA / tma_device.files("tma-interleave")["output"])
+    h100 = np.load(DATA / "tma-interleave-h100.npz")
+    assert set(h100) == set(h200)
+    assert [k for k in h200 if not k.endswith("_address") and not np.array_equal(h100[k], h200[k])] == []
 
 
 def test_every_interleaved_copy_replays_exactly(interleave_report):
@@ -275,3 +284,23 @@ def test_another_interleaved_reading_would_be_caught(change, monkeypatch):
     data = np.load(DATA / tma_device.files("tma-interleave")["output"])
     replays = [tma_campaign.replay_case(c, data) for c in INTERLEAVE_PLAN["cases"][:60]]
     assert sum(bool(r.mismatches or r.completion_open or r.unrecorded) for r in replays) >= 10  # what the round's test refuses
+
+
+# ---------------------------------------------------------------------------------------------
+# The tma-replace-interleave round (conformance/data/sm_90/tma-replace-interleave.npz, an H100): 64
+# driver-made maps of rank 3-5 whose interleave layout one tensormap.replace.interleave_layout
+# changes (none to 16B or 32B, 16B or 32B to none or the other), then a load through the changed
+# map armed with the bytes the semantics say it sends.
+# ---------------------------------------------------------------------------------------------
+
+REPLACE_INTERLEAVE_PLAN = json.loads((DATA / tma_device.files("tma-replace-interleave")["plan"]).read_text())
+
+
+def test_every_interleave_layout_replacement_replays():
+    assert REPLACE_INTERLEAVE_PLAN["cases"] == tma_campaign.cases(64, round_name="tma-replace-interleave")
+    report = tma_campaign.verify(DATA, round_name="tma-replace-interleave")
+    assert {name: r for name, r in report.items() if r.mismatches or r.not_modelled or r.unrecorded or r.completion_open} == {}
+    changes = {(c["interleave"], c["replace"]["value"]) for c in REPLACE_INTERLEAVE_PLAN["cases"]}
+    assert changes >= {("none", 1), ("none", 2), ("16B", 0), ("32B", 0), ("32B", 1)}
+    data = np.load(DATA / tma_device.files("tma-replace-interleave")["output"])
+    assert sum(int(data[f"{c['name']}_done"][0]) for c in REPLACE_INTERLEAVE_PLAN["cases"] if f"{c['name']}_done" in data) >= 60

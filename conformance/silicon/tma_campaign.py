@@ -27,6 +27,7 @@ import numpy as np
 from ptxspec.conformance.silicon import tma_device
 from ptxspec.conformance.silicon.campaign import HEADER, assemble_module, ptxas_version
 from ptxspec.semantics.state import Segment, State
+from ptxspec.spec.async_copy import FIELDS
 from ptxspec.semantics.tensor_map import CORNER_BITS, OFFSET_BITS, TensorMap
 
 CASES = 320
@@ -304,6 +305,59 @@ def _interleave_cases(count: int, seed: int) -> list[dict]:
     return out
 
 
+def _replace_interleave_cases(count: int, seed: int) -> list[dict]:
+    """The tma-replace-interleave round: ``tensormap.replace.interleave_layout`` (§9.7.9.26, Table 32:
+    0 none, 1 16B, 2 32B) on driver-made maps of rank 3-5 -- a non-interleaved map made interleaved,
+    an interleaved one made plain or of the other size -- then a load through the changed map, its
+    mbarrier armed with the bytes the semantics say that load sends."""
+    from ptxspec.semantics.async_copy import _replaced
+    from ptxspec.semantics.tensor_map import INTERLEAVE_BYTES, INTERLEAVE_CODES, interleaved_box, tile_box
+    from ptxspec.spec.errors import OperandError
+
+    rng = random.Random(f"tma-replace-interleave:{seed}")
+    out: list[dict] = []
+    while len(out) < count:
+        if rng.random() < 0.5:
+            tmap = _tensor_map(rng, 0)
+            if tmap.rank < 3:
+                continue
+        else:
+            tmap, _ = _interleaved_map(rng)
+        layout = rng.choice([name for name in INTERLEAVE_CODES if name != tmap.interleave])
+        try:
+            new = _replaced(tmap, "interleave_layout", None, INTERLEAVE_CODES[layout])
+        except OperandError:
+            continue  # 32B with another swizzle, strides not whole 32 bytes: no valid map
+        if new.interleave == "none":
+            coords = _coordinates_of(rng, new.box_dims, new.global_dims)
+            coords[0] -= coords[0] % (16 // new.type.global_bytes)  # on a 16-byte boundary
+            box = tile_box(new, coords)
+        else:
+            coords = [rng.randint(-new.box_dims[0] - 1, new.global_dims[0] + 1)] + _coordinates_of(rng, new.box_dims[1:], new.global_dims[1:])
+            box = interleaved_box(new, coords)
+        if box.shared_bytes > tma_device.SMEM:
+            continue
+        reach = max(
+            _extent(m)
+            if m.interleave == "none"
+            else m.global_dims[0] * INTERLEAVE_BYTES[m.interleave] + sum((d - 1) * g for d, g in zip(m.global_dims[1:], m.global_strides))
+            for m in (tmap, new)
+        )
+        case = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(tmap).items() if k != "im2col"}
+        i = len(out)
+        case.update(
+            name=f"case{i:03d}",
+            element_bytes=tmap.type.global_bytes,
+            coords=coords,
+            box_bytes=box.shared_bytes,
+            extent=reach + 256,
+            seed=11000 + i,
+            replace={"field": "interleave_layout", "ord": None, "value": INTERLEAVE_CODES[layout], "type": "b32"},
+        )
+        out.append(case)
+    return out
+
+
 #: The rounds, by the stem of their files: how many cases, the seed's tag, the tensor-map drawer
 #: (None: the round draws its cases itself).
 ROUNDS = {
@@ -311,6 +365,7 @@ ROUNDS = {
     "tma-more": (192, "tma-more", _more_tensor_map),
     "tma-replace": (160, "tma-replace", None),
     "tma-interleave": (192, "tma-interleave", None),
+    "tma-replace-interleave": (64, "tma-replace-interleave", None),
 }
 
 
@@ -320,7 +375,8 @@ def cases(count: int = CASES, seed: int = 0, round_name: str = "tma") -> list[di
     shared memory, the tensor's extent."""
     _, tag, draw = ROUNDS[round_name]
     if draw is None:
-        return _interleave_cases(count, seed) if round_name == "tma-interleave" else _replace_cases(count, seed)
+        own = {"tma-interleave": _interleave_cases, "tma-replace": _replace_cases, "tma-replace-interleave": _replace_interleave_cases}
+        return own[round_name](count, seed)
     rng = random.Random(f"{tag}:{seed}")
     out = []
     for i in range(count):
@@ -394,7 +450,7 @@ def _load_kernel_ptx(entry: str, rank: int, mode: str = "tile", replace: dict | 
     else:
         ordinal = f"{replace['ord']}, " if replace["ord"] is not None else ""
         # the .field3 values (Table 32 codes) are immediates; the others a register
-        value = str(replace["value"]) if replace["field"] in ("elemtype", "swizzle_mode", "fill_mode") else "%val" if replace["type"] == "b64" else "%val32"
+        value = str(replace["value"]) if replace["field"] in FIELDS["field3"] else "%val" if replace["type"] == "b64" else "%val32"
         map_param, value_param = ".param .u64 ptmap", ", .param .u64 pvalue"
         map_setup = "ld.param.u64 %tm, [ptmap]; cvta.to.global.u64 %tmg, %tm; ld.param.u64 %val, [pvalue]; cvt.u32.u64 %val32, %val;"
         replace_lines = f"""
@@ -481,7 +537,7 @@ def module_ptx(round_name: str = "tma") -> str:
     for the replace round, one kernel per case)."""
     head = f".shared .align 1024 .b8 tma_smem[{tma_device.SMEM}];\n.shared .align 8 .b64 tma_bar;\n"
     kernels = "".join(kernel_ptx(rank) for rank in range(1, 6)) + "".join(kernel_ptx(rank, "im2col") for rank in range(3, 6))
-    if round_name == "tma-replace":
+    if round_name.startswith("tma-replace"):
         kernels += "".join(replace_kernel_ptx(case) for case in cases(ROUNDS[round_name][0], round_name=round_name))
     return HEADER + head + kernels
 

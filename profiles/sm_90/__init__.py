@@ -37,9 +37,17 @@ _ATOMIC = ("sm_90/meta-atomic.json", "sm_90/atomic.npz")
 _MEMORY = ("sm_90/meta-memory.json", "sm_90/memory.npz")
 #: The TMA round: cp.async.bulk.tensor loads and stores over driver-made tensor maps (an H100).
 _TMA = ("sm_90/meta-tma.json", "sm_90/tma.npz")
-#: The TMA rounds of interleaved tile maps: tma-more's 105 maps (an H100 and an H200) and
-#: tma-interleave's 192 (an H200).
-_TMA_INTERLEAVE = ("sm_90/meta-tma-more.json", "sm_90/tma-more.npz", "sm_90/tma-more-h200.npz", "sm_90/meta-tma-interleave.json", "sm_90/tma-interleave.npz")
+#: The TMA rounds of interleaved tile maps: tma-more's 105 maps and tma-interleave's 192 (each on an
+#: H100 and an H200), tma-replace-interleave's 64 changed by tensormap.replace (an H100).
+_TMA_INTERLEAVE = (
+    "sm_90/meta-tma-more.json",
+    "sm_90/tma-more.npz",
+    "sm_90/tma-more-h200.npz",
+    "sm_90/meta-tma-interleave.json",
+    "sm_90/tma-interleave.npz",
+    "sm_90/tma-interleave-h100.npz",
+    "sm_90/tma-replace-interleave.npz",
+)
 #: The async round: cp.async, the bulk copies and reductions, st.async, red.async and mbarrier
 #: programs on an H100 (conformance/silicon/async_campaign.py).
 _ASYNC = ("sm_90/meta-async.json", "sm_90/async.npz")
@@ -109,8 +117,8 @@ SM_90 = Profile(
     tensor_oob_nan={"f16": 0x7FF7, "bf16": 0x7FF7, "f32": 0x7FF77FF7, "f64": 0x7FF77FF77FF77FF7},
     # Interleaved tile maps (§5.5.6 gives no element address): every load and store of the
     # tma-more round (105 maps, an H100 and an H200) and of the tma-interleave round (192 maps
-    # drawn to test it, each load armed with the bytes it predicts; an H200, twice, the same
-    # bytes) replays under this reading -- bytes, fills, faults, mbarrier completion.
+    # drawn to test it, each load armed with the bytes it predicts; an H200 twice and an H100, the
+    # same bytes) replays under this reading -- bytes, fills, faults, mbarrier completion.
     tensor_interleaved_slices=True,
     # --- createpolicy (memory; tests/test_memory_silicon.py) ---
     createpolicy_fractional=memory.createpolicy_fractional,
