@@ -203,7 +203,7 @@ def prepare(request: Request, mask: int | None = None, *, has_state: bool = Fals
     For a warp-level form, an operand may be 32 comma-separated lane values, and a missing last
     operand ``membermask`` is ``mask`` (default 0xffffffff). A form whose semantics takes a state
     (tcgen05, ldmatrix, ...) needs one (``has_state``: ``--state FILE.json`` was given)."""
-    from ptxspec.semantics.instructions import REGISTERS, SourceError, check_sources, semantic_of
+    from ptxspec.semantics.instructions import REGISTERS, SourceError, check_sources, semantic_of, with_offsets
     from ptxspec.spec.catalogue import parse
 
     form = parse(request.instruction, where=request.instruction_at)
@@ -233,7 +233,7 @@ def prepare(request: Request, mask: int | None = None, *, has_state: bool = Fals
             f"{form.text}: give membermask either as the last operand or as --mask, not both (or the form has none)", where="<command line>, --mask"
         )
     try:
-        return form, check_sources(form, sources, kind)
+        return form, with_offsets(form, request.instruction, check_sources(form, sources, kind))
     except SourceError as error:
         if error.operand is None:  # the count: located at the first operand too many, or past the last
             error.where = request.operands[len(expected)][1] if len(sources) > len(expected) else request.end
@@ -529,6 +529,8 @@ def eval_command(
     the register names are ignored, braces mark a vector operand. It picks among forms that only
     their operands tell apart, such as the vector mov of §9.7.9.4: 'mov.b64 d, {a, b}' packs a
     (low) and b (high), 'mov.b64 {a, b}, d' unpacks ('_' may stand for an element it discards).
+    An address may carry an offset, 'ld.global.u32 r, [a+4]' or 'cvta.global.u64 p, var+8': it is
+    added to the operand's value.
     In a --file line the template follows the instruction, before the first operand value.
 
     \b

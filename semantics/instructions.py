@@ -217,6 +217,24 @@ def check_sources(form: Form, sources: Sequence, operands: Operands) -> tuple:
     return tuple(checked)
 
 
+def with_offsets(form: Form, text: str, sources: tuple) -> tuple:
+    """``sources`` with the offsets that ``text`` writes on address operands added (``[a+imm]``,
+    ``var+imm``: :func:`~ptxspec.spec.catalogue.template_offsets`), each sum wrapping in its
+    operand's register as the address arithmetic does (§6.4.1)."""
+    from ptxspec.spec.catalogue import template_offsets
+
+    offsets = template_offsets(form, text)
+    if not offsets:
+        return sources
+    out = list(sources)
+    for index, operand in enumerate(form.inputs):
+        if operand.name in offsets:
+            mask = (1 << register_bits(operand.type)) - 1
+            add = offsets[operand.name]
+            out[index] = (out[index] + add) & mask if isinstance(out[index], Integral) else tuple((v + add) & mask for v in out[index])
+    return tuple(out)
+
+
 def _all_fit(values: object, width: int) -> bool:
     """Whether every value is a plain ``int`` of ``width`` bits (a quick check, before the per-lane one)."""
     if type(values) is int:
@@ -261,10 +279,13 @@ def execute(
     of the threads' values, or one ``int`` for all); ``active``: the executing threads of a warp or
     warpgroup form (default: all); ``warp``: for ``tcgen05.ld``/``.st``, the executing warp's rank
     in its warpgroup (default: the warp whose lanes the address names, §9.7.16.8.1)."""
+    text = form if isinstance(form, str) else None
     form = as_form(form)
     meaning = semantic_of(form)
     kind = meaning.operands
     sources = check_sources(form, sources, kind)
+    if text is not None:
+        sources = with_offsets(form, text, sources)
     if warp is not None and not kind.warp_rank:
         raise OperandError(f"{form.text} does not depend on the warp's rank in its warpgroup; it takes no warp", where=form.text)
     if kind.threads == 1:

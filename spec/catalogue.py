@@ -561,6 +561,10 @@ class TemplateItem:
     offset: int
     #: Written in brackets, ``[taddr]``: an address operand.
     address: bool = False
+    #: The immediate offset written after the name, ``[a+imm]`` or ``var+imm`` (§6.4.1, 0 if none).
+    displacement: int = 0
+    #: Where the offset is written in the template (0-based), for an error that names it.
+    displacement_at: int | None = None
 
 
 _NAME = re.compile(r"[%A-Za-z_$][\w$.%]*|-?(?:0[xX][0-9a-fA-F]+|[0-9]+)")  # a register, or an immediate
@@ -570,6 +574,12 @@ _NAME = re.compile(r"[%A-Za-z_$][\w$.%]*|-?(?:0[xX][0-9a-fA-F]+|[0-9]+)")  # a r
 #: (``tcgen05.mma``'s ``a-desc`` and ``[a-tmem]``) registers it, and a template that writes
 #: brackets then chooses between them (:func:`fit`).
 ADDRESS_OPERANDS: dict[str, Callable[[Form], frozenset[str]]] = {}
+
+#: Per opcode, the operands its syntax lets name a variable with an offset, ``var+imm``, without
+#: brackets (cvta's "p, var+imm", mapa's "d, sh + imm, b"; ``variables(form) -> names``).
+VARIABLE_OPERANDS: dict[str, Callable[[Form], frozenset[str]]] = {}
+
+_DISPLACEMENT = re.compile(r"\s*\+\s*(-?)\s*(0[xX][0-9a-fA-F]+|[0-9]+)(?![\w$.%])")
 
 
 def shift(where: Location | str, offset: int) -> Location | str:
@@ -607,6 +617,14 @@ def parse_template(text: str, *, where: Location | str | None = None, offset: in
             raise fail(f"expected a register name at {text[k : k + 10]!r}" if k < n else "expected a register name at the end", k)
         return m.group(), m.end()
 
+    def displacement_at(k: int) -> tuple[int, int | None, int]:
+        """An offset after a name (§6.4.1: "[reg+imm]", "var+imm"; "+-imm" negative -- ptxas
+        takes no "reg-imm")."""
+        m = _DISPLACEMENT.match(text, k)
+        if m is None:
+            return 0, None, k
+        return (-1 if m.group(1) else 1) * int(m.group(2), 0), k + len(m.group()) - len(m.group().lstrip()), m.end()
+
     while True:
         i = skip_space(i)
         start = i
@@ -629,10 +647,11 @@ def parse_template(text: str, *, where: Location | str | None = None, offset: in
         elif i < n and text[i] == "[":
             i = skip_space(i + 1)
             name, i = name_at(i)
+            displacement, at, i = displacement_at(i)
             i = skip_space(i)
             if i >= n or text[i] != "]":
                 raise fail("an address operand is closed by ']'", i)
-            items.append(TemplateItem((name,), False, start, address=True))
+            items.append(TemplateItem((name,), False, start, address=True, displacement=displacement, displacement_at=at))
             i += 1
         else:
             names = []
@@ -643,7 +662,8 @@ def parse_template(text: str, *, where: Location | str | None = None, offset: in
                     i += 1
                     continue
                 break
-            items.append(TemplateItem(tuple(names), False, start))
+            displacement, at, i = displacement_at(i) if len(names) == 1 else (0, None, i)
+            items.append(TemplateItem(tuple(names), False, start, displacement=displacement, displacement_at=at))
         i = skip_space(i)
         if i >= n:
             break
@@ -687,6 +707,16 @@ def fit(form: Form, items: tuple[TemplateItem, ...]) -> tuple[int, int, str] | N
                 return 1, index, f"{form.text} takes a register ({_group_text(group)}) at operand {index + 1}, the template has an address"
             if bracketed is not None and address and not item.address:
                 return 1, index, f"{form.text} takes an address [{group[0].name}] at operand {index + 1}, the template has a register"
+    for index, (item, group) in enumerate(zip(items, layout)):
+        if item.displacement_at is None:
+            continue
+        variables = VARIABLE_OPERANDS[form.family.opcode](form) if form.family.opcode in VARIABLE_OPERANDS else frozenset()
+        if not (item.address or (len(group) == 1 and group[0].name in variables)):
+            return (
+                1,
+                index,
+                f"{form.text} takes a register ({_group_text(group)}) at operand {index + 1}: an offset '+imm' follows an address [a+imm] or a variable (var+imm)",
+            )
     sinks = _sink_opcode(form.opcode)
     for index, (item, group) in enumerate(zip(items, layout)):
         # Where a syntax line writes the sink itself ("mbarrier.arrive ... _, [addr]": an arrive on
@@ -702,6 +732,18 @@ def fit(form: Form, items: tuple[TemplateItem, ...]) -> tuple[int, int, str] | N
             if item.vector and all(name == "_" for name in item.names):
                 return 2, index, "a destination vector needs at least one register besides the sinks '_' (§9.7.9.4)"
     return None
+
+
+def template_offsets(form: Form, text: str) -> dict[str, int]:
+    """The immediate offsets that instruction ``text``'s operand template writes on ``form``'s
+    address operands, by operand name: ``[a+4]`` or ``var+4`` gives ``{"a": 4}`` (§6.4.1: "the
+    address is ... the sum of the register and the offset"; a variable's name stands for its
+    address, given as the operand's value). Empty without a template or an offset."""
+    parts = text.strip().split(None, 1)
+    if len(parts) < 2 or "+" not in parts[1]:
+        return {}
+    items = parse_template(parts[1].rstrip().removesuffix(";").rstrip())
+    return {group[0].name: item.displacement for item, group in zip(items, form.layout) if item.displacement and len(group) == 1}
 
 
 @functools.cache

@@ -82,7 +82,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ptxspec.spec.catalogue import Catalogue, Family, Form, Operand, Rule, Slot, Target, Targets, forbid, on
+from ptxspec.spec.catalogue import VARIABLE_OPERANDS, Catalogue, Family, Form, Operand, Rule, Slot, Target, Targets, forbid, on
 
 LD = "9.7.9.8"
 LD_NC = "9.7.9.9"
@@ -999,6 +999,13 @@ def _cvta(key: str, lead: tuple[Slot, ...], summary: str) -> Family:
 
 CVTA_FAMILY = _cvta("cvta", (), "Convert an address of the state space to a generic address.")
 CVTA_TO = _cvta("cvta.to", (Slot("to", ("to",), required=True),), "Convert a generic address to an address of the state space.")
+
+# §9.7.9.20 "cvta.space.size p, var; // get generic address of var", "p, var+imm"; §9.7.9.23
+# "mapa.shared::cluster.type d, sh + imm, b"; §9.7.9.24 "getctarank.shared::cluster.type d, var +
+# imm": operand a may name a variable (its address) with an offset; cvta.to and the generic forms
+# take a register only.
+VARIABLE_OPERANDS["cvta"] = lambda f: frozenset() if f.get("to") else frozenset({"a"})
+VARIABLE_OPERANDS["mapa"] = VARIABLE_OPERANDS["getctarank"] = lambda f: frozenset({"a"}) if f.get("ss") else frozenset()
 
 CLUSTER_SPACE = Slot("ss", ("shared::cluster",))  # ".space = { .shared::cluster }"
 ADDRESS_TYPE = Slot("type", ("u32", "u64"), required=True)  # ".type = { .u32, .u64 }"
