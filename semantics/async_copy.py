@@ -440,7 +440,33 @@ def _replaced(tmap, field: str, ord_: int | None, value: int):
         return attrs.evolve(tmap, swizzle_atomicity=decode(tm.ATOMICITY_CODES))
     if field == "fill_mode":
         return attrs.evolve(tmap, oob_fill=decode(tm.FILL_CODES))
-    raise OperandError(f".{field}: a tensor map value holds the fields of its rank only, so a change of rank is not evaluated", section=TENSORMAP_REPLACE)
+    assert field == "rank"
+    return _with_rank(tmap, value + 1)  # "this field uses zero-based numbering"
+
+
+def _with_rank(tmap, rank: int):
+    """``tmap`` of ``rank`` dimensions (``tensormap.replace .rank``): a lower rank keeps the fields of
+    its dimensions -- the map then reads as the first ``rank`` of the old one (an H100: the
+    tma-replace-rank round) -- and a higher one is not evaluated: the fields of the dimensions past
+    the old rank hold what the map's encoding left there, which the manual does not say."""
+    import attrs
+
+    from ptxspec.semantics import tensor_map as tm
+
+    if not 1 <= rank <= 5:
+        raise OperandError(f".rank {rank - 1} names a tensor of {rank} dimensions; a tensor map has 1 to 5 (§5.5.1)", section=TENSORMAP_REPLACE)
+    if rank > tmap.rank:
+        raise tm.NotModelled(
+            f".rank {rank - 1} raises the rank from {tmap.rank} to {rank}: the fields of the dimensions past {tmap.rank - 1} hold what the map's "
+            "encoding left there, which the manual does not give",
+            section=TENSORMAP_REPLACE,
+        )
+    cut = {"global_dims": tmap.global_dims[:rank], "global_strides": tmap.global_strides[: rank - 1], "element_strides": tmap.strides[:rank]}
+    if tmap.box_dims is not None:
+        return attrs.evolve(tmap, box_dims=tmap.box_dims[:rank], **cut)
+    assert tmap.im2col is not None
+    corners = {"lower_corner": tmap.im2col.lower_corner[: rank - 2], "upper_corner": tmap.im2col.upper_corner[: rank - 2]}
+    return attrs.evolve(tmap, im2col=attrs.evolve(tmap.im2col, **corners), **cut)
 
 
 @semantic("tensormap.replace.tile.field1", "tensormap.replace.tile.field2", "tensormap.replace.tile.field3", operands=THREAD_MEMORY)

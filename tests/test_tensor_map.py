@@ -740,3 +740,22 @@ def test_the_bounding_box_address_is_16_byte_aligned():
     tm.tile_box(tmap, (4, 0))  # 16 bytes in
     with pytest.raises(OperandError, match="aligned to 16 bytes"):
         tm.tile_box(tmap, (2, 1))
+
+
+def test_replacing_the_rank():
+    """tensormap.replace.rank (§9.7.9.26, zero-based): a lower rank keeps the first dimensions'
+    fields (im2col corners included); a higher one is not evaluated; a rank past 5 is refused."""
+    from ptxspec.semantics.instructions import execute
+    from ptxspec.semantics.state import State
+
+    replace = "tensormap.replace.tile.rank.global.b1024.b32 [a], v"
+    tile = TensorMap(**BASE)
+    lowered = execute(replace, [0x100, 1], state=State(tensor_maps=((0x100, tile),))).state.tensor_maps[0][1]
+    assert (lowered.global_dims, lowered.global_strides, lowered.box_dims, lowered.strides) == ((64, 8), (128,), (64, 4), (1, 1))
+    image = TensorMap(**{**IM2COL, "global_dims": (16, 8, 8, 8, 2), "global_strides": (32, 256, 2048, 16384), "im2col": Im2col((0, -1, 0), (0, 1, 0), 16, 64)})
+    cut = execute(replace, [0x100, 3], state=State(tensor_maps=((0x100, image),))).state.tensor_maps[0][1]
+    assert cut.im2col.lower_corner == (0, -1) and cut.global_dims == (16, 8, 8, 8)
+    with pytest.raises(NotModelled, match="raises the rank"):
+        execute(replace, [0x100, 3], state=State(tensor_maps=((0x100, tile),)))
+    with pytest.raises(OperandError, match="1 to 5"):
+        execute(replace, [0x100, 7], state=State(tensor_maps=((0x100, tile),)))

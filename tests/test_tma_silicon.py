@@ -304,3 +304,24 @@ def test_every_interleave_layout_replacement_replays():
     assert changes >= {("none", 1), ("none", 2), ("16B", 0), ("32B", 0), ("32B", 1)}
     data = np.load(DATA / tma_device.files("tma-replace-interleave")["output"])
     assert sum(int(data[f"{c['name']}_done"][0]) for c in REPLACE_INTERLEAVE_PLAN["cases"] if f"{c['name']}_done" in data) >= 60
+
+
+# ---------------------------------------------------------------------------------------------
+# The tma-replace-rank round (conformance/data/sm_90/tma-replace-rank.npz, an H100): 64 driver-made
+# tile maps whose rank one tensormap.replace.rank changes, then a load of the new rank.
+# ---------------------------------------------------------------------------------------------
+
+RANK_PLAN = json.loads((DATA / tma_device.files("tma-replace-rank")["plan"]).read_text())
+
+
+def test_a_lowered_rank_reads_as_the_first_dimensions():
+    """Every load through a map whose rank was lowered replays under the semantics (the first
+    dimensions' fields kept); a raised rank is not evaluated, and only those cases are refused."""
+    assert RANK_PLAN["cases"] == tma_campaign.cases(64, round_name="tma-replace-rank")
+    report = tma_campaign.verify(DATA, round_name="tma-replace-rank")
+    raised = {c["name"] for c in RANK_PLAN["cases"] if c["replace"]["value"] + 1 > len(c["global_dims"])}
+    assert {name: r.mismatches for name, r in report.items() if r.mismatches} == {}
+    assert {name for name, r in report.items() if r.not_modelled} == raised
+    assert len(raised) >= 15 and len(report) - len(raised) >= 40
+    lowered_to = {c["replace"]["value"] + 1 for c in RANK_PLAN["cases"] if c["name"] not in raised}
+    assert lowered_to == {1, 2, 3, 4}

@@ -358,6 +358,46 @@ def _replace_interleave_cases(count: int, seed: int) -> list[dict]:
     return out
 
 
+def _replace_rank_cases(count: int, seed: int) -> list[dict]:
+    """The tma-replace-rank round: ``tensormap.replace.rank`` (§9.7.9.26, the rank less one) on
+    driver-made tile maps, then a load of the new rank through the changed map. Most cases lower
+    the rank (the semantics keep the first dimensions' fields); one in four raises it, which the
+    semantics do not evaluate -- those are recorded for what the chip does."""
+    from ptxspec.semantics.async_copy import _with_rank
+    from ptxspec.semantics.tensor_map import NotModelled
+
+    rng = random.Random(f"tma-replace-rank:{seed}")
+    out: list[dict] = []
+    while len(out) < count:
+        tmap = _tensor_map(rng, 0)
+        raise_rank = rng.random() < 0.25
+        if tmap.rank == 5 if raise_rank else tmap.rank == 1:
+            continue
+        rank = rng.randint(tmap.rank + 1, 5) if raise_rank else rng.randint(1, tmap.rank - 1)
+        try:
+            new = _with_rank(tmap, rank)
+        except NotModelled:
+            new = None
+        boxes, dims = (
+            (new.box_dims, new.global_dims) if new is not None else (tmap.box_dims + (1,) * (rank - tmap.rank), tmap.global_dims + (1,) * (rank - tmap.rank))
+        )
+        coords = _coordinates_of(rng, boxes, dims)
+        coords[0] -= coords[0] % (16 // tmap.type.global_bytes)  # the box on a 16-byte boundary
+        case = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(tmap).items() if k != "im2col"}
+        i = len(out)
+        case.update(
+            name=f"case{i:03d}",
+            element_bytes=tmap.type.global_bytes,
+            coords=coords,
+            box_bytes=(new or tmap).shared_box_bytes(),
+            extent=_extent(tmap) + 256,
+            seed=13000 + i,
+            replace={"field": "rank", "ord": None, "value": rank - 1, "type": "b32"},
+        )
+        out.append(case)
+    return out
+
+
 #: The rounds, by the stem of their files: how many cases, the seed's tag, the tensor-map drawer
 #: (None: the round draws its cases itself).
 ROUNDS = {
@@ -366,6 +406,7 @@ ROUNDS = {
     "tma-replace": (160, "tma-replace", None),
     "tma-interleave": (192, "tma-interleave", None),
     "tma-replace-interleave": (64, "tma-replace-interleave", None),
+    "tma-replace-rank": (64, "tma-replace-rank", None),
 }
 
 
@@ -375,7 +416,12 @@ def cases(count: int = CASES, seed: int = 0, round_name: str = "tma") -> list[di
     shared memory, the tensor's extent."""
     _, tag, draw = ROUNDS[round_name]
     if draw is None:
-        own = {"tma-interleave": _interleave_cases, "tma-replace": _replace_cases, "tma-replace-interleave": _replace_interleave_cases}
+        own = {
+            "tma-interleave": _interleave_cases,
+            "tma-replace": _replace_cases,
+            "tma-replace-interleave": _replace_interleave_cases,
+            "tma-replace-rank": _replace_rank_cases,
+        }
         return own[round_name](count, seed)
     rng = random.Random(f"{tag}:{seed}")
     out = []
@@ -529,7 +575,13 @@ DONE:
 def replace_kernel_ptx(case: dict) -> str:
     """The replace round's kernel of one case (``tma_replace_caseNNN``): the load kernel through a
     map that the case's ``tensormap.replace`` changed first."""
-    return _load_kernel_ptx(f"tma_replace_{case['name']}", len(case["global_dims"]), replace=case["replace"])
+    return _load_kernel_ptx(f"tma_replace_{case['name']}", loaded_rank(case), replace=case["replace"])
+
+
+def loaded_rank(case: dict) -> int:
+    """The rank of a case's load: its map's, or the one a ``tensormap.replace.rank`` set."""
+    replace = case.get("replace")
+    return replace["value"] + 1 if replace and replace["field"] == "rank" else len(case["global_dims"])
 
 
 def module_ptx(round_name: str = "tma") -> str:
@@ -590,7 +642,7 @@ def replay_case(case: dict, data, profile: str = "sm_90") -> Replay:
     address, shared_at = (int(x) for x in data[f"{name}_address"]) if f"{name}_address" in data else (0x7F00_0000_0000, 0)
     shared_at = (shared_at & 0xFFFFFF) or 1024  # the .shared::cta address of the box (this CTA is rank 0; 1024 in every load recorded)
     tmap = tensor_map_of(case, address)
-    rank = len(case["global_dims"])
+    rank = loaded_rank(case)
     coords = [c % (1 << 32) for c in case["coords"]]
     im2col = case.get("mode") == "im2col"
     mode, offsets = ("im2col", list(case["offsets"])) if im2col else ("tile", [])
@@ -600,8 +652,11 @@ def replay_case(case: dict, data, profile: str = "sm_90") -> Replay:
     _, armed = mbarrier.arrive(mbarrier.init(1), tx_count=case["box_bytes"])
     before = bytes([tma_device.MARK]) * barrier_at + armed.encode().to_bytes(8, "little")
     state = State(shared=before, global_memory=Segment(address, tensor), tensor_maps=((0x100, tmap),))
-    if "replace" in case:  # the replace round: the map changed in place first (§9.7.9.26)
-        state = _replaced_state(case, state, address)
+    if "replace" in case:  # the replace rounds: the map changed in place first (§9.7.9.26)
+        try:
+            state = _replaced_state(case, state, address)
+        except NotModelled as error:
+            return Replay(name, (), error.one_line())
     try:
         load = execute(
             f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.{mode}.mbarrier::complete_tx::bytes",
