@@ -74,10 +74,18 @@ from ptxspec.memory_model.litmus import (
 from ptxspec.memory_model.program import (
     MASK,
     UNDEFINED_REGISTER,
+    WIDTH,
     Address,
+    And,
     Barrier,
+    Compare,
+    Condition,
     Constant,
     Event,
+    Formula,
+    LocationTerm,
+    Not,
+    Or,
     Placement,
     Program,
     RegisterTerm,
@@ -111,6 +119,32 @@ def _width(qualifiers: Iterable[str]) -> tuple[int, bool]:
         if q[0] in "bus" and q[1:].isdigit():
             return int(q[1:]), q[0] == "s"
     return 64, False
+
+
+def access_width(qualifiers: Iterable[str]) -> tuple[int, bool] | None:
+    """Bit width and signedness of a memory access's ``.type`` (§9.7.9.8 ld, §9.7.9.9 st,
+    §9.7.13.5 atom: ``.b8`` ... ``.b128``, ``.s``/``.u``/``.f`` types, ``.bf16``, the packed
+    ``.f16x2``/``.bf16x2``); None for an untyped access of the dialect (the whole location)."""
+    for q in qualifiers:
+        if q[:1] in ("b", "s", "u", "f") and q[1:] in ("8", "16", "32", "64", "128"):
+            return int(q[1:]), q[0] == "s"
+        if q == "bf16":
+            return 16, False
+        if q in ("f16x2", "bf16x2"):
+            return 32, False
+    return None
+
+
+def extended(value: int, qualifiers: Iterable[str]) -> int:
+    """The register a typed load (or an atomic's destination) of ``value`` gets: the access's low
+    bits, "sign-extended ... for signed types", zero-extended otherwise (§9.7.9.8), to the
+    dialect's 64-bit registers; untyped accesses give the value as it is."""
+    typed = access_width(qualifiers)
+    if typed is None or typed[0] >= WIDTH:
+        return value & MASK
+    width, signed = typed
+    bits = value & ((1 << width) - 1)
+    return (bits - (1 << width)) & MASK if signed and bits >> (width - 1) else bits
 
 
 def local_op(op: str, a: int, b: int) -> int:
@@ -324,6 +358,9 @@ class _Runner:
         return out
 
     def emit(self, state: _State, fields: dict, data_from: frozenset) -> int:
+        written, address = fields.get("write_value"), fields.get("address")
+        if isinstance(written, int) and address is not None:  # a write keeps the bits its location holds
+            fields = dict(fields, write_value=written & self.low.mask_of(address.physical))
         index = len(state.events)
         state.events.append(tuple(sorted(fields.items())))
         for r in data_from:
@@ -491,9 +528,10 @@ class _Runner:
         through the write itself (such a value would be self-satisfying, which §8.10.4 forbids)."""
         if not self.tagged:
             return
+        physical = self.low.physical(address)
         for derivation in family:
             if key not in derivation:
-                state.writes.append((self.low.physical(address), value, derivation | {key}))
+                state.writes.append((physical, value & self.low.mask_of(physical), derivation | {key}))
 
     def memory_read(self, state: _State, ins: Load | Atomic | MbarrierOp, key: Key) -> list[_State]:
         """One state per value the read may return."""
@@ -505,7 +543,7 @@ class _Runner:
             if isinstance(ins, Load):
                 fields = self.memory_fields(ins, reads=True, read_value=value)
                 self.emit(branch, fields, frozenset())
-                branch.regs[ins.dest.name] = value
+                branch.regs[ins.dest.name] = extended(value, ins.qualifiers)
                 branch.taint[ins.dest.name] = frozenset({index})
                 branch.prov[ins.dest.name] = family
             elif isinstance(ins, MbarrierOp):
@@ -521,7 +559,7 @@ class _Runner:
                     if written is not None:
                         self.record(out, ins.address, written, _join(family, self.prov(out, *ins.operands)), key)
                     if ins.dest is not None:
-                        out.regs[ins.dest.name] = value
+                        out.regs[ins.dest.name] = extended(value, ins.qualifiers)
                         out.taint[ins.dest.name] = frozenset({index})
                         out.prov[ins.dest.name] = family
                     out.pc += 1
@@ -1004,6 +1042,7 @@ class _Lowering:
         self.tensors = tuple(test.locations_used())
         """The locations a tensor map may point to; a tensor map's value is 1 + an index here."""
         self.addresses = self._addresses()
+        self.widths = self._widths()
         self.initial_values = self._initial_values()
         self.registers = self._registers()
         self.domain: Domain = {}
@@ -1061,8 +1100,41 @@ class _Lowering:
             out.setdefault(name, Address(name, name, name))
         return out
 
+    def _widths(self) -> dict[str, int]:
+        """The bits each physical location holds: the width of the typed ld/st/atom/red that access
+        it (an access of ``.type`` moves that many bits), 64 where none names a type (the dialect's
+        untyped accesses move the whole location). Accesses of two widths to one location
+        partially overlap (§8.2.1), and a litmus location here is one value: refused, as is an
+        access wider than the dialect's 64-bit registers."""
+        seen: dict[str, tuple[int, Load | Store | Atomic]] = {}
+        for code in self.test.code:
+            for ins in code:
+                if not isinstance(ins, (Load, Store, Atomic)):
+                    continue
+                typed = access_width(ins.qualifiers)
+                if typed is None:
+                    continue
+                where = Location(self.test.source, ins.line, ins.column)
+                if typed[0] > WIDTH:
+                    raise PtxSpecError(f"{ins.text}: a {typed[0]}-bit access; the dialect's registers hold 64 bits (not supported)", where=where)
+                physical = self.physical(ins.address)
+                first, by = seen.setdefault(physical, (typed[0], ins))
+                if first != typed[0]:
+                    raise PtxSpecError(
+                        f"{ins.text}: a {typed[0]}-bit access to {physical}, which line {by.line} accesses with {first} bits ({by.text}): "
+                        "accesses of different sizes to one location partially overlap (§8.2.1); a litmus location is one value here, "
+                        "so mixed-size tests are not supported",
+                        where=where,
+                    )
+        return {physical: width for physical, (width, _) in seen.items()}
+
+    def mask_of(self, physical: str) -> int:
+        """All ones in the bits the location holds (:meth:`_widths`)."""
+        return (1 << self.widths.get(physical, WIDTH)) - 1
+
     def _initial_values(self) -> dict[str, int]:
-        """One initial value per physical location (§8.2.6); 0 where the test gives none."""
+        """One initial value per physical location (§8.2.6); 0 where the test gives none. A
+        location of typed accesses holds their width's bits: its initial value must fit them."""
         values: dict[str, int] = {}
         for address in self.addresses.values():
             values.setdefault(address.physical, 0)
@@ -1072,7 +1144,13 @@ class _Lowering:
                     values[self.physical(entry.name)] = self.tensor_map_value(entry.pointer)
                     continue
                 assert entry.value is not None, "a location's initial value is a number or a pointer"
-                values[self.physical(entry.name)] = entry.value & MASK
+                width = self.widths.get(self.physical(entry.name), WIDTH)
+                if width < WIDTH and not -(1 << (width - 1)) <= entry.value < 1 << width:
+                    raise PtxSpecError(
+                        f"location {entry.name!r} starts at {entry.value}, which does not fit the {width}-bit accesses the test makes to it",
+                        where=Location(self.test.source, entry.line, entry.column),
+                    )
+                values[self.physical(entry.name)] = entry.value & self.mask_of(self.physical(entry.name))
         return values
 
     def _registers(self) -> list[tuple[str, ...]]:
@@ -1168,12 +1246,33 @@ class _Lowering:
             addresses=dict(self.addresses),
             initial=tuple(initial),
             threads=tuple(threads),
-            condition=self.test.condition,
+            condition=self.condition(),
             observed=_observed(self.test),
             unroll_bound=self.unroll_bound,
             truncated=truncated,
             comments=self.test.comments,
         )
+
+    def condition(self) -> Condition:
+        """The test's condition, a constant compared with a location of typed accesses taken at the
+        location's width (``x == -1`` of a 32-bit location is ``x == 0xffffffff``)."""
+
+        def masked(formula: Formula) -> Formula:
+            if isinstance(formula, Compare):
+                left, right = formula.left, formula.right
+                if isinstance(left, LocationTerm) and isinstance(right, Constant):
+                    right = Constant(right.value & self.mask_of(self.physical(left.name)))
+                if isinstance(right, LocationTerm) and isinstance(left, Constant):
+                    left = Constant(left.value & self.mask_of(self.physical(right.name)))
+                return Compare(formula.op, left, right)
+            if isinstance(formula, Not):
+                return Not(masked(formula.operand))
+            if isinstance(formula, (And, Or)):
+                return type(formula)(tuple(masked(f) for f in formula.operands))
+            return formula
+
+        condition = self.test.condition
+        return Condition(condition.quantifier, masked(condition.formula), condition.text)
 
     def check_reduction_counts(self, threads: list[Thread]) -> None:
         """§9.7.13.1: bar.red with a thread count b reduces "across threads" of the barrier's use;
