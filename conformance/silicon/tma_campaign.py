@@ -139,6 +139,26 @@ def _extent(tmap) -> int:
     return tmap.global_dims[0] * tmap.type.global_bytes if tmap.rank == 1 else tmap.global_strides[-1] * tmap.global_dims[-1]
 
 
+def _reach(tmap) -> int:
+    """The bytes from the tensor's start a load through ``tmap`` can read: its extent, or for an
+    interleaved map (the sm_90 reading: rows are slices of dimension 0 from each row's start) the
+    end of the last row's last slice, which may lie past the extent."""
+    from ptxspec.semantics.tensor_map import INTERLEAVE_BYTES
+
+    if tmap.interleave == "none":
+        return _extent(tmap)
+    return tmap.global_dims[0] * INTERLEAVE_BYTES[tmap.interleave] + sum((d - 1) * g for d, g in zip(tmap.global_dims[1:], tmap.global_strides))
+
+
+def _case(tmap, index: int, coords: list[int], box_bytes: int, extent: int, seed: int, **extra) -> dict:
+    """One case of a plan: the map's fields (its global address 0: the device's buffer replaces
+    it), the box's coordinates, the bytes the load's mbarrier expects, the bytes of the tensor's
+    buffer, the seed of those bytes (and a round's own fields)."""
+    case = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(tmap).items() if k != "im2col"}
+    case.update(name=f"case{index:03d}", element_bytes=tmap.type.global_bytes, coords=coords, box_bytes=box_bytes, extent=extent, seed=seed, **extra)
+    return case
+
+
 #: tensormap.replace (§9.7.9.26) fields the replace round changes, with the register type of
 #: their new value.
 REPLACED_FIELDS = {
@@ -225,23 +245,13 @@ def _replace_cases(count: int, seed: int) -> list[dict]:
         if drawn is None:
             continue
         replace, new = drawn
-        case = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(tmap).items() if k != "im2col"}
         coords = _coordinates_of(rng, new.box_dims, new.global_dims)
         step = 16 // new.type.global_bytes
         coords[0] -= coords[0] % step  # the box on a 16-byte boundary: the copies that fault are the first round's
         if not _changes_the_load(tmap, new, coords):
             continue  # a change the load cannot show (the box out of bounds, say) tests nothing
-        i = len(out)
-        case.update(
-            name=f"case{i:03d}",
-            element_bytes=tmap.type.global_bytes,
-            coords=coords,
-            box_bytes=new.shared_box_bytes(),
-            extent=max(_extent(tmap), _extent(new)) + 256,  # the buffer holds the changed map's tensor too
-            seed=7000 + i,
-            replace=replace,
-        )
-        out.append(case)
+        # the buffer holds the changed map's tensor too
+        out.append(_case(tmap, len(out), coords, new.shared_box_bytes(), max(_extent(tmap), _extent(new)) + 256, 7000 + len(out), replace=replace))
     return out
 
 
@@ -283,25 +293,13 @@ def _interleave_cases(count: int, seed: int) -> list[dict]:
     """The tma-interleave round: each case's expect_tx is the bytes the sm_90 reading sends (so the
     phase completes exactly when that reading is right), and its buffer holds every byte the
     reading's rows can reach (rows run on past the tensor's last one)."""
-    from ptxspec.semantics.tensor_map import INTERLEAVE_BYTES, interleaved_box
+    from ptxspec.semantics.tensor_map import interleaved_box
 
     rng = random.Random(f"tma-interleave:{seed}")
     out = []
     for i in range(count):
         tmap, coords = _interleaved_map(rng)
-        box = interleaved_box(tmap, coords)
-        # the last slice of the last row: rows are slices of dimension 0 from each row's start
-        reach = tmap.global_dims[0] * INTERLEAVE_BYTES[tmap.interleave] + sum((d - 1) * g for d, g in zip(tmap.global_dims[1:], tmap.global_strides))
-        case = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(tmap).items() if k != "im2col"}
-        case.update(
-            name=f"case{i:03d}",
-            element_bytes=tmap.type.global_bytes,
-            coords=coords,
-            box_bytes=box.shared_bytes,
-            extent=max(_extent(tmap), reach) + 256,
-            seed=9000 + i,
-        )
-        out.append(case)
+        out.append(_case(tmap, i, coords, interleaved_box(tmap, coords).shared_bytes, max(_extent(tmap), _reach(tmap)) + 256, 9000 + i))
     return out
 
 
@@ -311,7 +309,7 @@ def _replace_interleave_cases(count: int, seed: int) -> list[dict]:
     an interleaved one made plain or of the other size -- then a load through the changed map, its
     mbarrier armed with the bytes the semantics say that load sends."""
     from ptxspec.semantics.async_copy import _replaced
-    from ptxspec.semantics.tensor_map import INTERLEAVE_BYTES, INTERLEAVE_CODES, interleaved_box, tile_box
+    from ptxspec.semantics.tensor_map import INTERLEAVE_CODES, interleaved_box, tile_box
     from ptxspec.spec.errors import OperandError
 
     rng = random.Random(f"tma-replace-interleave:{seed}")
@@ -337,24 +335,8 @@ def _replace_interleave_cases(count: int, seed: int) -> list[dict]:
             box = interleaved_box(new, coords)
         if box.shared_bytes > tma_device.SMEM:
             continue
-        reach = max(
-            _extent(m)
-            if m.interleave == "none"
-            else m.global_dims[0] * INTERLEAVE_BYTES[m.interleave] + sum((d - 1) * g for d, g in zip(m.global_dims[1:], m.global_strides))
-            for m in (tmap, new)
-        )
-        case = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(tmap).items() if k != "im2col"}
-        i = len(out)
-        case.update(
-            name=f"case{i:03d}",
-            element_bytes=tmap.type.global_bytes,
-            coords=coords,
-            box_bytes=box.shared_bytes,
-            extent=reach + 256,
-            seed=11000 + i,
-            replace={"field": "interleave_layout", "ord": None, "value": INTERLEAVE_CODES[layout], "type": "b32"},
-        )
-        out.append(case)
+        replace = {"field": "interleave_layout", "ord": None, "value": INTERLEAVE_CODES[layout], "type": "b32"}
+        out.append(_case(tmap, len(out), coords, box.shared_bytes, max(_reach(tmap), _reach(new)) + 256, 11000 + len(out), replace=replace))
     return out
 
 
@@ -383,18 +365,8 @@ def _replace_rank_cases(count: int, seed: int) -> list[dict]:
         )
         coords = _coordinates_of(rng, boxes, dims)
         coords[0] -= coords[0] % (16 // tmap.type.global_bytes)  # the box on a 16-byte boundary
-        case = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(tmap).items() if k != "im2col"}
-        i = len(out)
-        case.update(
-            name=f"case{i:03d}",
-            element_bytes=tmap.type.global_bytes,
-            coords=coords,
-            box_bytes=(new or tmap).shared_box_bytes(),
-            extent=_extent(tmap) + 256,
-            seed=13000 + i,
-            replace={"field": "rank", "ord": None, "value": rank - 1, "type": "b32"},
-        )
-        out.append(case)
+        replace = {"field": "rank", "ord": None, "value": rank - 1, "type": "b32"}
+        out.append(_case(tmap, len(out), coords, (new or tmap).shared_box_bytes(), _extent(tmap) + 256, 13000 + len(out), replace=replace))
     return out
 
 
@@ -427,15 +399,7 @@ def cases(count: int = CASES, seed: int = 0, round_name: str = "tma") -> list[di
     out = []
     for i in range(count):
         tmap = draw(rng, 0)
-        case = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(tmap).items() if k != "im2col"}
-        case.update(
-            name=f"case{i:03d}",
-            element_bytes=tmap.type.global_bytes,
-            coords=_coordinates(rng, tmap),
-            box_bytes=tmap.shared_box_bytes(),
-            extent=_extent(tmap),
-            seed=5000 + i,
-        )
+        case = _case(tmap, i, _coordinates(rng, tmap), tmap.shared_box_bytes(), _extent(tmap), 5000 + i)
         if tmap.im2col is not None:
             p = tmap.im2col
             limit = (1 << OFFSET_BITS[tmap.rank]) - 1
