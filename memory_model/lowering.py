@@ -33,6 +33,7 @@ event after a conditional branch whose operands were computed from it.
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -136,15 +137,28 @@ def access_width(qualifiers: Iterable[str]) -> tuple[int, bool] | None:
 
 
 def extended(value: int, qualifiers: Iterable[str]) -> int:
-    """The register a typed load (or an atomic's destination) of ``value`` gets: the access's low
-    bits, "sign-extended ... for signed types", zero-extended otherwise (§9.7.9.8), to the
-    dialect's 64-bit registers; untyped accesses give the value as it is."""
+    """The register a typed load (or an atomic's destination) of ``value`` gets, as ``ld`` gives it
+    (:func:`ptxspec.semantics.memory_access.to_register`: the access's bytes "sign-extended to the
+    destination register width for signed integers, and zero-extended ... for unsigned and
+    bit-size types", §9.7.9.8) in the dialect's 64-bit register; one meaning with the semantics.
+    An untyped access gives the value as it is."""
     typed = access_width(qualifiers)
     if typed is None or typed[0] >= WIDTH:
         return value & MASK
+    from ptxspec.semantics.memory_access import from_register, to_register
+
     width, signed = typed
-    bits = value & ((1 << width) - 1)
-    return (bits - (1 << width)) & MASK if signed and bits >> (width - 1) else bits
+    result = to_register(_load_form(width, signed), from_register(value, width // 8), [], "b64")
+    assert isinstance(result, int), "a load of known bytes is one value"
+    return result
+
+
+@functools.cache
+def _load_form(width: int, signed: bool):
+    """``ld.sN`` or ``ld.bN``: the load whose extension a typed access of the dialect takes."""
+    from ptxspec.spec.catalogue import parse
+
+    return parse(f"ld.{'s' if signed else 'b'}{width}")
 
 
 def local_op(op: str, a: int, b: int) -> int:
