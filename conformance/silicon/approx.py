@@ -656,8 +656,13 @@ def exact_error(form: ScanForm, a: int, b: int, d: int) -> ExactError | None:
     """The exact error of result ``d`` for operands ``a`` (, ``b``); None where the manual's bound
     does not apply (a NaN or infinite operand or result, sin/cos beyond 100 pi, div.approx with
     ``|b| > 2^126``, a zero divisor) or the result is a flushed subnormal under .ftz."""
-    import gmpy2
-    from gmpy2 import mpfr
+    try:
+        import gmpy2
+        from gmpy2 import mpfr
+    except ImportError:
+        raise PtxSpecError(
+            "the exact errors of the .approx forms are computed with gmpy2 (MPFR), which is not installed: pip install gmpy2 (or the test extras, pip install '.[test]')"
+        ) from None
 
     fmt = _result_format(form)
     p, emin_normal, _, _ = _RESULT_FORMATS[fmt]
@@ -798,42 +803,58 @@ def _error_cell(r: Row) -> str:
     return f"{_log2(r.max_error)} {'abs' if r.metric == 'absolute' else 'rel'}"
 
 
-def report_table(rows: list[Row]) -> str:
-    """The report as an RST list-table (what docs/silicon-approx.rst includes)."""
-    head = [
-        "chip",
-        "form",
-        "inputs scanned",
-        "max error (manual's metric)",
-        "error / bound",
-        "max ulps (rel./ulp metrics)",
-        "manual's bound",
-        "outside the bound (GPU reference, whole scan)",
-        "outside the bound (exact, kept inputs)",
-    ]
-    merged: dict[tuple, list[str]] = {}  # chips with the same line share it
+REPORT_HEAD = (
+    "chip",
+    "form",
+    "inputs scanned",
+    "max error (manual's metric)",
+    "error / bound",
+    "max ulps (rel./ulp metrics)",
+    "manual's bound",
+    "outside the bound (GPU reference, whole scan)",
+    "outside the bound (exact, kept inputs)",
+)
+
+
+def report_cells(rows: list[Row]) -> list[list[str]]:
+    """The report's rows as cells under :data:`REPORT_HEAD` (chips with the same line share it)."""
+    merged: dict[tuple, list[str]] = {}
     for r in rows:
         merged.setdefault(tuple(v for k, v in vars(r).items() if k != "chip"), []).append(r.chip)
     rows = [Row(", ".join(chips), *key) for key, chips in merged.items()]
-    lines = [".. list-table::", "   :header-rows: 1", ""]
-    body = [
+    return [
         [
             r.chip,
-            f"``{r.text}``",
+            r.text,
             f"{r.scanned:,}",
             _error_cell(r),
             f"{r.max_ratio:.4f}",
             "--" if r.max_ulps is None else f"{r.max_ulps:.3f}",
-            r.bound.replace("|", "\\|"),  # |b| is no substitution
+            r.bound,
             "n/a (version-1 reference)" if r.outside_gpu is None else f"{r.outside_gpu:,}" + (f" ({r.special_gpu:,} special)" if r.special_gpu else ""),
             f"{r.outside_exact} of {r.kept}",
         ]
         for r in rows
     ]
-    for cells in [head] + body:
+
+
+def report_table(rows: list[Row]) -> str:
+    """The report as an RST list-table (what docs/silicon-approx.rst includes)."""
+    lines = [".. list-table::", "   :header-rows: 1", ""]
+    for cells in [list(REPORT_HEAD)] + [[c[0], f"``{c[1]}``", *c[2:6], c[6].replace("|", "\\|"), *c[7:]] for c in report_cells(rows)]:  # |b| is no substitution
         lines.append("   * - " + cells[0])
         lines += [f"     - {c}" for c in cells[1:]]
     return "\n".join(lines) + "\n"
+
+
+def report_text(rows: list[Row]) -> str:
+    """The report for a terminal: one block per form, a field a line."""
+    blocks = []
+    for cells in report_cells(rows):
+        width = max(len(h) for h in REPORT_HEAD[2:])
+        lines = [f"{cells[1]}  ({cells[0]})"] + [f"  {h:<{width}}  {c}" for h, c in zip(REPORT_HEAD[2:], cells[2:])]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n"
 
 
 DOC = Path(__file__).resolve().parent.parent.parent / "docs" / "silicon-approx.rst"
@@ -888,4 +909,4 @@ def report(write_docs: bool = False, data: Path = DATA) -> str:
     scans = load_scans(data)
     if not scans:
         raise PtxSpecError(f"no meta-approx-*.json under {data}: the scan has not been recorded yet", where="approx report")
-    return report_table(report_rows(scans))
+    return report_text(report_rows(scans))
