@@ -29,12 +29,13 @@ if TYPE_CHECKING:
 
 # A PTX floating-point hex literal (§4.5.2: "0f" + 8 hex digits for .f32, "0d" + 16 for .f64), a
 # hex, binary or decimal integer. Underscores may group digits.
-_OPERAND = re.compile(r"(?:0[fFdDxX](?P<hex>[0-9a-fA-F_]+)|0[bB](?P<bin>[01_]+)|(?P<dec>[0-9][0-9_]*))")
+_OPERAND = re.compile(r"(?:0[fFdDxX](?P<hex>[0-9a-fA-F_]+)|0[bB](?P<bin>[01_]+)|(?P<minus>-?)(?P<dec>[0-9][0-9_]*))")
 
 
 def parse_operand(text: str, position: int | Location | str) -> int:
     """An operand bit pattern: ``0x3f800000``, ``0b101``, a decimal integer, or a PTX
-    floating-point hex literal ``0f3F800000`` / ``0d3FF0000000000000`` (§4.5.2).
+    floating-point hex literal ``0f3F800000`` / ``0d3FF0000000000000`` (§4.5.2). A negative decimal
+    stays negative here: :func:`twos_complement` makes it the operand's bits once its width is known.
 
     ``position`` is the operand's place, for the error message: an operand number on the command
     line, or a :class:`~ptxspec.spec.errors.Location`. A decimal integer of more digits than
@@ -44,6 +45,8 @@ def parse_operand(text: str, position: int | Location | str) -> int:
     where = f"<command line>, operand {position}" if isinstance(position, int) else position
     match = _OPERAND.fullmatch(text.strip())
     if match is None or text.strip().endswith("_"):
+        if text.startswith("-") and str(where).startswith("<command line>"):
+            raise OperandError(f"{shorten(text)!r} is neither an option of this command nor a bit pattern (see --help)", where=where)
         raise OperandError(f"{shorten(text)!r} is not a bit pattern (use 0x..., 0f..., 0d..., 0b... or a decimal integer)", where=where)
     if match["hex"] is not None:
         return int(match["hex"].replace("_", ""), 16)
@@ -53,7 +56,16 @@ def parse_operand(text: str, position: int | Location | str) -> int:
     limit = sys.get_int_max_str_digits()
     if limit and len(digits) > limit:
         raise OperandError(f"{shorten(text)!r} has {len(digits)} decimal digits, more than any register holds (Python converts at most {limit})", where=where)
-    return int(digits, 10)
+    return -int(digits, 10) if match["minus"] else int(digits, 10)
+
+
+def twos_complement(value, bits: int):
+    """A negative decimal operand (or lane) as the ``bits``-bit two's complement pattern it names
+    (§4.5.1: "-1" of a .s32 operand is 0xffffffff); one that does not fit is left for the
+    register check to refuse."""
+    if isinstance(value, tuple):
+        return tuple(twos_complement(v, bits) for v in value)
+    return value + (1 << bits) if -(1 << (bits - 1)) <= value < 0 else value
 
 
 def _hex(bits: int, width: int) -> str:
@@ -205,6 +217,7 @@ def prepare(request: Request, mask: int | None = None, *, has_state: bool = Fals
     (tcgen05, ldmatrix, ...) needs one (``has_state``: ``--state FILE.json`` was given)."""
     from ptxspec.semantics.instructions import REGISTERS, SourceError, check_sources, semantic_of, with_offsets
     from ptxspec.spec.catalogue import parse
+    from ptxspec.spec.types import register_bits
 
     form = parse(request.instruction, where=request.instruction_at)
     kind = semantic_of(form).operands
@@ -226,6 +239,7 @@ def prepare(request: Request, mask: int | None = None, *, has_state: bool = Fals
         sources = tuple(parse_operand(text, where) for text, where in request.operands)
     warp = warp and not kind.state  # the membermask rule below is the collectives'
     expected = form.inputs
+    sources = tuple(twos_complement(v, register_bits(o.type)) for v, o in zip(sources, expected)) + sources[len(expected) :]
     if warp and expected and expected[-1].name == "membermask" and len(sources) == len(expected) - 1:
         sources = (*sources, 0xFFFFFFFF if mask is None else mask)
     elif warp and mask is not None:
@@ -475,7 +489,7 @@ PROFILE_OPTION = click.option(
 )
 
 
-@cli.command("eval")
+@cli.command("eval", context_settings={"ignore_unknown_options": True})  # '-1' is an operand, not an option
 @click.argument("instruction", required=False)
 @click.argument("operands", nargs=-1)
 @click.option(
@@ -518,6 +532,10 @@ def eval_command(
     profile: str,
 ) -> None:
     """Evaluate INSTRUCTION (e.g. 'fma.rn.ftz.f32') on OPERANDS given as bit patterns.
+
+    An operand is hex (0x3f800000), binary (0b101), a PTX float literal (0f3F800000, 0d...), or a
+    decimal integer; a negative decimal is its two's complement at the operand's width (-1 of a
+    .s32 operand is 0xffffffff).
 
     Prints one line per destination operand: its bits in hex, or, where the manual allows more than
     one result (a NaN of any payload, the error bound of an .approx instruction), the allowed set.

@@ -133,6 +133,10 @@ HEX_CASES = [
     # .rz truncates: the largest finite f32 doubled stays the largest finite (no overflow to inf).
     ("add.rz.f32", (hex32(f32(3.4028234663852886e38)),) * 2, hex32(f32(3.4028234663852886e38))),
     ("add.rn.f32", (hex32(f32(3.4028234663852886e38)),) * 2, hex32(f32(math.inf))),
+    # A negative decimal is its two's complement at the operand's width (-1 of .s32: 0xffffffff).
+    ("add.s32", ("-1", "1"), "0x00000000"),
+    ("add.s16", ("-32768", "-1"), "0x7fff"),
+    ("add.s64", ("-5", "3"), "0xfffffffffffffffe"),
 ]
 
 
@@ -312,6 +316,9 @@ BAD_COMMAND_LINES = [
     (["eval", "add.rn.f64", "0", "0x10000000000000000"], ["<command line>, operand 2", "64 bits"]),
     (["eval"], ["<command line>", "missing INSTRUCTION"]),
     (["eval", "--bogus"], ["<command line>", "--bogus"]),
+    (["eval", "add.s32", "--jsn", "1"], ["<command line>, operand 1", "neither an option of this command nor a bit pattern"]),
+    (["eval", "add.s32", "-2147483649", "1"], ["<command line>, operand 1", "32 bits", "does not fit"]),
+    (["eval", "add.s32", "-0x10", "1"], ["<command line>, operand 1", "'-0x10'"]),
     (["frobnicate"], ["<command line>", "frobnicate"]),
     (["forms", "frobnicate"], ["<command line>, OPCODE", "unknown opcode 'frobnicate'"]),
     # Operand templates (§9.7.9.4's vector mov): the shape, the sinks, the syntax, the values.
