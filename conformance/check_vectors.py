@@ -1404,6 +1404,26 @@ def recorded_vectors(recorded, rows: Sequence[int] | None = None) -> Iterable[di
         yield {"instr": instr, "inputs": inputs, "outputs": outputs, "profile": "sm_90"}
 
 
+#: The recordings that ship with the package (its data folder), by name.
+SHIPPED = Path(__file__).resolve().parent / "data"
+
+
+def recording_folder(name_or_folder: str) -> Path:
+    """The folder of a recording: ``name_or_folder`` where it is a folder, else the recording of
+    that name that ships with ptxspec (``sm_90``), from wherever the command runs."""
+    folder = Path(name_or_folder)
+    if folder.is_dir():
+        return folder
+    shipped = SHIPPED / name_or_folder
+    if "/" not in name_or_folder and shipped.is_dir() and any(shipped.glob("meta-*.json")):
+        return shipped
+    names = sorted(p.name for p in SHIPPED.iterdir() if p.is_dir() and any(p.glob("meta-*.json"))) if SHIPPED.is_dir() else []
+    raise PtxSpecError(
+        f"{name_or_folder!r} is neither a folder nor a recording that ships with ptxspec ({', '.join(names) or 'none installed'})",
+        where="<command line>, --recording",
+    )
+
+
 def recording_batches(directory: str | Path | None = None, select=None, progress=None) -> Iterator[list[Vector | MatrixVector | Unsupported | Block]]:
     """Every vector of a silicon recording (:func:`ptxspec.conformance.silicon.replay.load`; default
     ``conformance/data/sm_90``) as check-vectors items, one recorded form after another (a form's
@@ -1476,10 +1496,9 @@ def recording_items(directory: str | Path | None = None, select=None) -> list[Ve
 @click.option(
     "--recording",
     "recording",
-    metavar="DIR",
+    metavar="NAME|DIR",
     default=None,
-    type=click.Path(file_okay=False, exists=True),
-    help="Also check every vector of the silicon recording in DIR (e.g. conformance/data/sm_90).",
+    help="Also check every vector of a silicon recording: one that ships with ptxspec by NAME (sm_90), or the one in DIR.",
 )
 @click.option(
     "--profile",
@@ -1516,11 +1535,17 @@ def check_vectors_command(paths: tuple[str, ...], recording: str | None, profile
     TestFloat files (one form per file, as 'ptxspec vectors --format testfloat' writes them):
       ptxspec check-vectors --testfloat add.rn.f32 add.tf
     A GPU recording (every vector it holds; compare with --profile sm_90):
-      ptxspec check-vectors --recording conformance/data/sm_90 --profile sm_90
+      ptxspec check-vectors --recording sm_90 --profile sm_90
     """
     if not paths and recording is None:
-        click.echo("ptxspec: error: <command line>: give FILE... or --recording DIR", err=True)
+        click.echo("ptxspec: error: <command line>: give FILE... or --recording NAME|DIR", err=True)
         sys.exit(EXIT_BAD_INPUT)
+    if recording is not None:
+        try:
+            recording = str(recording_folder(recording))
+        except PtxSpecError as error:
+            click.echo(f"ptxspec: error: {error.one_line()}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
     progress = _Progress()
 
     def batches():

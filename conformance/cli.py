@@ -683,6 +683,20 @@ cli.add_command(check_vectors_command)
 cli.add_command(vectors_command)
 cli.add_command(exhaustive_check_command)
 
+#: Each command's line in ``ptxspec --help``: whole, where click would cut the docstring's first
+#: sentence at its first period ("e.g.") or at the terminal's width.
+SUMMARIES = {
+    "eval": "Evaluate one instruction on operand bit patterns.",
+    "forms": "List the catalogue's instruction syntaxes.",
+    "litmus": "Check litmus tests against the PTX memory model.",
+    "litmus-gen": "Generate families of litmus tests.",
+    "vectors": "Write golden vectors of instructions.",
+    "check-vectors": "Check golden vectors or a GPU recording.",
+    "exhaustive-check": "Replay the exhaustive GPU digests (long).",
+}
+for _name, _summary in SUMMARIES.items():
+    cli.commands[_name].short_help = _summary
+
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``ptxspec`` console script. Every failure ends in one line on standard

@@ -8,6 +8,8 @@ re-derived below with independent oracles (numpy, gmpy2), never from ptxspec.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import random
 from pathlib import Path
 
@@ -377,3 +379,16 @@ def test_silicon_recordings_export_and_check(tmp_path, recording, profile):
     # A recorded result changed by one bit is caught.
     vectors[0]["outputs"][0] = _flip(vectors[0]["outputs"][0], 32)
     assert check_file(str(write(tmp_path, vectors, "bad.jsonl")), profile).mismatched == 1
+
+
+def test_a_shipped_recording_is_found_by_name_from_anywhere(tmp_path, monkeypatch):
+    """``--recording sm_90`` names the recording that ships with the package, from any folder; a
+    folder is taken as it is; anything else is one located error, exit 2, naming the shipped ones."""
+    from ptxspec.conformance.check_vectors import SHIPPED, recording_folder
+
+    monkeypatch.chdir(tmp_path)
+    assert recording_folder("sm_90") == SHIPPED / "sm_90" and (SHIPPED / "sm_90" / "meta-float-cvt.json").is_file()
+    (tmp_path / "mine").mkdir()
+    assert recording_folder("mine") == Path("mine")
+    done = subprocess.run([sys.executable, "-m", "ptxspec", "check-vectors", "--recording", "sm_9"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.startswith("ptxspec: error: <command line>, --recording: 'sm_9'") and "(sm_90" in done.stderr
