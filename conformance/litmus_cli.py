@@ -179,9 +179,9 @@ def litmus_command(
 
     \b
     Examples:
-      ptxspec litmus tests/litmus/manual/SB-fence.sc.litmus --why
-      ptxspec litmus --json ../shared/litmus/dat3m --expect ../shared/litmus/dat3m/expected.csv
-      ptxspec litmus MP.litmus --witness --svg mp.svg
+      ptxspec litmus examples/litmus/MP.litmus --witness --svg mp.svg
+      ptxspec litmus tests/litmus/manual --why          (the manual's tests, in a clone)
+      ptxspec litmus --json --expect DIR/expected.csv DIR   (a corpus and its verdicts, 'test,expected')
 
     Exit status: 0 every test checked; 1 a verdict differs from --expect; 2 bad input;
     3 the two engines disagree.
