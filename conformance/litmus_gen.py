@@ -1696,8 +1696,9 @@ def _shape_named(name: str) -> Shape | AsyncFamily:
 def generate(shapes: Iterable[str] = ALL_SHAPES, *, limit: int | None = None, sample: int | None = None, seed: int = 0) -> Iterator[tuple[str, str]]:
     """``(name, text)`` of every generated test of ``shapes``, in a fixed order.
 
-    ``limit``: stop after that many tests. ``sample``: a seeded random choice of that many tests
-    from the whole crossing (kept in generation order), drawn with ``random.Random(seed)``.
+    ``limit``: stop after that many tests, taken in turn from each shape (``--shapes MP,SB
+    --limit 20``: ten of each). ``sample``: a seeded random choice of that many tests from the whole
+    crossing (kept in generation order), drawn with ``random.Random(seed)``.
     """
     for v, text in generate_variants(shapes, limit=limit, sample=sample, seed=seed):
         yield v.name, text
@@ -1708,7 +1709,9 @@ def generate_variants(
 ) -> Iterator[tuple[Variant | AsyncVariant, str]]:
     """As :func:`generate`, with each test's :class:`Variant` in place of its name."""
     chosen = [_shape_named(s) for s in shapes]
-    pairs = ((shape, v) for shape in chosen for v in variants(shape))
+    pairs: Iterator = ((shape, v) for shape in chosen for v in variants(shape))
+    if limit is not None and sample is None:  # a few of every shape, not the first shape's first few
+        pairs = _in_turn([((shape, v) for v in variants(shape)) for shape in chosen])
     if sample is not None:
         everything = list(pairs)
         keep = sorted(random.Random(seed).sample(range(len(everything)), min(sample, len(everything))))
@@ -1717,6 +1720,21 @@ def generate_variants(
         if limit is not None and count >= limit:
             return
         yield v, format_test(build(shape, v))
+
+
+def _in_turn(streams: list[Iterator]) -> Iterator:
+    """One item of each stream in turn, until all run dry."""
+    live = [iter(s) for s in streams]
+    while live:
+        for stream in list(live):
+            item = next(stream, _DONE)
+            if item is _DONE:
+                live.remove(stream)
+            else:
+                yield item
+
+
+_DONE = object()
 
 
 def enumeration_size(shapes: Iterable[str] = ALL_SHAPES) -> int:
@@ -1781,7 +1799,7 @@ def summary_text(rows: list[Row], fmt: str) -> str:
 @click.command("litmus-gen")
 @click.argument("directory", metavar="DIR")
 @click.option("--shapes", default=",".join(ALL_SHAPES), show_default=True, metavar="MP,SB,...", help="Comma-separated shapes to generate.")
-@click.option("--limit", type=click.IntRange(min=0), default=None, metavar="N", help="At most N tests.")
+@click.option("--limit", type=click.IntRange(min=0), default=None, metavar="N", help="At most N tests, taken in turn from each shape.")
 @click.option("--sample", type=click.IntRange(min=0), default=None, metavar="N", help="A seeded random sample of N tests of the crossing (see --seed).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
 @click.option("--check", "do_check", is_flag=True, help="Check every test with both engines (they must agree).")

@@ -112,6 +112,9 @@ def test_names_are_unique_over_the_whole_crossing():
 def test_same_arguments_same_tests_limit_and_sample():
     assert list(generate(["SB", "LB"])) == list(generate(["SB", "LB"]))
     assert list(generate(["SB"], limit=5)) == list(generate(["SB"]))[:5]
+    # several shapes: the limit takes them in turn (MP, SB, MP, SB, ...), each in its own order
+    both = [name for name, _ in generate(["MP", "SB"], limit=20)]
+    assert both[0::2] == [name for name, _ in generate(["MP"])][:10] and both[1::2] == [name for name, _ in generate(["SB"])][:10]
     a = list(generate(sample=30, seed=7))
     assert a == list(generate(sample=30, seed=7)) and len(a) == 30
     assert a != list(generate(sample=30, seed=8))
