@@ -73,7 +73,7 @@ import click
 import numpy as np
 
 from ptxspec.profiles import NAMES as PROFILE_NAMES
-from ptxspec.spec.errors import Location, OperandError, PtxSpecError, printable
+from ptxspec.spec.errors import Location, OperandError, PtxSpecError, printable, shorten
 
 if TYPE_CHECKING:
     from ptxspec.conformance.matrix_vectors import MatrixInfo, MatrixMismatch, MatrixVector
@@ -291,12 +291,6 @@ def _column(raw: str, key: str, index: int | None = None, lane: int | None = Non
         return pos + 1
     except (ValueError, KeyError, TypeError, IndexError):
         return start + 1
-
-
-def shorten(text: str, limit: int = 60) -> str:
-    """``text`` for a message, cut to about ``limit`` characters: a 5,000-digit operand is named
-    by its ends and length, not echoed."""
-    return text if len(text) <= limit else f"{text[: limit - 20]}...{text[-12:]} ({len(text)} characters)"
 
 
 def show_value(value) -> str:

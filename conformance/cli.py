@@ -19,9 +19,8 @@ import attrs
 import click
 
 from ptxspec import PTX_ISA_VERSION, __version__
-from ptxspec.conformance.check_vectors import shorten
 from ptxspec.profiles import NAMES as PROFILE_NAMES
-from ptxspec.spec.errors import Location, OperandError, PtxSpecError, printable
+from ptxspec.spec.errors import Location, OperandError, PtxSpecError, printable, shorten
 
 if TYPE_CHECKING:
     from ptxspec.semantics.state import State
@@ -474,7 +473,49 @@ def command_line_request(instruction: str, operands: Sequence[str]) -> Request:
 # ---------------------------------------------------------------------------------------------
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+#: The commands that live in their own modules, imported only when run or listed with their
+#: help (``ptxspec --version`` and ``eval`` do not pay for them): name -> (module, command).
+LAZY_COMMANDS = {
+    "litmus": ("ptxspec.conformance.litmus_cli", "litmus_command"),
+    "litmus-gen": ("ptxspec.conformance.litmus_gen", "litmus_gen_command"),
+    "check-vectors": ("ptxspec.conformance.check_vectors", "check_vectors_command"),
+    "vectors": ("ptxspec.conformance.vectors", "vectors_command"),
+    "exhaustive-check": ("ptxspec.conformance.silicon.exhaustive", "exhaustive_check_command"),
+}
+
+#: Each command's line in ``ptxspec --help``: whole, where click would cut the docstring's first
+#: sentence at its first period ("e.g.") or at the terminal's width.
+SUMMARIES = {
+    "eval": "Evaluate one instruction on operand bit patterns.",
+    "forms": "List the catalogue's instruction syntaxes.",
+    "litmus": "Check litmus tests against the PTX memory model.",
+    "litmus-gen": "Generate families of litmus tests.",
+    "vectors": "Write golden vectors of instructions.",
+    "check-vectors": "Check golden vectors or a GPU recording.",
+    "exhaustive-check": "Replay the exhaustive GPU digests (long).",
+}
+
+
+class _Commands(click.Group):
+    """The command group: the :data:`LAZY_COMMANDS` imported on first use, every command listed
+    with its :data:`SUMMARIES` line."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(LAZY_COMMANDS))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in LAZY_COMMANDS:
+            import importlib
+
+            module, attribute = LAZY_COMMANDS[name]
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        command = self.commands.get(name)
+        if command is not None and name in SUMMARIES:
+            command.short_help = SUMMARIES[name]
+        return command
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ptxspec", message=f"%(prog)s %(version)s (PTX ISA {PTX_ISA_VERSION})")
 def cli() -> None:
     """ptxspec: an executable formal specification of NVIDIA PTX and a conformance oracle."""
@@ -667,35 +708,6 @@ def forms_command(opcode: str | None) -> None:
         raise PtxSpecError(f"unknown opcode {opcode!r}", where="<command line>, OPCODE")
     for family in families:
         echo(f"§{family.section:10} {family.full_syntax()}")
-
-
-# `ptxspec litmus` lives beside the memory model's front end; registered here so that the console
-# script has one entry point.
-from ptxspec.conformance.check_vectors import check_vectors_command  # noqa: E402
-from ptxspec.conformance.litmus_cli import litmus_command  # noqa: E402
-from ptxspec.conformance.litmus_gen import litmus_gen_command  # noqa: E402
-from ptxspec.conformance.silicon.exhaustive import exhaustive_check_command  # noqa: E402
-from ptxspec.conformance.vectors import vectors_command  # noqa: E402
-
-cli.add_command(litmus_command)
-cli.add_command(litmus_gen_command)
-cli.add_command(check_vectors_command)
-cli.add_command(vectors_command)
-cli.add_command(exhaustive_check_command)
-
-#: Each command's line in ``ptxspec --help``: whole, where click would cut the docstring's first
-#: sentence at its first period ("e.g.") or at the terminal's width.
-SUMMARIES = {
-    "eval": "Evaluate one instruction on operand bit patterns.",
-    "forms": "List the catalogue's instruction syntaxes.",
-    "litmus": "Check litmus tests against the PTX memory model.",
-    "litmus-gen": "Generate families of litmus tests.",
-    "vectors": "Write golden vectors of instructions.",
-    "check-vectors": "Check golden vectors or a GPU recording.",
-    "exhaustive-check": "Replay the exhaustive GPU digests (long).",
-}
-for _name, _summary in SUMMARIES.items():
-    cli.commands[_name].short_help = _summary
 
 
 def main(argv: list[str] | None = None) -> None:

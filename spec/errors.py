@@ -77,3 +77,9 @@ def printable(text: str) -> str:
         cut = len(text) - MAX_LINE
         text = f"{text[: MAX_LINE * 3 // 4]} ... [{cut} characters cut] ... {text[len(text) - MAX_LINE // 4 :]}"
     return text
+
+
+def shorten(text: str, limit: int = 60) -> str:
+    """``text`` for a message, cut to about ``limit`` characters: a 5,000-digit operand is named
+    by its ends and length, not echoed."""
+    return text if len(text) <= limit else f"{text[: limit - 20]}...{text[-12:]} ({len(text)} characters)"
