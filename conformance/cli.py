@@ -325,8 +325,21 @@ def _operand_text(value: int | tuple[int, ...], width: int) -> str:
 
 
 def describe(evaluation: Evaluation) -> list[str]:
-    """One text per destination: its bits in hex, or the allowed set described."""
-    return [o if isinstance(o, str) else o.describe() for o in _outputs(evaluation)]
+    """One text per destination: its bits in hex, or the allowed set described. A warp's results
+    (mma, shfl, ...) are a table: a lane a row, a destination register a column (or one line per
+    register that holds the same in every lane)."""
+    outputs = _outputs(evaluation)
+    lanes = [getattr(o, "lanes", None) for o in outputs]
+    if not outputs or any(lane is None for lane in lanes):
+        return [o if isinstance(o, str) else o.describe() for o in outputs]
+    names = [d.name for d in evaluation.form.destinations]
+    columns = [o.lane_texts() for o in outputs]
+    if all(len(set(column)) == 1 for column in columns):
+        return [f"{name}: {column[0]} in every lane" for name, column in zip(names, columns)]
+    widths = [max(len(name), *(len(t) for t in column)) for name, column in zip(names, columns)]
+    head = "lane  " + "  ".join(f"{name:<{w}}" for name, w in zip(names, widths))
+    rows = [f"{lane:<4}  " + "  ".join(f"{column[lane]:<{w}}" for column, w in zip(columns, widths)) for lane in range(len(columns[0]))]
+    return [head.rstrip()] + [row.rstrip() for row in rows]
 
 
 # ---------------------------------------------------------------------------------------------

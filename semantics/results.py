@@ -115,7 +115,10 @@ class Interval(Allowed):
 
     def describe(self) -> str:
         w = self.format.width
-        text = f"[{_hex(self.low, w)}, {_hex(self.high, w)}]"
+        if self.low == self.high and self.low & ~self.format.sign_mask:  # one encoding (a zero is +0 and -0)
+            text = _hex(self.low, w)
+        else:
+            text = f"[{_hex(self.low, w)}, {_hex(self.high, w)}]"
         return text + " or any NaN" if self.nan else text
 
     def to_json(self) -> dict:

@@ -458,3 +458,16 @@ def test_file_and_instruction_together_is_an_error(tmp_path):
     path = tmp_path / "ok.txt"
     path.write_text(GOOD + "\n")
     _assert_clean_error(ptxspec("eval", "--file", str(path), "add.f32", "0", "0"), "<command line>", "not both")
+
+
+def test_a_warp_result_prints_as_a_labelled_table():
+    """mma's destinations: one line per register where every lane holds the same value, else a
+    table (a lane a row, a register a column); a one-encoding set prints as that encoding."""
+    form = "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32"
+    same = ptxspec("eval", form, "0x3c003c00", "0x3c003c00", "0x3c003c00", "0", "0", "0", "0")
+    assert same.returncode == 0 and same.stdout.splitlines() == [f"d.{i}: 0x41000000 in every lane" for i in range(4)]
+    lanes = ",".join(str(i) for i in range(32))
+    table = ptxspec("eval", form, "0x3c003c00", "0x3c003c00", "0x3c003c00", lanes, "0", "0", "0").stdout.splitlines()
+    assert table[0].split() == ["lane", "d.0", "d.1", "d.2", "d.3"] and len(table) == 33
+    assert table[1].split() == ["0", "0x41000000", "0x41000000", "0x41000000", "0x41000000"]
+    assert table[2].split()[0] == "1" and table[2].split()[1].startswith("[")  # 8 + a tiny C: a set of encodings
