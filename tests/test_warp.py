@@ -343,8 +343,9 @@ def test_cli_round_trip_json():
     assert [int(x, 16) if isinstance(x, str) else None for x in p["lanes"]] == want_p
     assert obj["inputs"][-1] == "0x0000ffff"
     text = runner.invoke(cli, ["eval", "--mask", "0xffff", "--active", "0xffff", "shfl.sync.down.b32", a, "2", "0x1f"])
-    first = text.output.splitlines()[0].split(",")
-    assert len(first) == 32 and first[0] == "0x00000014" and first[14] == "undefined"
+    table = [line.split() for line in text.output.splitlines()]  # a lane a row: lane, d, p
+    assert table[0] == ["lane", "d", "p"] and len(table) == 33
+    assert table[1][:2] == ["0", "0x00000014"] and table[15][:2] == ["14", "undefined"]
 
 
 def test_cli_errors():
