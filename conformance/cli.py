@@ -615,8 +615,9 @@ def eval_command(
       ptxspec eval --mask 0xffff --active 0xffff shfl.sync.down.b32 0,1,...,31 1 0x1f
 
     A warp-level form takes a per-lane operand as 32 comma-separated lane values (lane 0 first) or
-    one value for every lane, and prints each destination as 32 comma-separated lane values
-    ('undefined' where the manual leaves the lane's result undefined).
+    one value for every lane, and prints its destinations as a table, a lane a row and a
+    destination register a column ('undefined' where the manual leaves the lane's result
+    undefined), or 'NAME: VALUE in every lane' where the lanes agree.
 
     A tcgen05 form (tcgen05.alloc, .dealloc, .ld, .ld.red, .st, .cp, .shift, .wait, .fence) acts
     on a state, read from --state FILE.json: it prints each destination register ('NAME: VALUE in
