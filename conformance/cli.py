@@ -324,13 +324,14 @@ def _operand_text(value: int | tuple[int, ...], width: int) -> str:
     return ",".join(_hex(v, width) for v in value) if isinstance(value, tuple) else _hex(value, width)
 
 
-def describe(evaluation: Evaluation) -> list[str]:
+def describe(evaluation: Evaluation, *, table: bool = True) -> list[str]:
     """One text per destination: its bits in hex, or the allowed set described. A warp's results
-    (mma, shfl, ...) are a table: a lane a row, a destination register a column (or one line per
-    register that holds the same in every lane)."""
+    (mma, shfl, ...) are a table (``table``, for a terminal): a lane a row, a destination register
+    a column (or one line per register that holds the same in every lane); else, as a ``--file``
+    line gives them, each destination's 32 lanes comma-separated."""
     outputs = _outputs(evaluation)
     lanes = [getattr(o, "lanes", None) for o in outputs]
-    if not outputs or any(lane is None for lane in lanes):
+    if not table or not outputs or any(lane is None for lane in lanes):
         return [o if isinstance(o, str) else o.describe() for o in outputs]
     names = [d.name for d in evaluation.form.destinations]
     columns = [o.lane_texts() for o in outputs]
@@ -656,7 +657,7 @@ def eval_command(
             echo(json.dumps(to_json(evaluation, profile, where=file_mode)))
         elif file_mode:
             inputs = " ".join(_operand_text(v, _width(o.type)) for v, o in zip(evaluation.sources, evaluation.form.sources))
-            echo(f"{evaluation.instruction} {inputs} -> {'; '.join(describe(evaluation))}")
+            echo(f"{evaluation.instruction} {inputs} -> {'; '.join(describe(evaluation, table=False))}")
         else:
             for text in describe(evaluation):
                 echo(text)
