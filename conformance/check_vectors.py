@@ -62,7 +62,6 @@ import os
 import re
 import stat
 import sys
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from fractions import Fraction
@@ -73,6 +72,7 @@ import click
 import numpy as np
 
 from ptxspec.profiles import NAMES as PROFILE_NAMES
+from ptxspec.conformance.progress import Progress
 from ptxspec.spec.errors import Location, OperandError, PtxSpecError, printable, shorten
 
 if TYPE_CHECKING:
@@ -1321,49 +1321,6 @@ def report(summary: Summary, max_mismatches: int) -> list[str]:
     return lines
 
 
-def _stderr():
-    """Standard error as it is now (click.testing swaps ``sys.stderr`` while a command runs)."""
-    return sys.stderr
-
-
-class _Progress:
-    """A progress bar on standard error (``what: done/total (p%) [####....]``), redrawn at most
-    ten times a second; silent when standard error is not a terminal, so that what a pipe or a
-    file receives is the same with or without it."""
-
-    WIDTH = 24
-
-    def __init__(self) -> None:
-        self.stream = _stderr()
-        self.on = self.stream.isatty()
-        self.last = 0.0
-        self.drawn = 0
-
-    def __call__(self, what: str, done: int, total: int | None = None, unit: str = "") -> None:
-        now = time.monotonic()
-        if not self.on or now - self.last < 0.1:
-            return
-        self.last = now
-        if unit == "bytes":
-            done_text, total_text = f"{done / 2**20:.1f}", f"{total / 2**20:.1f} MiB" if total else "MiB"
-        else:
-            done_text, total_text = str(done), f"{total}{' ' + unit if unit else ''}" if total else unit or "lines"
-        if total:
-            filled = self.WIDTH * min(done, total) // total
-            text = f"{what}: {done_text}/{total_text} ({100 * min(done, total) // total}%) [{'#' * filled}{'.' * (self.WIDTH - filled)}]"
-        else:
-            text = f"{what}: {done_text} {total_text}"
-        self.stream.write(f"\r{text:{max(self.drawn, 60)}}")
-        self.stream.flush()
-        self.drawn = max(self.drawn, len(text), 60)
-
-    def close(self) -> None:
-        if self.drawn:
-            self.stream.write("\r" + " " * self.drawn + "\r")
-            self.stream.flush()
-            self.drawn = 0
-
-
 # ---------------------------------------------------------------------------------------------
 # The silicon recordings as vectors
 # ---------------------------------------------------------------------------------------------
@@ -1540,7 +1497,7 @@ def check_vectors_command(paths: tuple[str, ...], recording: str | None, profile
         except PtxSpecError as error:
             click.echo(f"ptxspec: error: {error.one_line()}", err=True)
             sys.exit(EXIT_BAD_INPUT)
-    progress = _Progress()
+    progress = Progress()
 
     def batches():
         if recording is not None:

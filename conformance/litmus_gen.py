@@ -1871,12 +1871,18 @@ def litmus_gen_command(
     rows: list[Row] = []
     disagreements = 0
     start = time.perf_counter()
-    for v, text in tests:
+    from ptxspec.conformance.progress import Progress
+
+    bar = Progress()
+    for done, (v, text) in enumerate(tests):
+        bar("checking", done, len(tests), "tests")
         try:
             rows.append(check_text(v, text, timeout_s=timeout_s))
         except EngineDisagreement as error:
+            bar.close()
             click.echo(f"ptxspec: error: {error.one_line()}", err=True)
             disagreements += 1
+    bar.close()
     elapsed = time.perf_counter() - start
     counts = {w: sum(r.verdict == w for r in rows) for w in ("allowed", "forbidden", "unknown")}
     click.echo(

@@ -1196,9 +1196,9 @@ def vectors_command(
         return
     # A progress bar on standard error, only when it is a terminal that the lines do not go to
     # (check-vectors' own).
-    from ptxspec.conformance.check_vectors import _Progress
+    from ptxspec.conformance.progress import Progress
 
-    progress = _Progress()
+    progress = Progress()
     progress.on = progress.on and not (output == "-" and sys.stdout.isatty())
 
     def chunks() -> Iterator[bytes]:

@@ -326,9 +326,9 @@ def test_fast_path_forms_are_checked_in_batches(tmp_path, monkeypatch):
 def test_progress_line_only_on_a_terminal():
     import io
 
-    from ptxspec.conformance.check_vectors import _Progress
+    from ptxspec.conformance.progress import Progress
 
-    progress = _Progress()
+    progress = Progress()
     assert progress.on is False  # pytest's standard error is not a terminal
     progress.stream, progress.on = io.StringIO(), True
     progress("checking", 50, 200)

@@ -607,3 +607,25 @@ def test_outcome_is_not_sequentially_consistent(shape):
     outcomes = _sc_outcomes(s)
     assert s.outcome not in outcomes
     assert len(outcomes) >= 1
+
+
+def test_check_draws_its_progress_on_a_terminal_only(tmp_path, monkeypatch):
+    """``litmus-gen --check`` shows a progress bar on standard error where that is a terminal, and
+    clears it; the summary lines are the same either way."""
+    import io
+
+    from click.testing import CliRunner
+
+    import ptxspec.conformance.progress as progress
+    from ptxspec.conformance.litmus_gen import litmus_gen_command
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(progress, "_stderr", lambda: terminal)
+    result = CliRunner().invoke(litmus_gen_command, [str(tmp_path / "t"), "--shapes", "MP", "--limit", "2", "--check"])
+    assert result.exit_code == 0, result.output
+    assert "checking: 0/2 tests (0%)" in terminal.getvalue() and terminal.getvalue().endswith("\r")
+    assert "checked 2 test(s) with both engines" in result.output

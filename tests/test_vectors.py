@@ -428,10 +428,10 @@ class _Terminal(io.StringIO):
 
 
 def test_progress_on_a_terminal_leaves_stdout_alone(monkeypatch):
-    import ptxspec.conformance.check_vectors as check_vectors
+    import ptxspec.conformance.progress as progress
 
     terminal = _Terminal()
-    monkeypatch.setattr(check_vectors, "_stderr", lambda: terminal)
+    monkeypatch.setattr(progress, "_stderr", lambda: terminal)
     result = CliRunner().invoke(vectors_command, ["add.rn.f16x2", "--count", "3000"], catch_exceptions=False)
     assert result.exit_code == 0
     assert result.stdout_bytes == jsonl_bytes("add.rn.f16x2", 3000, 0)

@@ -43,6 +43,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from ptxspec.conformance.progress import Progress
 from ptxspec.conformance.silicon import exhaustive_device as device
 from ptxspec.conformance.silicon.exhaustive_device import CHUNK_BITS, CHUNKS
 from ptxspec.spec.catalogue import CATALOGUE, Form
@@ -600,20 +601,6 @@ def exhaustive_check_command(pattern: str, chunks_text: str, seed: int, jobs: in
     sys.exit(1 if summary["failed"] else 0)
 
 
-class _Progress:
-    """A line on standard error, rewritten at most every few seconds, for long checks."""
-
-    def __init__(self, began: float):
-        self.began, self.shown = began, began
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.perf_counter()
-        if now - self.shown >= 5 or (done == total and self.shown != self.began):
-            self.shown = now
-            rate = (now - self.began) / done
-            click.echo(f"\r  {done}/{total} chunks evaluated, {now - self.began:.0f} s, about {rate * (total - done):.0f} s left ", nl=done == total, err=True)
-
-
 def _check_all(texts: list[str], by_text: dict, count: int | range | None, seed: int, recordings: dict, pool) -> dict:
     """Check every form, then print a line per form and the diagnosis of its first mismatching
     chunks; the totals and whether anything failed."""
@@ -624,7 +611,9 @@ def _check_all(texts: list[str], by_text: dict, count: int | range | None, seed:
         return list(count) if isinstance(count, range) else sample_chunks(text, count, seed)
 
     wanted = {t: chosen(t) for t in texts}
-    checks = check_forms(wanted, recordings, pool, _Progress(time.perf_counter()))
+    bar = Progress()
+    checks = check_forms(wanted, recordings, pool, lambda done, total: bar("chunks evaluated", done, total))
+    bar.close()
     failed = False
     totals = {"chunks": 0, "mismatched": 0}
     for text in texts:
