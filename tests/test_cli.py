@@ -471,3 +471,15 @@ def test_a_warp_result_prints_as_a_labelled_table():
     assert table[0].split() == ["lane", "d.0", "d.1", "d.2", "d.3"] and len(table) == 33
     assert table[1].split() == ["0", "0x41000000", "0x41000000", "0x41000000", "0x41000000"]
     assert table[2].split()[0] == "1" and table[2].split()[1].startswith("[")  # 8 + a tiny C: a set of encodings
+
+
+def test_the_wgmma_example_of_the_docs_runs_as_printed():
+    """docs/wgmma.rst's ``ptxspec eval --state`` session: wgmma from the command line, its shared
+    memory from examples/wgmma/state.json, the output as the page shows it."""
+    import shlex
+
+    text = (REPO / "docs" / "wgmma.rst").read_text()
+    block = text[text.index("   $ ptxspec eval --state examples/wgmma/state.json") :].split("\n\n")[0].splitlines()
+    done = ptxspec(*shlex.split(block[0].strip()[2:])[1:])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [line.strip() for line in block[1:]]
