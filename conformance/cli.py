@@ -348,6 +348,36 @@ def describe(evaluation: Evaluation, *, table: bool = True) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 
 
+def matrix_view(evaluation: Evaluation) -> list[str]:
+    """The destination matrix D of an ``mma`` / ``mma.sp`` as a matrix (``eval --matrix``): each
+    element where the fragment layout of §9.7.14.5 puts it (lane, register and position in the
+    register: :meth:`~ptxspec.semantics.matrix_layout.FragmentLayout.element`), its bits in hex,
+    or the set of values the manual allows ('*' where a packed register's set does not split by
+    element)."""
+    from ptxspec.semantics.mma import _layouts
+
+    form = evaluation.form
+    if form.opcode != "mma" or not all(hasattr(r, "lanes") for r in evaluation.results):
+        raise OperandError(f"--matrix shows the D matrix of mma and mma.sp; {form.text} is not one", where="<command line>, --matrix")
+    layout = _layouts(form)["d"]
+    cells = [["" for _ in range(layout.cols)] for _ in range(layout.rows)]
+    digits = max(1, (layout.element_bits + 3) // 4)
+    for register, result in enumerate(evaluation.results):
+        for lane, value in enumerate(result.lanes):  # type: ignore[attr-defined]
+            for index in range(layout.per_register):
+                row, col = layout.element(lane, register, index)
+                element = value
+                if isinstance(value, int):
+                    element = value >> (index * layout.element_bits) & ((1 << layout.element_bits) - 1)
+                elif layout.per_register > 1:  # a packed register of sets: element 0 in the low bits, Lanes' last lane
+                    parts = getattr(value, "lanes", None)
+                    element = parts[len(parts) - 1 - index] if parts is not None and len(parts) == layout.per_register else None
+                cells[row][col] = f"0x{element:0{digits}x}" if isinstance(element, int) else "*" if element is None else element.describe()
+    width = max(len(c) for row in cells for c in row)
+    head = "row\\col " + " ".join(f"{c:<{width}}" for c in range(layout.cols))
+    return [head.rstrip()] + [f"{r:<7} " + " ".join(f"{c:<{width}}" for c in row).rstrip() for r, row in enumerate(cells)]
+
+
 def _lanes_text(result, width: int) -> str:
     """A destination of a warp form of state: one value when every lane holds it, else the 32
     lanes, comma-separated ('undefined' where the manual leaves a lane's value undefined)."""
@@ -573,6 +603,7 @@ PROFILE_OPTION = click.option(
     default=None,
     help="With --state: write the state after the instruction (after the last line, with --file) to this JSON file.",
 )
+@click.option("--matrix", "as_matrix", is_flag=True, help="mma, mma.sp: print the result as the D matrix (row by row) instead of lane by lane.")
 @PROFILE_OPTION
 def eval_command(
     instruction: str | None,
@@ -584,6 +615,7 @@ def eval_command(
     state_path: str | None,
     warp_text: str | None,
     state_out: str | None,
+    as_matrix: bool,
     profile: str,
 ) -> None:
     """Evaluate INSTRUCTION (e.g. 'fma.rn.ftz.f32') on OPERANDS given as bit patterns.
@@ -659,9 +691,11 @@ def eval_command(
             inputs = " ".join(_operand_text(v, _width(o.type)) for v, o in zip(evaluation.sources, evaluation.form.sources))
             echo(f"{evaluation.instruction} {inputs} -> {'; '.join(describe(evaluation, table=False))}")
         else:
-            for text in describe(evaluation):
+            for text in matrix_view(evaluation) if as_matrix else describe(evaluation):
                 echo(text)
 
+    if as_matrix and (as_json or path is not None):
+        raise click.UsageError("--matrix prints one evaluation's D matrix: not with --json or --file")
     if path is not None:
         if instruction is not None:
             raise click.UsageError("give either INSTRUCTION OPERANDS... or --file, not both")

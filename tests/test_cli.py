@@ -483,3 +483,20 @@ def test_the_wgmma_example_of_the_docs_runs_as_printed():
     done = ptxspec(*shlex.split(block[0].strip()[2:])[1:])
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [line.strip() for line in block[1:]]
+
+
+def test_matrix_view_places_each_element_as_the_manual_does():
+    """``eval --matrix``: with A = B = 0, D = C; C's lane L, register i holds the manual's
+    element (§9.7.14.5.14 m16n8k16 .f32 C/D: row groupID (+8 for c2, c3), column
+    threadID_in_group * 2 + (i & 1)), so each D cell shows the value its lane and register put there."""
+    lanes = [[0x40000000 | (lane << 4 | i) << 8 for lane in range(32)] for i in range(4)]  # distinct normal f32 values: D = C + 0 exactly
+    done = ptxspec("eval", "--matrix", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", *["0"] * 6, *(",".join(str(v) for v in c) for c in lanes))
+    assert done.returncode == 0, done.stderr
+    rows = [line.split()[1:] for line in done.stdout.splitlines()[1:]]
+    assert len(rows) == 16 and all(len(r) == 8 for r in rows)
+    for lane in range(32):
+        for i in range(4):
+            row, col = lane // 4 + 8 * (i >= 2), (lane % 4) * 2 + (i & 1)
+            assert int(rows[row][col], 16) == lanes[i][lane]
+    bad = ptxspec("eval", "--matrix", "add.s32", "1", "2")
+    assert bad.returncode == 2 and "--matrix shows the D matrix of mma" in bad.stderr
