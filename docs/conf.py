@@ -30,6 +30,7 @@ extensions = [
     "ptxspec_silicon",
     "ptxspec_tmem_pictures",
     "ptxspec_tcgen05_operands",
+    "ptxspec_dashboard",
 ]
 
 root_doc = "index"
