@@ -26,6 +26,7 @@ import pytest
 from click.testing import CliRunner
 
 import ptxspec.conformance.check_vectors as cv
+import ptxspec.conformance.progress as progress
 import ptxspec.conformance.matrix_vectors as mv
 import ptxspec.conformance.vectors as vectors
 from ptxspec.conformance.check_vectors import check_batches, check_file, check_vectors_command, file_batches
@@ -353,7 +354,7 @@ def test_progress_bar_on_a_terminal_and_nothing_elsewhere(monkeypatch, tmp_path)
             return True
 
     screen = Terminal()
-    monkeypatch.setattr(cv, "_stderr", lambda: screen)
+    monkeypatch.setattr(progress, "_stderr", lambda: screen)
     monkeypatch.setattr(cv, "READ_SIZE", 20_000)
     monkeypatch.setattr(time, "monotonic", iter(range(0, 10**6, 1)).__next__)
     result = invoke(path)
