@@ -114,14 +114,6 @@ def _signed(value: int) -> int:
     return value - (1 << 64) if value >> 63 else value
 
 
-def _width(qualifiers: Iterable[str]) -> tuple[int, bool]:
-    """Bit width and signedness of an atomic's ``.type`` (64 and unsigned when absent)."""
-    for q in qualifiers:
-        if q[0] in "bus" and q[1:].isdigit():
-            return int(q[1:]), q[0] == "s"
-    return 64, False
-
-
 def access_width(qualifiers: Iterable[str]) -> tuple[int, bool] | None:
     """Bit width and signedness of a memory access's ``.type`` (§9.7.9.8 ld, §9.7.9.9 st,
     §9.7.13.5 atom: ``.b8`` ... ``.b128``, ``.s``/``.u``/``.f`` types, ``.bf16``, the packed
@@ -1034,7 +1026,7 @@ def _join(a: frozenset, b: frozenset) -> frozenset:
 
 
 def _mask_of(ins: Atomic) -> int:
-    return (1 << _width(ins.qualifiers)[0]) - 1
+    return (1 << (access_width(ins.qualifiers) or (64, False))[0]) - 1
 
 
 # ---- the whole test ----------------------------------------------------------------------------------

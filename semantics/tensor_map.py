@@ -512,7 +512,8 @@ def _validate_box(m: TensorMap, t: ElementType) -> None:
         raise _refuse(f"box dimension 0 of .{t.name} is {m.box_dims[0]}; it must hold whole {t.values}-element units", SUB_BYTE)
     inner = (m.box_dims[0] // t.values) * t.global_bytes
     # The driver states this for non-interleaved maps only, but refuses interleaved ones too: all
-    # 124 maps of the first tma-interleave recording whose inner box was not 16-byte whole, and none other.
+    # 124 maps of a first tma-interleave recording (on an H200; re-recorded without such maps once
+    # this rule drew no more of them, so not kept) whose inner box was not 16-byte whole, and no other.
     if inner % 16:
         raise _refuse(
             f"the inner box dimension is {inner} bytes, not a multiple of 16 (§5.5.3.1: the bounding box size must be a multiple of 16 bytes)", BOUNDING_BOX

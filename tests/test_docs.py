@@ -159,4 +159,4 @@ def test_the_dashboard_counts_from_the_data():
 
     recorded = ptxspec_dashboard.recorded_families()
     assert len(recorded) >= 200
-    assert {"mma.f16", "wgmma.f16", "ldmatrix", "ld", "atom", "cp.async.bulk.tensor.global_to_shared_cluster", "mbarrier.arrive"} <= recorded
+    assert {"mma.f16", "wgmma.f16", "ldmatrix", "ld", "atom", "cp.async.bulk.tensor.global_to_shared_cluster", "mbarrier.arrive.count"} <= recorded

@@ -32,7 +32,7 @@ import attrs
 import numpy as np
 
 from ptxspec.conformance.silicon import async_device
-from ptxspec.conformance.silicon.campaign import HEADER, assemble_each, assemble_module, ptxas_version
+from ptxspec.conformance.silicon.campaign import HEADER, assemble_each, assemble_module, kernel_name, ptxas_version
 from ptxspec.semantics import mbarrier
 from ptxspec.semantics.state import AddressMap, Segment, State
 
@@ -73,7 +73,7 @@ class AsyncForm:
 
     @property
     def kernel(self) -> str:
-        return "a_" + "".join(c if c.isalnum() else "_" for c in self.name)
+        return kernel_name("a_", self.name)
 
     def plan(self, seed: int) -> dict:
         return {

@@ -66,6 +66,12 @@ class CampaignError(PtxSpecError):
 # ---------------------------------------------------------------------------------------------
 
 
+def kernel_name(prefix: str, name: str) -> str:
+    """A PTX entry name for a form's kernel: ``prefix`` and the form's name, each character that
+    is not a letter or digit an underscore."""
+    return prefix + "".join(c if c.isalnum() else "_" for c in name)
+
+
 def assemble(ptx: str, ptxas: str = "ptxas", arch: str = "sm_90a") -> tuple[bool, str, bytes]:
     """``ptxas -arch=ARCH`` on ``ptx``: (accepted, ptxas's message, cubin)."""
     with tempfile.TemporaryDirectory() as tmp:

@@ -25,7 +25,7 @@ import attrs
 import numpy as np
 
 from ptxspec.conformance.silicon import memory_device
-from ptxspec.conformance.silicon.campaign import HEADER, assemble_each, assemble_module, ptxas_version
+from ptxspec.conformance.silicon.campaign import HEADER, assemble_each, assemble_module, kernel_name, ptxas_version
 from ptxspec.semantics.state import AddressMap, Segment, State
 
 R = memory_device.REGION
@@ -95,7 +95,7 @@ class MemoryForm:
 
     @property
     def kernel(self) -> str:
-        return "m_" + "".join(c if c.isalnum() else "_" for c in self.name)
+        return kernel_name("m_", self.name)
 
     def plan(self, seed: int) -> dict:
         return {

@@ -4,7 +4,7 @@
 instruction families (syntax lines), how many of them have a semantic function, and how many have
 a form recorded on an H100/H200: the scalar rounds of :func:`ptxspec.conformance.silicon.replay.load`,
 the memory and async rounds' plans, the mma, mma.sp, wgmma and movement campaigns' combinations,
-the async round's mbarrier programs and the TMA rounds.
+the async round's mbarrier programs and the TMA rounds' cases -- each from the round's own texts.
 
 ``.. dashboard-agreement::`` -- ptxas's verdicts against the catalogue's (the committed
 ``conformance/data/ptxas_agreement.json``, by category, with the explained disagreements), and
@@ -40,32 +40,35 @@ def _family_key(text: str) -> str | None:
 
 @functools.cache
 def recorded_families() -> frozenset[str]:
-    """The catalogue families with a form recorded on silicon."""
-    from ptxspec.conformance.silicon import replay
+    """The catalogue families with a form recorded on silicon, from each round's own texts."""
+    from ptxspec.conformance.silicon import async_campaign, mma_campaign, movement_campaign, replay, tma_campaign, tma_device, wgmma_campaign
+    from ptxspec.spec.catalogue import CATALOGUE
 
-    texts = list(replay.load().forms)
+    texts = list(replay.load().forms)  # the scalar rounds
     for plan in ("memory-plan.json", "async-plan.json"):
         texts += [f["instruction"] for f in json.loads((DATA / "sm_90" / plan).read_text())["forms"]]
-    from ptxspec.conformance.silicon import mma_campaign, movement_campaign, wgmma_campaign
-
     mma = mma_campaign.COMBINATIONS + mma_campaign.SPARSE_COMBINATIONS + mma_campaign.SPARSE_MORE_COMBINATIONS + mma_campaign.MORE_COMBINATIONS
     texts += [c.instruction() if callable(c.instruction) else c.instruction for c in mma]  # the mma and mma.sp rounds
+    # the async round's mbarrier programs: their steps and the probes recorded after each
+    texts += [line.strip().rstrip(";") for line in async_campaign.program_ptx().splitlines() if line.strip().startswith("mbarrier.")]
+    for round_name in tma_campaign.ROUNDS:  # the TMA rounds: each case's load, store and tensormap.replace
+        plan = DATA / "sm_90" / tma_device.files(round_name)["plan"]
+        for case in json.loads(plan.read_text())["cases"] if plan.exists() else []:
+            texts.append(
+                f"cp.async.bulk.tensor.{tma_campaign.loaded_rank(case)}d.shared::cluster.global.{case.get('mode', 'tile')}.mbarrier::complete_tx::bytes"
+            )
+            if case.get("mode") != "im2col" and "replace" not in case:
+                texts.append(f"cp.async.bulk.tensor.{len(case['global_dims'])}d.global.shared::cta.tile.bulk_group")
+            if "replace" in case:
+                texts.append(f"tensormap.replace.tile.{case['replace']['field']}.global.b1024.{case['replace']['type']}")
     keys = {_family_key(t) for t in texts} | {f.key for f in movement_campaign.FAMILIES}  # ldmatrix, stmatrix, movmatrix
     for combo in wgmma_campaign.COMBINATIONS + wgmma_campaign.MORE_COMBINATIONS + wgmma_campaign.PRUNED_COMBINATIONS:
         key = _family_key(combo.opcode(256))  # the A-from-registers family of a syntax line is its key + ".a"
         keys.add(f"{key}.a" if key and combo.a_registers else key)
-    if (DATA / "sm_90" / "async.npz").exists():  # the async round's mbarrier programs: every step an mbarrier instruction
-        keys |= {"mbarrier.init", "mbarrier.arrive", "mbarrier.arrive.count", "mbarrier.arrive.expect_tx", "mbarrier.expect_tx"}
-        keys |= {"mbarrier.complete_tx", "mbarrier.arrive_drop", "mbarrier.arrive.noComplete", "mbarrier.pending_count", "mbarrier.test_wait.parity"}
-    if (DATA / "sm_90" / "tma.npz").exists():  # the TMA rounds: tile/im2col loads, tile stores, tensormap.replace
-        keys |= {"cp.async.bulk.tensor.global_to_shared_cluster", "cp.async.bulk.tensor.shared_to_global", "tensormap.replace.tile.field1"}
-        keys |= {"tensormap.replace.tile.field2", "tensormap.replace.tile.field3"}
-    from ptxspec.spec.catalogue import CATALOGUE
-
-    known = {f.key for f in CATALOGUE.families()}
-    missing = {k for k in keys if k} - known
-    assert not missing, f"recorded families the catalogue does not name: {sorted(missing)}"
-    return frozenset(k for k in keys if k)
+    keys.discard(None)
+    missing = keys - {f.key for f in CATALOGUE.families()}
+    assert not missing, f"recorded families the catalogue does not name: {sorted(missing)}"  # type: ignore[arg-type]
+    return frozenset(keys)  # type: ignore[arg-type]
 
 
 class DashboardChapters(SphinxDirective):
