@@ -503,6 +503,7 @@ def _strip_comment(line: str) -> str:
 
 
 def command_line_request(instruction: str, operands: Sequence[str]) -> Request:
+    """The request of ``ptxspec eval INSTRUCTION OPERAND...``."""
     return Request(
         instruction,
         "<command line>, INSTRUCTION",
@@ -510,6 +511,18 @@ def command_line_request(instruction: str, operands: Sequence[str]) -> Request:
         f"<command line>, operand {len(operands) + 1}",
         "<command line>",
     )
+
+
+def inputs_file_request(instruction: str, path: str) -> Request:
+    """The request of ``ptxspec eval --inputs FILE.json INSTRUCTION``: the operands from the file
+    (:mod:`ptxspec.conformance.inputs_json`), each located at its key."""
+    from ptxspec.conformance.inputs_json import load_inputs
+    from ptxspec.spec.catalogue import parse
+
+    form = parse(instruction, where="<command line>, INSTRUCTION")
+    operands = tuple(load_inputs(path, form))
+    source = "<stdin>" if path == "-" else path
+    return Request(instruction, "<command line>, INSTRUCTION", operands, source, source)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -522,6 +535,7 @@ def command_line_request(instruction: str, operands: Sequence[str]) -> Request:
 LAZY_COMMANDS = {
     "litmus": ("ptxspec.conformance.litmus_cli", "litmus_command"),
     "litmus-gen": ("ptxspec.conformance.litmus_gen", "litmus_gen_command"),
+    "litmus-run": ("ptxspec.conformance.litmus_run", "litmus_run_command"),
     "check-vectors": ("ptxspec.conformance.check_vectors", "check_vectors_command"),
     "vectors": ("ptxspec.conformance.vectors", "vectors_command"),
     "exhaustive-check": ("ptxspec.conformance.silicon.exhaustive", "exhaustive_check_command"),
@@ -534,6 +548,7 @@ SUMMARIES = {
     "forms": "List the catalogue's instruction syntaxes.",
     "litmus": "Check litmus tests against the PTX memory model.",
     "litmus-gen": "Generate families of litmus tests.",
+    "litmus-run": "Run litmus tests on a GPU, or check a recording of them.",
     "vectors": "Write golden vectors of instructions.",
     "check-vectors": "Check golden vectors or a GPU recording.",
     "exhaustive-check": "Replay the exhaustive GPU digests (long).",
@@ -604,6 +619,13 @@ PROFILE_OPTION = click.option(
     help="With --state: write the state after the instruction (after the last line, with --file) to this JSON file.",
 )
 @click.option("--matrix", "as_matrix", is_flag=True, help="mma, mma.sp: print the result as the D matrix (row by row) instead of lane by lane.")
+@click.option(
+    "--inputs",
+    "inputs_path",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    default=None,
+    help="Read the source operands from this JSON file, one key per operand; mma and mma.sp take the matrices A, B, C (docs/vectors.rst, 'Input files').",
+)
 @PROFILE_OPTION
 def eval_command(
     instruction: str | None,
@@ -616,6 +638,7 @@ def eval_command(
     warp_text: str | None,
     state_out: str | None,
     as_matrix: bool,
+    inputs_path: str | None,
     profile: str,
 ) -> None:
     """Evaluate INSTRUCTION (e.g. 'fma.rn.ftz.f32') on OPERANDS given as bit patterns.
@@ -661,6 +684,13 @@ def eval_command(
     \b
       ptxspec eval --state examples/tcgen05/state.json tcgen05.ld.sync.aligned.32x32b.x2.b32 0x00000000
       ptxspec eval --state examples/tcgen05/state.json --warp 1 tcgen05.st.sync.aligned.16x64b.x1.b32 0x00200000 0x3f800000
+
+    With --inputs FILE.json the operands come from a file, one key per operand name; an mma takes
+    its matrices A, B and C as rows of elements (numbers, or bit patterns), placed in the lanes'
+    registers by the manual's fragment layout:
+
+    \b
+      ptxspec eval --matrix --inputs examples/mma/inputs.json mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
     """
     mask = None if mask_text is None else _mask_option(mask_text, "--mask")
     active = None if active_text is None else _mask_option(active_text, "--active")
@@ -699,6 +729,8 @@ def eval_command(
     if path is not None:
         if instruction is not None:
             raise click.UsageError("give either INSTRUCTION OPERANDS... or --file, not both")
+        if inputs_path is not None:
+            raise click.UsageError("--inputs gives one instruction's operands: not with --file")
         requests = read_requests(path)
         if state is None:
             evaluations = [run(request, profile, mask, active, warp=warp) for request in requests]
@@ -713,7 +745,10 @@ def eval_command(
     else:
         if instruction is None:
             raise click.UsageError("missing INSTRUCTION (or --file)")
-        evaluation = run(command_line_request(instruction, operands), profile, mask, active, state=state, warp=warp)
+        if inputs_path is not None and operands:
+            raise click.UsageError("give the operands either on the command line or with --inputs FILE.json, not both")
+        request = command_line_request(instruction, operands) if inputs_path is None else inputs_file_request(instruction, inputs_path)
+        evaluation = run(request, profile, mask, active, state=state, warp=warp)
         if evaluation.state_after is not None:
             state = evaluation.state_after
         elif state is not None:

@@ -1683,6 +1683,13 @@ def variants(shape: Shape | AsyncFamily) -> Iterator[Variant | AsyncVariant]:
 ALL_SHAPES = tuple(SHAPES) + tuple(ALIAS_SHAPES) + tuple(ASYNC_FAMILIES)
 
 
+def shape_of(name: str) -> str | None:
+    """The shape (or asynchronous family) of a generated test's name, ``2+2W`` for
+    ``2+2W+rlx.gpu+po+diff-cta``; None for a name litmus-gen does not make."""
+    found = [shape for shape in ALL_SHAPES if name == shape or name.startswith(shape + "+")]
+    return max(found, key=len) if found else None
+
+
 def _shape_named(name: str) -> Shape | AsyncFamily:
     if name in SHAPES:
         return SHAPES[name]

@@ -459,6 +459,14 @@ def state_from_json(value: object, source: str = "<state>", path: str = "") -> S
 def load_state(path: str) -> State:
     """The state in the JSON file ``path`` (``-``: standard input); every problem located, at
     ``file:line:column`` for text that is not JSON, else at the JSON path."""
+    source = "<stdin>" if path == "-" else path
+    return state_from_json(load_json_file(path, "state file", f"a state is {SCHEMA}"), source)
+
+
+def load_json_file(path: str, what: str, schema: str) -> object:
+    """The JSON value in the file ``path`` (``-``: standard input), read for ``--state`` or
+    ``--inputs`` (``what`` names the file in messages, ``schema`` says what it should hold); a
+    file that cannot be read, is not UTF-8 or not JSON is an error at ``file:line:column``."""
     import sys
 
     source = "<stdin>" if path == "-" else path
@@ -469,19 +477,18 @@ def load_state(path: str) -> State:
             with open(path, "rb") as stream:
                 data = stream.read()
     except OSError as error:
-        raise OperandError(f"cannot read the state file: {error.strerror or error}", where=Location(source)) from None
+        raise OperandError(f"cannot read the {what}: {error.strerror or error}", where=Location(source)) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
-        raise OperandError("the state file is not UTF-8 text", where=Location(source, line, error.start - data.rfind(b"\n", 0, error.start))) from None
+        raise OperandError(f"the {what} is not UTF-8 text", where=Location(source, line, error.start - data.rfind(b"\n", 0, error.start))) from None
     try:
-        value = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as error:
-        raise OperandError(f"invalid JSON ({error.msg}); a state is {SCHEMA}", where=Location(source, error.lineno, error.colno)) from None
+        raise OperandError(f"invalid JSON ({error.msg}); {schema}", where=Location(source, error.lineno, error.colno)) from None
     except (ValueError, RecursionError) as error:  # a number of too many digits; nesting too deep
-        raise OperandError(f"invalid JSON ({error}); a state is {SCHEMA}", where=Location(source)) from None
-    return state_from_json(value, source)
+        raise OperandError(f"invalid JSON ({error}); {schema}", where=Location(source)) from None
 
 
 # ---------------------------------------------------------------------------------------------

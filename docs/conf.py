@@ -31,6 +31,10 @@ extensions = [
     "ptxspec_tmem_pictures",
     "ptxspec_tcgen05_operands",
     "ptxspec_dashboard",
+    "ptxspec_cli_pages",
+    "ptxspec_form_search",
+    "ptxspec_pictures",
+    "ptxspec_litmus_silicon",
 ]
 
 root_doc = "index"
@@ -41,16 +45,16 @@ autodoc_member_order = "bysource"
 autodoc_default_options = {"members": True, "show-inheritance": True}
 autodoc_typehints = "signature"
 autodoc_preserve_defaults = True
+# semantics/instructions.py imports State only for type checking (a scalar `ptxspec eval` does not
+# load the state or numpy); the alias lets autodoc resolve its annotations all the same.
+autodoc_type_aliases = {"State": "ptxspec.semantics.state.State"}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 
-html_theme = "alabaster"
+# Furo: code blocks and tables scroll sideways instead of being clipped, pages use the width of
+# the window, and the search box is on every page.
+html_theme = "furo"
 html_title = f"ptxspec {release}"
-html_theme_options = {
-    "description": f"An executable specification of NVIDIA PTX ISA {ptxspec.PTX_ISA_VERSION}",
-    "fixed_sidebar": True,
-    "page_width": "1280px",
-    "sidebar_width": "240px",
-}
+html_theme_options = {"navigation_with_keys": True}
 html_static_path = ["_static"]
 html_css_files = ["ptxspec.css"]

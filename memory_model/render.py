@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import textwrap
-from typing import Iterable
+from collections.abc import Callable, Iterable
 from xml.sax.saxutils import escape
 
 import attrs
@@ -144,13 +144,15 @@ _LAST_PICTURE: list = []
 """The last verdict asked about and its answer (the text and the pictures of one test ask twice)."""
 
 
-def forbidden_picture(verdict: Verdict) -> tuple[Execution, Cycle] | None:
-    """A rejected candidate with the forbidden outcome and the cycle that rejects it, when found."""
+def forbidden_picture(verdict: Verdict, budget_s: float = 5.0) -> tuple[Execution, Cycle] | None:
+    """A rejected candidate with the forbidden outcome and the cycle that rejects it, when found
+    within ``budget_s`` seconds (the documentation's pictures allow more, so that a busy machine
+    draws the same picture as an idle one)."""
     from .check import forbidden_example
 
     if _LAST_PICTURE and _LAST_PICTURE[0] is verdict:
         return _LAST_PICTURE[1]
-    example = forbidden_example(verdict)
+    example = forbidden_example(verdict, budget_s=budget_s)
     answer = None
     if example is not None:
         execution, axiom, edges, labels = example
@@ -434,8 +436,46 @@ class _Box:
     def centre(self) -> tuple[float, float]:
         return (self.x + self.w / 2, self.y + self.h / 2)
 
+    def overlaps(self, other: _Box, pad: float = 0.0) -> bool:
+        """Whether the two boxes, each grown by ``pad`` on every side, share any area."""
+        return (
+            self.x - pad < other.x + other.w + pad
+            and other.x - pad < self.x + self.w + pad
+            and self.y - pad < other.y + other.h + pad
+            and other.y - pad < self.y + self.h + pad
+        )
 
-BOX_W, BOX_H, COL_GAP, ROW_GAP, MARGIN, TITLE_H = 230.0, 40.0, 90.0, 45.0, 30.0, 40.0
+
+BOX_W, BOX_H, COL_GAP, ROW_GAP, MARGIN, TITLE_H = 250.0, 40.0, 90.0, 45.0, 30.0, 40.0
+
+#: The text metric that keeps labels apart: a monospace font's advance is 0.6 em (DejaVu Sans Mono
+#: 0.602, Liberation Mono and Courier 0.6), taken a little wider; a line reaches 0.8 em above its
+#: baseline and 0.25 em below.
+FONT_SIZE, TITLE_SIZE, ADVANCE, ASCENT, DESCENT = 11.0, 14.0, 0.62, 0.8, 0.25
+#: Room kept around a label, and the characters of an event's lines that fit its box.
+LABEL_PAD = 2.0
+EVENT_TEXT_CHARS = int((BOX_W - 12) / (ADVANCE * FONT_SIZE))
+
+#: What each relation of the picture is (the legend's words; §8.9 for the orders).
+RELATION_NAMES = {
+    "po": "program order",
+    "rf": "reads-from",
+    "co": "coherence order",
+    "fr": "from-reads (§8.9.7)",
+    "sc": "order of the fence.sc (Fence-SC order, §8.9.3)",
+}
+#: Where along an edge (its parameter, the middle first) a label may sit, and on which side of that point.
+LABEL_SPOTS = (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.35, 0.65, 0.25, 0.75, 0.15, 0.85)
+LABEL_SIDES = ("right", "left", "above", "below")
+
+
+def text_box(x: float, y: float, text: str, size: float = FONT_SIZE, anchor: str = "start") -> _Box:
+    """The box that ``text`` drawn at ``(x, y)`` (its baseline; ``anchor`` as SVG's text-anchor)
+    covers, by the monospace metric above. The layout keeps these boxes apart, and the tests read
+    them back from the SVG (tests/test_pictures.py)."""
+    width = len(text) * ADVANCE * size
+    left = {"start": x, "middle": x - width / 2, "end": x - width}[anchor]
+    return _Box(left, y - ASCENT * size, width, (ASCENT + DESCENT) * size)
 
 
 def layout(program: Program, execution: Execution) -> tuple[dict[int, _Box], dict[int, float], float, float]:
@@ -476,86 +516,247 @@ def _num(value: float) -> str:
     return f"{value:.1f}"
 
 
-def svg(program: Program, execution: Execution, cycle: Cycle | None = None) -> str:
-    """An SVG picture of ``execution`` (the same content as :func:`dot`), laid out on a fixed grid."""
-    boxes, titles, width, height = layout(program, execution)
-    colours = dict(COLOURS, cycle=CYCLE_COLOUR)
-    out = [
-        '<?xml version="1.0" encoding="UTF-8"?>',
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_num(width)}" height="{_num(height)}" viewBox="0 0 {_num(width)} {_num(height)}" font-family="monospace" font-size="11">',
-        "<defs>",
-    ]
-    for name, colour in colours.items():
-        out.append(
-            f'<marker id="arrow-{name}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>'
-        )
-    out.append("</defs>")
-    out.append(f'<text x="{_num(MARGIN)}" y="{_num(MARGIN)}" font-size="14" font-weight="bold">{escape(program.name)}</text>')
-    events = {e.eid: e for e in execution.events}
-    if any(e.is_initial for e in events.values()):
-        out.append(f'<text x="{_num(MARGIN)}" y="{_num(MARGIN + TITLE_H - 8)}" font-style="italic">initial writes</text>')
-    for thread, x in titles.items():
-        first = min((b.y for eid, b in boxes.items() if events[eid].thread == thread), default=MARGIN + TITLE_H)
-        out.append(f'<text x="{_num(x)}" y="{_num(first - 8)}" font-weight="bold">{escape(thread_title(program, thread))}</text>')
-    for eid, box in sorted(boxes.items()):
-        event = events[eid]
-        out.append(
-            f'<g id="e{eid}"><rect x="{_num(box.x)}" y="{_num(box.y)}" width="{_num(box.w)}" height="{_num(box.h)}" rx="4" fill="white" stroke="black"/>'
-        )
-        label = "initial write" if event.is_initial else f"e{eid}: {event.instruction}"
-        out.append(f'<text x="{_num(box.x + 6)}" y="{_num(box.y + 16)}">{escape(label[:34])}</text>')
-        out.append(f'<text x="{_num(box.x + 6)}" y="{_num(box.y + 31)}" fill="dimgray">{escape(event_label(event)[:34])}</text></g>')
+@attrs.frozen
+class _Edge:
+    """One arrow of the picture: its relation (or ``"cycle"`` for a step of the cycle that no
+    relation drawn has), its ends, its label, its colour's name, and how far it bends."""
+
+    name: str
+    source: int
+    target: int
+    label: str
+    colour_name: str
+    bend: int
+    bold: bool
+
+
+@attrs.frozen
+class _Label:
+    """Where an edge's label went: its text, its baseline, its colour, and, for a label moved to
+    the margin, the point of the edge that a dotted leader joins it to."""
+
+    text: str
+    x: float
+    y: float
+    colour: str
+    bold: bool
+    leader: tuple[float, float] | None = None
+
+
+def _edges(execution: Execution, boxes: dict[int, _Box], cycle: Cycle | None) -> list[_Edge]:
+    """The arrows in drawing order: each relation's pairs sorted, then the steps of the cycle that
+    no relation drawn has; parallel arrows between two events bend more each."""
     highlighted = set(cycle.edges) if cycle is not None else set()
     drawn: list[tuple[str, int, int]] = [(name, a, b) for name, pairs in shown_relations(execution).items() for a, b in sorted(pairs)]
     if cycle is not None:
         drawn.extend(("cycle", a, b) for a, b in cycle.edges if not any((a, b) == (x, y) for _, x, y in drawn))
     seen: dict[tuple[int, int], int] = {}
+    edges = []
     for name, a, b in drawn:
         if a not in boxes or b not in boxes:
             continue
         key = (min(a, b), max(a, b))
         nth = seen.get(key, 0)
         seen[key] = nth + 1
-        colour_name = "cycle" if (a, b) in highlighted else name
         label = cycle.label((a, b)) if name == "cycle" and cycle is not None else name
-        out.append(_arrow(boxes[a], boxes[b], colours[colour_name], colour_name, label, bend=(0 if name == "po" else 1 + nth), bold=(a, b) in highlighted))
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+        colour_name = "cycle" if (a, b) in highlighted else name
+        edges.append(_Edge(name, a, b, label, colour_name, 0 if name == "po" else 1 + nth, (a, b) in highlighted))
+    return edges
 
 
-def _arrow(source: _Box, target: _Box, colour: str, marker: str, label: str, *, bend: int, bold: bool) -> str:
-    """A labelled arrow; po is straight, the other relations curve (more for each parallel edge)."""
-    (sx, sy), (tx, ty) = source.centre, target.centre
-    width = 3 if bold else 1.3
+def _geometry(source: _Box, target: _Box, bend: int) -> tuple[str, Callable[[float], tuple[float, float]]]:
+    """An arrow's SVG path data and its point at each parameter 0..1: po straight, the other
+    relations curved (more for each parallel edge, so that edges between the same two events do
+    not hide each other), a self-loop (an irreflexive axiom broken) a small arc on the box's right."""
     if source is target:
-        # A self-loop (an irreflexive axiom broken): a small arc on the right of the box.
         x, y = source.x + source.w, source.y + source.h / 2
+        points = ((x, y - 8), (x + 40, y - 30), (x + 40, y + 30), (x, y + 8))
         path = f"M{_num(x)},{_num(y - 8)} C{_num(x + 40)},{_num(y - 30)} {_num(x + 40)},{_num(y + 30)} {_num(x)},{_num(y + 8)}"
-        return (
-            f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="{width}" marker-end="url(#arrow-{marker})"/>'
-            f'<text x="{_num(x + 36)}" y="{_num(y + 4)}" fill="{colour}">{escape(label)}</text>'
-        )
+        return path, lambda t: _bezier(points, t)
+    (sx, sy), (tx, ty) = source.centre, target.centre
     if bend == 0:
-        (x1, y1), (x2, y2) = _anchor(source, target.centre), _anchor(target, source.centre)
-        mx, my = (x1 + x2) / 2, (y1 + y2) / 2
-        return (
-            f'<line x1="{_num(x1)}" y1="{_num(y1)}" x2="{_num(x2)}" y2="{_num(y2)}" stroke="{colour}" stroke-width="{width}" marker-end="url(#arrow-{marker})"/>'
-            f'<text x="{_num(mx + 4)}" y="{_num(my + 4)}" fill="{colour}">{escape(label)}</text>'
-        )
-    # The control point sits to one side of the straight line, further for each parallel edge, so
-    # that edges between the same two events do not hide each other.
+        start, end = _anchor(source, target.centre), _anchor(target, source.centre)
+        return f"M{_num(start[0])},{_num(start[1])} L{_num(end[0])},{_num(end[1])}", lambda t: _bezier((start, end), t)
     dx, dy = tx - sx, ty - sy
     length = max((dx * dx + dy * dy) ** 0.5, 1.0)
     nx, ny = -dy / length, dx / length
     offset = 35.0 * bend + (60.0 if abs(dx) < 1 else 0.0)
-    cx, cy = (sx + tx) / 2 + nx * offset, (sy + ty) / 2 + ny * offset
-    x1, y1 = _anchor(source, (cx, cy))
-    x2, y2 = _anchor(target, (cx, cy))
-    lx, ly = (x1 + 2 * cx + x2) / 4, (y1 + 2 * cy + y2) / 4
-    return (
-        f'<path d="M{_num(x1)},{_num(y1)} Q{_num(cx)},{_num(cy)} {_num(x2)},{_num(y2)}" fill="none" stroke="{colour}" stroke-width="{width}" marker-end="url(#arrow-{marker})"/>'
-        f'<text x="{_num(lx + 3)}" y="{_num(ly)}" fill="{colour}">{escape(label)}</text>'
-    )
+    control = ((sx + tx) / 2 + nx * offset, (sy + ty) / 2 + ny * offset)
+    start, end = _anchor(source, control), _anchor(target, control)
+    path = f"M{_num(start[0])},{_num(start[1])} Q{_num(control[0])},{_num(control[1])} {_num(end[0])},{_num(end[1])}"
+    return path, lambda t: _bezier((start, control, end), t)
+
+
+def _bezier(points: tuple[tuple[float, float], ...], t: float) -> tuple[float, float]:
+    """The point at ``t`` of the Bézier curve of ``points`` (de Casteljau)."""
+    while len(points) > 1:
+        points = tuple(((1 - t) * a[0] + t * b[0], (1 - t) * a[1] + t * b[1]) for a, b in zip(points, points[1:]))
+    return points[0]
+
+
+def _spot(point: tuple[float, float], text: str, side: str) -> tuple[float, float]:
+    """The baseline start of ``text`` put on ``side`` of ``point``."""
+    px, py = point
+    width = len(text) * ADVANCE * FONT_SIZE
+    middle = py + (ASCENT - DESCENT) * FONT_SIZE / 2  # the baseline that centres the line on py
+    return {
+        "right": (px + 4, middle),
+        "left": (px - 4 - width, middle),
+        "above": (px - width / 2, py - 4 - DESCENT * FONT_SIZE),
+        "below": (px - width / 2, py + 4 + ASCENT * FONT_SIZE),
+    }[side]
+
+
+def _place_labels(
+    edges: list[_Edge], points: list[Callable[[float], tuple[float, float]]], taken: list[_Box], width: float, height: float, colours: dict
+) -> tuple[list[_Label], float, float]:
+    """Each edge's label at the first spot along it (:data:`LABEL_SPOTS`, :data:`LABEL_SIDES`) whose
+    box meets no event box and no label placed before, inside the picture; a label with no such spot
+    goes to a column right of the picture, joined to its edge by a dotted leader, one line each, so
+    that no two labels ever overlap. Returns the labels and the picture's new width and height."""
+    labels: list[_Label] = []
+    margin: list[tuple[_Edge, tuple[float, float]]] = []
+    for edge, point in zip(edges, points):
+        spot = _free_spot(edge.label, point, taken, width, height)
+        if spot is None:
+            margin.append((edge, point(0.5)))
+            continue
+        taken.append(text_box(*spot, edge.label))
+        labels.append(_Label(edge.label, spot[0], spot[1], colours[edge.colour_name], edge.bold))
+    if not margin:
+        return labels, width, height
+    column = width
+    widest = max(len(edge.label) for edge, _ in margin) * ADVANCE * FONT_SIZE
+    y = MARGIN + TITLE_H
+    for edge, joined in margin:
+        labels.append(_Label(edge.label, column, y, colours[edge.colour_name], edge.bold, joined))
+        y += FONT_SIZE + 2 * LABEL_PAD + 2
+    return labels, column + widest + MARGIN, max(height, y + MARGIN)
+
+
+def _free_spot(text: str, point: Callable[[float], tuple[float, float]], taken: list[_Box], width: float, height: float) -> tuple[float, float] | None:
+    inside = _Box(0, 0, width, height)
+    for t in LABEL_SPOTS:
+        for side in LABEL_SIDES:
+            x, y = _spot(point(t), text, side)
+            box = text_box(x, y, text)
+            if _within(box, inside) and not any(box.overlaps(other, LABEL_PAD) for other in taken):
+                return x, y
+    return None
+
+
+def _within(box: _Box, outer: _Box) -> bool:
+    return outer.x <= box.x and box.x + box.w <= outer.x + outer.w and outer.y <= box.y and box.y + box.h <= outer.y + outer.h
+
+
+def _legend(edges: list[_Edge], cycle: Cycle | None, colours: dict, top: float, width: float, id_prefix: str) -> tuple[list[str], float, float]:
+    """The legend below the picture: a sample arrow and the words for each relation drawn, and the
+    highlighted cycle's axiom with its steps in herd's notation (``fr ; causality_order``); entries
+    left to right, wrapping at ``width`` (widened to the longest entry). Returns its SVG lines and
+    the picture's width and height with it."""
+    entries = [(name, f"{name}: {words}") for name, words in RELATION_NAMES.items() if any(e.name == name for e in edges)]
+    if cycle is not None:
+        steps = " ; ".join(cycle.label(edge) for edge in cycle.edges)
+        entries.append(("cycle", f"bold: a cycle that {cycle.axiom} forbids ({steps})"))
+    width = max([width] + [2 * MARGIN + 34 + len(words) * ADVANCE * FONT_SIZE for _, words in entries])
+    out = ['<g class="legend">']
+    x, y = MARGIN, top + FONT_SIZE
+    for name, words in entries:
+        size = 34 + len(words) * ADVANCE * FONT_SIZE
+        if x > MARGIN and x + size > width - MARGIN:
+            x, y = MARGIN, y + FONT_SIZE + 8
+        stroke = 3 if name == "cycle" else 1.3
+        out.append(
+            f'<path d="M{_num(x)},{_num(y - 4)} L{_num(x + 26)},{_num(y - 4)}" stroke="{colours[name]}" stroke-width="{stroke}" marker-end="url(#{id_prefix}arrow-{name})"/>'
+        )
+        out.append(f'<text x="{_num(x + 32)}" y="{_num(y)}" fill="{colours[name]}">{escape(words)}</text>')
+        x += size + 24
+    out.append("</g>")
+    return out, width, y + FONT_SIZE + MARGIN / 2
+
+
+def svg(program: Program, execution: Execution, cycle: Cycle | None = None, *, id_prefix: str = "") -> str:
+    """An SVG picture of ``execution`` (the same content as :func:`dot`), laid out on a fixed grid,
+    with a legend of the relations drawn and of the highlighted cycle. No two texts overlap: the
+    events' lines fit their boxes, and each edge's label is placed where it meets no other text or
+    box (:func:`_place_labels`). ``id_prefix`` starts every ``id`` of the picture, so that several
+    pictures can share one HTML page."""
+    boxes, titles, width, height = layout(program, execution)
+    colours = dict(COLOURS, cycle=CYCLE_COLOUR)
+    events = {e.eid: e for e in execution.events}
+    texts = _fixed_texts(program, boxes, titles, events)
+    taken = [text_box(x, y, text, float(extra.get("font-size", FONT_SIZE))) for x, y, text, extra in texts] + list(boxes.values())
+    edges = _edges(execution, boxes, cycle)
+    geometry = [_geometry(boxes[e.source], boxes[e.target], e.bend) for e in edges]
+    labels, width, height = _place_labels(edges, [point for _, point in geometry], taken, width, height, colours)
+    legend, width, height = _legend(edges, cycle, colours, height, width, id_prefix)
+    out = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="execution" width="{_num(width)}" height="{_num(height)}" viewBox="0 0 {_num(width)} {_num(height)}" font-family="monospace" font-size="{FONT_SIZE:g}">',
+        f"<title>{escape(program.name)}: an execution{'' if cycle is None else ', with a cycle that ' + escape(cycle.axiom) + ' forbids'}</title>",
+        "<defs>",
+    ]
+    for name, colour in colours.items():
+        out.append(
+            f'<marker id="{id_prefix}arrow-{name}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>'
+        )
+    out.append("</defs>")
+    for x, y, text, extra in texts:
+        attributes = "".join(f' {key}="{value}"' for key, value in extra.items())
+        out.append(f'<text x="{_num(x)}" y="{_num(y)}"{attributes}>{escape(text)}</text>')
+    out.extend(_svg_events(boxes, events, id_prefix))
+    for edge, (path, _) in zip(edges, geometry):
+        out.append(
+            f'<path d="{path}" fill="none" stroke="{colours[edge.colour_name]}" stroke-width="{3 if edge.bold else 1.3}" marker-end="url(#{id_prefix}arrow-{edge.colour_name})"/>'
+        )
+    out.extend(_svg_labels(labels))
+    out.extend(legend)
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _fixed_texts(
+    program: Program, boxes: dict[int, _Box], titles: dict[int, float], events: dict[int, Event]
+) -> list[tuple[float, float, str, dict[str, str]]]:
+    """The texts that do not move: the test's name, "initial writes", each thread's title above its
+    first event; as (x, baseline, text, extra attributes)."""
+    texts: list[tuple[float, float, str, dict[str, str]]] = [(MARGIN, MARGIN, program.name, {"font-size": f"{TITLE_SIZE:g}", "font-weight": "bold"})]
+    if any(e.is_initial for e in events.values()):
+        texts.append((MARGIN, MARGIN + TITLE_H - 8, "initial writes", {"font-style": "italic"}))
+    for thread, x in titles.items():
+        first = min((b.y for eid, b in boxes.items() if events[eid].thread == thread), default=MARGIN + TITLE_H)
+        texts.append((x, first - 8, thread_title(program, thread), {"font-weight": "bold"}))
+    return texts
+
+
+def _svg_events(boxes: dict[int, _Box], events: dict[int, Event], id_prefix: str) -> list[str]:
+    """One box per event, with its instruction and what it does, each cut to fit the box."""
+    out = []
+    for eid, box in sorted(boxes.items()):
+        event = events[eid]
+        out.append(
+            f'<g id="{id_prefix}e{eid}"><rect x="{_num(box.x)}" y="{_num(box.y)}" width="{_num(box.w)}" height="{_num(box.h)}" rx="4" fill="white" stroke="black"/>'
+        )
+        label = "initial write" if event.is_initial else f"e{eid}: {event.instruction}"
+        out.append(f'<text x="{_num(box.x + 6)}" y="{_num(box.y + 16)}">{escape(label[:EVENT_TEXT_CHARS])}</text>')
+        out.append(f'<text x="{_num(box.x + 6)}" y="{_num(box.y + 31)}" fill="dimgray">{escape(event_label(event)[:EVENT_TEXT_CHARS])}</text></g>')
+    return out
+
+
+def _svg_labels(labels: list[_Label]) -> list[str]:
+    """The edges' labels, drawn last with a white halo so that lines under them do not hide them;
+    a label in the margin with its dotted leader."""
+    out = ['<g class="edge-labels" stroke="white" stroke-width="3" paint-order="stroke">']
+    for label in labels:
+        if label.leader is not None:
+            lx, ly = label.leader
+            out.append(
+                f'<path d="M{_num(lx)},{_num(ly)} L{_num(label.x - 2)},{_num(label.y - 4)}" stroke="{label.colour}" stroke-width="0.8" stroke-dasharray="2,2" fill="none"/>'
+            )
+        weight = ' font-weight="bold"' if label.bold else ""
+        out.append(f'<text x="{_num(label.x)}" y="{_num(label.y)}" fill="{label.colour}"{weight}>{escape(label.text)}</text>')
+    out.append("</g>")
+    return out
 
 
 def find_cycle(edges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...] | None:
@@ -589,16 +790,17 @@ def find_cycle(edges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...] 
     return None
 
 
-def picture(verdict: Verdict) -> tuple[Execution | None, Cycle | None]:
+def picture(verdict: Verdict, budget_s: float = 5.0) -> tuple[Execution | None, Cycle | None]:
     """The execution to draw for a verdict, and the cycle to highlight.
 
     When an execution shows the outcome (the witness), that one. When the outcome is forbidden, a
     candidate execution with the outcome that the model rejects, with the edges of a cycle of the
-    relation of an axiom it breaks (from :func:`~.check.forbidden_example`), when one is found.
+    relation of an axiom it breaks (from :func:`~.check.forbidden_example`), when one is found
+    within ``budget_s`` seconds.
     """
     if verdict.witness is not None:
         return verdict.witness, None
-    example = forbidden_picture(verdict)
+    example = forbidden_picture(verdict, budget_s)
     return (None, None) if example is None else example
 
 

@@ -37,18 +37,20 @@ by the command line, which locates its complaint with :attr:`SourceError.operand
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from numbers import Integral
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import attrs
 
 from ptxspec.profiles import Profile, profile_named
 from ptxspec.semantics.results import Result, contains
-from ptxspec.semantics.state import State
 from ptxspec.spec.catalogue import Form, Operand
 from ptxspec.spec.errors import OperandError, PtxSpecError
 from ptxspec.spec.types import register_bits
+
+if TYPE_CHECKING:  # imported where used: a scalar instruction needs neither the state nor numpy
+    from ptxspec.semantics.state import State
 
 SemanticFunction = Callable[..., object]
 
@@ -129,7 +131,8 @@ def as_form(form: Form | str) -> Form:
 
 def semantic_of(form: Form) -> Semantic:
     """The registered meaning of ``form``'s family (a located error where there is none yet)."""
-    _load_chapters()
+    if form.family.key not in SEMANTICS:
+        _load_chapter_of(form.family.key)
     try:
         return SEMANTICS[form.family.key]
     except KeyError:
@@ -301,6 +304,8 @@ def execute(
             raise OperandError(f"warp is the warp's rank in its warpgroup (%warpid % 4): 0..3, not {warp!r}", where=form.text)
         context["warp"] = warp
     if kind.state:
+        from ptxspec.semantics.state import State
+
         if state is None and kind.default_state:
             state = State()
         if not isinstance(state, State):
@@ -362,10 +367,24 @@ def state_allowed(form: Form, sources: Sequence, state: State | None, expected: 
     meaning = semantic_of(form)
     if meaning.allowed_states is None or state is None:
         return False
-    return observed in cast(Collection[State], meaning.allowed_states(form, state, *check_sources(form, sources, meaning.operands)))
+    return observed in cast("tuple[State, ...]", meaning.allowed_states(form, state, *check_sources(form, sources, meaning.operands)))
 
 
 _loaded = False
+
+
+def _load_chapter_of(key: str) -> None:
+    """Import the chapter module that states the family ``key`` (a command that evaluates one
+    instruction loads one chapter), or every chapter where that one does not register it."""
+    import importlib
+
+    from ptxspec.spec.catalogue import CATALOGUE, CHAPTER_OF
+
+    CATALOGUE.family(key)  # fills CHAPTER_OF
+    if key in CHAPTER_OF:
+        importlib.import_module(f"ptxspec.semantics.{CHAPTER_OF[key]}")
+    if key not in SEMANTICS:
+        _load_chapters()
 
 
 def _load_chapters() -> None:

@@ -543,3 +543,190 @@ def _fill(nonzero: list[int]) -> tuple[int, int]:
         if c not in chosen:
             chosen.append(c)
     return tuple(sorted(chosen))  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------------------------------
+# Pictures of a fragment (docs/mma-layouts.rst)
+# ---------------------------------------------------------------------------------------------
+
+#: Drawing metrics of :func:`svg_fragment` (pixels): the label font (monospace, so a character is
+#: 0.6 of the font size wide), its line height, the height two label lines need, the room kept
+#: beside a label, and the smallest pitch of a matrix element along either axis.
+FONT_SIZE = 9
+CHAR_WIDTH = 0.6 * FONT_SIZE
+LINE_HEIGHT = 10
+BOX_MIN_HEIGHT = 2 * LINE_HEIGHT + 3
+LABEL_ROOM = 6
+MIN_PITCH = 2
+
+
+@attrs.frozen
+class Run:
+    """Elements ``first .. last`` of ``register`` of ``thread`` that lie side by side in one row
+    (or down one column) of the matrix the registers hold: one box of the picture, ``rows`` x
+    ``cols`` elements from ``(row, col)``. The manual's figures draw the same thing, one cell per
+    element labelled "T0: a0" or one cell per register labelled "T0: {a0, a1}"."""
+
+    thread: int
+    register: int
+    first: int
+    last: int
+    row: int
+    col: int
+    rows: int
+    cols: int
+
+
+def _next_to(a: tuple[int, int], b: tuple[int, int], step: tuple[int, int] | None) -> tuple[int, int] | None:
+    """The direction from cell ``a`` to ``b`` when ``b`` is the next cell along a row or down a
+    column (and along ``step`` when a run has one already); None otherwise."""
+    delta = (b[0] - a[0], b[1] - a[1])
+    if delta not in ((0, 1), (1, 0)) or (step is not None and delta != step):
+        return None
+    return delta
+
+
+def fragment_runs(layout: FragmentLayout) -> list[Run]:
+    """The boxes of :func:`svg_fragment`: each register's elements (0 = least significant) split
+    into maximal runs of neighbouring cells, by :meth:`FragmentLayout.element` (the manual's
+    formula), ordered by row, then column."""
+    runs = []
+    for thread in range(layout.threads):
+        for register in range(layout.registers):
+            cells = [layout.element(thread, register, index) for index in range(layout.per_register)]
+            start, step = 0, None
+            for index in range(1, len(cells) + 1):
+                if index < len(cells):
+                    step_now = _next_to(cells[index - 1], cells[index], step)
+                    if step_now is not None:
+                        step = step_now
+                        continue
+                (row0, col0), (row1, col1) = cells[start], cells[index - 1]
+                runs.append(Run(thread, register, start, index - 1, row0, col0, row1 - row0 + 1, col1 - col0 + 1))
+                start, step = index, None
+    return sorted(runs, key=lambda run: (run.row, run.col))
+
+
+def run_label(layout: FragmentLayout, run: Run) -> str:
+    """What a box says beside its thread: the elements in the manual's words (``a0``, ``a0,a1``,
+    ``a0..a7``: element ``i`` is field ``i % P`` of register ``i // P``); for the register-only
+    fragments of ldmatrix/stmatrix/movmatrix (operand ``"x"``) the register ``r0``, or its fields
+    ``r0.2-3`` (field 0 in the least significant bits) when the box holds only some of them."""
+    if layout.operand == "x":
+        if run.first == 0 and run.last == layout.per_register - 1:
+            return f"r{run.register}"
+        fields = f"{run.first}" if run.first == run.last else f"{run.first}-{run.last}"
+        return f"r{run.register}.{fields}"
+    first = run.register * layout.per_register + run.first
+    last = run.register * layout.per_register + run.last
+    name = layout.operand
+    if first == last:
+        return f"{name}{first}"
+    return f"{name}{first},{name}{last}" if last == first + 1 else f"{name}{first}..{name}{last}"
+
+
+def _text_width(text: str) -> float:
+    return len(text) * CHAR_WIDTH
+
+
+def _pitches(layout: FragmentLayout, runs: list[Run]) -> tuple[int, int]:
+    """(x, y) pixels per element: the smallest that give every box room for its two lines."""
+    pitch_x = pitch_y = MIN_PITCH
+    for run in runs:
+        need = max(_text_width(f"T{run.thread}"), _text_width(run_label(layout, run))) + LABEL_ROOM
+        pitch_x = max(pitch_x, -(-int(need + 0.999) // run.cols))
+        pitch_y = max(pitch_y, -(-BOX_MIN_HEIGHT // run.rows))
+    return pitch_x, pitch_y
+
+
+def _axis_step(pitch: float, widest: float) -> int:
+    """Label every ``step``-th row or column, ``step`` a power of two, so that labels do not touch."""
+    step = 1
+    while step * pitch < widest + 2:
+        step *= 2
+    return step
+
+
+def lane_colour(thread: int) -> str:
+    """A light colour per lane (``thread % 32``), neighbouring lanes far apart on the colour wheel."""
+    return f"hsl({(thread % WARP) * 7 % WARP * 360 // WARP},70%,85%)"
+
+
+def block_rows(layout: FragmentLayout) -> int:
+    """Rows between the heavy lines of a picture: a warp's 16 rows in a warpgroup's fragment
+    (§9.7.15.5.1.1), one computation's rows of ``mma.m8n8k4`` .f16 (§9.7.14.5.1); else none (0)."""
+    if layout.threads == WARPGROUP:
+        return 16
+    if layout.computations > 1:
+        return layout.rows // layout.computations
+    return 0
+
+
+def svg_fragment(layout: FragmentLayout, title: str | None = None) -> str:
+    """An SVG picture of ``layout``: the matrix its registers hold (rows down, columns across; for
+    a sparse A, the stored M x K/2 matrix), each box of :func:`fragment_runs` coloured by lane and
+    labelled with the thread ``T<n>`` and :func:`run_label` -- as the manual's fragment figures
+    (§9.7.14.5, §9.7.15.5.1.1) are. Heavy lines separate the warps of a warpgroup and the four
+    computations of ``mma.m8n8k4`` .f16.
+
+    The root carries ``data-left``, ``data-top``, ``data-pitch-x``, ``data-pitch-y`` (where element
+    (0, 0) is, and the pixels per element), and the boxes (``<g class="cells">``) and their labels
+    (``<g class="labels">``, two ``<text>`` per box in the same order) can be read back to compare
+    with the layout (tests/test_pictures.py)."""
+    runs = fragment_runs(layout)
+    pitch_x, pitch_y = _pitches(layout, runs)
+    rows, cols = layout.rows, layout.stored_cols
+    left = int(_text_width(str(rows - 1)) + 10)
+    top = 16
+    width, height = left + cols * pitch_x + 2, top + rows * pitch_y + 2
+    name = title or layout.describe()
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="fragment-layout" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'font-family="monospace" font-size="{FONT_SIZE}" text-anchor="middle" role="img" '
+        f'data-left="{left}" data-top="{top}" data-pitch-x="{pitch_x}" data-pitch-y="{pitch_y}">',
+        f"<title>{_escape(name)}: row (down) x column (across), each element's thread and register</title>",
+        '<g class="axis" fill="#555">',
+    ]
+    col_step = _axis_step(pitch_x, _text_width(str(cols - 1)))
+    for col in range(0, cols, col_step):
+        out.append(f'<text x="{_number(left + (col + 0.5) * pitch_x)}" y="{top - 5}">{col}</text>')
+    row_step = _axis_step(pitch_y, LINE_HEIGHT)
+    for row in range(0, rows, row_step):
+        out.append(f'<text x="{left - 4}" y="{_number(top + (row + 0.5) * pitch_y + 3)}" text-anchor="end">{row}</text>')
+    out.append("</g>")
+    out.append('<g class="cells" stroke="#555" stroke-width="0.5">')
+    for run in runs:
+        x, y = left + run.col * pitch_x, top + run.row * pitch_y
+        out.append(f'<rect x="{x}" y="{y}" width="{run.cols * pitch_x}" height="{run.rows * pitch_y}" fill="{lane_colour(run.thread)}"/>')
+    out.append("</g>")
+    out.append('<g class="labels">')
+    for run in runs:
+        centre_x = left + run.col * pitch_x + run.cols * pitch_x / 2
+        middle = top + run.row * pitch_y + run.rows * pitch_y / 2
+        out.append(f'<text x="{_number(centre_x)}" y="{_number(middle - 1)}">T{run.thread}</text>')
+        out.append(f'<text x="{_number(centre_x)}" y="{_number(middle + LINE_HEIGHT - 1)}">{run_label(layout, run)}</text>')
+    out.append("</g>")
+    out.extend(_block_lines(layout, left, top, cols * pitch_x, pitch_y))
+    out.append(f'<rect x="{left}" y="{top}" width="{cols * pitch_x}" height="{rows * pitch_y}" fill="none" stroke="#000"/>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _block_lines(layout: FragmentLayout, left: int, top: int, width: int, pitch_y: int) -> list[str]:
+    """Heavy lines between the blocks of :func:`block_rows`."""
+    block = block_rows(layout)
+    if not block:
+        return []
+    return [
+        f'<line x1="{left}" y1="{top + row * pitch_y}" x2="{left + width}" y2="{top + row * pitch_y}" stroke="#000" stroke-width="2"/>'
+        for row in range(block, layout.rows, block)
+    ]
+
+
+def _number(value: float) -> str:
+    """A coordinate without a needless ``.0``, so the same picture is always the same bytes."""
+    return f"{value:g}" if value == int(value) else f"{value:.1f}"
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -115,8 +115,10 @@ class Interval(Allowed):
 
     def describe(self) -> str:
         w = self.format.width
-        if self.low == self.high and self.low & ~self.format.sign_mask:  # one encoding (a zero is +0 and -0)
+        if self.low == self.high and self.low & ~self.format.sign_mask:  # one encoding
             text = _hex(self.low, w)
+        elif self.format.signed and self.low & ~self.format.sign_mask == 0 == self.high & ~self.format.sign_mask:  # zero, of either sign
+            text = f"{_hex(0, w)} or {_hex(self.format.sign_mask, w)}"
         else:
             text = f"[{_hex(self.low, w)}, {_hex(self.high, w)}]"
         return text + " or any NaN" if self.nan else text

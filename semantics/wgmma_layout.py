@@ -799,3 +799,75 @@ __all__ = [
     "wgmma_result_registers",
     "PtxSpecError",
 ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Pictures of the swizzle patterns (docs/wgmma.rst)
+# ---------------------------------------------------------------------------------------------
+
+#: The rows drawn by :func:`svg_swizzle`: eight 128-byte rows, the 1024 bytes of the longest
+#: repeating pattern (128B); the shorter patterns repeat within them.
+SWIZZLE_PICTURE_ROWS = 8
+ROW_BYTES = 128
+
+
+def swizzle_unit(swizzle: str) -> int:
+    """The bytes that move together: ``2**M`` of ``Swizzle<B,M,S>`` -- 16 (one 128-bit element of
+    Table 37) for the 32B, 64B and 128B modes, 32 for "128B_base32B" (Table 53, "32B atomicity")."""
+    return 1 << SWIZZLES[swizzle][1]
+
+
+def swizzle_chunks(swizzle: str) -> np.ndarray:
+    """``[row, position] -> chunk``: which chunk of each 128-byte row (``swizzle_unit`` bytes each,
+    counted before swizzling) :func:`swizzle_address` puts at each position of the row, for the
+    :data:`SWIZZLE_PICTURE_ROWS` rows from a pattern boundary (base offset 0). The manual's §5.5.7
+    tables draw the same grid for the tensor copies ("each element (numbered cell) is 16 bytes")."""
+    unit = swizzle_unit(swizzle)
+    per_row = ROW_BYTES // unit
+    rows = np.arange(SWIZZLE_PICTURE_ROWS)[:, None]
+    chunks = np.arange(per_row)[None, :]
+    moved = swizzle_address(rows * ROW_BYTES + chunks * unit, swizzle)
+    if np.any(moved // ROW_BYTES != rows):
+        raise AssertionError(f"the {swizzle} swizzle moves a chunk out of its 128-byte row")  # Swizzle<B,M,S> with M + S = 7 never does
+    grid = np.full((SWIZZLE_PICTURE_ROWS, per_row), -1, dtype=np.int64)
+    grid[rows, (moved % ROW_BYTES) // unit] = np.broadcast_to(chunks, moved.shape)
+    return grid
+
+
+def svg_swizzle(swizzle: str) -> str:
+    """An SVG picture of a swizzle mode (§9.7.15.5.1.2.1.3; §5.5.7 for the tensor copies): eight
+    128-byte rows of shared memory, each cell a position of ``swizzle_unit`` bytes labelled with the
+    chunk of the unswizzled row that lands there (:func:`swizzle_chunks`), coloured by that chunk;
+    a heavy line where the pattern (:data:`PATTERN_BYTES`) repeats. Each cell is a ``<g
+    data-row=... data-position=... data-chunk=...>`` so that tests can read the picture back."""
+    grid = swizzle_chunks(swizzle)
+    unit = swizzle_unit(swizzle)
+    per_row = grid.shape[1]
+    cell_w, cell_h, left, top = 512 // per_row, 26, 92, 34
+    width, height = left + per_row * cell_w + 2, top + SWIZZLE_PICTURE_ROWS * cell_h + 2
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="swizzle" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        'font-family="monospace" font-size="11" text-anchor="middle" role="img">',
+        f"<title>{swizzle} swizzle: which {unit}-byte chunk of each 128-byte row lands at each position</title>",
+        f'<text x="{left + per_row * cell_w // 2}" y="12" fill="#555">byte offset in the 128-byte row (chunks of {unit} bytes)</text>',
+    ]
+    for position in range(per_row):
+        out.append(f'<text x="{left + position * cell_w + cell_w // 2}" y="{top - 6}" fill="#555">{position * unit}</text>')
+    for row in range(SWIZZLE_PICTURE_ROWS):
+        y = top + row * cell_h
+        out.append(f'<text x="{left - 6}" y="{y + cell_h // 2 + 4}" text-anchor="end" fill="#555">row {row} (+{row * ROW_BYTES})</text>')
+        for position in range(per_row):
+            chunk = int(grid[row, position])
+            x = left + position * cell_w
+            hue = chunk * 360 // per_row
+            out.append(
+                f'<g data-row="{row}" data-position="{position}" data-chunk="{chunk}">'
+                f'<rect x="{x}" y="{y}" width="{cell_w}" height="{cell_h}" fill="hsl({hue},70%,85%)" stroke="#555"/>'
+                f'<text x="{x + cell_w // 2}" y="{y + cell_h // 2 + 4}">{chunk}</text></g>'
+            )
+    pattern_rows = PATTERN_BYTES[swizzle] // ROW_BYTES
+    for row in range(pattern_rows, SWIZZLE_PICTURE_ROWS, pattern_rows):
+        y = top + row * cell_h
+        out.append(f'<line x1="{left}" y1="{y}" x2="{left + per_row * cell_w}" y2="{y}" stroke="#000" stroke-width="3"/>')
+    out.append("</svg>")
+    return "\n".join(out)

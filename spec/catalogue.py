@@ -778,6 +778,8 @@ def _load_catalogue() -> Catalogue:
     import importlib
 
     modules = [importlib.import_module(f"ptxspec.spec.{name}") for name in CHAPTERS]
+    for name, module in zip(CHAPTERS, modules):
+        CHAPTER_OF.update(dict.fromkeys((family.key for family in module.FAMILIES), name))
     chapters: dict[str, list[Explainer]] = {}
     for module in modules:
         if hasattr(module, "explain_refusal"):
@@ -813,6 +815,10 @@ CHAPTERS = (
     "tcgen05",  # §9.7.16 tcgen05 allocation and data movement (tcgen05.mma: not yet)
     "video",  # §9.7.18
 )
+
+#: The chapter module (of :data:`CHAPTERS`) that states each family, by key: the semantics of a
+#: family live in the semantics module of the same name, so one instruction loads one chapter.
+CHAPTER_OF: dict[str, str] = {}
 
 
 def __getattr__(name: str):

@@ -500,3 +500,23 @@ def test_matrix_view_places_each_element_as_the_manual_does():
             assert int(rows[row][col], 16) == lanes[i][lane]
     bad = ptxspec("eval", "--matrix", "add.s32", "1", "2")
     assert bad.returncode == 2 and "--matrix shows the D matrix of mma" in bad.stderr
+
+
+def test_a_scalar_eval_loads_one_chapter_and_not_numpy():
+    """Start-up: ``ptxspec eval add.s32`` imports the integer chapter's semantics only, and neither
+    numpy nor the state (bench/startup.py measures the time)."""
+    code = (
+        "import sys\n"
+        "from ptxspec.conformance.cli import main\n"
+        "sys.argv = ['ptxspec', 'eval', 'add.s32', '1', '2']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('ptxspec.semantics.'))\n"
+        "print(loaded, 'numpy' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "0x00000003"
+    assert (
+        done.stdout.splitlines()[1]
+        == "['ptxspec.semantics.instructions', 'ptxspec.semantics.integer', 'ptxspec.semantics.numerics', 'ptxspec.semantics.results'] False"
+    )

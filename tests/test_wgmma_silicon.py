@@ -286,7 +286,6 @@ def test_spec_level_sets_hold_except_fp8(recordings):
 def test_replay_through_wgmma_semantics(recordings):
     """The semantic function (semantics.wgmma.wgmma_mma_async, profile sm_90) on a recorded instance
     of every small kernel with a determined result gives the recorded registers."""
-    from ptxspec.semantics.wgmma import wgmma_mma_async
 
     for rec in recordings.values():
         e = rec.entry
@@ -295,22 +294,7 @@ def test_replay_through_wgmma_semantics(recordings):
         if e["dtype"] != "s32" and datapath_for(SM_90, e["atype"], e["btype"], e["dtype"], e["dtype"], sparse=e["sparse"]) is None:
             continue
         i = 0
-        a = rec.a[i] if e["a_registers"] else int(rec.desc[i, 0])
-        out = wgmma_mma_async(
-            wc.form_of(rec),
-            rec.image[i],
-            a,
-            int(rec.desc[i, 1]),
-            rec.c[i],
-            scale_d=bool(rec.scale[i]),
-            imm_scale_a=e["scale_a"],
-            imm_scale_b=e["scale_b"],
-            imm_trans_a=e["trans_a"],
-            imm_trans_b=e["trans_b"],
-            sp_meta=rec.meta[i] if e["sparse"] else None,
-            sp_sel=e["sp_sel"],
-            profile=profile_named("sm_90"),
-        )
+        out = wc.replay(rec, i, profile_named("sm_90"))
         assert np.array_equal(out.registers.astype(np.uint32), rec.d[i]), rec.name
 
 

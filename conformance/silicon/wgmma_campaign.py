@@ -1066,6 +1066,31 @@ def form_of(rec: Recording):
     return Form(CATALOGUE.family(form.family.key + ".a"), form.choices) if rec.entry["a_registers"] else form
 
 
+def replay(rec: Recording, i: int, profile):
+    """Instance ``i`` through the semantic function
+    (:func:`ptxspec.semantics.wgmma.wgmma_mma_async`): its shared-memory image, A's descriptor or
+    registers, B's descriptor, the accumulator registers and the kernel's immediates, as the chip
+    had them; ``profile`` a profile or its name."""
+    from ptxspec.semantics.wgmma import wgmma_mma_async
+
+    e = rec.entry
+    return wgmma_mma_async(
+        form_of(rec),
+        rec.image[i],
+        rec.a[i] if e["a_registers"] else int(rec.desc[i, 0]),
+        int(rec.desc[i, 1]),
+        rec.c[i],
+        scale_d=bool(rec.scale[i]),
+        imm_scale_a=e["scale_a"],
+        imm_scale_b=e["scale_b"],
+        imm_trans_a=e["trans_a"],
+        imm_trans_b=e["trans_b"],
+        sp_meta=rec.meta[i] if e["sparse"] else None,
+        sp_sel=e["sp_sel"],
+        profile=profile,
+    )
+
+
 def matrices(rec: Recording, i: int) -> tuple[Any, np.ndarray, np.ndarray, Any]:
     """A, B, C, D of instance ``i`` as element-bit matrices, read with OUR layout model (for .sp A
     is the :class:`~ptxspec.semantics.sparse.SparseOperand`: the stored elements and the row of B

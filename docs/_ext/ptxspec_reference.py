@@ -4,9 +4,11 @@ On ``builder-inited`` it writes one page per opcode into ``docs/reference/genera
 git): the manual section, every family's syntax line, its qualifiers and operands, its legality
 rules with the manual's reason, the targets its forms need, the semantic function (docstring and
 source, with the helpers of its module that it calls), and worked examples computed by ptxspec at
-build time and CHECKED against expectations stated independently (:mod:`ptxspec_examples` and the
-exact-value oracle of :mod:`ptxspec_oracle`). A disagreement, or a crash of the catalogue or the semantics
-on a legal input, fails the build.
+build time and CHECKED against expectations obtained independently: values recorded on an H100/H200
+(:mod:`ptxspec_recorded_examples`), statements worked out from the manual (:mod:`ptxspec_examples`)
+and the exact-value oracle of :mod:`ptxspec_oracle`. A disagreement, a crash of the catalogue or the
+semantics on a legal input, or a family with semantics that ends up with no checked example, fails
+the build.
 
 An opcode whose chapter names its operations (``operation_of`` in the chapter's module: tcgen05's
 alloc, ld, ld.red, ...) gets a page that lists them and a page per operation. Instructions of
@@ -35,7 +37,8 @@ from pathlib import Path
 import attrs
 
 import ptxspec_oracle as oracle
-from ptxspec_examples import EXAMPLES, STATE_EXAMPLES, WITHOUT_SEMANTICS, Bits, Example, Run, StateExample
+from ptxspec_examples import EXAMPLES, STATE_EXAMPLES, WITHOUT_SEMANTICS, Bits, Earlier, Example, Run, StateExample
+from ptxspec_recorded_examples import recorded_examples
 
 OUT_DIR = Path("reference") / "generated"
 #: Families with more qualifier combinations than this are sampled, not enumerated.
@@ -47,6 +50,8 @@ SHOWN_ROWS_PER_FAMILY = 12
 HELPERS_PER_FUNCTION = 8
 #: How many forms the oracle checked in this build (for the log).
 ORACLE_COUNT = [0]
+#: How many examples were checked against silicon recordings in this build (for the log).
+SILICON_COUNT = [0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -229,6 +234,9 @@ class Row:
     result: str
     expected: str
     source: str
+    #: The catalogue family the row belongs to, where its text alone parses as another (a form told
+    #: apart by its operands: ``mov.b16 d, {a.x, a.y}``); None: the family its text parses as.
+    family: str | None = None
 
 
 def _hex(bits: int, width: int) -> str:
@@ -385,7 +393,27 @@ def stated_rows(examples: list[Example], failures: BuildFailure) -> list[Row]:
                     )
         inputs = "; ".join(_hex(s, register_bits(o.type)) for s, o in zip(example.sources, form.sources))
         profile = f" (profile {example.profile})" if example.profile != "spec" else ""
-        rows.append(Row(form.text, inputs, "; ".join(_describe_result(r, w) for r, w in zip(results, widths)), "; ".join(shown_expect), example.why + profile))
+        rows.append(
+            Row(
+                _shown(form),
+                inputs,
+                "; ".join(_describe_result(r, w) for r, w in zip(results, widths)),
+                "; ".join(shown_expect),
+                example.why + profile,
+                form.family.key,
+            )
+        )
+    return rows
+
+
+def silicon_rows(family_key: str, failures: BuildFailure) -> list[Row]:
+    """The family's examples checked against values recorded on silicon
+    (:func:`ptxspec_recorded_examples.recorded_examples`); a disagreement fails the build."""
+    rows = []
+    for checked in recorded_examples(family_key):
+        failures.extend(checked.problems)
+        rows.append(Row(checked.form, checked.inputs, checked.result, checked.expected, checked.why))
+        SILICON_COUNT[0] += 1
     return rows
 
 
@@ -402,13 +430,28 @@ SHOWN_BYTE_RUNS = 3
 
 
 def _thread_values(result) -> tuple:
-    """A destination's values, one per thread (None: undefined)."""
+    """A destination's values, one per thread: bits; the one member of a set that has one (an
+    exact sum the spec level stores as an interval); None where any bits are allowed (undefined,
+    opaque, indeterminate); else the set itself."""
+    from ptxspec.semantics.results import AnyBits, only_member
+    from ptxspec.semantics.warp import Undefined
+
+    def value(v):
+        if isinstance(v, int) or v is None:
+            return v
+        if isinstance(v, (AnyBits, Undefined)):
+            return None
+        member = only_member(v)
+        return v if member is None else member
+
     lanes = getattr(result, "lanes", None)
-    return tuple(v if isinstance(v, int) else None for v in (lanes if lanes is not None else (result,)))
+    return tuple(value(v) for v in (lanes if lanes is not None else (result,)))
 
 
 def _value_text(value, width: int) -> str:
-    return "undefined" if value is None else _hex(value, width)
+    if value is None:
+        return "undefined"
+    return _hex(value, width) if isinstance(value, int) else value.describe()
 
 
 def _allocations_text(tensor_memory) -> str:
@@ -520,6 +563,9 @@ def state_example_block(example: StateExample, failures: BuildFailure) -> str:
     states, registers = [state], []
     out = [f".. rubric:: {esc(example.title)}\n", prose(example.why) + "\n", f"Start: {esc(_describe_state(state))}.\n"]
     for number, step in enumerate(example.steps, 1):
+        # a source taken from an earlier step's result (an mbarrier state token): thread 0's value
+        sources = tuple(registers[s.step][s.destination][0] if isinstance(s, Earlier) else s for s in step.sources)
+        step = attrs.evolve(step, sources=sources)
         try:
             form = parse(step.instruction)
         except PtxSpecError as error:
@@ -539,7 +585,8 @@ def state_example_block(example: StateExample, failures: BuildFailure) -> str:
                 + ".\n"
             )
         try:
-            outcome = execute(form, step.sources, state=state, warp=step.warp)
+            # a form of no memory (a register-only step of the example, mma.sync) takes no state
+            outcome = execute(form, step.sources, state=state if _takes_state(form) else None, warp=step.warp)
         except PtxSpecError as error:
             if not step.refused:
                 failures.append(f"{where}, step {number} ({form.text}): {error.one_line()}")
@@ -553,6 +600,8 @@ def state_example_block(example: StateExample, failures: BuildFailure) -> str:
         if step.refused:
             failures.append(f"{where}, step {number} ({form.text}): the manual forbids it, but ptxspec carries it out")
         results = tuple(_thread_values(r) for r in outcome.results)
+        if outcome.state is None:
+            outcome = attrs.evolve(outcome, state=state)
         table = _register_table(form, step.sources, results)
         if table:
             out.append(f"Registers of threads {', '.join(str(t) for t in SHOWN_THREADS)}:\n")
@@ -579,6 +628,13 @@ def state_example_block(example: StateExample, failures: BuildFailure) -> str:
         "Checked when this page was built (``docs/_ext/ptxspec_examples.py`` states it from the manual): " + "; ".join(prose(s) for _, s in checks) + ".\n"
     )
     return "\n".join(out) + "\n"
+
+
+def _takes_state(form) -> bool:
+    from ptxspec.semantics.instructions import operands_of
+
+    kind = operands_of(form)
+    return kind is None or kind.state
 
 
 def _threads(form) -> int:
@@ -755,7 +811,7 @@ def family_section(family, facts: FamilyFacts, semantics: dict, semantic_functio
     # Examples.
     if fn is not None:
         out.append(heading("Worked examples (checked at build time)", "~"))
-        rows: list[Row] = [r for r in stated if _family_of(r.form) == family.key]
+        rows: list[Row] = [r for r in stated if (r.family or _family_of(r.form)) == family.key]
         checked_forms = 0
         skipped: dict[str, int] = defaultdict(int)
         oracle_shown: list[Row] = []
@@ -772,6 +828,8 @@ def family_section(family, facts: FamilyFacts, semantics: dict, semantic_functio
             elif why_not:
                 skipped[why_not] += 1
         rows.extend(oracle_shown)
+        silicon = silicon_rows(family.key, failures)
+        rows.extend(silicon)
         on_state = [e for e in STATE_EXAMPLES if e.family == family.key]
         if on_state:
             out.append(
@@ -783,14 +841,17 @@ def family_section(family, facts: FamilyFacts, semantics: dict, semantic_functio
         if rows:
             out.append(
                 "Each result below was computed by ptxspec while this page was built and compared with an expectation "
-                "stated independently: by hand in ``docs/_ext/ptxspec_examples.py`` (rounding, overflow, NaN), or as the "
-                "exact value of the operation on exactly representable inputs (``docs/_ext/ptxspec_oracle.py``). "
-                "The build fails if any disagree.\n"
+                "obtained independently: a value recorded on an H100 or H200 (``conformance/data/sm_90``, "
+                "``docs/_ext/ptxspec_recorded_examples.py``: ptxspec's ``sm_90`` result must be the recorded one, and the "
+                "recorded one must be in the set the manual allows), a statement worked out by hand from the manual in "
+                "``docs/_ext/ptxspec_examples.py`` (rounding, overflow, NaN), or the exact value of the operation on exactly "
+                "representable inputs (``docs/_ext/ptxspec_oracle.py``). The build fails if any disagree.\n"
             )
-            table = [[lit(r.form), esc(r.inputs), _cell(r.result), _cell(r.expected), esc(r.source)] for r in rows]
+            table = [[lit(r.form), _cell(r.inputs), _cell(r.result), _cell(r.expected), _cell(r.source)] for r in rows]
             out.append(list_table(["instruction", "sources", "ptxspec", "expected", "why"], table, [15, 22, 14, 14, 35]))
         elif not on_state:
             out.append("No checked example for this family yet.\n")
+            failures.append(f"{family.key}: the family has semantics but no checked worked example (add one to docs/_ext/ptxspec_examples.py)")
         if checked_forms:
             out.append(f"The exact-value oracle checked {checked_forms} legal form(s) of this family in this build.\n")
         unchecked = len(facts.legal) - checked_forms
@@ -805,8 +866,12 @@ def _short(syntax: str, limit: int = 90) -> str:
     return syntax if len(syntax) <= limit else syntax[: limit - 3] + "..."
 
 
+_HEX_WORD = re.compile(r"(0x[0-9a-f?]+)")
+
+
 def _cell(text: str) -> str:
-    return lit(text) if re.fullmatch(r"0x[0-9a-f]+", text) else esc(text)
+    """A table cell: each hex value an inline literal (never broken mid-number), the rest escaped."""
+    return "".join(lit(part) if _HEX_WORD.fullmatch(part) else esc(part) for part in _HEX_WORD.split(text))
 
 
 def _spread(forms: list) -> list:
@@ -989,6 +1054,7 @@ def build_pages() -> tuple[dict[str, str], BuildFailure, dict]:
     from ptxspec.spec.catalogue import CATALOGUE
 
     instructions._load_chapters()
+    SILICON_COUNT[0] = 0
     semantics = {key: entry.function for key, entry in instructions.SEMANTICS.items()}
     semantic_functions = set(semantics.values())
     failures = BuildFailure()
@@ -1004,6 +1070,8 @@ def build_pages() -> tuple[dict[str, str], BuildFailure, dict]:
     for example in STATE_EXAMPLES:
         if example.family not in {f.key for f in CATALOGUE.families()}:
             failures.append(f"state example {example.title!r}: the catalogue has no family {example.family}")
+        elif example.family not in {_family_of(step.instruction) for step in example.steps}:
+            failures.append(f"state example {example.title!r}: none of its steps is a form of {example.family}, the family it is shown for")
 
     operation_names = operations()
     pages = {"index.rst": index_page(opcodes, CATALOGUE, semantics, operation_names)}
@@ -1015,6 +1083,7 @@ def build_pages() -> tuple[dict[str, str], BuildFailure, dict]:
         "stated": len(stated),
         "state_examples": len(STATE_EXAMPLES),
         "oracle_forms": ORACLE_COUNT[0],
+        "silicon": SILICON_COUNT[0],
     }
     return pages, failures, counts
 
@@ -1024,6 +1093,7 @@ def generate(app) -> None:
     from sphinx.util import logging
 
     ORACLE_COUNT[0] = 0
+    SILICON_COUNT[0] = 0
     pages, failures, counts = build_pages()
     if failures:
         shown = "\n  - ".join(failures[:25])
@@ -1041,7 +1111,7 @@ def generate(app) -> None:
             path.write_text(text, encoding="utf-8")
     logging.getLogger(__name__).info(
         f"[ptxspec] instruction reference: {counts['opcodes']} opcode page(s) and {counts['operations']} operation page(s); "
-        f"checked {counts['stated']} stated example(s), {counts['state_examples']} example(s) on a state and "
+        f"checked {counts['stated']} stated example(s), {counts['silicon']} against silicon recordings, {counts['state_examples']} example(s) on a state and "
         f"{counts['oracle_forms']} form(s) against the exact-value oracle"
     )
 
