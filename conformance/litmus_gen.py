@@ -254,6 +254,7 @@ from typing import Callable, Iterable, Iterator
 import attrs
 import click
 
+from ptxspec.conformance import campaign_engine
 from ptxspec.memory_model.litmus import (
     AliasDecl,
     AsyncArrive,
@@ -1774,6 +1775,27 @@ def check_text(v: Variant | AsyncVariant, text: str, *, timeout_s: float | None 
     return Row(v.name, v.family, v.variant, word, verdict.time_s)
 
 
+def check_task(name: str, family: str, variant: str, text: str, timeout_s: float | None) -> list:
+    """:func:`check_text` as a task of the campaign engine (a worker process runs it): the row as
+    a list, or ``["disagreement", message]`` where the two engines disagree."""
+    from ptxspec.memory_model.check import EngineDisagreement
+
+    try:
+        row = check_text(_Named(name, family, variant), text, timeout_s=timeout_s)
+    except EngineDisagreement as error:
+        return ["disagreement", error.one_line()]
+    return [row.name, row.family, row.variant, row.verdict, row.time_s]
+
+
+@attrs.frozen
+class _Named:
+    """What :func:`check_text` reads of a variant: its names."""
+
+    name: str
+    family: str
+    variant: str
+
+
 def summary_text(rows: list[Row], fmt: str) -> str:
     """The summary table family x variant -> verdict.
 
@@ -1816,8 +1838,19 @@ def summary_text(rows: list[Row], fmt: str) -> str:
 @click.option(
     "--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S", help="Seconds per engine and test (with --check)."
 )
+@campaign_engine.options
 def litmus_gen_command(
-    directory: str, shapes: str, limit: int | None, sample: int | None, seed: int, do_check: bool, summary_path: str | None, timeout_s: float | None
+    directory: str,
+    shapes: str,
+    limit: int | None,
+    sample: int | None,
+    seed: int,
+    do_check: bool,
+    summary_path: str | None,
+    timeout_s: float | None,
+    workers: int | None,
+    scheduler: str | None,
+    store: Path | None,
 ) -> None:
     """Generate litmus test families into DIR (one NAME.litmus per test).
 
@@ -1873,23 +1906,23 @@ def litmus_gen_command(
     click.echo(f"ptxspec: wrote {len(tests)} test(s) to {directory}", err=True)
     if not do_check:
         return
-    from ptxspec.memory_model.check import EngineDisagreement
+    from ptxspec.conformance.progress import Progress
 
     rows: list[Row] = []
     disagreements = 0
     start = time.perf_counter()
-    from ptxspec.conformance.progress import Progress
-
     bar = Progress()
-    for done, (v, text) in enumerate(tests):
-        bar("checking", done, len(tests), "tests")
-        try:
-            rows.append(check_text(v, text, timeout_s=timeout_s))
-        except EngineDisagreement as error:
-            bar.close()
-            click.echo(f"ptxspec: error: {error.one_line()}", err=True)
-            disagreements += 1
+    tasks = [campaign_engine.Task(v.name, f"{__name__}:check_task", (v.name, v.family, v.variant, text, timeout_s)) for v, text in tests]
+    results = campaign_engine.run(
+        tasks, **campaign_engine.settings(workers, scheduler, store), progress=lambda done, total: bar("checking", done, total, "tests")
+    )
     bar.close()
+    for result in results.values():
+        if result[0] == "disagreement":  # type: ignore[index]
+            click.echo(f"ptxspec: error: {result[1]}", err=True)  # type: ignore[index]
+            disagreements += 1
+        else:
+            rows.append(Row(*result))  # type: ignore[misc]
     elapsed = time.perf_counter() - start
     counts = {w: sum(r.verdict == w for r in rows) for w in ("allowed", "forbidden", "unknown")}
     click.echo(

@@ -216,6 +216,8 @@ def test_a_wrong_state_expectation_is_caught():
         _, failures, _ = _tcgen05_pages([wrong, not_refused])
     finally:
         ptxspec_reference.STATE_EXAMPLES[:] = saved
-    assert len(failures) == 2
-    assert "the address is column 64" in failures[0]
-    assert "ptxspec carries it out" in failures[1]
+    # with only these two state examples, the tcgen05 families they leave without an example fail too
+    caught = [f for f in failures if "has semantics but no checked worked example" not in f]
+    assert len(caught) == 2
+    assert "the address is column 64" in caught[0]
+    assert "ptxspec carries it out" in caught[1]

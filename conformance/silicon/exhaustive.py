@@ -23,26 +23,27 @@ Commands (the one command line, :mod:`ptxspec.conformance.silicon.__main__`; the
 
     python -m ptxspec.conformance.silicon exhaustive prepare BUNDLE [--forms GLOB]   # here: ptxas -arch=sm_90a
     python3 conformance/silicon/exhaustive_device.py run BUNDLE OUT                  # there: numpy + CuPy
-    python -m ptxspec.conformance.silicon exhaustive verify [--forms GLOB] [--chunks all|N|A:B] [--seed S] [--jobs J] [--gpu h100|h200|all]
+    python -m ptxspec.conformance.silicon exhaustive verify [--forms GLOB] [--chunks all|N|A:B] [--seed S] [--workers N] [--scheduler ADDR] [--resume DIR] [--gpu h100|h200|all]
 """
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import functools
+import hashlib
 import itertools
 import json
 import random
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import click
 import numpy as np
 
+from ptxspec.conformance import campaign_engine
 from ptxspec.conformance.progress import Progress
 from ptxspec.conformance.silicon import exhaustive_device as device
 from ptxspec.conformance.silicon.exhaustive_device import CHUNK_BITS, CHUNKS
@@ -291,10 +292,10 @@ def semantic_digest(entry: ExhaustiveForm, chunk: int, chunk_bits: int = CHUNK_B
     return int(device.digests_of(np, bits, chunk * size, chunk_bits)[0]), open_count
 
 
-def _chunk_task(args: tuple[int, tuple[tuple[str, str], ...]]) -> list[tuple[str, int, int, int, float]]:
-    """The semantic digests of one chunk for several forms: the chunk's weights and operands are
-    made once and shared. Per form: (text, chunk, digest, open results, seconds)."""
-    chunk, forms = args
+def chunk_task(chunk: int, forms: Sequence[Sequence[str]]) -> list[tuple[str, int, int, int, float]]:
+    """The semantic digests of one chunk for several forms ((text, space) pairs): the chunk's
+    weights and operands are made once and shared. Per form: (text, chunk, digest, open results,
+    seconds)."""
     size = 1 << CHUNK_BITS
     start = chunk * size
     w = device.weights(np, start, size)
@@ -442,31 +443,33 @@ class FormCheck:
     semantic: dict[int, int]
 
 
-def check_forms(wanted: dict[str, list[int]], recordings: dict, pool: ProcessPoolExecutor | None = None, progress=None) -> dict[str, FormCheck]:
+def check_forms(
+    wanted: dict[str, list[int]], recordings: dict, *, workers: int = 0, scheduler: str | None = None, store: Path | None = None, progress=None
+) -> dict[str, FormCheck]:
     """Recompute the digests of ``wanted`` (form text -> chunks) and compare them with every
     recording of each form. Work is grouped by chunk, so that a chunk's weights and operands are
-    made once for all the forms that need it; ``pool`` runs the groups in parallel, ``progress``
-    is called with (groups done, groups)."""
+    made once for all the forms that need it; the groups are the tasks of the campaign engine
+    (:func:`ptxspec.conformance.campaign_engine.run`: here, on ``workers`` processes of a
+    LocalCluster, or on the cluster of ``scheduler``; with ``store`` a killed check resumes),
+    ``progress`` is called with (groups done, groups)."""
     by_text = plan_by_text()
     groups: dict[int, list[tuple[str, str]]] = {}
     for text, chunks in wanted.items():
         for c in chunks:
             groups.setdefault(c, []).append((text, by_text[text].space))
-    tasks = [(c, tuple(forms)) for c, forms in sorted(groups.items())]
-    if pool is not None and len(tasks) > 1:
-        results = pool.map(_chunk_task, tasks, chunksize=max(1, min(8, len(tasks) // 64)))
-    else:
-        results = map(_chunk_task, tasks)
+    tasks = [
+        campaign_engine.Task(f"exhaustive-{c}-{hashlib.sha256(repr(forms).encode()).hexdigest()[:16]}", f"{__name__}:chunk_task", (c, forms))
+        for c, forms in sorted(groups.items())
+    ]
+    results = campaign_engine.run(tasks, workers=workers, scheduler=scheduler, store=store, progress=progress).values()
     semantic: dict[str, dict[int, int]] = {t: {} for t in wanted}
     open_results = dict.fromkeys(wanted, 0)
     seconds = dict.fromkeys(wanted, 0.0)
-    for done, group in enumerate(results, 1):
-        for text, chunk, digest, open_count, spent in group:
+    for group in results:
+        for text, chunk, digest, open_count, spent in group:  # type: ignore[attr-defined]
             semantic[text][chunk] = digest
             open_results[text] += open_count
             seconds[text] += spent
-        if progress is not None:
-            progress(done, len(tasks))
     checks = {}
     for text, chunks in wanted.items():
         matched, mismatched = {}, {}
@@ -482,9 +485,9 @@ def check_forms(wanted: dict[str, list[int]], recordings: dict, pool: ProcessPoo
     return checks
 
 
-def check_form(entry: ExhaustiveForm, chunks: list[int], recordings: dict, pool: ProcessPoolExecutor | None = None) -> FormCheck:
+def check_form(entry: ExhaustiveForm, chunks: list[int], recordings: dict, **engine) -> FormCheck:
     """:func:`check_forms` for one form."""
-    return check_forms({entry.text: chunks}, recordings, pool)[entry.text]
+    return check_forms({entry.text: chunks}, recordings, **engine)[entry.text]
 
 
 def diagnose(entry: ExhaustiveForm, chunk: int, recorded_digest: int, gpu: str, shown: int = 5) -> list[str]:
@@ -545,10 +548,10 @@ def compare_values(path: Path, shown: int = 10) -> tuple[int, list[str]]:
     default="4",
     show_default=True,
     help="N: a seeded sample of N of the 4096 chunks per form (the default: under a minute); A:B: chunks A to B-1 of every form; "
-    "all: every chunk of every form -- about 6.4 CPU-hours, so give --jobs.",
+    "all: every chunk of every form -- about 6.4 CPU-hours, so give --workers, --scheduler and --resume.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the chunk sample.")
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Processes that evaluate chunks in parallel.")
+@campaign_engine.options
 @click.option("--gpu", type=click.Choice(["h100", "h200", "all"]), default="all", show_default=True, help="Which recording(s) to compare with.")
 @click.option(
     "--data",
@@ -565,7 +568,17 @@ def compare_values(path: Path, shown: int = 10) -> tuple[int, list[str]]:
     default=None,
     help="A chunk's values recorded by 'exhaustive_device.py values': name every differing result.",
 )
-def exhaustive_check_command(pattern: str, chunks_text: str, seed: int, jobs: int, gpu: str, data_dir: Path, values_file: Path | None) -> None:
+def exhaustive_check_command(
+    pattern: str,
+    chunks_text: str,
+    seed: int,
+    workers: int | None,
+    scheduler: str | None,
+    store: Path | None,
+    gpu: str,
+    data_dir: Path,
+    values_file: Path | None,
+) -> None:
     """Recompute the per-chunk digests of the exhaustive spaces from the semantics (profile
     sm_90) and compare them with the H100/H200 recordings.
 
@@ -595,13 +608,12 @@ def exhaustive_check_command(pattern: str, chunks_text: str, seed: int, jobs: in
     gpus = ", ".join(f"{name}: {meta.get('gpu', '?')}" for name, (meta, _) in recordings.items())
     click.echo(f"exhaustive check of {len(texts)} forms against {gpus}; {_describe_chunks(count, seed)} chunks of 2^{CHUNK_BITS} per form")
     began = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else contextlib.nullcontext() as pool:
-        summary = _check_all(texts, by_text, count, seed, recordings, pool)
+    summary = _check_all(texts, by_text, count, seed, recordings, campaign_engine.settings(workers, scheduler, store))
     click.echo(f"{len(texts)} forms, {summary['chunks']} chunk digests compared, {summary['mismatched']} mismatched, {time.perf_counter() - began:.1f} s wall")
     sys.exit(1 if summary["failed"] else 0)
 
 
-def _check_all(texts: list[str], by_text: dict, count: int | range | None, seed: int, recordings: dict, pool) -> dict:
+def _check_all(texts: list[str], by_text: dict, count: int | range | None, seed: int, recordings: dict, engine: dict) -> dict:
     """Check every form, then print a line per form and the diagnosis of its first mismatching
     chunks; the totals and whether anything failed."""
 
@@ -612,7 +624,7 @@ def _check_all(texts: list[str], by_text: dict, count: int | range | None, seed:
 
     wanted = {t: chosen(t) for t in texts}
     bar = Progress()
-    checks = check_forms(wanted, recordings, pool, lambda done, total: bar("chunks evaluated", done, total))
+    checks = check_forms(wanted, recordings, **engine, progress=lambda done, total: bar("chunks evaluated", done, total))
     bar.close()
     failed = False
     totals = {"chunks": 0, "mismatched": 0}

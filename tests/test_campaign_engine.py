@@ -1,0 +1,77 @@
+"""The campaign engine (conformance/campaign_engine.py): the same results here, on a LocalCluster
+of several processes, and after a killed run resumed from its store; and exhaustive-check on it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ptxspec.conformance import campaign_engine as engine
+
+
+def square_and_key(x: int, label: str) -> list:
+    """A task function (importable by name, as a worker needs)."""
+    return [x * x, label]
+
+
+def tasks(n: int = 12) -> list[engine.Task]:
+    return [engine.Task(f"t{i:03d}", f"{__name__}:square_and_key", (i, f"k{i}")) for i in range(n)]
+
+
+def test_results_come_in_the_tasks_order_whatever_the_workers():
+    here = engine.run(tasks())
+    assert list(here) == [t.key for t in tasks()] and here["t005"] == [25, "k5"]
+    on_cluster = engine.run(tasks(), workers=2)
+    assert json.dumps(on_cluster) == json.dumps(here)  # the same bytes
+
+
+def test_a_killed_run_resumes_from_its_store(tmp_path: Path):
+    store = tmp_path / "store"
+    calls: list[int] = []
+
+    def count(done: int, total: int) -> None:
+        calls.append(done)
+
+    engine.run(tasks(5), store=store)  # a first run that got as far as task 4
+    (store / "t002.json").unlink()  # ... one chunk lost, another half-written when it was killed
+    (store / "t003.partial").write_text('{"key": "t003"')
+    (store / "t003.json").unlink()
+    resumed = engine.run(tasks(8), store=store, progress=count)
+    assert calls[0] == 3  # three results were read back, not recomputed
+    assert resumed == engine.run(tasks(8))
+    assert sorted(p.name for p in store.glob("*.json")) == [f"t{i:03d}.json" for i in range(8)]
+
+
+def test_a_stored_result_of_another_function_is_not_taken(tmp_path: Path):
+    store = tmp_path / "store"
+    engine.run(tasks(2), store=store)
+    other = [engine.Task("t000", f"{__name__}:square_and_key", (7, "x"))]
+    assert engine.run(other, store=store)["t000"] == [0, "k0"]  # same key and function: the stored result
+    renamed = [engine.Task("t000", "math:pow", (2, 3))]
+    assert engine.run(renamed, store=store)["t000"] == 8.0
+
+
+def test_two_tasks_with_one_key_are_refused():
+    from ptxspec.spec.errors import PtxSpecError
+
+    with pytest.raises(PtxSpecError, match="one key"):
+        engine.run([tasks(1)[0], tasks(1)[0]])
+
+
+def test_exhaustive_check_on_a_local_cluster_resumes(tmp_path: Path):
+    """exhaustive-check's chunks on a LocalCluster of two processes, then resumed: the same digests."""
+    from ptxspec.conformance.silicon import exhaustive as ex
+
+    text = "cvt.rn.f16.f32"
+    recordings = ex.load_recordings(ex.DATA, "all")
+    if not any(text in digests for _, digests in recordings.values()):
+        pytest.skip("no exhaustive recording of cvt.rn.f16.f32")
+    chunks = [0, 1, 4095]
+    store = tmp_path / "digests"
+    on_cluster = ex.check_forms({text: chunks}, recordings, workers=2, store=store)[text]
+    assert all(n == len(chunks) for n in on_cluster.matched.values()) and not any(on_cluster.mismatched.values())
+    assert len(list(store.glob("*.json"))) == len(chunks)
+    resumed = ex.check_forms({text: chunks}, recordings, store=store)[text]
+    assert resumed.semantic == on_cluster.semantic
