@@ -14,12 +14,14 @@ that have no result yet to a Dask cluster (``dask.distributed``):
 With a ``store`` folder every result is written there as it arrives (one JSON file per key, written
 whole and then renamed, so a killed run leaves no half file), and a later run with the same store
 reads those back instead of recomputing them: a campaign killed and restarted recomputes only the
-missing chunks. ``workers=0`` runs the tasks here, in order, without Dask (the reference the
+missing chunks. A stored result is taken only for the same function, arguments and ptxspec
+version (:attr:`Task.fingerprint`): a run with other settings, or a newer semantics, recomputes. ``workers=0`` runs the tasks here, in order, without Dask (the reference the
 tests compare the cluster with).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import os
@@ -43,6 +45,14 @@ class Task:
     def __call__(self):
         return call(self.function, self.arguments)
 
+    @property
+    def fingerprint(self) -> str:
+        """What a stored result must have been made from to be taken: the function, its arguments
+        and the ptxspec version (a newer semantics recomputes)."""
+        from ptxspec import __version__
+
+        return hashlib.sha256(json.dumps([self.function, self.arguments, __version__], default=repr).encode()).hexdigest()
+
 
 def call(function: str, arguments: tuple):
     """Import ``module:name`` and apply it (what a worker runs)."""
@@ -50,9 +60,11 @@ def call(function: str, arguments: tuple):
     return getattr(importlib.import_module(module), name)(*arguments)
 
 
-def _path(store: Path, key: str) -> Path:
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in key)
-    return store / f"{safe}.json"
+def result_path(store: Path, key: str) -> Path:
+    """The file of a key's result: its readable part, and a hash that keeps keys that read alike
+    (``MP+a_b`` and ``MP_a+b``) apart."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in key)[:80]
+    return store / f"{safe}-{hashlib.sha256(key.encode()).hexdigest()[:12]}.json"
 
 
 def stored(store: Path | None, tasks: Sequence[Task]) -> dict[str, object]:
@@ -61,10 +73,13 @@ def stored(store: Path | None, tasks: Sequence[Task]) -> dict[str, object]:
         return {}
     found = {}
     for task in tasks:
-        path = _path(store, task.key)
+        path = result_path(store, task.key)
         if path.exists():
-            record = json.loads(path.read_text())
-            if record.get("key") == task.key and record.get("function") == task.function:
+            try:
+                record = json.loads(path.read_text())
+            except (OSError, ValueError):  # not a whole result (written by something else): made anew
+                continue
+            if isinstance(record, dict) and record.get("key") == task.key and record.get("fingerprint") == task.fingerprint:
                 found[task.key] = record["result"]
     return found
 
@@ -72,10 +87,13 @@ def stored(store: Path | None, tasks: Sequence[Task]) -> dict[str, object]:
 def keep(store: Path | None, task: Task, result) -> None:
     if store is None:
         return
-    path = _path(store, task.key)
+    path = result_path(store, task.key)
     partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps({"key": task.key, "function": task.function, "result": result}))
-    os.replace(partial, path)
+    try:
+        partial.write_text(json.dumps({"key": task.key, "fingerprint": task.fingerprint, "result": result}))
+        os.replace(partial, path)
+    except OSError as error:
+        raise PtxSpecError(f"cannot keep a chunk's result: {error.strerror or error}", where=str(store)) from None
 
 
 def run(
@@ -93,7 +111,10 @@ def run(
     if len(set(keys)) != len(keys):
         raise PtxSpecError("two tasks of a campaign have one key", where="campaign")
     if store is not None:
-        store.mkdir(parents=True, exist_ok=True)
+        try:
+            store.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise PtxSpecError(f"cannot make the folder of results: {error.strerror or error}", where=str(store)) from None
     results = stored(store, tasks)
     missing = [t for t in tasks if t.key not in results]
     done = len(results)
@@ -144,10 +165,10 @@ def settings(workers: int | None, scheduler: str | None, store: Path | None) -> 
     return {"workers": (os.cpu_count() or 1) if workers is None else workers, "scheduler": scheduler, "store": store}
 
 
-#: Dask starts its workers with MALLOC_TRIM_THRESHOLD_ set, which stops glibc from raising its mmap
-#: threshold: every large numpy temporary of a chunk is then mapped and unmapped anew, and a chunk of
-#: the exhaustive check took 3.7 times as long as in this process (bench/scale.py). A high mmap
-#: threshold keeps those arrays on the heap. Start the workers of a real cluster with it too.
+#: Dask starts its workers with ``MALLOC_TRIM_THRESHOLD_`` set, which stops glibc from raising its
+#: mmap threshold: every large numpy temporary of a chunk is then mapped and unmapped anew, and a
+#: chunk of the exhaustive check took 3.7 times as long as in this process (bench/scale.py). A high
+#: mmap threshold keeps those arrays on the heap. Start the workers of a real cluster with it too.
 WORKER_ENVIRON = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30)}
 
 
@@ -174,10 +195,11 @@ def _on_dask(tasks: Sequence[Task], workers: int, scheduler: str | None):
         else:
             cluster = local_cluster(workers)
             client = Client(cluster)
-    except OSError as error:
+    except (OSError, ValueError, TypeError) as error:  # unreachable, or not an address
         raise PtxSpecError(f"cannot reach the Dask scheduler: {error}", where=scheduler or "LocalCluster") from None
+    run_id = os.urandom(6).hex()  # two campaigns on one scheduler never share a future
     try:
-        futures = {client.submit(call, t.function, t.arguments, key=f"ptxspec-{t.key}", pure=False): t for t in tasks}
+        futures = {client.submit(call, t.function, t.arguments, key=f"ptxspec-{run_id}-{t.key}", pure=False): t for t in tasks}
         for future in as_completed(futures):
             yield futures[future], future.result()
     finally:

@@ -124,6 +124,8 @@ def _matrix_registers(form, value: dict, source: str) -> dict[str, str]:
             except OperandError as error:
                 raise OperandError(str(error.message), where=where, section=error.section) from None
             out["e"] = ",".join(f"0x{int(v):08x}" for v in metadata)
+            if "f" not in value:
+                out["f"] = "0"  # the selector the metadata was made for
         else:
             registers = layout.from_matrix(elements)
         digits = layout.register_bits // 4
@@ -174,6 +176,9 @@ def _float_bits(value, fmt, where: str) -> int:
     from fractions import Fraction
 
     from ptxspec.semantics import numerics
+
+    if isinstance(value, float) and not math.isfinite(value):  # JSON's NaN, Infinity, 1e400
+        raise OperandError(f'{value!r} is not a number a matrix element takes; write "nan", "inf" or "-inf", or the bits', where=where)
 
     if isinstance(value, str):
         word = value.strip().lower()

@@ -31,7 +31,10 @@ written to the output table (per instance, per observed register).
 instance. What a kernel cannot express -- other proxies (texture, surface, constant), aliases,
 pointers, state-space qualifiers other than ``.global``, mbarriers, asynchronous and tensor
 instructions, loops (a backward branch could spin for ever on silicon), a cluster across GPUs -- is refused
-with :class:`NotRunnable` and the reason. Barriers are allowed only where every thread of a CTA
+with :class:`NotRunnable` and the reason. The dialect's ``red.acq_rel`` (PTX's ``red`` is
+``.relaxed`` or ``.release``) runs as ``atom.acq_rel`` with its result discarded: at least as strong
+as the model's write-only reading, so an outcome it shows is still evidence for the model's
+soundness, but it cannot show the weakest behaviours of such a test. Barriers are allowed only where every thread of a CTA
 passes the same barriers in the same order (a mismatch would hang the GPU).
 """
 
@@ -42,7 +45,7 @@ from collections.abc import Iterator
 import attrs
 
 from ptxspec.memory_model import litmus as L
-from ptxspec.memory_model.lowering import access_width
+from ptxspec.memory_model.lowering import access_width, observed_terms
 from ptxspec.memory_model.program import LocationTerm, RegisterTerm
 from ptxspec.spec.errors import PtxSpecError
 
@@ -53,15 +56,20 @@ PARAMETERS = ("mem", "slots", "roles", "out", "sync", "test_blocks", "all_blocks
 U32_PARAMETERS = {"test_blocks": "n", "all_blocks": "all", "stress_count": "stress_count", "stress_rounds": "rounds", "seed": "seed"}
 #: How long a block waits at the start barrier before it goes on alone (spins).
 START_SPINS = 1 << 22
-#: Where a register whose value no trace writes starts (the dialect's registers start at 0).
+#: The width of the kernel's registers for the test's registers (the dialect's values are 64-bit).
 REGISTER_BITS = 64
+HALF_TYPES = ("f16", "bf16", "f16x2", "bf16x2")
 SCOPE = {"cta": "cta", "cluster": "cluster", "gpu": "gpu", "sys": "sys"}
 BRANCH = {"beq": "eq", "bne": "ne", "blt": "lt", "bgt": "gt", "ble": "le", "bge": "ge"}
 LOCAL = {"add": "add.s64", "sub": "sub.s64", "mul": "mul.lo.s64", "and": "and.b64", "or": "or.b64", "xor": "xor.b64"}
 
 
+#: What a refusal's message says before its reason.
+NOT_RUNNABLE = "no kernel form: "
+
+
 class NotRunnable(PtxSpecError):
-    """A litmus test that the kernel cannot express on one GPU (the message says why)."""
+    """A litmus test that a kernel cannot express (the message says why)."""
 
 
 @attrs.frozen
@@ -125,7 +133,7 @@ class Kernel:
 
 
 def _refuse(test: L.LitmusTest, why: str) -> NotRunnable:
-    return NotRunnable(f"{test.name}: not runnable on one GPU: {why}", where=test.source)
+    return NotRunnable(f"{test.name}: {NOT_RUNNABLE}{why}", where=test.source)
 
 
 def _roles(test: L.LitmusTest) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...], bool]:
@@ -153,8 +161,11 @@ def _check_instruction(test: L.LitmusTest, ins) -> None:
         spaces = [q for q in ins.qualifiers if q in ("shared", "shared::cta", "shared::cluster", "local", "const", "param")]
         if spaces:
             raise _refuse(test, f"{ins.text!r} names the .{spaces[0]} state space (the kernel's locations are global)")
+        operands = (ins.value,) if isinstance(ins, L.Store) else getattr(ins, "operands", ())
+        if any(q in HALF_TYPES for q in ins.qualifiers) and any(isinstance(o, L.Immediate) for o in operands):
+            raise _refuse(test, f"{ins.text!r}: PTX has no immediate of a 16-bit float type (give it in a register)")
     elif isinstance(ins, L.Fence):
-        if ins.sem not in ("sc", "acq_rel", "acquire", "release") or "sync_restrict" in ins.text or "mbarrier_init" in ins.text:
+        if ins.sem not in ("sc", "acq_rel", "acquire", "release") or ins.restrict is not None:
             raise _refuse(test, f"{ins.text!r} is a restricted fence")
     elif isinstance(ins, L.ProxyFence):
         if ins.kind != "alias":
@@ -252,12 +263,17 @@ def _location_bits(test: L.LitmusTest, name: str) -> int:
         if bits < 32 or bits > 64:
             raise _refuse(test, f"{name} is accessed as {bits}-bit (the kernel's words are 32 or 64 bits)")
         return bits
+    if small:  # a 32-bit word is the dialect's 64-bit value only while every value written fits it
+        for ins in _accesses(test, name):
+            values = (ins.value,) if isinstance(ins, L.Store) else getattr(ins, "operands", ())
+            if any(not isinstance(v, L.Immediate) or not 0 <= v.value < 1 << 32 for v in values):
+                raise _refuse(test, f"{name} is a 32-bit word (atom.inc/.dec) but {ins.text!r} may write a value that does not fit 32 bits")
     return 32 if small else 64
 
 
 def _observed(test: L.LitmusTest, locations: tuple[Location, ...]) -> tuple[Observed, ...]:
     names = [loc.name for loc in locations]
-    terms = dict.fromkeys(L.condition_terms(test.condition) + tuple(test.locations))
+    terms = observed_terms(test)  # the model's final state shows the same terms, in this order
     out: list[Observed] = []
     registers = 0
     for term in terms:
@@ -277,7 +293,8 @@ def _observed(test: L.LitmusTest, locations: tuple[Location, ...]) -> tuple[Obse
 
 
 def _reg(thread: int, name: str) -> str:
-    return f"%t{thread}_{name}"
+    """The kernel's register for a register of the test (the dialect's ``%r`` becomes ``$r``)."""
+    return f"%t{thread}_{name.replace('%', '$')}"
 
 
 def _value(thread: int, operand, bits: int, float_type: bool = False) -> str:
@@ -321,7 +338,7 @@ class _Thread:
             return narrow
         return text
 
-    def result(self, dest: L.Register | None, bits: int, signed: bool) -> str:
+    def result(self, dest: L.Register | None, bits: int) -> str:
         """Where a ``bits``-wide result goes: the register itself at 64 bits, else a temporary
         widened into it afterwards (:meth:`widen`)."""
         if dest is None:
@@ -349,19 +366,20 @@ class _Thread:
         loc = self.k.locations[self.k.location_index[ins.address]]
         t = _type_of(ins) or f"u{loc.bits}"
         signed = t.startswith("s")
-        dest = self.result(ins.dest, loc.bits, signed)
+        dest = self.result(ins.dest, loc.bits)
         self.emit(f"ld{self._sem(ins.order, ins.scope)}.global.{t} {dest}, [{self.address(ins.address)}];")
         self.widen(ins.dest, dest, loc.bits, signed)
 
     def _store(self, ins: L.Store) -> None:
         loc = self.k.locations[self.k.location_index[ins.address]]
         t = _type_of(ins) or f"u{loc.bits}"
-        self.emit(f"st{self._sem(ins.order, ins.scope)}.global.{t} [{self.address(ins.address)}], {self.source(ins.value, loc.bits)};")
+        value = self.source(ins.value, loc.bits, t in ("f32", "f64"))
+        self.emit(f"st{self._sem(ins.order, ins.scope)}.global.{t} [{self.address(ins.address)}], {value};")
 
     def _atomic(self, ins: L.Atomic) -> None:
         loc = self.k.locations[self.k.location_index[ins.address]]
         t = _type_of(ins) or (f"u{loc.bits}" if ins.op not in ("and", "or", "xor", "exch", "cas") else f"b{loc.bits}")
-        is_float = t in L.FLOAT_ATOMIC_TYPES
+        is_float = t in ("f32", "f64")
         op, operands = ins.op, list(ins.operands)
         if op == "sub":  # the dialect's sub: an add of the negation (two's complement at the width)
             op = "add"
@@ -378,7 +396,7 @@ class _Thread:
             self.emit(f"red.{ins.order}.{SCOPE[ins.scope]}.global.{op}{noftz}.{t} [{self.address(ins.address)}], {sources};")
             return
         signed = t.startswith("s")
-        dest = self.result(ins.dest, loc.bits, signed)
+        dest = self.result(ins.dest, loc.bits)
         self.emit(f"atom.{ins.order}.{SCOPE[ins.scope]}.global.{op}{noftz}.{t} {dest}, [{self.address(ins.address)}], {sources};")
         self.widen(ins.dest, dest, loc.bits, signed)
 
@@ -419,13 +437,17 @@ class _Thread:
 
 
 class _Builder:
-    def __init__(self, test: L.LitmusTest, name: str, roles, cluster: bool, locations: tuple[Location, ...], observed: tuple[Observed, ...]) -> None:
+    def __init__(
+        self, test: L.LitmusTest, name: str, roles, role_gpus: tuple[int, ...], cluster: bool, locations: tuple[Location, ...], observed: tuple[Observed, ...]
+    ) -> None:
         self.test = test
         self.name = name
         self.roles = roles
         self.cluster = cluster
         self.locations = locations
         self.location_index = {loc.name: i for i, loc in enumerate(locations)}
+        #: The start counter is GPU 0's: other GPUs reach it through peer access, at .sys scope.
+        self.start_scope = "sys" if len(set(role_gpus)) > 1 else "gpu"
         self.observed = observed
         self.declared: dict[str, str] = {}
 
@@ -458,7 +480,7 @@ class _Builder:
             body.emit(f"mov.b64 {_reg(t, name)}, 0x{(initial or 0) & ((1 << 64) - 1):x};")
         for ins in self.test.code[t]:
             body.instruction(ins)
-        body.lines.append(f"T{t}_END:")
+        body.lines.append(f"T{t}$END:")  # '$' keeps it apart from the test's own labels
         for o in self.observed:
             if o.kind == "register" and o.thread == t:
                 body.emit(f"st.global.u64 [%out_row+{8 * o.slot}], {_reg(t, o.name)};")
@@ -498,10 +520,10 @@ class _Builder:
             "\tand.b32 %lane, %thr, 31;",
             "\tsetp.ne.u32 %p, %thr, 0;",
             "\t@%p bra START_WAIT;",
-            "\tatom.add.release.gpu.global.u32 %x, [%sync], 1;",
+            f"\tatom.add.release.{self.start_scope}.global.u32 %x, [%sync], 1;",
             "\tmov.u32 %spins, 0;",
             "SPIN:",
-            "\tld.acquire.gpu.global.u32 %count, [%sync];",
+            f"\tld.acquire.{self.start_scope}.global.u32 %count, [%sync];",
             "\tadd.u32 %spins, %spins, 1;",
             "\tsetp.lt.u32 %p, %count, %all;",
             f"\tsetp.lt.and.u32 %p, %spins, {START_SPINS}, %p;",
@@ -575,5 +597,5 @@ def kernel(test: L.LitmusTest, name: str) -> Kernel:
     _check_barriers(test, roles)
     locations = _locations(test)
     observed = _observed(test, locations)
-    builder = _Builder(test, name, roles, cluster, locations, observed)
+    builder = _Builder(test, name, roles, role_gpus, cluster, locations, observed)
     return Kernel(name, test.name, test.source, builder.ptx(), roles, role_gpus, cluster, locations, observed)

@@ -59,7 +59,13 @@ class Source:
         return hashlib.sha256(self.text.encode()).hexdigest()
 
     def parse(self) -> litmus.LitmusTest:
-        return litmus.parse(self.text, f"{self.origin}:{self.path}")
+        return litmus.parse(self.text, self.where)
+
+    @property
+    def where(self) -> str:
+        """The test's file as errors name it (a generated test: its name)."""
+        root = {"manual": MANUAL, "dat3m": DAT3M}.get(self.origin)
+        return str(root / self.path) if root is not None else self.path
 
 
 def _origin_of(path: Path) -> tuple[str, str]:
@@ -96,6 +102,8 @@ def generated_sources(count: int, seed: int, like: str = "*") -> list[Source]:
 
     from ptxspec.conformance import litmus_gen
 
+    if count == 0:
+        return []
     by_shape: dict[str, list[Source]] = {}
     for name, text in litmus_gen.generate():
         if not fnmatch.fnmatchcase(name, like):
@@ -238,6 +246,8 @@ def judge(entry: dict, source: Source, *, engine: str = "both", timeout_s: float
     kernel = litmus_kernel.kernel(test, "k")
     bits = {loc.name: loc.bits for loc in kernel.locations}
     terms = {term_name(program, t): t for t in program.observed}
+    if sorted(entry["observed"]) != sorted(terms):
+        raise PtxSpecError(f"{entry['test']}: the recording observes {entry['observed']}, the test {sorted(terms)}", where=source.where)
     order = [terms[name] for name in entry["observed"]]
     widths = [bits[t.name] if isinstance(t, LocationTerm) else 64 for t in order]
     verdict = check(program, engine=engine, timeout_s=timeout_s, report_undefined=False)
@@ -254,10 +264,38 @@ def judge(entry: dict, source: Source, *, engine: str = "both", timeout_s: float
     )
 
 
+ENTRY_KEYS = {"test": str, "origin": str, "path": str, "sha256": str, "iterations": int, "observed": list, "outcomes": list}
+
+
+def load_recording(path: Path) -> dict:
+    """A recording (``litmus-*.json``), its shape checked: a located error for a file that is not
+    JSON or lacks what a recording holds, never a traceback."""
+    from ptxspec.conformance.state_json import load_json_file
+
+    record = load_json_file(str(path), "recording", 'a recording is {"run": ..., "meta": ..., "tests": [...]} (ptxspec litmus-run --out)')
+    if not isinstance(record, dict) or not isinstance(record.get("tests"), list):
+        raise PtxSpecError('a recording is one JSON object with a list "tests" (ptxspec litmus-run --out)', where=Location(str(path)))
+    for i, entry in enumerate(record["tests"]):
+        for key, kind in ENTRY_KEYS.items():
+            if not isinstance(entry, dict) or not isinstance(entry.get(key), kind):
+                raise PtxSpecError(f"tests[{i}]: {key!r} is missing or not a {kind.__name__}", where=Location(str(path)))
+        width = len(entry["observed"]) + 1  # the observed values, then the count
+        if any(not isinstance(row, list) or len(row) != width or not all(_is_count(v) for v in row) for row in entry["outcomes"]):
+            raise PtxSpecError(f"tests[{i}]: each outcome is {width - 1} values and a count, all whole numbers", where=Location(str(path)))
+        if entry["origin"] == "generated" and not isinstance(entry.get("text"), str):
+            raise PtxSpecError(f"tests[{i}]: a generated test keeps its 'text'", where=Location(str(path)))
+    return record
+
+
+def _is_count(value) -> bool:
+    """A recorded value or count: a whole number, as a JSON integer or a decimal string."""
+    return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, str) and value.isdigit())
+
+
 def check_recording(path: Path, *, engine: str = "both", timeout_s: float | None = None, select=None) -> tuple[list[TestReport], list[tuple[str, str]]]:
     """Every test of the recording judged (``select(entry)`` picks some), and those that could not
     be (name, why)."""
-    record = json.loads(Path(path).read_text())
+    record = load_recording(Path(path))
     reports, skipped = [], []
     for entry in record["tests"]:
         if select is not None and not select(entry):
@@ -324,16 +362,7 @@ def run_on_this_machine(bundle: Path) -> dict:
         raise PtxSpecError("running needs CuPy and a GPU; use --prepare BUNDLE here and run conformance/silicon/litmus_device.py on the GPU machine") from None
     from ptxspec.conformance.silicon import litmus_device
 
-    plan = json.loads((bundle / litmus_device.PLAN_FILE).read_text())
-    gpus = min(cp.cuda.runtime.getDeviceCount(), max((t.get("gpus", 1) for t in plan["tests"]), default=1))
-    modules = litmus_device.load_modules(cp, bundle / litmus_device.CUBIN_FILE, gpus)
-    tests, skipped = [], []
-    for i, test in enumerate(plan["tests"]):
-        if test.get("gpus", 1) > gpus:
-            skipped.append({"kernel": test["kernel"], "test": test["test"], "why": f"needs {test['gpus']} GPUs; this machine has {gpus}"})
-        else:
-            tests.append(litmus_device.run_test(cp, modules, test, i, plan["run"]))
-    return {"run": plan["run"], "meta": litmus_device.device_meta(cp), "tests": tests, "skipped": skipped}
+    return litmus_device.run_bundle(cp, bundle)
 
 
 @click.command("litmus-run")
@@ -357,12 +386,16 @@ def litmus_run_command(tests, iterations, seed, generated, like, bundle, out, re
       ptxspec litmus-run --check conformance/data/sm_90/litmus-h100.json
     """
     if recording is not None:
-        if tests or generated or bundle:
-            raise click.UsageError("--check reads a recording: give no tests, --generated or --prepare with it")
+        if tests or generated or bundle or out:
+            raise click.UsageError("--check reads a recording: give no tests, --generated, --prepare or --out with it")
         reports, skipped = check_recording(Path(recording), engine=engine)
         for line in report_lines(reports, skipped):
             click.echo(line)
         raise SystemExit(1 if any(r.forbidden_seen for r in reports) else 0)
+    if engine != "both":
+        raise click.UsageError("--engine is for --check")
+    if bundle is not None and out is not None:
+        raise click.UsageError("--prepare only writes the bundle; --out is the recording of a run")
     sources = file_sources(tests) + generated_sources(generated, seed, like)
     if not sources:
         raise click.UsageError("give litmus tests (files or folders), --generated N, or --check RECORDING")
@@ -377,6 +410,8 @@ def litmus_run_command(tests, iterations, seed, generated, like, bundle, out, re
     record = recording_from(target, run_on_this_machine(target))
     text = json.dumps(record, indent=1) + "\n"
     if out is not None:
-        Path(out).write_text(text)
+        from ptxspec.conformance.cli import write_output
+
+        write_output(out, lambda stream: stream.write(text.encode()))
     else:
         click.echo(text, nl=False)

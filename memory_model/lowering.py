@@ -1169,7 +1169,7 @@ class _Lowering:
             for ins in code:
                 for reg in _registers_of(ins):
                     names[t].setdefault(reg, None)
-        for term in _observed(self.test):
+        for term in observed_terms(self.test):
             if isinstance(term, RegisterTerm):
                 names[term.thread].setdefault(term.register, None)
         return [tuple(sorted(n, key=_register_order)) for n in names]
@@ -1253,7 +1253,7 @@ class _Lowering:
             initial=tuple(initial),
             threads=tuple(threads),
             condition=self.condition(),
-            observed=_observed(self.test),
+            observed=observed_terms(self.test),
             unroll_bound=self.unroll_bound,
             truncated=truncated,
             comments=self.test.comments,
@@ -1329,7 +1329,7 @@ def _register_order(name: str) -> tuple:
     return (0, len(value), value, name)
 
 
-def _observed(test: LitmusTest) -> tuple[Term, ...]:
+def observed_terms(test: LitmusTest) -> tuple[Term, ...]:
     """The terms a final state shows: those of the condition, then of ``locations``, in order."""
     seen: dict[Term, None] = {}
     for term in litmus.condition_terms(test.condition) + tuple(test.locations):
@@ -1358,7 +1358,7 @@ def unlowered(test: LitmusTest, *, unroll_bound: int = DEFAULT_UNROLL) -> Progra
         initial=(),
         threads=(),
         condition=test.condition,
-        observed=_observed(test),
+        observed=observed_terms(test),
         unroll_bound=unroll_bound,
         comments=test.comments,
     )

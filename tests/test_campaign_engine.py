@@ -35,20 +35,23 @@ def test_a_killed_run_resumes_from_its_store(tmp_path: Path):
         calls.append(done)
 
     engine.run(tasks(5), store=store)  # a first run that got as far as task 4
-    (store / "t002.json").unlink()  # ... one chunk lost, another half-written when it was killed
-    (store / "t003.partial").write_text('{"key": "t003"')
-    (store / "t003.json").unlink()
+    engine.result_path(store, "t002").unlink()  # ... one chunk lost, another half-written when it was killed
+    engine.result_path(store, "t003").with_suffix(".partial").write_text('{"key": "t003"')
+    engine.result_path(store, "t003").unlink()
+    engine.result_path(store, "t004").write_text('{"key": "t00')  # a file cut short (not by the engine)
     resumed = engine.run(tasks(8), store=store, progress=count)
-    assert calls[0] == 3  # three results were read back, not recomputed
+    assert calls[0] == 2  # two results were read back, not recomputed
     assert resumed == engine.run(tasks(8))
-    assert sorted(p.name for p in store.glob("*.json")) == [f"t{i:03d}.json" for i in range(8)]
+    assert sorted(p.name for p in store.glob("*.json")) == sorted(engine.result_path(store, f"t{i:03d}").name for i in range(8))
 
 
-def test_a_stored_result_of_another_function_is_not_taken(tmp_path: Path):
+def test_a_stored_result_is_taken_only_for_the_same_work(tmp_path: Path):
+    """Same key, other arguments or another function: recomputed, not the stored result."""
     store = tmp_path / "store"
     engine.run(tasks(2), store=store)
+    assert engine.run(tasks(2), store=store)["t000"] == [0, "k0"]
     other = [engine.Task("t000", f"{__name__}:square_and_key", (7, "x"))]
-    assert engine.run(other, store=store)["t000"] == [0, "k0"]  # same key and function: the stored result
+    assert engine.run(other, store=store)["t000"] == [49, "x"]
     renamed = [engine.Task("t000", "math:pow", (2, 3))]
     assert engine.run(renamed, store=store)["t000"] == 8.0
 

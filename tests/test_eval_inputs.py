@@ -63,13 +63,15 @@ def test_bit_patterns_and_numbers_name_the_same_elements(tmp_path: Path):
     check_product(done.stdout, a, b, c)
 
 
-def test_a_whole_sparse_a_is_compressed_with_its_metadata(tmp_path: Path):
-    """mma.sp from the whole 2:4-sparse A: D is the dense product (the metadata e is computed)."""
+@pytest.mark.parametrize("selector", [{"f": 0}, {}])
+def test_a_whole_sparse_a_is_compressed_with_its_metadata(tmp_path: Path, selector: dict):
+    """mma.sp from the whole 2:4-sparse A: D is the dense product (the metadata e is computed; the
+    selector f is 0 unless given)."""
     a = [[((i + k) % 3 - 1) if (k % 4) in ((i + k // 4) % 4, (i + k // 4 + 1) % 4) else 0 for k in range(32)] for i in range(16)]
     b = [[(k * 5 + n) % 4 - 1.5 for n in range(8)] for k in range(32)]
     c = [[0.5] * 8 for _ in range(16)]
     path = tmp_path / "in.json"
-    path.write_text(json.dumps({"A": a, "B": b, "C": c, "f": 0}))
+    path.write_text(json.dumps({"A": a, "B": b, "C": c} | selector))
     done = ptxspec("eval", "--matrix", "--inputs", str(path), SPARSE)
     assert done.returncode == 0, done.stderr
     check_product(done.stdout, a, b, c)
@@ -98,6 +100,7 @@ def test_register_operands_and_warp_lanes(tmp_path: Path):
         ({"A": [[1] * 16] * 16}, "add.s32", "matrices ('A', 'B', 'C') are the operands of mma"),
         ({"A": [[1] * 32] * 16, "B": [[0] * 8] * 32, "C": [[0] * 8] * 16}, SPARSE, "non-zero chunks in block 0 (2:4 sparsity)"),
         ([1, 2], "add.s32", "an inputs file is one JSON object"),
+        ({"A": [[float("nan")] * 16] * 16, "B": [[0] * 8] * 16, "C": [[0] * 8] * 16}, MMA, "is not a number a matrix element takes"),
     ],
 )
 def test_bad_inputs_are_located_errors(tmp_path: Path, inputs, instruction: str, message: str):

@@ -216,3 +216,105 @@ def test_a_test_on_two_gpus_launches_its_roles_on_each(monkeypatch):
         assert int(args[5]) == 2 and int(args[6]) == 2 * 2 + 2 * 3  # its test blocks; all blocks of both
         assert args[0] is launches[0][2][0] and args[3] is launches[0][2][3]  # one buffer, one output
         assert all(int(word) >> 16 == g for word in args[2])  # role g runs on GPU g
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"tests": [', "invalid JSON"),
+        ("[1, 2]", 'a list "tests"'),
+        ('{"tests": [{"test": "x"}]}', "tests[0]: 'origin' is missing"),
+    ],
+)
+def test_a_bad_recording_is_one_located_error(tmp_path: Path, text: str, message: str):
+    from tests.test_cli import ptxspec
+
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    done = ptxspec("litmus-run", "--check", str(path))
+    assert done.returncode == 2 and message in done.stderr and str(path) in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_bad_test_file_is_located_at_its_file(tmp_path: Path):
+    from tests.test_cli import ptxspec
+
+    path = tmp_path / "bad.litmus"
+    path.write_text("PTX x\n{ x=0; }\n P0@cta 0,gpu 0 ;\n st.weak x, ;\nexists (x == 1)\n")
+    done = ptxspec("litmus-run", "--prepare", str(tmp_path / "b"), str(path))
+    assert done.returncode == 2 and f"{path}:4:13:" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_bundle_runs_what_the_machine_has_gpus_for(tmp_path: Path):
+    """run_bundle (the device script's loop, and litmus-run's on a GPU machine): a test on two GPUs
+    is listed as skipped on a machine of one; the recording keeps the tests' origins."""
+    one = litmus_kernel.kernel(_test(MP), "litmus_0")
+    two = litmus_kernel.kernel(_test(MP, header="P0@cta 0,gpu 0 | P1@cta 0,gpu 1"), "litmus_1")
+    plan = {"run": litmus_run.Settings(iterations=64, copies=2).json(), "tests": [], "refused": []}
+    for k in (one, two):
+        plan["tests"].append(k.plan() | {"origin": "generated", "path": k.test, "sha256": "0" * 64, "text": "..."})
+    (tmp_path / litmus_device.PLAN_FILE).write_text(json.dumps(plan))
+    (tmp_path / litmus_device.CUBIN_FILE).write_bytes(b"")
+    cp = emulated_gpu.emulated_cupy(lambda name: _sequential(one.plan(), _test(MP)))
+    cp.cuda.runtime.getDeviceCount = lambda: 1
+    cp.cuda.runtime.getDevice = lambda: 0
+    cp.cuda.runtime.getDeviceProperties = lambda i: {"name": b"emulated", "major": 9, "minor": 0, "multiProcessorCount": 1}
+    said: list[str] = []
+    kept: list[dict] = []
+    record = litmus_device.run_bundle(cp, tmp_path, kept.append, said.append)
+    assert [t["kernel"] for t in record["tests"]] == ["litmus_0"] and record["skipped"][0]["why"] == "needs 2 GPUs; this machine has 1"
+    assert len(kept) == 1 and said == ["1/2 t: 1 outcomes, " + said[0].split("outcomes, ")[1]]
+    recording = litmus_run.recording_from(tmp_path, record)
+    assert recording["tests"][0]["origin"] == "generated" and recording["skipped"] == [{"test": "t", "why": "needs 2 GPUs; this machine has 1"}]
+
+
+#: Each instruction of the dialect and the PTX its kernel runs (P0's registers are %t0_NAME).
+MAPPING = [
+    ("ld.weak r0, x", "ld.weak.global.u64 %t0_r0, [%addr_0];"),
+    ("ld.acquire.cta r0, x", "ld.acquire.cta.global.u64 %t0_r0, [%addr_0];"),
+    ("ld.volatile r0, x", "ld.volatile.global.u64 %t0_r0, [%addr_0];"),
+    ("ld.relaxed.sys.s32 r0, x", "ld.relaxed.sys.global.s32 %t0_tmp1, [%addr_0];\n\tcvt.s64.s32 %t0_r0, %t0_tmp1;"),
+    ("st.release.gpu x, 1", "st.release.gpu.global.u64 [%addr_0], 0x1;"),
+    ("st.relaxed.cluster.u32 x, r1", "cvt.u32.u64 %t0_tmp1, %t0_r1;\n\tst.relaxed.cluster.global.u32 [%addr_0], %t0_tmp1;"),
+    ("st.weak.f32 x, 0x3f800000", "st.weak.global.f32 [%addr_0], 0f3F800000;"),
+    ("atom.acq_rel.gpu.add r0, x, 1", "atom.acq_rel.gpu.global.add.u64 %t0_r0, [%addr_0], 0x1;"),
+    ("atom.relaxed.gpu.sub r0, x, 1", "atom.relaxed.gpu.global.add.u64 %t0_r0, [%addr_0], 0xffffffffffffffff;"),
+    ("atom.relaxed.gpu.cas r0, x, 0, 1", "atom.relaxed.gpu.global.cas.b64 %t0_r0, [%addr_0], 0x0, 0x1;"),
+    ("atom.relaxed.sys.inc r0, x, 100", "atom.relaxed.sys.global.inc.u32 %t0_tmp1, [%addr_0], 0x64;\n\tcvt.u64.u32 %t0_r0, %t0_tmp1;"),
+    ("red.release.gpu.add x, 2", "red.release.gpu.global.add.u64 [%addr_0], 0x2;"),
+    ("red.acq_rel.gpu.add x, 2", "atom.acq_rel.gpu.global.add.u64 %t0_tmp1, [%addr_0], 0x2;"),
+    ("fence.sc.cluster", "fence.sc.cluster;"),
+    ("fence.acq_rel.sys", "fence.acq_rel.sys;"),
+    ("add r0, r1, 3", "add.s64 %t0_r0, %t0_r1, 0x3;"),
+    ("mov r0, 5", "mov.b64 %t0_r0, 0x5;"),
+]
+
+
+@pytest.mark.parametrize("instruction, ptx", MAPPING)
+def test_each_instruction_becomes_the_ptx_of_its_meaning(instruction: str, ptx: str):
+    test = litmus.parse(f"PTX t\n{{ x=0; P0:r1=0; }}\n P0@cta 0,gpu 0 ;\n {instruction} ;\nexists (x == 0)\n")
+    k = litmus_kernel.kernel(test, "k")
+    assert "\t" + ptx in k.ptx, k.ptx
+
+
+def test_control_flow_and_barriers_become_labels_branches_and_counted_barriers():
+    body = " bar.cta.sync 1 | bar.cta.sync 1 ;\n ld.weak %a, x | ld.weak r0, y ;\n bne %a, 0, END | st.weak x, 1 ;\n st.weak y, 1 | ;\n END: | ;"
+    with pytest.raises(litmus_kernel.NotRunnable, match="a barrier and a branch"):
+        litmus_kernel.kernel(_test(body, header="P0@cta 0,gpu 0 | P1@cta 0,gpu 0"), "k")
+    k = litmus_kernel.kernel(_test(body.replace("bar.cta.sync 1", "mov r9, 0"), header="P0@cta 0,gpu 0 | P1@cta 0,gpu 0"), "k")
+    assert "\tsetp.ne.s64 %p_branch, %t0_$a, 0x0;\n\t@%p_branch bra T0_END;" in k.ptx and "T0_END:" in k.ptx and "T0$END:" in k.ptx
+    barrier = litmus_kernel.kernel(_test(" bar.cta.sync 2 | bar.cta.sync 2 ;\n ld.weak r0, x | ld.weak r1, y ;", header="P0@cta 0,gpu 0 | P1@cta 0,gpu 0"), "k")
+    assert "\tbarrier.cta.sync.aligned 3, %cta_threads;" in barrier.ptx and "mov.u32 %cta_threads, 64;" in barrier.ptx
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed")
+def test_the_mapped_instructions_assemble(tmp_path: Path):
+    """Every kernel of the mapping table and the control-flow test passes ptxas (sm_90a)."""
+    from ptxspec.conformance.silicon.campaign import HEADER, assemble
+
+    texts = [f"PTX t\n{{ x=0; P0:r1=0; }}\n P0@cta 0,gpu 0 ;\n {instruction} ;\nexists (x == 0)\n" for instruction, _ in MAPPING]
+    for text in texts:
+        ok, message, _ = assemble(HEADER + litmus_kernel.kernel(litmus.parse(text), "k").ptx)
+        assert ok, (text, message)
+    body = " ld.weak %a, x | ld.weak r0, y ;\n bne %a, 0, END | st.weak x, 1 ;\n st.weak y, 1 | ;\n END: | ;"
+    ok, message, _ = assemble(HEADER + litmus_kernel.kernel(_test(body, header="P0@cta 0,gpu 0 | P1@cta 0,gpu 0"), "k").ptx)
+    assert ok, message

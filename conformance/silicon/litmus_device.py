@@ -193,27 +193,39 @@ def main(argv: list[str]) -> int:
     import cupy as cp
 
     bundle, out_dir = Path(argv[1]), Path(argv[2])
+    write(out_dir, run_bundle(cp, bundle, lambda record: write(out_dir, record), print))
+    return 0
+
+
+def run_bundle(cp, bundle: Path, keep=None, say=None) -> dict:
+    """Every test of the bundle that this machine has the GPUs for (the others listed as skipped);
+    ``keep(record)`` after each test (a run cut short keeps what it did), ``say(line)`` its line."""
     plan = json.loads((bundle / PLAN_FILE).read_text())
     available = cp.cuda.runtime.getDeviceCount()
-    needed = max((test.get("gpus", 1) for test in plan["tests"]), default=1)
-    modules = load_modules(cp, bundle / CUBIN_FILE, min(available, needed)) if needed > 1 else [cp.RawModule(path=str(bundle / CUBIN_FILE))]
-    results, skipped = [], []
+    gpus = min(available, max((test.get("gpus", 1) for test in plan["tests"]), default=1))
+    modules = load_modules(cp, bundle / CUBIN_FILE, gpus) if gpus > 1 else [cp.RawModule(path=str(bundle / CUBIN_FILE))]
+    results: list[dict] = []
+    skipped: list[dict] = []
     started = time.perf_counter()
+
+    def record() -> dict:
+        meta = device_meta(cp) | {"gpus": available, "seconds": round(time.perf_counter() - started, 1)}
+        return {"run": plan["run"], "meta": meta, "tests": results, "skipped": skipped}
+
     for index, test in enumerate(plan["tests"]):
         if test.get("gpus", 1) > available:
             skipped.append({"kernel": test["kernel"], "test": test["test"], "why": f"needs {test['gpus']} GPUs; this machine has {available}"})
             continue
         results.append(run_test(cp, modules, test, index, plan["run"]))
-        print(f"{index + 1}/{len(plan['tests'])} {test['test']}: {len(results[-1]['outcomes'])} outcomes, {results[-1]['seconds']} s", flush=True)
-        write(out_dir, cp, plan, results, skipped, available, started)  # after each test: a run cut short keeps what it did
-    write(out_dir, cp, plan, results, skipped, available, started)
-    return 0
+        if say is not None:
+            say(f"{index + 1}/{len(plan['tests'])} {test['test']}: {len(results[-1]['outcomes'])} outcomes, {results[-1]['seconds']} s")
+        if keep is not None:
+            keep(record())
+    return record()
 
 
-def write(out_dir: Path, cp, plan: dict, results: list, skipped: list, available: int, started: float) -> None:
+def write(out_dir: Path, record: dict) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    meta = device_meta(cp) | {"gpus": available, "seconds": round(time.perf_counter() - started, 1)}
-    record = {"run": plan["run"], "meta": meta, "tests": results, "skipped": skipped}
     (out_dir / OUTPUT_FILE).write_text(json.dumps(record, indent=1) + "\n")
 
 

@@ -14,7 +14,6 @@ Nothing on the page is typed by hand: it is the recording and the model, as of t
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
 
 from docutils import nodes
@@ -38,17 +37,14 @@ def summary_html(record: dict, reports, skipped) -> str:
     meta, run = record["meta"], record["run"]
     unsound = sum(1 for r in reports if r.forbidden_seen)
     iterations = sum(r.iterations for r in reports)
-    refused: dict[str, int] = {}
-    for entry in record.get("refused", []):
-        reason = entry["why"].split(": not runnable on one GPU: ")[-1].split("'")[0].strip() or entry["why"][:40]
-        refused[reason] = refused.get(reason, 0) + 1
+    ptxas = sum(1 for entry in record.get("refused", []) if entry["why"].startswith("ptxas"))
     rows = [
         ("chip", f"{meta['device']} (sm_{meta['sm']}, {meta['multiprocessors']} SMs, driver {meta['driver']})"),
-        ("tests run", f"{len(reports) + len(skipped)} ({len(skipped)} not checked in this build: their corpus is absent)"),
+        ("tests run", f"{len(reports) + len(skipped)} ({len(skipped)} not checked in this build: {'; '.join(sorted({why for _, why in skipped})) or 'none'})"),
         ("iterations", f"{iterations:,} checked ({run['iterations']:,} asked per test, rounded up to whole launches of {32 * run['copies']:,} instances)"),
         ("stress", f"{run['stress_blocks']} blocks, {run['stress_rounds']} store/load rounds per thread; seed {run['seed']}"),
         ("outcomes the model forbids that silicon showed", f"<b>{sum(len(r.forbidden_seen) for r in reports)}</b> (in {unsound} tests)"),
-        ("tests left out", f"{len(record.get('refused', []))} (no kernel form yet)"),
+        ("tests left out", f"{len(record.get('refused', []))} ({ptxas} refused by ptxas, the others with no kernel form yet)"),
     ]
     body = "".join(f"<tr><th>{html.escape(k)}</th><td>{v}</td></tr>" for k, v in rows)
     return f'<table class="docutils litmus-summary">{body}</table>'
@@ -101,7 +97,7 @@ class LitmusSilicon(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         path = REPO / self.arguments[0]
         self.env.note_dependency(str(path))
-        record = json.loads(path.read_text())
+        record = litmus_run.load_recording(path)
         reports, skipped = litmus_run.check_recording(path)
         if any(r.forbidden_seen for r in reports):
             raise self.error(f"{path.name}: silicon showed outcomes the model forbids; `ptxspec litmus-run --check {self.arguments[0]}` lists them")
