@@ -1762,7 +1762,7 @@ class Row:
     time_s: float
 
 
-def check_text(v: Variant | AsyncVariant, text: str, *, timeout_s: float | None = None) -> Row:
+def check_text(v: Variant | AsyncVariant | _Named, text: str, *, timeout_s: float | None = None) -> Row:
     """Check one generated test with both engines (``memory_model.check``: they must agree, else
     :class:`~ptxspec.memory_model.check.EngineDisagreement`)."""
     from ptxspec.memory_model.check import check
