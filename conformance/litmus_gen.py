@@ -1762,38 +1762,35 @@ class Row:
     time_s: float
 
 
-def check_text(v: Variant | AsyncVariant | _Named, text: str, *, timeout_s: float | None = None) -> Row:
+def check_text(v: Variant | AsyncVariant, text: str, *, timeout_s: float | None = None) -> Row:
     """Check one generated test with both engines (``memory_model.check``: they must agree, else
     :class:`~ptxspec.memory_model.check.EngineDisagreement`)."""
+    return check_named(v.name, v.family, v.variant, text, timeout_s=timeout_s)
+
+
+def check_named(name: str, family: str, variant: str, text: str, *, timeout_s: float | None = None) -> Row:
+    """:func:`check_text` of the test ``name`` of ``family``'s ``variant`` (what a worker process
+    has of a variant: its names)."""
     from ptxspec.memory_model.check import check
     from ptxspec.memory_model.litmus import parse
     from ptxspec.memory_model.lowering import lower
 
-    program = lower(parse(text, f"{v.name}.litmus"))
+    program = lower(parse(text, f"{name}.litmus"))
     verdict = check(program, engine="both", timeout_s=timeout_s, full_cross_check=True, report_undefined=False)
     word = {True: "allowed", False: "forbidden", None: "unknown"}[verdict.ok]
-    return Row(v.name, v.family, v.variant, word, verdict.time_s)
+    return Row(name, family, variant, word, verdict.time_s)
 
 
 def check_task(name: str, family: str, variant: str, text: str, timeout_s: float | None) -> list:
-    """:func:`check_text` as a task of the campaign engine (a worker process runs it): the row as
+    """:func:`check_named` as a task of the campaign engine (a worker process runs it): the row as
     a list, or ``["disagreement", message]`` where the two engines disagree."""
     from ptxspec.memory_model.check import EngineDisagreement
 
     try:
-        row = check_text(_Named(name, family, variant), text, timeout_s=timeout_s)
+        row = check_named(name, family, variant, text, timeout_s=timeout_s)
     except EngineDisagreement as error:
         return ["disagreement", error.one_line()]
     return [row.name, row.family, row.variant, row.verdict, row.time_s]
-
-
-@attrs.frozen
-class _Named:
-    """What :func:`check_text` reads of a variant: its names."""
-
-    name: str
-    family: str
-    variant: str
 
 
 def summary_text(rows: list[Row], fmt: str) -> str:

@@ -42,7 +42,8 @@ from ptxspec.spec.errors import Location, PtxSpecError
 REPO = Path(__file__).resolve().parent.parent
 MANUAL = REPO / "tests" / "litmus" / "manual"
 DAT3M = REPO.parent / "shared" / "litmus" / "dat3m"
-MASK = (1 << 64) - 1
+#: Where the tests of each corpus lie (a recording names a test by its path below its corpus).
+CORPORA = {"manual": MANUAL, "dat3m": DAT3M}
 
 
 @attrs.frozen
@@ -64,13 +65,13 @@ class Source:
     @property
     def where(self) -> str:
         """The test's file as errors name it (a generated test: its name)."""
-        root = {"manual": MANUAL, "dat3m": DAT3M}.get(self.origin)
+        root = CORPORA.get(self.origin)
         return str(root / self.path) if root is not None else self.path
 
 
 def _origin_of(path: Path) -> tuple[str, str]:
     resolved = path.resolve()
-    for origin, root in (("manual", MANUAL), ("dat3m", DAT3M)):
+    for origin, root in CORPORA.items():
         if resolved.is_relative_to(root.resolve()):
             return origin, str(resolved.relative_to(root.resolve()))
     return "file", str(path)
@@ -220,8 +221,7 @@ def source_of(entry: dict) -> Source | str:
     if entry["origin"] == "generated":
         source = Source("generated", entry["path"], entry["text"])
     else:
-        root = {"manual": MANUAL, "dat3m": DAT3M}.get(entry["origin"])
-        path = Path(entry["path"]) if root is None else root / entry["path"]
+        path = Path(Source(entry["origin"], entry["path"], "").where)
         if not path.is_file():
             return f"{path} is absent"
         source = Source(entry["origin"], entry["path"], path.read_text(encoding="utf-8-sig"))

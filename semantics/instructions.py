@@ -378,11 +378,11 @@ def _load_chapter_of(key: str) -> None:
     instruction loads one chapter), or every chapter where that one does not register it."""
     import importlib
 
-    from ptxspec.spec.catalogue import CATALOGUE, CHAPTER_OF
+    from ptxspec.spec.catalogue import CATALOGUE
 
-    CATALOGUE.family(key)  # fills CHAPTER_OF
-    if key in CHAPTER_OF:
-        importlib.import_module(f"ptxspec.semantics.{CHAPTER_OF[key]}")
+    chapter = CATALOGUE.chapter_of(key)
+    if chapter is not None:
+        importlib.import_module(f"ptxspec.semantics.{chapter}")
     if key not in SEMANTICS:
         _load_chapters()
 

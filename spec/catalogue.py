@@ -341,13 +341,20 @@ Explainer = Callable[["Catalogue", str], "tuple[str, str] | None"]
 class Catalogue:
     """All families, indexed by opcode."""
 
-    def __init__(self, families: Iterable[Family] = (), explainers: Mapping[str, Explainer] | None = None):
+    def __init__(self, families: Iterable[Family] = (), explainers: Mapping[str, Explainer] | None = None, chapters: Mapping[str, str] | None = None):
         self._by_opcode: dict[str, list[Family]] = {}
         self._by_key: dict[str, Family] = {}
         #: Per opcode, a chapter's sharper account of a refused text (see :meth:`parse`).
         self._explainers: dict[str, Explainer] = dict(explainers or {})
+        #: Per family key, the chapter module (of :data:`CHAPTERS`) that states it.
+        self._chapters: dict[str, str] = dict(chapters or {})
         for family in families:
             self.add(family)
+
+    def chapter_of(self, key: str) -> str | None:
+        """The chapter module that states the family ``key``: its semantics live in the semantics
+        module of the same name, so one instruction loads one chapter."""
+        return self._chapters.get(key)
 
     def add(self, family: Family) -> None:
         if family.key in self._by_key:
@@ -778,14 +785,13 @@ def _load_catalogue() -> Catalogue:
     import importlib
 
     modules = [importlib.import_module(f"ptxspec.spec.{name}") for name in CHAPTERS]
-    for name, module in zip(CHAPTERS, modules):
-        CHAPTER_OF.update(dict.fromkeys((family.key for family in module.FAMILIES), name))
+    chapter_of = {family.key: name for name, module in zip(CHAPTERS, modules) for family in module.FAMILIES}
     chapters: dict[str, list[Explainer]] = {}
     for module in modules:
         if hasattr(module, "explain_refusal"):
             for opcode in dict.fromkeys(family.opcode for family in module.FAMILIES):
                 chapters.setdefault(opcode, []).append(module.explain_refusal)
-    return Catalogue([family for module in modules for family in module.FAMILIES], {op: _first_explanation(e) for op, e in chapters.items()})
+    return Catalogue([family for module in modules for family in module.FAMILIES], {op: _first_explanation(e) for op, e in chapters.items()}, chapter_of)
 
 
 def _first_explanation(explainers: list[Explainer]) -> Explainer:
@@ -815,10 +821,6 @@ CHAPTERS = (
     "tcgen05",  # §9.7.16 tcgen05 allocation and data movement (tcgen05.mma: not yet)
     "video",  # §9.7.18
 )
-
-#: The chapter module (of :data:`CHAPTERS`) that states each family, by key: the semantics of a
-#: family live in the semantics module of the same name, so one instruction loads one chapter.
-CHAPTER_OF: dict[str, str] = {}
 
 
 def __getattr__(name: str):
