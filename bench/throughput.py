@@ -1,188 +1,130 @@
-"""Throughput of the batched paths (ptxspec.semantics.batch) against the readable semantics.
+"""Throughput of every scalar form: its batched path against the readable semantics.
 
-    python bench/throughput.py [--n 1000000] [--loop-n 20000] [--profile spec|sm_90] [--seed 0]
+    python bench/throughput.py [--forms PATTERN] [--per-family K] [--n 65536] [--profile spec|sm_90]
 
-For each form in ``FORMS`` (every fast path's kind: fma, the .f16/.f16x2 arithmetic,
-mul.wide/mad.wide, and a form of each family of the exhaustive spaces: .bf16 arithmetic, min/max,
-cvt from .f32 to .f16/.bf16/.tf32/integers/packed pairs) it prints:
+The forms are every legal form of every family whose semantics takes one thread's registers
+(:func:`ptxspec.conformance.coverage.scalar_forms`): all of them with ``--per-family 0``, else at
+most K of each family (a seeded sample where a family has more: the video families have up to
+55,488 listed spellings, and the SIMD ones 10^10); ``--forms`` keeps those whose text matches a
+shell pattern. For each form it prints one line:
 
-* the batched path's results/s on ``--n`` seeded input vectors (best of ``--repeat`` runs, one
-  thread: numpy's elementwise loops do not use threads), by the wall clock and per second of the
-  process's CPU time (the one-core rate where other jobs share the machine);
-* the readable semantics' results/s, calling ``evaluate()`` once per vector in a plain Python loop
-  on the first ``--loop-n`` vectors only, and the time that loop would take for all ``--n``
-  vectors extrapolated linearly from that measurement (labelled as such);
-* the ratio of the two rates;
-* whether the batched results are identical to the one-at-a-time results on the looped vectors
-  (the bits, and the open "any NaN" lanes under the spec profile). Exit status 1 if not.
+* ``rate``: results/s of :func:`~ptxspec.semantics.batch.evaluate_batch_all` on ``--n`` input
+  vectors of the vectors generator (edge values first, then seeded random: the inputs
+  ``ptxspec vectors`` writes; random bit patterns for mov's .b128 forms, which it does not write), per second of this process's CPU time, best of ``--repeat`` runs
+  (numpy's elementwise loops use one thread, so this is the rate of one core, not slowed by other
+  jobs on a shared machine). A form without a batched path gets the rate of the loop below.
+* ``loop``: results/s of the readable semantics, ``evaluate()`` once per vector in a plain Python
+  loop, measured on the first ``--loop-n`` vectors (the baseline, in the same run);
+* ``x``: the ratio of the two;
+* ``same``: whether the batched results equal the one-at-a-time results on those vectors and
+  on ``--loop-n`` more drawn from the whole batch (every destination, open sets included).
+
+Then a summary: how many forms have a batched path, how many reach ``--target`` (default 10^6)
+results/s, and the ten slowest forms. Exit status 1 if any batched result differed.
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import sys
 import time
 
 import numpy as np
 
+from ptxspec.conformance import coverage, vectors
 from ptxspec.profiles import NAMES as PROFILE_NAMES
-from ptxspec.semantics.batch import FAST_PATHS, evaluate_batch
-from ptxspec.semantics.instructions import as_form, evaluate
-
-#: Every input class, mixed into the random inputs: zeros, infinities, NaNs with payloads (quiet
-#: and signalling), subnormals, 1 and its neighbours, the largest finite value, e4m3's 448.
-SPECIALS = np.array(
-    [
-        0,
-        0x80000000,
-        0x7F800000,
-        0xFF800000,
-        0x7FC00000,
-        0xFFC12345,
-        0x7F800001,
-        0x00000001,
-        0x807FFFFF,
-        0x00800000,
-        0x3F800000,
-        0xBF800001,
-        0x3F7FFFFF,
-        0x7F7FFFFF,
-        0x43E00000,
-        0x43E80000,
-    ],
-    dtype=np.uint32,
-)
+from ptxspec.semantics import batch
+from ptxspec.semantics.instructions import evaluate
+from ptxspec.spec.types import register_bits
 
 
-def seeded_f32(rng: np.random.Generator, n: int) -> np.ndarray:
-    """Binary32 bit patterns: 1/2 uniform, 1/2 with exponents near 1 (so that operands interact),
-    and 1 in 64 replaced by a special value."""
-    uniform = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
-    near = (rng.integers(127 - 24, 127 + 24, n, dtype=np.uint64).astype(np.uint32) << np.uint32(23)) | (uniform & np.uint32(0x807FFFFF))
-    out = np.where(rng.random(n) < 0.5, uniform, near)
-    special = rng.random(n) < 1 / 64
-    out[special] = rng.choice(SPECIALS, int(special.sum()))
-    return out
-
-
-#: .f16 input classes mixed into the random halves: zeros, infinities, NaNs, subnormals, the
-#: smallest normal, 1 and neighbours, the largest finite value.
-SPECIALS_F16 = np.array([0, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFD55, 0x0001, 0x83FF, 0x0400, 0x3C00, 0xBC01, 0x3BFF, 0x7BFF], dtype=np.uint16)
-
-#: The forms measured: every fast path's representative (the f16 arithmetic has 48 spellings of
-#: one code path; a few stand for them), and one of each family of the exhaustive spaces (issue 6),
-#: which share batch_rounding's routine.
-FORMS = [
-    "fma.rn.f32",
-    "cvt.rn.f16.f32",
-    "cvt.rn.satfinite.e4m3x2.f32",
-    "add.rn.f16x2",
-    "sub.rn.f16x2",
-    "mul.rn.f16x2",
-    "add.rn.f16",
-    "mul.rn.ftz.f16",
-    "add.rn.ftz.sat.f16x2",
-    "mad.wide.s32",
-    "mad.wide.u32",
-    "mul.wide.s32",
-    "mul.wide.u32",
-    "add.rn.bf16",
-    "sub.rn.bf16",
-    "mul.rn.bf16",
-    "min.f16",
-    "max.NaN.xorsign.abs.bf16",
-    "min.ftz.NaN.xorsign.abs.f16",
-    "cvt.rz.f16.f32",
-    "cvt.rm.ftz.sat.f16.f32",
-    "cvt.rn.relu.satfinite.bf16.f32",
-    "cvt.rna.satfinite.tf32.f32",
-    "cvt.rni.s8.f32",
-    "cvt.rmi.ftz.sat.u16.f32",
-    "cvt.rn.f16x2.f32",
-    "cvt.rz.relu.satfinite.bf16x2.f32",
-    "cvt.rn.satfinite.relu.e5m2x2.f32",
-]
-
-
-def seeded_f16(rng: np.random.Generator, n: int) -> np.ndarray:
-    """Binary16 bit patterns: 1/2 uniform, 1/2 with exponents near 1, 1 in 64 a special value."""
-    uniform = rng.integers(0, 1 << 16, n, dtype=np.uint64).astype(np.uint16)
-    near = (rng.integers(15 - 6, 15 + 6, n, dtype=np.uint64).astype(np.uint16) << np.uint16(10)) | (uniform & np.uint16(0x83FF))
-    out = np.where(rng.random(n) < 0.5, uniform, near)
-    special = rng.random(n) < 1 / 64
-    out[special] = rng.choice(SPECIALS_F16, int(special.sum()))
-    return out
-
-
-def seeded_bf16(rng: np.random.Generator, n: int) -> np.ndarray:
-    """Bfloat16 bit patterns: the top halves of :func:`seeded_f32` (its specials truncated)."""
-    return (seeded_f32(rng, n) >> np.uint32(16)).astype(np.uint16)
-
-
-def seeded_operand(rng: np.random.Generator, n: int, form_text: str, operand_type: str) -> np.ndarray:
-    """Seeded bit patterns for one source operand of the form, by what its register holds."""
-    if operand_type == "f16":
-        return seeded_f16(rng, n)
-    if operand_type == "b16" and form_text.endswith("bf16"):
-        return seeded_bf16(rng, n)
-    if operand_type == "b32" and form_text.endswith("f16x2"):
-        return (seeded_f16(rng, n).astype(np.uint32) << np.uint32(16)) | seeded_f16(rng, n).astype(np.uint32)
-    if operand_type in ("s32", "u32"):
-        return rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
-    if operand_type in ("s64", "u64"):
-        return rng.integers(0, np.iinfo(np.uint64).max, n, dtype=np.uint64, endpoint=True)
-    return seeded_f32(rng, n)
-
-
-def measure(text: str, n: int, loop_n: int, profile: str, repeat: int, rng: np.random.Generator) -> bool:
-    form = as_form(text)
-    assert text in FAST_PATHS, text
-    sources = [seeded_operand(rng, n, text, o.type) for o in form.sources]
-
-    best = best_cpu = float("inf")
+def cpu_best(fn, repeat: int) -> float:
+    """The least CPU time (seconds, this process) of ``repeat`` calls of ``fn``."""
+    best = float("inf")
     for _ in range(repeat):
-        start, start_cpu = time.perf_counter(), time.process_time()
-        result = evaluate_batch(form, sources, profile)
-        best = min(best, time.perf_counter() - start)
-        best_cpu = min(best_cpu, time.process_time() - start_cpu)
-    batched_rate = n / best
+        start = time.process_time()
+        fn()
+        best = min(best, time.process_time() - start)
+    return max(best, 1e-9)
 
-    loop_n = min(loop_n, n)
-    columns = [s[:loop_n].tolist() for s in sources]
-    start = time.perf_counter()
-    scalar = [evaluate(form, [col[i] for col in columns], profile)[0] for i in range(loop_n)]
-    loop_seconds = time.perf_counter() - start
-    loop_rate = loop_n / loop_seconds
 
-    identical = all(result.result(i) == want for i, want in enumerate(scalar))
-    print(f"{text}  (profile {profile})")
-    print(f"  batched:           {batched_rate:14,.0f} results/s   ({n:,} vectors in {best * 1e3:.1f} ms, best of {repeat})")
-    print(
-        f"  batched, CPU time: {n / max(best_cpu, 1e-9):14,.0f} results/s   (per second of this process's CPU time: one core,"
-        " not slowed by other jobs on a shared machine)"
-    )
-    print(
-        f"  one at a time:     {loop_rate:14,.0f} results/s   (evaluate() in a Python loop, measured on {loop_n:,} vectors:"
-        f" {loop_seconds:.2f} s; extrapolated to {n:,}: {n / loop_rate:.0f} s)"
-    )
-    print(f"  ratio:             {batched_rate / loop_rate:14,.0f} x")
-    print(f"  identical: {'yes' if identical else 'no'}   (batched vs one at a time on the {loop_n:,} looped vectors)")
-    return identical
+def inputs(form, n: int, seed: int) -> list[np.ndarray]:
+    """The vectors generator's inputs; for the forms with a 128-bit register, which it does not
+    write (mov's .b128 pack and unpack), seeded random bit patterns (Python integers beyond 64
+    bits, as the batched paths take them)."""
+    if all(register_bits(o.type) <= 64 for o in (*form.sources, *form.destinations)):
+        return vectors.inputs(form, n, seed)
+    rng = np.random.default_rng(seed)
+    columns = []
+    for operand in form.sources:
+        width = register_bits(operand.type)
+        if width <= 64:
+            columns.append(rng.integers(0, 1 << width, n, dtype=np.uint64, endpoint=False))
+            continue
+        value = np.zeros(n, dtype=object)
+        for _ in range(width // 64):
+            value = (value << 64) | rng.integers(0, 1 << 64, n, dtype=np.uint64, endpoint=False).astype(object)
+        columns.append(value)
+    return columns
+
+
+def measure(form, n: int, loop_n: int, profile: str, repeat: int, seed: int) -> dict:
+    """One form's line: its rates and whether the batched results equal the scalar ones."""
+    sources = inputs(form, n, seed)
+    rows = np.unique(np.concatenate([np.arange(min(loop_n, n)), np.random.default_rng(seed).integers(0, n, loop_n)]))
+    columns = [s[rows].tolist() for s in sources]
+    start = time.process_time()
+    scalar = [evaluate(form, [c[j] for c in columns], profile) for j in range(len(rows))]
+    loop_rate = len(rows) / max(time.process_time() - start, 1e-9)
+    fast = batch.has_fast_path(form, profile)
+    # Forms that only their operands tell apart (mov's pack and unpack) are named with them.
+    label = f"{form.text} {form.family.operand_syntax}" if form.family.operand_syntax else form.text
+    line = {"form": label, "fast": fast, "loop": loop_rate, "rate": loop_rate, "same": None}
+    if fast:
+        results = batch.evaluate_batch_all(form, sources, profile)
+        line["same"] = all(tuple(r.result(int(i)) for r in results) == want for i, want in zip(rows, scalar))
+        line["rate"] = n / cpu_best(lambda: batch.evaluate_batch_all(form, sources, profile), repeat)
+    return line
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=1_000_000, help="vectors per batch (default 10^6)")
-    parser.add_argument("--loop-n", type=int, default=20_000, help="vectors evaluated one at a time (default 20000)")
+    parser.add_argument("--forms", default="*", help="shell pattern on the form text (default: every form)")
+    parser.add_argument("--per-family", type=int, default=200, help="at most K forms of each family, a seeded sample (0: all; default 200)")
+    parser.add_argument("--n", type=int, default=1 << 16, help="vectors per form (default 65536)")
+    parser.add_argument("--loop-n", type=int, default=64, help="vectors evaluated one at a time (default 64)")
     parser.add_argument("--profile", choices=PROFILE_NAMES, default="spec")
-    parser.add_argument("--repeat", type=int, default=3, help="batched runs; the best is reported")
+    parser.add_argument("--repeat", type=int, default=2, help="batched runs; the best is reported")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--target", type=float, default=1e6, help="results/s a form should reach (default 10^6)")
     args = parser.parse_args(argv)
-    rng = np.random.default_rng(args.seed)
-    ok = True
-    for text in FORMS:
-        ok &= measure(text, args.n, args.loop_n, args.profile, args.repeat, rng)
-    return 0 if ok else 1
+
+    forms = [f for f in coverage.scalar_forms(per_family=args.per_family or None, seed=args.seed) if fnmatch.fnmatchcase(f.text, args.forms)]
+    if not forms:
+        print(f"no scalar form matches {args.forms!r}", file=sys.stderr)
+        return 2
+    print(f"{len(forms)} forms, {args.n:,} vectors each, profile {args.profile}; rates in results/s of CPU time")
+    print(f"{'form':48} {'rate':>14} {'loop':>10} {'x':>8}  same")
+    lines = []
+    for form in forms:
+        line = measure(form, args.n, args.loop_n, args.profile, args.repeat, args.seed)
+        lines.append(line)
+        same = {None: "no batched path", True: "yes", False: "NO"}[line["same"]]
+        print(f"{line['form']:48} {line['rate']:14,.0f} {line['loop']:10,.0f} {line['rate'] / line['loop']:8,.0f}  {same}", flush=True)
+
+    fast = [x for x in lines if x["fast"]]
+    fast_enough = [x for x in lines if x["rate"] >= args.target]
+    print()
+    print(f"forms: {len(lines)}; with a batched path: {len(fast)}; at or above {args.target:,.0f}/s: {len(fast_enough)}")
+    print("the ten slowest:")
+    for x in sorted(lines, key=lambda x: x["rate"])[:10]:
+        print(f"  {x['form']:48} {x['rate']:14,.0f}{'' if x['fast'] else '  (no batched path)'}")
+    differ = [x["form"] for x in fast if not x["same"]]
+    if differ:
+        print(f"batched results differ from the semantics for: {', '.join(differ)}")
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -72,6 +72,7 @@ import click
 import numpy as np
 
 from ptxspec.profiles import NAMES as PROFILE_NAMES
+from ptxspec.conformance import campaign_engine
 from ptxspec.conformance.progress import Progress
 from ptxspec.spec.errors import Location, OperandError, PtxSpecError, printable, shorten
 
@@ -206,7 +207,7 @@ class Summary:
         """Keep ``found`` in order: by ``order`` (result mismatches, ``(0,)``, before the
         TestFloat flag mismatches of the n-th flags block, ``(1, n)``), then file and line."""
         for m in found:
-            where = m.vector.where
+            where = m.where if isinstance(m, DescribedMismatch) else m.vector.where
             self._keys.append((*order, where.source, where.line or 0) if order == (0,) else (*order, where.line or 0))
             self.mismatches.append(m)
         if self.keep is not None and len(self.mismatches) > 2 * self.keep + 1024:
@@ -220,6 +221,25 @@ class Summary:
     def finish(self) -> Summary:
         self._sort()
         return self
+
+    def absorb(self, other: Summary) -> None:
+        """Add ``other``'s counts, unsupported instructions and mismatches (kept in their order)."""
+        for instr, counts in other.by_instr.items():
+            total = self.by_instr.setdefault(instr, Counts())
+            total.checked, total.matched, total.mismatched = (
+                total.checked + counts.checked,
+                total.matched + counts.matched,
+                total.mismatched + counts.mismatched,
+            )
+        self.unsupported += [u for u in other.unsupported if u.instr not in self.unsupported_by_instr]
+        for instr, n in other.unsupported_by_instr.items():
+            self.unsupported_by_instr[instr] = self.unsupported_by_instr.get(instr, 0) + n
+        self.mismatches += other.mismatches
+        # TestFloat flag blocks are numbered per summary: the other's come after these.
+        self._keys += [key if key[0] == 0 else (1, key[1] + self.flag_blocks, *key[2:]) for key in other._keys]
+        self.flag_blocks += other.flag_blocks
+        if self.keep is not None:
+            self._sort()
 
     def to_json(self) -> dict:
         return {
@@ -1026,7 +1046,7 @@ def check_group(vectors: Sequence[Vector], profile: str) -> list[Mismatch]:
     (the mismatches among them re-checked one by one, for the report); the rest one by one."""
     import numpy as np
 
-    from ptxspec.semantics.batch import _dtype, evaluate_batch
+    from ptxspec.semantics.batch import _dtype, evaluate_batch_all
 
     if not vectors:
         return []
@@ -1034,16 +1054,18 @@ def check_group(vectors: Sequence[Vector], profile: str) -> list[Mismatch]:
     form = info.form
     batchable: list[Vector] = []
     rest: list[Vector] = []
-    if len(info.destinations) == 1 and has_fast_path(form, profile):
+    if has_fast_path(form, profile):
         for v in vectors:
-            (batchable if v.allowed is None and isinstance(v.outputs[0], int) else rest).append(v)
+            (batchable if v.allowed is None and all(isinstance(o, int) for o in v.outputs) else rest).append(v)
     else:
         rest = list(vectors)
     mismatches: list[Mismatch] = []
     if batchable:
         columns = [np.fromiter((v.sources[k] for v in batchable), dtype=_dtype(w), count=len(batchable)) for k, w in enumerate(info.source_widths)]
-        observed = np.fromiter((v.outputs[0] for v in batchable), dtype=_dtype(info.destination_widths[0]), count=len(batchable))
-        ok = evaluate_batch(form, columns, profile).contains(observed)
+        results = evaluate_batch_all(form, columns, profile)
+        ok = np.ones(len(batchable), bool)
+        for k, (result, width) in enumerate(zip(results, info.destination_widths)):
+            ok &= result.contains(np.fromiter((v.outputs[k] for v in batchable), dtype=_dtype(width), count=len(batchable)))
         for i in np.flatnonzero(~ok):
             found = check_one(batchable[int(i)], profile)
             if found is None:  # pragma: no cover - the batch and the readable semantics disagree
@@ -1079,7 +1101,7 @@ def has_fast_path(form, profile: str) -> bool:
 
 
 def _batchable(v: Vector) -> bool:
-    return v.allowed is None and v.active is None and isinstance(v.outputs[0], int)
+    return v.allowed is None and v.active is None and all(isinstance(o, int) for o in v.outputs)
 
 
 def check_form(info: _FormInfo, blocks: Sequence[Block], vectors: Sequence[Vector], profile: str) -> list[Mismatch]:
@@ -1089,10 +1111,10 @@ def check_form(info: _FormInfo, blocks: Sequence[Block], vectors: Sequence[Vecto
     the ones the results give, as ``ptxspec vectors`` writes them); every vector that does not pass
     there is re-checked by :func:`check_one`, which decides and explains. Everything else goes
     vector by vector (:func:`check_group`)."""
-    from ptxspec.semantics.batch import evaluate_batch
+    from ptxspec.semantics.batch import evaluate_batch_all
 
     form = info.form
-    if len(info.destinations) != 1 or not has_fast_path(form, profile):
+    if not has_fast_path(form, profile):
         return check_group([v for b in blocks for v in b.vectors()] + list(vectors), profile)
     single = [v for v in vectors if _batchable(v)]
     rest = [v for v in vectors if not _batchable(v)]
@@ -1106,7 +1128,7 @@ def check_form(info: _FormInfo, blocks: Sequence[Block], vectors: Sequence[Vecto
                 "",
                 np.arange(len(single)),
                 tuple(np.fromiter((v.sources[k] for v in single), np.uint64, len(single)) for k in range(len(info.sources))),
-                (np.fromiter((v.outputs[0] for v in single), np.uint64, len(single)),),
+                tuple(np.fromiter((v.outputs[k] for v in single), np.uint64, len(single)) for k in range(len(info.destinations))),
                 None,
                 "spec",
             )
@@ -1114,14 +1136,16 @@ def check_form(info: _FormInfo, blocks: Sequence[Block], vectors: Sequence[Vecto
     mismatches: list[Mismatch] = []
     if parts:
         sources = [np.concatenate([p.sources[k] for p in parts]) for k in range(len(info.sources))]
-        observed = np.concatenate([p.outputs[0] for p in parts])
-        result = evaluate_batch(form, sources, profile)
-        ok = result.contains(observed)
+        results = evaluate_batch_all(form, sources, profile)
+        ok = np.ones(len(sources[0]) if sources else sum(len(p) for p in parts), bool)
+        for k, result in enumerate(results):
+            ok &= result.contains(np.concatenate([p.outputs[k] for p in parts]))
         offset = 0
         for p, owner in zip(parts, owners):
             part = slice(offset, offset + len(p))
             if p.allowed is not None and p.vector_profile == profile:
-                ok[part] &= _allowed_texts_agree(result, part, p.allowed)
+                # A claim of allowed sets: compared as text for one destination; else decided vector by vector.
+                ok[part] &= _allowed_texts_agree(results[0], part, p.allowed) if len(results) == 1 else False
             for i in np.flatnonzero(~ok[part]).tolist():
                 vector = owner[i] if owner is not None else p.vector(i)
                 found = check_one(vector, profile)
@@ -1375,18 +1399,19 @@ def recording_folder(name_or_folder: str) -> Path:
     )
 
 
-def recording_batches(directory: str | Path | None = None, select=None, progress=None) -> Iterator[list[Vector | MatrixVector | Unsupported | Block]]:
+def recording_batches(directory=None, select=None, progress=None, *, root: str | None = None) -> Iterator[list[Vector | MatrixVector | Unsupported | Block]]:
     """Every vector of a silicon recording (:func:`ptxspec.conformance.silicon.replay.load`; default
     ``conformance/data/sm_90``) as check-vectors items, one recorded form after another (a form's
     vectors made only when they are checked): a scalar form with a batched fast path as one
     :class:`Block` of its columns, any other form vector by vector through this module's JSON
     schema (:func:`recorded_vectors`, at most :data:`RECORDED_BATCH` at a time), each located as
     ``DIR/CAMPAIGN:FORM`` and the vector's number. ``select``, if given, picks the recorded forms
-    (a predicate on their text); ``progress(what, done, total)`` is told the vectors made."""
+    (a predicate on their text); ``progress(what, done, total)`` is told the vectors made.
+    ``directory`` may be a recording already loaded (``root``: the folder it was read from)."""
     from ptxspec.conformance.silicon import replay
 
     if isinstance(directory, replay.Recording):  # already loaded
-        recording, root = directory, "conformance/data/sm_90"
+        recording, root = directory, root or "conformance/data/sm_90"
     else:
         recording = replay.load(directory) if directory is not None else replay.load()
         root = str(directory) if directory is not None else "conformance/data/sm_90"
@@ -1407,7 +1432,7 @@ def recording_batches(directory: str | Path | None = None, select=None, progress
         # the operand's width, as the replay reads it.
         sources = tuple(_cut(c, w) for c, w in zip(recorded.inputs, plain.source_widths)) if scalar else ()
         outputs = tuple(_cut(c, w) for c, w in zip(recorded.outputs, plain.destination_widths)) if scalar else ()
-        if scalar and len(plain.destinations) == 1 and has_fast_path(info.form, "sm_90"):
+        if scalar and has_fast_path(info.form, "sm_90"):
             yield [Block(plain, source, np.arange(1, n + 1), sources, outputs, None, "sm_90")]
         elif scalar:  # vector by vector, made straight from the columns (what _vector reads from their JSON)
             for start in range(0, n, RECORDED_BATCH):
@@ -1435,6 +1460,95 @@ def _cut(column, width: int) -> np.ndarray:
 def recording_items(directory: str | Path | None = None, select=None) -> list[Vector | MatrixVector | Unsupported | Block]:
     """Every item of :func:`recording_batches`, held at once."""
     return [item for batch in recording_batches(directory, select) for item in batch]
+
+
+# ---------------------------------------------------------------------------------------------
+# A recording as a campaign: chunks of recorded forms on the campaign engine
+# ---------------------------------------------------------------------------------------------
+
+#: Recorded forms per chunk of ``check-vectors --recording`` (the sm_90 recording's 6,520 forms
+#: make 51 chunks: enough to spread over a cluster, few enough that reading the recording in each
+#: chunk costs little).
+RECORDING_CHUNK = 128
+
+
+@attrs.frozen
+class DescribedMismatch:
+    """A mismatch found by a campaign worker: its place and the lines that describe it."""
+
+    where: Location
+    lines: tuple[str, ...]
+
+    def describe(self) -> list[str]:
+        return list(self.lines)
+
+
+def check_recording_chunk(folder: str, start: int, stop: int, profile: str, keep: int | None, digest: str = "") -> dict:
+    """Check the recorded forms ``start`` to ``stop`` (in the recording's order) of the recording
+    in ``folder``: one task of the campaign (a JSON value: the counts, the unsupported forms, and
+    the first ``keep`` mismatches described). ``digest`` (:func:`_folder_digest`) only tells the
+    campaign's store which recording the chunk was checked in."""
+    from ptxspec.conformance.silicon import replay
+
+    recording = replay.load(folder)
+    chosen = set(list(recording.forms)[start:stop])
+    summary = check_batches(recording_batches(recording, select=chosen.__contains__, root=folder), profile, keep=keep)
+    summary.finish()
+    return {
+        "by_instr": {k: attrs.asdict(c) for k, c in summary.by_instr.items()},
+        "unsupported": [[u.instr, u.reason, u.where.source, u.where.line] for u in summary.unsupported],
+        "unsupported_by_instr": summary.unsupported_by_instr,
+        "mismatches": [[m.vector.where.source, m.vector.where.line, describe_mismatch(m)] for m in summary.mismatches],
+    }
+
+
+def _folder_digest(folder: Path) -> str:
+    """SHA-256 of every file of a recording's folder, names and bytes, in name order."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0")
+        with open(path, "rb") as stream:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def _chunk_summary(result: dict, profile: str) -> Summary:
+    """A chunk's JSON result (:func:`check_recording_chunk`) as a Summary."""
+    summary = Summary(profile)
+    summary.by_instr = {k: Counts(**c) for k, c in result["by_instr"].items()}
+    summary.unsupported = [Unsupported(instr, reason, Location(source, line)) for instr, reason, source, line in result["unsupported"]]
+    summary.unsupported_by_instr = dict(result["unsupported_by_instr"])
+    summary.add_mismatches(DescribedMismatch(Location(source, line), tuple(lines)) for source, line, lines in result["mismatches"])
+    return summary
+
+
+def check_recording(folder: str, profile: str, *, keep: int | None, engine: dict, progress=None) -> Summary:
+    """Check every vector of the recording in ``folder`` as a campaign on the engine
+    (:mod:`ptxspec.conformance.campaign_engine`: here, on a LocalCluster, or on a running
+    cluster, resumable), :data:`RECORDING_CHUNK` recorded forms per task; the summary is the same
+    whatever the workers (chunks combined in their order)."""
+    from ptxspec.conformance import campaign_engine
+    from ptxspec.conformance.silicon import replay
+
+    count = len(replay.load(folder).forms)
+    # The recording's bytes are part of each task, so that --resume never takes a chunk checked
+    # in a recording since re-recorded.
+    digest = _folder_digest(Path(folder))
+    tasks = [
+        campaign_engine.Task(
+            f"recording-{start:06d}", f"{__name__}:check_recording_chunk", (folder, start, min(start + RECORDING_CHUNK, count), profile, keep, digest)
+        )
+        for start in range(0, count, RECORDING_CHUNK)
+    ]
+    results = campaign_engine.run(tasks, **engine, progress=progress)
+    summary = Summary(profile, keep=keep)
+    for result in results.values():
+        assert isinstance(result, dict)
+        summary.absorb(_chunk_summary(result, profile))
+    return summary.finish()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1467,7 +1581,18 @@ def recording_items(directory: str | Path | None = None, select=None) -> list[Ve
     default=None,
     help="Every FILE is in TestFloat's testfloat_gen layout, vectors of FORM (e.g. 'add.rn.f32'); results and IEEE 754 flags are checked.",
 )
-def check_vectors_command(paths: tuple[str, ...], recording: str | None, profile: str, as_json: bool, max_mismatches: int, testfloat_form: str | None) -> None:
+@campaign_engine.options
+def check_vectors_command(
+    paths: tuple[str, ...],
+    recording: str | None,
+    profile: str,
+    as_json: bool,
+    max_mismatches: int,
+    testfloat_form: str | None,
+    workers: int | None,
+    scheduler: str | None,
+    store: Path | None,
+) -> None:
     """Check golden vectors (JSON Lines, one vector per line, from any source) against the
     specification and summarise.
 
@@ -1485,7 +1610,8 @@ def check_vectors_command(paths: tuple[str, ...], recording: str | None, profile
     \b
     TestFloat files (one form per file, as 'ptxspec vectors --format testfloat' writes them):
       ptxspec check-vectors --testfloat add.rn.f32 add.tf
-    A GPU recording (every vector it holds; compare with --profile sm_90):
+    A GPU recording (every vector it holds; compare with --profile sm_90), checked as a campaign
+    of chunks of recorded forms on Dask (--workers, --scheduler, --resume: see 'Campaigns'):
       ptxspec check-vectors --recording sm_90 --profile sm_90
     """
     if not paths and recording is None:
@@ -1500,9 +1626,6 @@ def check_vectors_command(paths: tuple[str, ...], recording: str | None, profile
     progress = Progress()
 
     def batches():
-        if recording is not None:
-            progress(f"reading {recording}", 0)
-            yield from recording_batches(recording, progress=progress)
         for path in paths:
             if testfloat_form is not None:
                 yield from testfloat_batches(path, testfloat_form, progress)
@@ -1510,7 +1633,20 @@ def check_vectors_command(paths: tuple[str, ...], recording: str | None, profile
                 yield from file_batches(path, progress=progress)
 
     try:
-        summary = check_batches(batches(), profile, keep=max_mismatches)
+        summary = Summary(profile, keep=max_mismatches)
+        if recording is not None:
+            engine = campaign_engine.settings(workers, scheduler, store)
+            summary.absorb(
+                check_recording(
+                    recording,
+                    profile,
+                    keep=max_mismatches,
+                    engine=engine,
+                    progress=lambda done, total: progress(f"checking {recording}", done, total, unit="chunks"),
+                )
+            )
+        if paths:
+            summary.absorb(check_batches(batches(), profile, keep=max_mismatches))
     except PtxSpecError as error:
         progress.close()
         click.echo(f"ptxspec: error: {error.one_line()}", err=True)

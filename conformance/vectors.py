@@ -66,6 +66,7 @@ schema with examples is docs/vectors.rst.
 from __future__ import annotations
 
 import copy
+import hashlib
 import io
 import itertools
 import json
@@ -79,12 +80,14 @@ import zlib
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from itertools import combinations
+from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import attrs
 import click
 import numpy as np
 
+from ptxspec.conformance import campaign_engine
 from ptxspec.profiles import NAMES as PROFILE_NAMES
 from ptxspec.spec.errors import OperandError, PtxSpecError
 from ptxspec.spec.types import FORMATS, INTEGER_TYPES, PACKED_TYPES, FloatFormat, IntegerType, NanEncoding, PackedType, register_bits
@@ -468,7 +471,7 @@ class _Streams:
         return self._next().random(size, dtype=dtype)
 
 
-def chunked_draws(rng: np.random.Generator, draw, total: int, chunk: int, *, linear: bool = False) -> Iterator:
+def chunked_draws(rng: np.random.Generator, draw, total: int, chunk: int, *, linear: bool = False, first: int = 0, stop: int | None = None) -> Iterator:
     """``draw(rng, start, stop)`` for the rows ``[start, stop)`` of ``range(total)``, ``chunk`` rows
     at a time, giving the very values that one ``draw(rng, 0, total)`` gives those rows, in memory
     bounded by a chunk: same seed, same bytes, whatever the chunk size.
@@ -479,7 +482,16 @@ def chunked_draws(rng: np.random.Generator, draw, total: int, chunk: int, *, lin
     gets its own stream, started where the one-shot run would start it: after the values of every
     call before it, which are drawn and dropped first (the sizes are recorded by running ``draw``
     chunk by chunk on stand-in values; ``linear``: every call draws a fixed number of values per
-    row, read off one row)."""
+    row, read off one row).
+
+    ``first`` and ``stop`` (``linear`` draws only): only the rows ``[first, stop)``, each stream
+    moved past the values of the rows before them, so that a shard is the same values as those
+    rows of the whole."""
+    if first or stop is not None:
+        if not linear:
+            raise ValueError("chunked_draws: a range of rows needs linear draws")
+        yield from _draws_from(rng, draw, total, chunk, first, total if stop is None else stop)
+        return
     if total <= chunk:
         if total:
             yield draw(rng, 0, total)
@@ -506,6 +518,28 @@ def chunked_draws(rng: np.random.Generator, draw, total: int, chunk: int, *, lin
     for start in range(0, total, chunk):
         stand_in.k = 0
         yield draw(stand_in, start, min(start + chunk, total))
+
+
+def _draws_from(rng: np.random.Generator, draw, total: int, chunk: int, first: int, stop: int) -> Iterator:
+    """:func:`chunked_draws` of linear draws of rows ``[first, stop)``: the k-th call's stream starts
+    after the values of every call before it (over all ``total`` rows) and of its own first rows."""
+    recorder = _Recorder()
+    draw(recorder, 0, 1)
+    streams = []
+    for method, kwargs, per_row in recorder.calls:
+        streams.append(copy.deepcopy(rng))
+        _skip(streams[-1], method, kwargs, per_row * first)
+        _skip(rng, method, kwargs, per_row * total)
+    stand_in = _Streams(streams)
+    for start in range(first, stop, chunk):
+        stand_in.k = 0
+        yield draw(stand_in, start, min(start + chunk, stop))
+
+
+def _skip(rng: np.random.Generator, method: str, kwargs: dict, n: int) -> None:
+    """Draw and drop ``n`` values of one call's kind."""
+    for done in range(0, n, _SKIP):
+        getattr(rng, method)(**kwargs, size=min(_SKIP, n - done))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -565,20 +599,26 @@ def check_count_seed(count: int, seed: int) -> None:
 MAX_COUNT = 1 << 32
 
 
-def input_chunks(form, count: int, seed: int, chunk: int | None = None) -> Iterator[list[np.ndarray]]:
+def input_chunks(form, count: int, seed: int, chunk: int | None = None, rows: tuple[int, int] | None = None) -> Iterator[list[np.ndarray]]:
     """The ``count`` input vectors of ``form``, at most ``chunk`` (default :data:`CHUNK`) at a
     time, as one uint64 array per source operand: the edge values first, then the random ones
-    (:func:`chunked_draws`: the same values for any chunk size)."""
+    (:func:`chunked_draws`: the same values for any chunk size). ``rows=(first, stop)``: only
+    those vectors of the ``count``, the same values (a shard of ``vectors --shard-size``)."""
     check_count_seed(count, seed)
     chunk = chunk or CHUNK
+    first, stop = rows if rows is not None else (0, count)
     edges = edge_matrix(form, min(count, EDGE_CAP))
-    for start in range(0, len(edges), chunk):
-        yield [np.ascontiguousarray(edges[start : start + chunk, k]) for k in range(len(form.sources))]
+    for start in range(first, min(len(edges), stop), chunk):
+        yield [np.ascontiguousarray(edges[start : min(start + chunk, stop), k]) for k in range(len(form.sources))]
 
-    def draw(rng, start: int, stop: int) -> list[np.ndarray]:
-        return [random_operand(rng, form, operand, stop - start) for operand in form.sources]
+    def draw(rng, start: int, end: int) -> list[np.ndarray]:
+        return [random_operand(rng, form, operand, end - start) for operand in form.sources]
 
-    yield from chunked_draws(rng_for(form.text, seed), draw, count - len(edges), chunk, linear=True)
+    if rows is None:
+        yield from chunked_draws(rng_for(form.text, seed), draw, count - len(edges), chunk, linear=True)
+    elif stop > max(first, len(edges)):
+        random_rows = {"first": max(first - len(edges), 0), "stop": stop - len(edges)}
+        yield from chunked_draws(rng_for(form.text, seed), draw, count - len(edges), chunk, linear=True, **random_rows)
 
 
 def inputs(form, count: int, seed: int) -> list[np.ndarray]:
@@ -765,11 +805,27 @@ class Destination:
     lanes: int
     lane_bits: int
     sets: dict
+    #: The batched result's one-lane intervals and member rows (:class:`~ptxspec.semantics.batch.Intervals`,
+    #: :class:`~ptxspec.semantics.batch.Members`), written in bulk (:func:`set_groups`).
+    batch: object | None = None
+
+    def bulk_sets(self) -> np.ndarray:
+        """Per vector, whether its result is a set written in bulk: a one-lane interval or a row
+        of members of the batched result."""
+        bulk = np.zeros(len(self.bits), bool)
+        iv, members = getattr(self.batch, "intervals", None), getattr(self.batch, "members", None)
+        if iv is not None:
+            bulk |= iv.mask
+        if members is not None:
+            bulk |= members.mask
+        return bulk
 
     def result(self, i: int):
         """Vector ``i``'s result as the readable semantics gives it."""
         if i in self.sets:
             return self.sets[i]
+        if self.batch is not None and self.bulk_sets()[i]:
+            return self.batch.result(i)  # type: ignore[attr-defined]
         from ptxspec.semantics.results import AnyNaN, Lanes
 
         if self.any_nan is None or not self.any_nan[i].any():
@@ -803,14 +859,15 @@ def destinations(form, columns: list[np.ndarray], profile: str, progress=None) -
     """The results of ``form`` on the input ``columns``, per destination: from the batched
     semantics where a fast path exists, else from the readable semantics in a loop."""
     from ptxspec.conformance.check_vectors import has_fast_path
-    from ptxspec.semantics.batch import evaluate_batch
+    from ptxspec.semantics.batch import evaluate_batch_all
     from ptxspec.semantics.instructions import evaluate
 
-    # Only the fast paths go through evaluate_batch: its scalar fallback reads a packed result
-    # in a .b32 destination (add.rn.f16x2) as one lane, so the loop below is used instead.
-    if len(form.destinations) == 1 and has_fast_path(form, profile):
-        r = evaluate_batch(form, [c.astype(np.uint64) for c in columns], profile)
-        return [Destination(r.bits.astype(np.uint64), r.any_nan, r.format, r.lanes, r.lane_bits, dict(r.sets))]
+    if has_fast_path(form, profile):
+        results = evaluate_batch_all(form, [c.astype(np.uint64) for c in columns], profile)
+        if len(results) == 1 and results[0].lanes == 1:  # its intervals and member rows: written in bulk
+            (r,) = results
+            return [Destination(r.bits.astype(np.uint64), r.any_nan, r.format, r.lanes, r.lane_bits, dict(r.sets), r)]
+        return [Destination(r.bits.astype(np.uint64), r.any_nan, r.format, r.lanes, r.lane_bits, _sets(r)) for r in results]
     n = len(columns[0]) if columns else 0
     lists = [c.tolist() for c in columns]
     outs = [Destination(np.zeros(n, np.uint64), None, None, 1, register_bits(d.type), {}) for d in form.destinations]
@@ -825,6 +882,18 @@ def destinations(form, columns: list[np.ndarray], profile: str, progress=None) -
                 rep = representative(value)
                 dest.bits[i] = 0 if rep is None else rep
     return outs
+
+
+def _sets(result) -> dict:
+    """A batched result's sets by vector index, its intervals (an .approx bound) and small sets
+    of members among them."""
+    sets = dict(result.sets)
+    if result.intervals is not None:
+        mask = result.intervals.mask
+        sets.update((int(i), result.result(int(i))) for i in np.flatnonzero(mask if mask.ndim == 1 else mask.any(axis=1)))
+    if result.members is not None:
+        sets.update((int(i), result.result(int(i))) for i in np.flatnonzero(result.members.mask))
+    return sets
 
 
 # ---------------------------------------------------------------------------------------------
@@ -919,7 +988,50 @@ def allowed_pieces(dest: Destination, pattern: int, bits: np.ndarray) -> list:
     return pieces
 
 
-def jsonl_chunks(instr: str, count: int, seed: int, profile: str = "spec", *, mask: int = FULL_MASK, active: int = FULL_MASK, progress=None) -> Iterator[bytes]:
+def set_groups(dest: Destination, rows: np.ndarray) -> Iterator[tuple[np.ndarray, list]]:
+    """The ``rows`` of ``dest`` whose result is a one-lane interval or a set of members, in groups
+    that share one JSON shape, each with the pieces of the set's JSON form (:func:`render`; the
+    text ``json.dumps(result.to_json())`` gives, :meth:`Interval.to_json`, :meth:`Flushed.to_json`,
+    :meth:`OneOf.to_json`): ``(positions in rows, pieces)``. Such a set has no canonical member,
+    so ``outputs`` and ``allowed`` both hold it (:func:`vector_dict`)."""
+    batch = dest.batch
+    iv, members = getattr(batch, "intervals", None), getattr(batch, "members", None)
+    digits = digits_of(dest.lanes * dest.lane_bits)
+    if iv is not None and dest.format is not None:
+        name = json.dumps(dest.format.name)
+        flushed = iv.flushed[rows] if iv.flushed is not None else np.zeros(len(rows), bool)
+        for nan in (False, True):
+            for flush in (False, True):
+                group = np.flatnonzero(iv.mask[rows] & (iv.nan[rows] == nan) & (flushed == flush))
+                if len(group):
+                    at = rows[group]
+                    inner = ['{"kind": "interval", "format": ' + name + ', "low": "0x', (iv.low[at], digits), '", "high": "0x', (iv.high[at], digits)]
+                    inner.append('", "nan": ' + json.dumps(nan) + "}")
+                    yield group, (['{"kind": "flushed", "inner": ', *inner, "}"] if flush else inner)
+    if members is not None:
+        values = np.sort(members.values[rows].astype(np.uint64), axis=1)
+        distinct = np.concatenate([np.ones((len(rows), 1), bool), values[:, 1:] != values[:, :-1]], axis=1)
+        count = distinct.sum(axis=1)
+        for c in np.unique(count[members.mask[rows]]).tolist():
+            group = np.flatnonzero(members.mask[rows] & (count == c))
+            kept = values[group][distinct[group]].reshape(len(group), c)
+            pieces: list = ['{"kind": "one-of", "members": [']
+            for j in range(c):
+                pieces += [", " if j else "", '"0x', (kept[:, j], digits), '"']
+            yield group, [*pieces, "]}"]
+
+
+def jsonl_chunks(
+    instr: str,
+    count: int,
+    seed: int,
+    profile: str = "spec",
+    *,
+    mask: int = FULL_MASK,
+    active: int = FULL_MASK,
+    progress=None,
+    rows: tuple[int, int] | None = None,
+) -> Iterator[bytes]:
     """The JSON Lines text of ``instr``'s vectors, UTF-8, a chunk of lines at a time (at most
     :data:`CHUNK` vectors; memory does not grow with ``count``): the batched semantics, formatted
     in bulk; identical, byte for byte, to ``json.dumps`` of each vector of :func:`generate` plus a
@@ -929,7 +1041,8 @@ def jsonl_chunks(instr: str, count: int, seed: int, profile: str = "spec", *, ma
     length) filled in column by column: the lines with fixed results, and for a fast path's "any
     NaN" results one template per pattern of open lanes (``"allowed"`` added). Only the rare other
     sets (and warp-level forms) are formatted one vector at a time, by :func:`vector_dict`.
-    ``progress(what, done, total)``, if given, is called as the vectors are computed."""
+    ``progress(what, done, total)``, if given, is called as the vectors are computed. ``rows``
+    (scalar forms): only the lines of those vectors (:func:`input_chunks`)."""
     from ptxspec.conformance import matrix_vectors
     from ptxspec.conformance.cli import is_warp_form
 
@@ -948,13 +1061,17 @@ def jsonl_chunks(instr: str, count: int, seed: int, profile: str = "spec", *, ma
             yield chunk.encode("utf-8")
         return
     done = 0
-    for columns in input_chunks(form, count, seed):
+    for columns in input_chunks(form, count, seed, rows=rows):
         n = len(columns[0]) if columns else 0
         step = None if progress is None else lambda what, i, total, done=done: progress(what, done + i, count)
         dests = destinations(form, columns, profile, step)
-        # Per vector: 0 fixed results, p > 0 a fast path's open-lane pattern p, -1 one vector at a time.
+        # Per vector: 0 fixed results, p > 0 a fast path's open-lane pattern p, -2 an interval or a
+        # set of members, -1 one vector at a time.
         kind = dests[0].open_pattern() if len(dests) == 1 else np.zeros(n, np.int64)
+        if len(dests) > 1:  # an open NaN beside another destination: line by line
+            kind[np.logical_or.reduce([d.open_pattern() != 0 for d in dests])] = -1
         for dest in dests:
+            kind[dest.bulk_sets()] = -2  # an interval or a set of members: in bulk
             if dest.sets:
                 kind[np.fromiter(dest.sets, np.int64, len(dest.sets))] = -1
         yield _jsonl_chunk(form, profile, columns, dests, kind, 0, n)
@@ -987,6 +1104,14 @@ def _jsonl_chunk(form, profile: str, columns, dests: list[Destination], kind: np
             matrix = np.concatenate([plain[rows, :prefix], middle, np.broadcast_to(tail_bytes, (len(rows), len(tail_bytes)))], axis=1)
             # One bytes object per row (no line holds a zero byte, so none is cut short).
             other.update(zip(rows.tolist(), matrix.view(f"S{matrix.shape[1]}").ravel().tolist()))
+        elif k == -2:
+            (dest,) = dests
+            for group, pieces in set_groups(dest, start + rows):
+                at = rows[group]
+                head = ['{"instr": ' + json.dumps(form.text) + ', "inputs": [']
+                head += _operand_pieces([(c[part][at], register_bits(o.type)) for c, o in zip(columns, form.sources)])
+                matrix = render([*head, '], "outputs": [', *pieces, '], "allowed": [', *pieces, tail], len(at))
+                other.update(zip(at.tolist(), matrix.view(f"S{matrix.shape[1]}").ravel().tolist()))
         elif k < 0:
             other.update((i, _single_line(form, profile, columns, dests, start + i, plain[i], prefix, tail)) for i in rows.tolist())
     flat: Buffer = cast("Buffer", plain.reshape(-1))  # numpy's stubs give ndarray no buffer protocol before Python 3.12
@@ -1024,6 +1149,8 @@ def _npz_arrays(form, count: int, seed: int, profile: str) -> Iterator[list[np.n
         for dest in destinations(form, columns, profile):
             rep = dest.bits.copy()
             open_ = dest.open_pattern() != 0
+            bulk = dest.bulk_sets()  # no canonical member: 0, as for the sets below
+            rep[bulk], open_[bulk] = 0, True
             for i, r in dest.sets.items():
                 open_[i] = True
                 value = representative(r)
@@ -1141,12 +1268,35 @@ def encode_testfloat(instr: str, count: int, seed: int, profile: str = "spec") -
     help="JSON Lines (one vector per line), a numpy .npz of uint64 arrays, or Berkeley TestFloat's testfloat_gen lines (one IEEE 754 form per file).",
 )
 @click.option(
-    "-o", "--output", "output", type=click.Path(dir_okay=False, allow_dash=True), default="-", help="Output file ('-': standard output; npz needs a file)."
+    "-o",
+    "--output",
+    "output",
+    type=click.Path(allow_dash=True),
+    default="-",
+    help="Output file ('-': standard output; npz needs a file); with --shard-size, the folder of the shards.",
 )
 @click.option("--mask", "mask_text", default=None, help="Warp-level forms: the membermask operand [default: 0xffffffff].")
 @click.option("--active", "active_text", default=None, help="Warp-level forms: the lanes that execute the instruction [default: 0xffffffff].")
+@click.option(
+    "--shard-size",
+    type=click.IntRange(min=1),
+    default=None,
+    help="JSON Lines of scalar forms in shards of this many vectors, written by the campaign engine into the folder -o DIR (with manifest.json).",
+)
+@campaign_engine.options
 def vectors_command(
-    instrs: tuple[str, ...], count: int, seed: int, profile: str, fmt: str, output: str, mask_text: str | None, active_text: str | None
+    instrs: tuple[str, ...],
+    count: int,
+    seed: int,
+    profile: str,
+    fmt: str,
+    output: str,
+    mask_text: str | None,
+    active_text: str | None,
+    shard_size: int | None,
+    workers: int | None,
+    scheduler: str | None,
+    store: Path | None,
 ) -> None:
     """Write golden vectors of each INSTR (e.g. 'fma.rn.f32'): the manual's edge values crossed,
     then seeded random inputs, with the results the semantics gives them.
@@ -1157,6 +1307,12 @@ def vectors_command(
       ptxspec vectors add.rn.f16x2 mad.wide.s32 --count 1000 --format npz -o v.npz
       ptxspec vectors add.rn.f32 --count 1000 --format testfloat -o add.tf
       ptxspec vectors tcgen05 --count 10 -o tcgen05.jsonl   # every tcgen05 data-movement family: states in and out
+      ptxspec vectors fma.rn.f16 --count 1000000000 --shard-size 10000000 -o fma-shards/
+
+    With --shard-size the vectors of each scalar form are written as shards by the campaign
+    engine (Dask: --workers, --scheduler, --resume; docs "Campaigns"): DIR/FORM.NNNNNN.jsonl,
+    whose concatenation in order is the bytes one file would hold, and DIR/manifest.json listing
+    each shard's lines and SHA-256. On a cluster, DIR must be a folder every worker can write.
 
     A tcgen05 form (tcgen05.ld, .st, .alloc, .cp, ...; 'tcgen05' for a set of every family) writes
     one line per case: the state in, the operands, the results and the state after
@@ -1174,13 +1330,18 @@ def vectors_command(
             raise OperandError(
                 f"--format {fmt}: the vectors of a tcgen05 form carry states (JSON); use --format jsonl", where=f"<command line>, INSTR {stateful}"
             )
-    lanes = {}
+    lanes: dict[str, int] = {}
     for name, text in (("mask", mask_text), ("active", active_text)):
         if text is not None:
             if not any(is_warp_form(f) and not matrix_vectors.kind_of(f) for f in forms):  # mma: no membermask
                 raise OperandError(f"--{name} is for warp-level instructions; none is given", where=f"<command line>, --{name}")
             lanes[name] = _mask_option(text, f"--{name}")
     check_count_seed(count, seed)
+    if shard_size is None and Path(output).is_dir():
+        raise OperandError(f"{output} is a folder; give a file (or --shard-size to write shards there)", where="<command line>, --output")
+    if shard_size is not None:
+        write_shards(Path(output), forms, count, seed, profile, shard_size, fmt=fmt, engine=campaign_engine.settings(workers, scheduler, store))
+        return
     if fmt == "testfloat":
         if len(forms) > 1:
             raise OperandError(
@@ -1207,12 +1368,83 @@ def vectors_command(
             progress(label, 0, count)
             # a tcgen05 form keeps its operand template: it alone chooses among forms of one text (A in Tensor Memory, ...)
             text = written.strip() if tcgen05_vectors.writes_vectors(f) else f.text
-            yield from jsonl_chunks(text, count, seed, profile, **lanes, progress=lambda _, done, total, label=label: progress(label, done, total))
+            step = lambda _, done, total, label=label: progress(label, done, total)  # noqa: E731
+            yield from jsonl_chunks(text, count, seed, profile, mask=lanes.get("mask", FULL_MASK), active=lanes.get("active", FULL_MASK), progress=step)
 
     try:
         write_chunks(output, chunks())
     finally:
         progress.close()
+
+
+def write_shard(folder: str, name: str, instr: str, count: int, seed: int, profile: str, first: int, stop: int) -> dict:
+    """Write the lines of vectors ``first`` to ``stop`` of ``instr`` into ``folder/name`` (written
+    whole, then renamed): one task of a sharded ``vectors`` campaign. Returns the shard's file
+    name, line count and SHA-256."""
+    path = Path(folder) / name
+    partial = path.with_suffix(".partial")
+    digest = hashlib.sha256()
+    try:
+        with open(partial, "wb") as stream:
+            for chunk in jsonl_chunks(instr, count, seed, profile, rows=(first, stop)):
+                stream.write(chunk)
+                digest.update(chunk)
+        os.replace(partial, path)
+    except OSError as error:
+        raise PtxSpecError(f"cannot write a shard: {error.strerror or error}", where=str(path)) from None
+    return {"file": name, "first": first, "lines": stop - first, "sha256": digest.hexdigest()}
+
+
+def write_shards(folder: Path, forms: list, count: int, seed: int, profile: str, shard_size: int, *, fmt: str, engine: dict) -> None:
+    """The sharded output of ``vectors``: every scalar form's ``count`` vectors in shards of
+    ``shard_size`` lines, a task each on the campaign engine, then ``folder/manifest.json``."""
+    from ptxspec.conformance import matrix_vectors, tcgen05_vectors
+    from ptxspec.conformance.cli import is_warp_form
+
+    if fmt != "jsonl":
+        raise OperandError(f"--shard-size writes JSON Lines; --format {fmt} is one file", where="<command line>, --shard-size")
+    for k, form in enumerate(forms, start=1):
+        if is_warp_form(form) or matrix_vectors.kind_of(form) or tcgen05_vectors.writes_vectors(form):
+            raise OperandError(f"--shard-size is for scalar forms; {form.text} is not one", where=f"<command line>, INSTR {k}")
+    if str(folder) == "-":
+        raise OperandError("--shard-size writes a folder of shards: give -o DIR", where="<command line>, --output")
+    seen = {}
+    for k, form in enumerate(forms, start=1):
+        if seen.setdefault(form.text, k) != k:
+            raise OperandError(f"{form.text} is given twice (INSTR {seen[form.text]} and {k}); its shards are written once", where=f"<command line>, INSTR {k}")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise PtxSpecError(f"cannot make the folder of shards: {error.strerror or error}", where=str(folder)) from None
+    tasks = [
+        campaign_engine.Task(
+            f"{form.text}.{j:06d}",
+            f"{__name__}:write_shard",
+            (str(folder), f"{form.text}.{j:06d}.jsonl", form.text, count, seed, profile, first, min(first + shard_size, count)),
+        )
+        for form in forms
+        for j, first in enumerate(range(0, count, shard_size))
+    ]
+    from ptxspec.conformance.progress import Progress
+
+    store = engine.get("store")
+    if store is not None:  # a shard kept in the store but missing from DIR is written again
+        for task in tasks:
+            if not (folder / task.arguments[1]).is_file():
+                campaign_engine.result_path(store, task.key).unlink(missing_ok=True)
+    progress = Progress()
+    try:
+        results = campaign_engine.run(tasks, **engine, progress=lambda done, total: progress("writing shards", done, total, unit="shards"))
+    finally:
+        progress.close()
+    manifest = {
+        "count": count,
+        "seed": seed,
+        "profile": profile,
+        "shard_size": shard_size,
+        "forms": {form.text: [results[t.key] for t in tasks if t.arguments[2] == form.text] for form in forms},
+    }
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
 
 # ---------------------------------------------------------------------------------------------

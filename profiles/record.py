@@ -240,6 +240,13 @@ class Profile:
     scalar_video: Callable[[Form, int, int | None], int] | None = None
     #: Departure from §9.7.18.1.3 (vmad): ``(form, a, b, c) -> d``. None: the manual.
     vmad: Callable[[Form, int, int, int], int] | None = None
+    #: :attr:`scalar_video` over a batch (``(form, int64 array of exact results, int64 array of c
+    #: or None, key) -> int64 array``), for the numpy paths of :mod:`ptxspec.semantics.batch_video`;
+    #: set whenever :attr:`scalar_video` is and :attr:`batch_paths` (``key`` maps an unsaturated
+    #: vshl's wrapped result to a stand-in that compares as the exact one).
+    scalar_video_batch: Callable[..., np.ndarray] | None = None
+    #: :attr:`vmad` over a batch (``(form, a, b, c) -> int64 array``): the twin of :attr:`vmad`.
+    vmad_batch: Callable[..., np.ndarray] | None = None
 
     # --- Not a choice of the chip: what the implementation has proved for this profile ------
 

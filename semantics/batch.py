@@ -1,50 +1,62 @@
 """Batched evaluation: one instruction form applied to many inputs at once, as numpy arrays.
 
 The readable semantics (:func:`ptxspec.semantics.instructions.evaluate`) takes one vector of
-source bit patterns and returns one result. Golden-vector generation needs millions of results,
-so this module evaluates whole arrays of bit patterns. It adds no meaning of its own:
+source bit patterns and returns one result. Golden-vector generation and checking need millions of
+results, so every scalar form (a semantics that takes one thread's registers) also has a *fast
+path*: a numpy transcription of its semantics on whole arrays of bit patterns. It adds no meaning
+of its own:
 
-* a *fast path* is a numpy transcription of one form's semantics, written from the manual and
-  IEEE 754, and ``tests/test_batch.py`` proves it bit-identical to the readable semantics on every
-  input class (zeros, infinities, NaN payloads, subnormals, ties, overflow, random bit patterns);
-* every other form falls back to looping the readable semantics over the arrays.
+* each path is written from the manual and the scalar function, step by step, and says in its
+  docstring why its numpy arithmetic is exact (integer arithmetic on int64/uint64 arrays, one
+  rounding through the batched rounding routine :mod:`ptxspec.semantics.batch_rounding`, the
+  twin of numerics.round_value, or host binary64 operations proven not to round);
+* a path may leave a rare input class *undecided* (:attr:`BatchResult.undecided`: where its
+  arithmetic is not proven exact, such as a transcendental function's value too close to a
+  rounding boundary): those vectors are evaluated by the readable semantics itself;
+* the tests prove every path bit-identical to the readable semantics on every input class
+  (``tests/batch_agreement.py``: the edge values of ``ptxspec vectors`` -- zeros, infinities,
+  NaN payloads, subnormals, ties, overflow, integer extremes -- crossed, then seeded random
+  vectors; every destination and every allowed set compared), and against independent oracles.
 
-Fast paths exist for ``fma.rn.f32`` (§9.7.3.6), ``{add,sub,mul}{.rn}{.ftz}{.sat}.{f16,f16x2}``
-(§9.7.4.1-3, on binary64 arithmetic) and ``{mul,mad}.wide.{s32,u32}`` (§9.7.1.3, §9.7.1.4), each
-written for its forms; and, on the one batched rounding routine of
-:mod:`ptxspec.semantics.batch_rounding` (the twin of numerics.round_value), for every form of the
-exhaustive silicon spaces (docs/silicon-exhaustive.rst) and their packed relatives:
+This module holds the front door (:func:`evaluate_batch`, :func:`evaluate_batch_all`), the
+batched result (:class:`BatchResult`), the registry of the chapters' paths (:func:`batched`, one
+module per chapter of the manual: :data:`CHAPTERS`), and the first paths, written for the forms
+of the exhaustive silicon spaces:
 
-* ``{add,sub,mul}{.rn}{.ftz}{.sat}.{bf16,bf16x2}`` (§9.7.4.1-3);
-* ``{min,max}{.ftz}{.NaN}{.xorsign.abs}.{f16,bf16,f16x2,bf16x2}`` (§9.7.4.7-8);
-* ``cvt`` from ``.f32`` (§9.7.9.21): to ``.f16``/``.bf16``/``.tf32`` in every rounding mode with
-  ``.ftz``/``.sat``/``.relu``/``.satfinite``; to every integer type with ``.rni``/``.rzi``/
-  ``.rmi``/``.rpi``, ``.ftz``, ``.sat``; and the pairs ``.f16x2``/``.bf16x2``/``.e4m3x2``/``.e5m2x2``.
+* ``fma.rn.f32`` (§9.7.3.6), ``{add,sub,mul}{.rn}{.ftz}{.sat}.{f16,f16x2}`` (§9.7.4.1-3, on
+  binary64 arithmetic) and ``{mul,mad}.wide.{s32,u32}`` (§9.7.1.3, §9.7.1.4), each written for its
+  forms;
+* on the one batched rounding routine: ``{add,sub,mul}{.rn}{.ftz}{.sat}.{bf16,bf16x2}`` and
+  ``{min,max}{.ftz}{.NaN}{.xorsign.abs}.{f16,bf16,f16x2,bf16x2}`` (§9.7.4.7-8).
 
-:data:`FAST_PATHS` maps form text to path; :func:`fast_path` is what :func:`evaluate_batch` asks.
+:func:`fast_path` is what :func:`evaluate_batch` asks; a form without a path (none of the scalar
+forms, since issue 22) would loop the readable semantics.
 
-Where the manual leaves a result open (an f32 NaN is "an unspecified NaN", §9.7.3), the scalar
-semantics returns an :class:`~ptxspec.semantics.results.AnyNaN` set. A :class:`BatchResult` keeps
-that information as a boolean mask ``any_nan`` beside the bits, so that nothing is lost in the
-batch: :meth:`BatchResult.result` rebuilds exactly the scalar result of element ``i``.
+Where the manual leaves a result open (an f32 NaN is "an unspecified NaN", §9.7.3; an ``.approx``
+result lies within an error bound), the scalar semantics returns a set. A :class:`BatchResult`
+keeps that information beside the bits -- a boolean mask ``any_nan``, :class:`Intervals`, or
+the set itself in ``sets`` -- so that nothing is lost in the batch: :meth:`BatchResult.result`
+rebuilds exactly the scalar result of element ``i``.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import itertools
 from collections.abc import Callable, Mapping, Sequence
+from typing import cast
 
 import attrs
 import numpy as np
 
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.errors import OperandError, PtxSpecError
-from ptxspec.spec.types import FORMATS, INTEGER_TYPES, PACKED_TYPES, FloatFormat, NanEncoding, register_bits
+from ptxspec.spec.types import FORMATS, PACKED_TYPES, FloatFormat, NanEncoding, register_bits
 from ptxspec.semantics import batch_rounding, data_movement
 from ptxspec.semantics.numerics import Rounding, canonical_nan
 from ptxspec.profiles import Profile, profile_named
-from ptxspec.semantics.results import Allowed, AnyNaN, Lanes, Result, contains
+from ptxspec.semantics.results import Allowed, AnyNaN, Interval, Lanes, OneOf, Result, contains, pack_lanes
 
 F32 = FORMATS["f32"]
 F16 = FORMATS["f16"]
@@ -65,6 +77,73 @@ def _dtype(width: int) -> np.dtype:
 
 
 @attrs.frozen(eq=False)
+class Intervals:
+    """The lanes whose result is an :class:`~ptxspec.semantics.results.Interval` (an ``.approx``
+    error bound): ``mask`` marks them, and for those lanes the interval is
+    ``Interval(format, low, high, nan)``, after ``.ftz`` where ``flushed`` is set
+    (:class:`~ptxspec.semantics.floating_point_approx.Flushed`: subnormal members become zeros of
+    their sign). Arrays of shape ``(n,)`` for a destination of one element, ``(n, lanes)`` for a
+    packed one (lane 0 the most significant): ``low`` and ``high`` the lane's bit patterns,
+    ``nan`` and ``flushed`` booleans (``flushed`` None: no lane is flushed)."""
+
+    mask: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    nan: np.ndarray
+    flushed: np.ndarray | None = None
+
+    def allowed(self, fmt: FloatFormat, index: tuple) -> Allowed:
+        """The set of one lane (``index``: ``(i,)`` or ``(i, lane)``)."""
+        interval = Interval(fmt, int(self.low[index]), int(self.high[index]), bool(self.nan[index]))
+        if self.flushed is not None and self.flushed[index]:
+            from ptxspec.semantics.floating_point_approx import Flushed
+
+            return Flushed(interval)
+        return interval
+
+    def contains(self, fmt: FloatFormat, observed: np.ndarray, lane: int | None = None) -> np.ndarray:
+        """Per vector, whether the ``observed`` bits of the lane lie in its set (the set's own
+        ``__contains__``, on arrays): NaN where ``nan`` allows it; else the value between the
+        ends (encodings in value order, both zeros equal); under ``.ftz`` no subnormal, and a zero
+        of a sign whose subnormals the interval reaches."""
+        pick = (lambda x: x) if lane is None else (lambda x: x[:, lane])
+        low, high = _order(fmt, pick(self.low)), _order(fmt, pick(self.high))
+        key = _order(fmt, observed)
+        inside = np.where(_is_nan(fmt, observed), pick(self.nan), (low <= key) & (key <= high))
+        if self.flushed is not None:
+            largest = (1 << fmt.mantissa_bits) - 1
+            subnormal = (key != 0) & (np.abs(key) <= largest)
+            positive_zero, negative_zero = (key == 0) & ~_sign(fmt, observed), (key == 0) & _sign(fmt, observed)
+            reaches = (positive_zero & (low <= largest) & (high >= 1)) | (negative_zero & (low <= -1) & (high >= -largest))
+            inside = np.where(pick(self.flushed), (inside | reaches) & ~subnormal, inside)
+        return inside
+
+
+@attrs.frozen(eq=False)
+class Members:
+    """The vectors whose result is a small finite set of encodings
+    (:class:`~ptxspec.semantics.results.OneOf`: two remainders of a signed ``rem``, the words an
+    ``.approx`` upper-word result may be): ``mask`` (n,) marks them, and row ``i`` of ``values``
+    (n, k) lists the set's members (a member may repeat: the set is the row's distinct values).
+    For a destination of one element."""
+
+    mask: np.ndarray
+    values: np.ndarray
+
+    def allowed(self, i: int, width: int) -> Allowed:
+        return OneOf(frozenset(int(v) for v in self.values[i]), width)
+
+    def contains(self, observed: np.ndarray) -> np.ndarray:
+        """Per vector, whether ``observed`` is one of its row's members."""
+        return (self.values == observed.astype(self.values.dtype)[:, None]).any(axis=1)
+
+
+def _sign(fmt: FloatFormat, bits: np.ndarray) -> np.ndarray:
+    """Elementwise, whether the sign bit of an encoding of ``fmt`` is set."""
+    return ((bits.astype(np.uint64) >> np.uint64(fmt.shift + fmt.field_bits - 1)) & np.uint64(1)) != 0 if fmt.signed else np.zeros(bits.shape, bool)
+
+
+@attrs.frozen(eq=False)
 class BatchResult:
     """The results of one destination operand for ``n`` input vectors.
 
@@ -74,8 +153,16 @@ class BatchResult:
       result is "any NaN of ``format``" (:class:`~ptxspec.semantics.results.AnyNaN`): shape ``(n,)``
       for a destination of one element, ``(n, lanes)`` for a packed one, lane 0 being the most
       significant (as :class:`~ptxspec.semantics.results.Lanes` orders them).
-    * ``sets``: results that are other allowed sets (an interval, a set of payloads), by index;
-      only the scalar fallback produces them.
+    * ``sets``: results that are other allowed sets (a set of payloads, a flushed interval), by
+      index; the scalar semantics produces them (the fallback, and the undecided vectors).
+    * ``intervals``: None, or the lanes whose result is an interval of ``format``
+      (:class:`Intervals`); ``members``: None, or the vectors whose result is a small finite set
+      (:class:`Members`). ``bits`` then holds one member of the set (for a vector in ``sets``, no
+      particular value).
+    * ``undecided``: what a fast path returns, never what :func:`evaluate_batch` returns: None, or
+      the vectors the path leaves to the readable semantics (a rare input class where its numpy
+      arithmetic is not proven exact); the front door evaluates them one at a time and writes
+      their results in (:func:`_decide`).
     * ``format``: the element format of a lane (None for integer destinations); ``lanes`` and
       ``lane_bits``: how the register is split into elements.
     """
@@ -86,6 +173,9 @@ class BatchResult:
     lanes: int
     lane_bits: int
     sets: dict[int, Allowed] = attrs.field(factory=dict)
+    undecided: np.ndarray | None = None
+    intervals: Intervals | None = None
+    members: Members | None = None
 
     def __len__(self) -> int:
         return len(self.bits)
@@ -97,22 +187,30 @@ class BatchResult:
         return [bool(x) for x in np.atleast_1d(row)]
 
     def result(self, i: int) -> Result:
-        """Element ``i`` as the scalar semantics returns it: bits, AnyNaN, or Lanes of those."""
+        """Element ``i`` as the scalar semantics returns it: bits, AnyNaN, an Interval, or Lanes
+        of those."""
         if i in self.sets:
             return self.sets[i]
+        if self.members is not None and self.members.mask[i]:
+            return self.members.allowed(i, self.lanes * self.lane_bits)
+        iv = self.intervals
+        if iv is not None and self.lanes == 1 and iv.mask[i]:
+            assert self.format is not None
+            return iv.allowed(self.format, (i,))
         bits = int(self.bits[i])
         mask = self._lane_mask(i)
-        if not any(mask):
+        in_interval = [False] * self.lanes if iv is None or self.lanes == 1 else [bool(x) for x in iv.mask[i]]
+        if not any(mask) and not any(in_interval):
             return bits
         assert self.format is not None
         if self.lanes == 1:
             return AnyNaN(self.format)
         lane_mask = (1 << self.lane_bits) - 1
-        parts = []
-        for lane, open_ in enumerate(mask):
+        parts: list[Result] = []
+        for lane, (open_, interval) in enumerate(zip(mask, in_interval)):
             lane_value = (bits >> ((self.lanes - 1 - lane) * self.lane_bits)) & lane_mask
-            parts.append(AnyNaN(self.format) if open_ else lane_value)
-        return Lanes(tuple(parts), self.lane_bits)
+            parts.append(iv.allowed(self.format, (i, lane)) if interval and iv is not None else AnyNaN(self.format) if open_ else lane_value)
+        return pack_lanes(parts, self.lane_bits)
 
     def results(self) -> list[Result]:
         return [self.result(i) for i in range(len(self))]
@@ -138,9 +236,39 @@ class BatchResult:
                     want = (self.bits >> shift) & mask
                     lane_ok &= (got == want) | (self.any_nan[:, lane] & _is_nan(self.format, got))
                 ok = lane_ok
+        if self.intervals is not None:
+            assert self.format is not None
+            iv, fmt = self.intervals, self.format
+            if self.lanes == 1:
+                ok = np.where(iv.mask, iv.contains(fmt, observed), ok)
+            else:  # lane by lane: its set, "any NaN", or its bits
+                ok = np.ones(ok.shape, dtype=bool)
+                lane_mask = (1 << self.lane_bits) - 1
+                for lane in range(self.lanes):
+                    shift = (self.lanes - 1 - lane) * self.lane_bits
+                    got, want = (observed >> shift) & lane_mask, (self.bits >> shift) & lane_mask
+                    fixed = got == want
+                    if self.any_nan is not None:
+                        fixed |= self.any_nan[:, lane] & _is_nan(fmt, got)
+                    ok &= np.where(iv.mask[:, lane], iv.contains(fmt, got, lane), fixed)
+        if self.members is not None:
+            ok = np.where(self.members.mask, self.members.contains(observed), ok)
         for i, allowed in self.sets.items():
             ok[i] = contains(allowed, int(observed[i]))
         return ok
+
+
+def _order(fmt: FloatFormat, bits: np.ndarray) -> np.ndarray:
+    """Elementwise, the position of a non-NaN encoding of ``fmt`` in value order (int64: the
+    magnitude's bits, negated for a negative sign; both zeros are 0). Ordered by value, the
+    encodings of a signed binary format run monotonically on each side of zero (the order
+    :class:`~ptxspec.semantics.results.Interval` uses)."""
+    raw = bits.astype(np.uint64) >> np.uint64(fmt.shift)
+    if not fmt.signed:
+        return raw.astype(np.int64)
+    top = fmt.field_bits - 1
+    magnitude = (raw & np.uint64((1 << top) - 1)).astype(np.int64)
+    return np.where((raw >> np.uint64(top)) != 0, -magnitude, magnitude)
 
 
 def _is_nan(fmt: FloatFormat, bits: np.ndarray) -> np.ndarray:
@@ -376,13 +504,11 @@ def integer_wide(*, signed: bool, add: bool) -> FastPath:
 # The exhaustive spaces: every form through the one batched rounding routine
 # ---------------------------------------------------------------------------------------------
 #
-# The paths below cover every form of the two exhaustive silicon spaces (docs/silicon-exhaustive.rst): the scalar
-# 16-bit add/sub/mul/min/max forms and the conversions of one or two .f32 sources to .f16, .bf16,
-# .tf32, .e4m3x2, .e5m2x2, .f16x2, .bf16x2 and the integer types. Each one follows the scalar
-# function step by step (decode, NaN rule, exact operation, round once) with the batched decode
-# and rounding of :mod:`ptxspec.semantics.batch_rounding`, and reads its decisions from the
-# profile, as the scalar semantics does (:func:`~ptxspec.semantics.data_movement.flushes_input`,
-# ``profile.cvt_integer_nan``, ``profile.cvt_nan_from_f32_batch``, :meth:`Profile.unspecified_nan`).
+# The paths below cover the scalar 16-bit add/sub/mul/min/max forms of the "binary16" exhaustive
+# silicon space (docs/silicon-exhaustive.rst; its conversions are semantics/batch_cvt.py's). Each
+# one follows the scalar function step by step (decode, NaN rule, exact operation, round once)
+# with the batched decode and rounding of :mod:`ptxspec.semantics.batch_rounding`, and reads its
+# decisions from the profile, as the scalar semantics does (:meth:`Profile.unspecified_nan`).
 
 
 def covers(profile: Profile) -> bool:
@@ -428,49 +554,6 @@ def _lanes_result(parts: list[tuple[np.ndarray, np.ndarray | None]], fmt: FloatF
 
 # --- §9.7.4.1-3 add, sub, mul on .f16/.bf16 (and their x2 forms) ---------------------------
 
-#: How far the larger addend is shifted left before the smaller one is reduced to a sticky unit
-#: (see :func:`_exact_sum`); at least precision + 1 for every 16-bit format (f16: 11, bf16: 8).
-_ALIGN = 40
-
-
-def _exact_sum(sa, ma, ea, sb, mb, eb):
-    """``a + b`` for finite decoded operands: the batched :func:`~ptxspec.semantics.numerics.exact_sum`
-    under round to nearest, as (sign, significand, exponent).
-
-    Aligning both significands on the smaller exponent is exact but, for bf16's wide exponent
-    range, would need up to 260 bits. So the larger operand ``hi`` is shifted left by at most
-    :data:`_ALIGN` places (onto the exponent ``base``); if the exponents differ by more, the
-    smaller operand ``lo`` is replaced by one unit at ``base`` (zero stays zero). That changes the
-    value but never its rounding: then ``hi`` is normal (its exponent is above the subnormal one),
-    so ``|hi| >= 2^(e_hi + p - 1)`` and ``|lo| < 2^(e_hi - 2)`` (``d > _ALIGN >= p + 1``); the
-    sum lies in the binade of ``hi`` or the one below, where the rounding grid of the format (and
-    the unbounded grid of .ftz's tininess test) has spacing at least ``2^(e_hi - 1)``, so every
-    rounding boundary (grid point or midpoint) is a multiple of ``2^(e_hi - 2)``. ``hi`` is such
-    a multiple, and the exact sum and the replaced one both lie strictly between ``hi`` and the
-    next multiple of ``2^(e_hi - 2)`` on the same side: every mode rounds them alike.
-
-    A zero operand has the smallest exponent (batch_rounding.decode gives a zero exponent field
-    the subnormal exponent, as numerics.decode), so it is never the larger one unless both are
-    on that exponent, where nothing is shifted. The zero sum takes IEEE 754 §6.3's sign: +0 unless
-    both addends are zeros of the same sign (round to nearest; the 16-bit forms have no other
-    mode). Selections are arithmetic (multiplying by 0/1 masks) rather than np.where, whose
-    branches mispredict on random signs.
-    """
-    d = np.abs(ea - eb)
-    k = np.minimum(d, _ALIGN)
-    base = np.maximum(ea, eb) - k
-
-    def aligned(s, m, e):
-        shift = e - base  # k for the larger operand, k - d <= 0 for the smaller one
-        kept = shift >= 0
-        # A shift below zero (d > _ALIGN, the smaller operand): one unit, or zero.
-        m = np.minimum(m, 1 + kept * (1 << 62))
-        return (m << (shift * kept)) * (1 - 2 * s.astype(np.int64))
-
-    total = aligned(sa, ma, ea) + aligned(sb, mb, eb)
-    sign = (total < 0) | (sa & sb & (ma == 0) & (mb == 0))
-    return sign, np.abs(total), base
-
 
 def _half_arith_element(opcode: str, fmt: FloatFormat, a: np.ndarray, b: np.ndarray, *, ftz: bool, sat: bool, profile: Profile):
     """One element of :func:`~ptxspec.semantics.half_precision.arithmetic_element` for add, sub
@@ -489,7 +572,7 @@ def _half_arith_element(opcode: str, fmt: FloatFormat, a: np.ndarray, b: np.ndar
     else:
         invalid = na | nb | (ia & ib & (sa != sb))
         infinite = ia | ib
-        sign, significand, exponent = _exact_sum(sa, ma, ea, sb, mb, eb)
+        sign, significand, exponent = batch_rounding.exact_sum(sa, ma, ea, sb, mb, eb, span=fmt.precision + 2)
         sign = np.where(ia, sa, np.where(ib, sb, sign))
     nan_bits, open_ = _open_nan(fmt, profile)
     bits = batch_rounding.round_bits(sign, significand, exponent, fmt, Rounding.RN, ftz=ftz, sat=sat, infinite=infinite, nan=invalid, nan_bits=nan_bits)
@@ -584,91 +667,6 @@ def half_min_max(form: Form) -> FastPath:
     return fast
 
 
-# --- §9.7.9.21 cvt from .f32 -------------------------------------------------------------------
-
-
-def _conversion_nan(form: Form, dst: FloatFormat, a: np.ndarray, profile: Profile) -> tuple[int | np.ndarray, bool]:
-    """The open NaN of a conversion from .f32 (data_movement.conversion_nan, after the .sat,
-    .relu and no-NaN cases that :func:`~batch_rounding.round_bits` applies itself), as
-    ``(bits, open)``: without a chip's choice the chapter's unspecified NaN (spec: open, any NaN of
-    ``dst``); with one, what ``profile.cvt_nan`` says for an .f32 source, in its batched form
-    ``profile.cvt_nan_from_f32_batch`` (sm_90: :func:`ptxspec.profiles.sm_90.cvt.cvt_nan_from_f32_batch`)."""
-    if profile.cvt_nan is None:
-        return _open_nan(dst, profile)
-    if profile.cvt_nan_from_f32_batch is None:
-        raise AssertionError("a profile that covers() the batch paths has cvt_nan's batched form")
-    return profile.cvt_nan_from_f32_batch(form, dst, a), False
-
-
-def _convert_f32(form: Form, dst: FloatFormat, a: np.ndarray, profile: Profile, *, ftz: bool, sat: bool):
-    """data_movement.convert of .f32 elements: decode (.ftz flushes the input where the profile
-    says it does: data_movement.flushes_input), the NaN rule, one rounding by the form's .rnd with
-    .sat, .satfinite and .relu. (.ftz on the result applies to .f32 results only, none here.)"""
-    flush = ftz and data_movement.flushes_input(form, profile)
-    sign, significand, exponent, nan, infinite = batch_rounding.decode(F32, a, ftz=flush)
-    relu, satfinite = "relu" in form, "satfinite" in form
-    nan_bits, open_ = _conversion_nan(form, dst, a, profile)
-    bits = batch_rounding.round_bits(
-        sign, significand, exponent, dst, Rounding(form.get("rnd") or "rn"),
-        sat=sat, satfinite=satfinite, relu=relu, infinite=infinite, nan=nan, nan_bits=nan_bits,
-    )  # fmt: skip
-    fixed = sat or relu or dst.nan is NanEncoding.NONE
-    return bits, (nan if open_ and not fixed else None)
-
-
-def cvt_f32_to_float(form: Form) -> FastPath:
-    """The batched §9.7.9.21 ``cvt.frnd{.ftz}{.sat}{.relu}{.satfinite}.{f16,bf16,tf32}.f32``
-    (data_movement.cvt's float-to-float branch)."""
-    dst = FORMATS[form["dtype"]]
-
-    def fast(a: np.ndarray, profile: Profile | str = "spec") -> BatchResult:
-        profile = _covered(profile)
-        return _lanes_result([_convert_f32(form, dst, a, profile, ftz="ftz" in form, sat="sat" in form)], dst, dst.width)
-
-    return fast
-
-
-def cvt_f32_pair(form: Form) -> FastPath:
-    """The batched ``cvt.frnd2{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b`` and
-    ``cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32 d, a, b`` (data_movement._convert_all): a
-    converted into the upper lane, b into the lower; no .ftz or .sat on these forms."""
-    packed = PACKED_TYPES[form["dtype"]]
-    dst = FORMATS[packed.element]
-
-    def fast(a: np.ndarray, b: np.ndarray, profile: Profile | str = "spec") -> BatchResult:
-        profile = _covered(profile)
-        high = _convert_f32(form, dst, a, profile, ftz=False, sat=False)
-        # The exhaustive checker passes one array as both sources: convert it once.
-        low = high if b is a else _convert_f32(form, dst, b, profile, ftz=False, sat=False)
-        parts = [high, low]
-        return _lanes_result(parts, dst, packed.lane_bits)
-
-    return fast
-
-
-def cvt_f32_to_integer(form: Form) -> FastPath:
-    """The batched data_movement.float_to_integer for an .f32 source: decode (.ftz flushing as
-    the profile says), round to an integer by .irnd (batch_rounding.round_integer), clamp to the
-    destination's range (infinities too; "the result is clamped to the destination range by
-    default; i.e, .sat is redundant"), and NaN -> 0 ("In float-to-integer conversions, NaN inputs
-    are converted to 0", §9.7.9.21) or the profile's measured integer (``profile.cvt_integer_nan``)."""
-    dtype = form["dtype"]
-    integer = INTEGER_TYPES[dtype]
-    mode = data_movement.INTEGER_ROUNDING[form["rnd"]]
-
-    def fast(a: np.ndarray, profile: Profile | str = "spec") -> BatchResult:
-        profile = _covered(profile)
-        flush = "ftz" in form and data_movement.flushes_input(form, profile)
-        sign, significand, exponent, nan, infinite = batch_rounding.decode(F32, a, ftz=flush)
-        magnitude, huge = batch_rounding.round_integer(sign, significand, exponent, mode)
-        bits = batch_rounding.saturate_integer(sign, magnitude, huge | infinite, integer.bits, integer.signed)
-        nan_value = 0 if profile.cvt_integer_nan is None else data_movement.integer_bits(dtype, profile.cvt_integer_nan(form))
-        bits = np.where(nan, np.uint64(nan_value), bits)
-        return BatchResult(bits.astype(_dtype(integer.bits)), None, None, 1, integer.bits)
-
-    return fast
-
-
 # --- Which forms have these paths ----------------------------------------------------------------
 
 _HALF_TYPES = frozenset({"f16", "bf16", "f16x2", "bf16x2"})
@@ -684,18 +682,12 @@ def _exact_path(form: Form) -> FastPath | None:
         return half_arithmetic_exact(form)
     if key in ("min.h", "max.h") and form["type"] in _HALF_TYPES and "relu" not in form:
         return half_min_max(form)
-    if key == "cvt" and form.get("atype") == "f32":
-        rnd = form.get("rnd")
-        if form["dtype"] in _CVT_FLOAT_DESTINATIONS and rnd in ("rn", "rna", "rz", "rm", "rp"):
-            return cvt_f32_to_float(form)
-        if form["dtype"] in _CVT_INTEGER_DESTINATIONS and rnd in data_movement.INTEGER_ROUNDING:
-            return cvt_f32_to_integer(form)
-    if key in ("cvt.x2.f32", "cvt.f8x2.f32") and form["dtype"] in _CVT_PAIR_DESTINATIONS and form.get("rnd") in ("rn", "rz"):
-        return cvt_f32_pair(form)
     return None
 
 
-_EXACT_CACHE: dict[str, FastPath | None] = {}
+#: The paths found, by family and text: forms that only their operands tell apart share a text
+#: (``mov.b32 d, a`` and ``mov.b32 d, {a.x, a.y}``).
+_EXACT_CACHE: dict[tuple[str, str], FastPath | None] = {}
 
 
 def fast_path(form: Form, profile: Profile | str = "spec") -> FastPath | None:
@@ -706,16 +698,75 @@ def fast_path(form: Form, profile: Profile | str = "spec") -> FastPath | None:
         return _EXPLICIT[form.text]
     if not covers(profile):
         return None
-    if form.text not in _EXACT_CACHE:
-        _EXACT_CACHE[form.text] = _exact_path(form)
-    return _EXACT_CACHE[form.text]
+    key = (form.family.key, form.text)
+    if key not in _EXACT_CACHE:
+        _EXACT_CACHE[key] = _exact_path(form) or _built_path(form)
+    return _EXACT_CACHE[key]
+
+
+# ---------------------------------------------------------------------------------------------
+# The chapters' paths: one registry of builders
+# ---------------------------------------------------------------------------------------------
+
+#: A builder gives the batched path of one form of its families, or None where it does not cover
+#: that form.
+Builder = Callable[[Form], "FastPath | None"]
+
+#: Family key -> its builders, tried in registration order after the paths of this module.
+_BUILDERS: dict[str, list[Builder]] = {}
+
+#: The modules that register builders, one per chapter of the manual (§9.7.1 integer, §9.7.8
+#: logic and shift, §9.7.9 data movement and conversion, §9.7.3 and §9.7.5 floating point, §9.7.4
+#: half precision, §9.7.7 comparison and selection, §9.7.10 video, and the .approx functions);
+#: imported on the first look-up, so that importing this module stays cheap.
+CHAPTERS = (
+    "batch_integer",
+    "batch_logic_shift",
+    "batch_data_movement",
+    "batch_cvt",
+    "batch_float",
+    "batch_approx",
+    "batch_half",
+    "batch_comparison",
+    "batch_video",
+)
+
+
+def batched(*family_keys: str) -> Callable[[Builder], Builder]:
+    """Register the decorated builder for the catalogue families ``family_keys``: the batched
+    twin of :func:`~ptxspec.semantics.instructions.semantic`."""
+
+    def register(builder: Builder) -> Builder:
+        for key in family_keys:
+            _BUILDERS.setdefault(key, []).append(builder)
+        return builder
+
+    return register
+
+
+@functools.cache
+def _load_chapters() -> None:
+    for name in CHAPTERS:
+        importlib.import_module(f"ptxspec.semantics.{name}")
+
+
+def _built_path(form: Form) -> FastPath | None:
+    """The first registered builder's path for ``form``, or None."""
+    _load_chapters()
+    for builder in _BUILDERS.get(form.family.key, ()):
+        path = builder(form)
+        if path is not None:
+            return path
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
 # The front door
 # ---------------------------------------------------------------------------------------------
 
-FastPath = Callable[..., BatchResult]
+#: A batched path: ``fast(*sources, profile=...)`` -> one BatchResult per destination (a tuple
+#: where the form has several).
+FastPath = Callable[..., "BatchResult | tuple[BatchResult, ...]"]
 
 #: The paths written for one form each (their own numpy transcriptions, proved above).
 _EXPLICIT: dict[str, FastPath] = {
@@ -729,9 +780,10 @@ _EXPLICIT: dict[str, FastPath] = {
 
 
 class FastPathTable(Mapping):
-    """Form text -> batched implementation ``fn(*sources, profile=...)``: the explicit paths, and
-    the paths of the exhaustive spaces (:func:`_exact_path`), built on first use. Iterating lists
-    them all (it parses every candidate spelling once, so it takes a moment)."""
+    """Form text -> batched implementation ``fn(*sources, profile=...)``: every path, the chapters'
+    too, built on first use. Iterating lists this module's own paths (the explicit ones and those
+    of the exhaustive spaces; it parses every candidate spelling once, so it takes a moment); the
+    scalar forms are listed by :func:`ptxspec.conformance.coverage.scalar_forms`."""
 
     def __getitem__(self, text: str) -> FastPath:
         if text in _EXPLICIT:
@@ -739,7 +791,12 @@ class FastPathTable(Mapping):
         path = _exact_path_for_text(text)
         if path is None:
             raise KeyError(text)
-        return path
+
+        def called_directly(*sources: np.ndarray, profile: Profile | str = "spec") -> BatchResult | tuple[BatchResult, ...]:
+            # The front door asks covers() first; a direct call must too.
+            return path(*sources, profile=_covered(profile))
+
+        return called_directly
 
     def __iter__(self):
         return iter(sorted(set(_EXPLICIT) | set(_exact_texts())))
@@ -759,13 +816,14 @@ def _exact_path_for_text(text: str) -> FastPath | None:
         form = as_form(text)
     except PtxSpecError:
         return None
-    return _exact_path(form) if form.text == text else None
+    return (_exact_path(form) or _built_path(form)) if form.text == text else None
 
 
 @functools.cache
 def _exact_texts() -> tuple[str, ...]:
-    """Every form (canonical text) that :func:`_exact_path` covers: the spellings of add, sub,
-    mul, min, max on the 16-bit types and of cvt from .f32, parsed by the catalogue."""
+    """Every form (canonical text) of the exhaustive spaces: the spellings of add, sub, mul, min,
+    max on the 16-bit types (:func:`_exact_path`) and of cvt from .f32 (semantics/batch_cvt.py),
+    parsed by the catalogue."""
     from ptxspec.spec.catalogue import CATALOGUE
 
     flags = lambda *names: itertools.product(*(("", "." + n) for n in names))  # noqa: E731
@@ -784,20 +842,20 @@ def _exact_texts() -> tuple[str, ...]:
             form = CATALOGUE.parse(text)
         except PtxSpecError:
             continue
-        if form.text not in _EXPLICIT and _exact_path(form) is not None:
+        if form.text not in _EXPLICIT and (_exact_path(form) or _built_path(form)) is not None:
             found.add(form.text)
     return tuple(sorted(found))
 
 
 def cvt_rn_f16_f32(a: np.ndarray, profile: Profile | str = "spec") -> BatchResult:
-    """§9.7.9.21 ``cvt.rn.f16.f32 d, a`` on an array of .f32 bit patterns (:func:`cvt_f32_to_float`)."""
-    return FAST_PATHS["cvt.rn.f16.f32"](a, profile=profile)
+    """§9.7.9.21 ``cvt.rn.f16.f32 d, a`` on an array of .f32 bit patterns (semantics/batch_cvt.py)."""
+    return cast(BatchResult, FAST_PATHS["cvt.rn.f16.f32"](a, profile=profile))
 
 
 def cvt_rn_satfinite_e4m3x2_f32(a: np.ndarray, b: np.ndarray, profile: Profile | str = "spec") -> BatchResult:
     """§9.7.9.21 ``cvt.rn.satfinite.e4m3x2.f32 d, a, b`` on arrays of .f32 bit patterns
-    (:func:`cvt_f32_pair`): d[15:8] = convert(a), d[7:0] = convert(b)."""
-    return FAST_PATHS["cvt.rn.satfinite.e4m3x2.f32"](a, b, profile=profile)
+    (semantics/batch_cvt.py): d[15:8] = convert(a), d[7:0] = convert(b)."""
+    return cast(BatchResult, FAST_PATHS["cvt.rn.satfinite.e4m3x2.f32"](a, b, profile=profile))
 
 
 def has_fast_path(form: Form | str, profile: Profile | str = "spec") -> bool:
@@ -825,21 +883,32 @@ def evaluate_batch(form: Form | str, sources: Sequence[np.ndarray], profile: Pro
     """The results of ``form`` on ``n`` input vectors: ``sources[k][i]`` is source operand ``k``
     of vector ``i``. Same meaning as calling :func:`~ptxspec.semantics.instructions.evaluate` on
     each vector; a fast path is used where one exists, else the readable semantics is looped.
+    For a form with one destination operand (:func:`evaluate_batch_all` gives every destination).
     """
-    from ptxspec.semantics.instructions import as_form, check_source_count, evaluate
+    from ptxspec.semantics.instructions import as_form
+
+    form = as_form(form)
+    if len(form.destinations) != 1:
+        raise PtxSpecError(f"{form.text}: it has {len(form.destinations)} destination operands; use evaluate_batch_all")
+    (result,) = evaluate_batch_all(form, sources, profile)
+    return result
+
+
+def evaluate_batch_all(form: Form | str, sources: Sequence[np.ndarray], profile: Profile | str = "spec") -> tuple[BatchResult, ...]:
+    """:func:`evaluate_batch` for every destination operand of ``form`` (setp's ``p`` and ``q``,
+    add.cc's ``d`` and the carry flag), in the form's order."""
+    from ptxspec.semantics.instructions import as_form, check_source_count
 
     form = as_form(form)
     profile = profile_named(profile)
     operands = check_source_count(form, len(sources))
-    if len(form.destinations) != 1:
-        raise PtxSpecError(f"{form.text}: batched evaluation supports forms with one destination operand")
     arrays = [_as_bits(s, register_bits(o.type), f"operand {o.name} of {form.text}") for s, o in zip(sources, operands)]
     if len({len(x) for x in arrays}) > 1:
         raise OperandError(f"{form.text}: source arrays differ in length: {[len(x) for x in arrays]}", where=form.text)
     fast = fast_path(form, profile)
     if fast is not None:
-        return _in_blocks(fast, arrays, profile)
-    return _loop(form, arrays, profile, evaluate)
+        return _in_blocks(form, fast, arrays, profile)
+    return _loop(form, arrays, profile)
 
 
 #: Vectors per call of a fast path: small enough that its temporaries stay in cache (about three
@@ -847,19 +916,86 @@ def evaluate_batch(form: Form | str, sources: Sequence[np.ndarray], profile: Pro
 BLOCK = 1 << 15
 
 
-def _in_blocks(fast: FastPath, arrays: list[np.ndarray], profile: Profile) -> BatchResult:
-    """Run ``fast`` on consecutive blocks of the inputs and join the results. Elementwise
-    semantics make this the same as one call on the whole arrays."""
-    n = len(arrays[0])
-    if n <= BLOCK:
-        return fast(*arrays, profile=profile)
-    parts = [fast(*_block(arrays, i), profile=profile) for i in range(0, n, BLOCK)]
+def _in_blocks(form: Form, fast: FastPath, arrays: list[np.ndarray], profile: Profile) -> tuple[BatchResult, ...]:
+    """Run ``fast`` on consecutive blocks of the inputs, decide the vectors it left undecided
+    (:func:`_decide`), and join the results. Elementwise semantics make this the same as one
+    call on the whole arrays."""
+    n = len(arrays[0]) if arrays else 0
+    parts = []
+    for start in range(0, max(n, 1), BLOCK):
+        block = _block(arrays, start)
+        results = fast(*block, profile=profile)
+        parts.append(_decide(form, results if isinstance(results, tuple) else (results,), block, profile))
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(_join([part[k] for part in parts]) for k in range(len(parts[0])))
+
+
+def _decide(form: Form, results: tuple[BatchResult, ...], arrays: list[np.ndarray], profile: Profile) -> tuple[BatchResult, ...]:
+    """The fast path's results with its undecided vectors evaluated by the readable semantics."""
+    masks = [r.undecided for r in results if r.undecided is not None]
+    if not masks:
+        return results
+    undecided = np.logical_or.reduce(masks)
+    index = np.flatnonzero(undecided)
+    scalar = _loop(form, [x[index] for x in arrays], profile)
+    return tuple(_merge(r, s, index, undecided) for r, s in zip(results, scalar))
+
+
+def _merge(fast: BatchResult, scalar: BatchResult, index: np.ndarray, undecided: np.ndarray) -> BatchResult:
+    """``fast`` with the vectors at ``index`` replaced by ``scalar``'s results for them."""
+    assert (fast.lanes, fast.lane_bits) == (scalar.lanes, scalar.lane_bits), "a fast path splits its register as the semantics does"
+    bits = fast.bits.copy()
+    bits[index] = scalar.bits.astype(bits.dtype)
+    any_nan = fast.any_nan
+    if any_nan is not None or scalar.any_nan is not None:
+        any_nan = any_nan.copy() if any_nan is not None else np.zeros(bits.shape if fast.lanes == 1 else (len(bits), fast.lanes), dtype=bool)
+        any_nan[index] = scalar.any_nan if scalar.any_nan is not None else False
+    intervals = fast.intervals
+    if intervals is not None:
+        intervals = attrs.evolve(intervals, mask=intervals.mask & ~(undecided if intervals.mask.ndim == 1 else undecided[:, None]))
+    members = fast.members
+    if members is not None:
+        members = attrs.evolve(members, mask=members.mask & ~undecided)
+    sets = {i: v for i, v in fast.sets.items() if not undecided[i]}
+    sets.update({int(index[j]): v for j, v in scalar.sets.items()})
+    return BatchResult(bits, any_nan, fast.format or scalar.format, fast.lanes, fast.lane_bits, sets, None, intervals, members)
+
+
+def _join(parts: list[BatchResult]) -> BatchResult:
+    """One result from the results of consecutive blocks."""
     first = parts[0]
     any_nan = None
     if any(p.any_nan is not None for p in parts):
         shape = (lambda m: (m,)) if first.lanes == 1 else (lambda m: (m, first.lanes))
         any_nan = np.concatenate([p.any_nan if p.any_nan is not None else np.zeros(shape(len(p)), dtype=bool) for p in parts])
-    return BatchResult(np.concatenate([p.bits for p in parts]), any_nan, first.format, first.lanes, first.lane_bits)
+    intervals = None
+    if any(p.intervals is not None for p in parts):
+        shape = (lambda m: (m,)) if first.lanes == 1 else (lambda m: (m, first.lanes))
+        none = lambda p: Intervals(*(np.zeros(shape(len(p)), dtype) for dtype in (bool, p.bits.dtype, p.bits.dtype, bool)))  # noqa: E731
+        ivs = [p.intervals if p.intervals is not None else none(p) for p in parts]
+        flushed = None
+        if any(iv.flushed is not None for iv in ivs):
+            flushed = np.concatenate([iv.flushed if iv.flushed is not None else np.zeros(iv.mask.shape, bool) for iv in ivs])
+        mask, low, high, nan = (np.concatenate([getattr(iv, f) for iv in ivs]) for f in ("mask", "low", "high", "nan"))
+        intervals = Intervals(mask, low, high, nan, flushed)
+    members = None
+    if any(p.members is not None for p in parts):
+        k = max(p.members.values.shape[1] for p in parts if p.members is not None)
+        widened = [
+            Members(p.members.mask, np.pad(p.members.values, ((0, 0), (0, k - p.members.values.shape[1])), mode="edge"))
+            if p.members is not None
+            else Members(np.zeros(len(p), bool), np.zeros((len(p), k), p.bits.dtype))
+            for p in parts
+        ]
+        members = Members(np.concatenate([m.mask for m in widened]), np.concatenate([m.values for m in widened]))
+    sets: dict[int, Allowed] = {}
+    offset = 0
+    for p in parts:
+        sets.update({offset + i: v for i, v in p.sets.items()})
+        offset += len(p)
+    fmt = next((p.format for p in parts if p.format is not None), None)
+    return BatchResult(np.concatenate([p.bits for p in parts]), any_nan, fmt, first.lanes, first.lane_bits, sets, None, intervals, members)
 
 
 def _block(arrays: list[np.ndarray], start: int) -> list[np.ndarray]:
@@ -879,37 +1015,51 @@ def _packed_by_qualifier(form: Form, width: int):
     return None
 
 
-def _loop(form: Form, arrays: list[np.ndarray], profile: Profile, evaluate) -> BatchResult:
-    """The fallback: the readable semantics, one vector at a time."""
-    destination = form.destinations[0]
-    width = register_bits(destination.type)
-    packed = PACKED_TYPES.get(destination.type) or _packed_by_qualifier(form, width)
-    n = len(arrays[0]) if arrays else 0
-    bits = np.zeros(n, dtype=_dtype(width))
-    lanes = packed.count if packed else 1
-    lane_bits = packed.lane_bits if packed else width
-    any_nan = np.zeros((n, lanes), dtype=bool)
-    sets: dict[int, Allowed] = {}
-    fmt: FloatFormat | None = FORMATS.get(packed.element if packed else destination.type)
-    columns = [x.tolist() for x in arrays]
-    for i in range(n):
-        (result,) = evaluate(form, [col[i] for col in columns], profile)
+class _Collector:
+    """One destination's results gathered vector by vector (the fallback's bookkeeping)."""
+
+    def __init__(self, form: Form, destination, n: int):
+        width = register_bits(destination.type)
+        packed = PACKED_TYPES.get(destination.type) or _packed_by_qualifier(form, width)
+        self.bits = np.zeros(n, dtype=_dtype(width))
+        self.lanes = packed.count if packed else 1
+        self.lane_bits = packed.lane_bits if packed else width
+        self.any_nan = np.zeros((n, self.lanes), dtype=bool)
+        self.sets: dict[int, Allowed] = {}
+        self.fmt: FloatFormat | None = FORMATS.get(packed.element if packed else destination.type)
+
+    def put(self, i: int, result: Result) -> None:
         if isinstance(result, int):
-            bits[i] = result
-        elif isinstance(result, AnyNaN) and lanes == 1:
-            bits[i], any_nan[i, 0], fmt = canonical_nan(result.format), True, result.format
+            self.bits[i] = result
+        elif isinstance(result, AnyNaN) and self.lanes == 1:
+            self.bits[i], self.any_nan[i, 0], self.fmt = canonical_nan(result.format), True, result.format
         elif isinstance(result, Lanes) and all(isinstance(r, (int, AnyNaN)) for r in result.lanes):
             value = 0
             for lane, r in enumerate(result.lanes):
                 if isinstance(r, AnyNaN):
-                    any_nan[i, lane], fmt, r = True, r.format, canonical_nan(r.format)
+                    self.any_nan[i, lane], self.fmt, r = True, r.format, canonical_nan(r.format)
                 assert isinstance(r, int), "the lanes are bits or any NaN (tested above)"
                 value = (value << result.lane_bits) | r
-            bits[i] = value
+            self.bits[i] = value
         else:
-            sets[i] = result
-    mask = (any_nan[:, 0] if lanes == 1 else any_nan) if any_nan.any() else None
-    return BatchResult(bits, mask, fmt, lanes, lane_bits, sets)
+            self.sets[i] = result
+
+    def result(self) -> BatchResult:
+        mask = (self.any_nan[:, 0] if self.lanes == 1 else self.any_nan) if self.any_nan.any() else None
+        return BatchResult(self.bits, mask, self.fmt, self.lanes, self.lane_bits, self.sets)
+
+
+def _loop(form: Form, arrays: list[np.ndarray], profile: Profile) -> tuple[BatchResult, ...]:
+    """The fallback: the readable semantics, one vector at a time."""
+    from ptxspec.semantics.instructions import evaluate
+
+    n = len(arrays[0]) if arrays else 0
+    collectors = [_Collector(form, d, n) for d in form.destinations]
+    columns = [x.tolist() for x in arrays]
+    for i in range(n):
+        for collector, result in zip(collectors, evaluate(form, [col[i] for col in columns], profile)):
+            collector.put(i, result)
+    return tuple(c.result() for c in collectors)
 
 
 __all__ = [
@@ -917,7 +1067,11 @@ __all__ = [
     "FAST_PATHS",
     "cvt_rn_f16_f32",
     "cvt_rn_satfinite_e4m3x2_f32",
+    "Intervals",
+    "Members",
+    "batched",
     "evaluate_batch",
+    "evaluate_batch_all",
     "fma_rn_f32",
     "half_arithmetic",
     "has_fast_path",

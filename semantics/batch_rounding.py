@@ -62,7 +62,8 @@ def decode(fmt: FloatFormat, bits: np.ndarray, *, ftz: bool = False) -> tuple[np
     if fmt.shift:
         raw = raw >> fmt.shift
     sign_bit = 1 << (fmt.exponent_bits + mb)
-    sign = raw >= sign_bit
+    # The sign bit read by shifting: a 64-bit pattern with it set is a negative int64 here.
+    sign = ((raw >> (fmt.exponent_bits + mb)) & 1).astype(bool)
     magnitude = raw & (sign_bit - 1)
     mantissa = raw & ((1 << mb) - 1)
     field = magnitude >> mb
@@ -151,6 +152,60 @@ def _shift_right(significand: np.ndarray, shift: np.ndarray, sign: np.ndarray, m
 
 
 # ---------------------------------------------------------------------------------------------
+# An exact sum with a sticky unit (numerics.exact_sum, for significands of up to 30 bits; the
+# .f32/.f64 arithmetic adds wider values as two words, batch_float.wide_sum)
+# ---------------------------------------------------------------------------------------------
+
+#: The exact sum keeps this many places below the leading bit of the larger addend (see
+#: :func:`exact_sum`).
+WINDOW = 58
+
+
+def exact_sum(sa, ma, ea, sb, mb, eb, *, span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(-1)^sa ma 2^ea + (-1)^sb mb 2^eb`` for finite operands whose significands have at most
+    ``span`` bits (``span <= 30``), as ``(sign, significand, exponent)`` with the significand below
+    2^60, which :func:`~ptxspec.semantics.batch_rounding.round_bits` rounds, in any mode and with
+    .ftz's tininess test, exactly as it would round the true sum into a format of precision
+    ``p <= span - 2``. Zero sums take IEEE 754 §6.3's sign under round to nearest.
+
+    The operands need not be normalised (a product of two 11-bit significands has anywhere from 1
+    to 22 bits), so they are ordered by their leading bits ``l = e + bit_length(m) - 1`` (a zero takes no part). With ``top`` the
+    larger leading bit, both are aligned on ``base = top -`` :data:`WINDOW` by integer shifts:
+
+    * the operand holding ``top`` (``big``) has all its bits at or above ``top - span + 1 >=
+      base``, so it is kept exactly;
+    * the other one (``small``), if it has bits below ``base``, has its leading bit below
+      ``base + span - 1``, so ``|small| < 2^(top - WINDOW + span - 1) <= 2^(top - span + 1)``
+      (``WINDOW >= 2 span - 2``), and it is replaced by one unit ``2^base`` of its sign. That
+      changes the value, never its rounding: ``big`` is a multiple of ``g = 2^(top - span + 1)``,
+      and so is every rounding boundary of the sum (a grid point or a midpoint of precision ``p``,
+      also on the unbounded grid of the .ftz test, lies on multiples of ``2^(msb - p)`` with the
+      sum's ``msb >= top - 1``); the true sum and the replaced one both lie strictly between
+      ``big`` and ``big +- g`` on the side of ``small``'s sign, where no boundary lies.
+
+    The aligned magnitudes are below ``2^(WINDOW + 1)`` each, so their signed sum is exact in
+    int64 and below 2^60 (< SIGNIFICAND_LIMIT). An exact zero sum is +0 unless both addends are
+    zeros of the negative sign (IEEE 754 §6.3 under round to nearest, as numerics.exact_sum).
+    """
+    assert span <= 30 and WINDOW >= 2 * span - 2
+    none = np.int64(-(1 << 40))  # the leading bit of a zero: below every real one
+    la = np.where(ma == 0, none, ea + bit_length(ma) - 1)
+    lb = np.where(mb == 0, none, eb + bit_length(mb) - 1)
+    base = np.maximum(la, lb) - WINDOW
+
+    def aligned(s, m, e):
+        shift = e - base
+        kept = shift >= 0
+        # A zero keeps 0 whatever its shift; a dropped operand becomes one unit (m >= 1).
+        m = np.minimum(m, 1 + kept * (1 << 62))
+        return (m << np.minimum(shift * kept, 62)) * (1 - 2 * s.astype(np.int64))
+
+    total = aligned(sa, ma, ea) + aligned(sb, mb, eb)
+    sign = (total < 0) | (sa & sb & (ma == 0) & (mb == 0))
+    return sign, np.abs(total), base
+
+
+# ---------------------------------------------------------------------------------------------
 # The rounding routine (numerics.round_value / round_exact)
 # ---------------------------------------------------------------------------------------------
 
@@ -171,7 +226,8 @@ def round_bits(
     nan_bits: int | np.ndarray | None = None,
 ) -> np.ndarray:
     """Round ``(-1)^sign * significand * 2^exponent`` elementwise into ``fmt``; returns the bits
-    (int64, non-negative, below 2^fmt.width). The rounding modifiers are those of §6.5.2 Table 16;
+    as int64 (non-negative below 2^fmt.width; a 64-bit format's patterns with the sign bit set are
+    the negative int64 of those bits, which ``astype(np.uint64)`` turns back into them). The rounding modifiers are those of §6.5.2 Table 16;
     .sat, .satfinite and .relu those of §9.7.3 and §9.7.9.21 as round_value reads them.
 
     The batched :func:`~ptxspec.semantics.numerics.round_value`: ``infinite`` marks elements that
@@ -193,7 +249,8 @@ def round_bits(
        precision (``q = 2^precision``) gives ``(E + 1) << mantissa_bits``, the next binade; a
        subnormal that rounds up to ``2^mantissa_bits`` gives exponent field 1 -- each exactly
        the case analysis of round_exact. An exact zero (or a value rounded to zero) gives code 0.
-    4. Overflow: a code above the largest finite value's is round_exact's ``_overflow`` for this
+    4. Overflow: a code above the largest finite value's (or a leading bit above its binade) is
+       round_exact's ``_overflow`` for this
        ``mode`` and sign. Its code is the largest finite value's (toward zero, or .satfinite) or
        the next one up: infinity (IEEE formats), the NaN 0x7f of e4m3 (all-ones formats), so a
        minimum with that limit applies it; formats without NaN or infinity saturate.
@@ -214,10 +271,12 @@ def round_bits(
     lsb = np.maximum(msb, emin) - mb
     q = _shift_right(significand, lsb - exponent, sign, mode)
     code = ((lsb + (mb + fmt.bias - 1)) << mb) + q
+    max_code = (fmt.max_finite_fields[0] << mb) | fmt.max_finite_fields[1]
+    # A leading bit above the largest finite value's overflows in every mode; its code (which
+    # for .f64 would not fit int64) is the next one up, which step 4 turns into the mode's result.
+    code = np.where(msb > fmt.max_finite_fields[0] - fmt.bias, max_code + 1, code)
     code = np.where(significand == 0, 0, code)
 
-    max_code = (fmt.max_finite_fields[0] << mb) | fmt.max_finite_fields[1]
-    sign_bit = 1 << (fmt.exponent_bits + mb)
     limit_pos, limit_neg = (_overflow_code(fmt, s, mode, satfinite) for s in (0, 1))
     assert max_code <= min(limit_pos, limit_neg) and max(limit_pos, limit_neg) <= max_code + 1
     code = np.minimum(code, limit_pos if limit_pos == limit_neg else limit_pos + sign * (limit_neg - limit_pos))
@@ -237,9 +296,9 @@ def round_bits(
     bits = code | (sign.astype(np.int64) << (fmt.exponent_bits + mb))
     if sat:
         one = fmt.bias << mb
-        bits = np.minimum(bits, one) * (bits < sign_bit)
+        bits = np.minimum(bits, one) * np.logical_not(sign)
     if relu:
-        bits = bits * (bits < sign_bit)
+        bits = bits * np.logical_not(sign)
     if nan is not None:
         bits = np.where(nan, _nan_code(fmt, sat=sat, relu=relu, nan_bits=nan_bits), bits)
     return bits << fmt.shift if fmt.shift else bits
@@ -276,7 +335,8 @@ def _nan_code(fmt: FloatFormat, *, sat: bool, relu: bool, nan_bits: int | np.nda
         raise PtxSpecError("a NaN element needs the caller's NaN rule (nan_bits)")
     if isinstance(nan_bits, np.ndarray):
         return nan_bits.astype(np.int64) >> fmt.shift
-    return nan_bits >> fmt.shift
+    # A 64-bit pattern with the sign bit set: the int64 of those bits (as the codes are held).
+    return (nan_bits >> fmt.shift) - (1 << 64 if nan_bits >> 63 else 0)
 
 
 def _field_code(fmt: FloatFormat, bits: int) -> int:
@@ -324,4 +384,4 @@ def saturate_integer(sign: np.ndarray, magnitude: np.ndarray, huge: np.ndarray, 
     return np.where(sign, np.uint64(0), positive)
 
 
-__all__ = ["bit_length", "decode", "round_bits", "round_integer", "saturate_integer", "SIGNIFICAND_LIMIT"]
+__all__ = ["bit_length", "decode", "exact_sum", "round_bits", "round_integer", "saturate_integer", "SIGNIFICAND_LIMIT"]

@@ -12,9 +12,9 @@ passed in.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
+from ptxspec.conformance import coverage
 from ptxspec.conformance import ptxas_agreement as pa
 from ptxspec.spec.catalogue import Family, Form
 from ptxspec.spec.errors import PtxSpecError
@@ -24,25 +24,7 @@ from ptxspec.spec.errors import PtxSpecError
 # ---------------------------------------------------------------------------------------------
 
 
-def choices(family: Family) -> list[tuple[str, ...]]:
-    """Per slot, the tokens it may hold: "" too for an optional slot."""
-    return [slot.tokens if slot.required else ("", *slot.tokens) for slot in family.slots]
-
-
-def form_of(family: Family, combo: Sequence[str]) -> Form:
-    """The Form of one token per slot (an empty token: the optional slot left out)."""
-    return Form(family, tuple((slot.name, token) for slot, token in zip(family.slots, combo) if token))
-
-
-def is_legal(form: Form) -> bool:
-    """Whether no rule of the family refuses the form (the targets aside)."""
-    return not any(rule.illegal(form) for rule in form.family.rules)
-
-
-def all_forms(family: Family) -> Iterator[Form]:
-    """Every slot combination of ``family`` as a Form, legal or not (rules not applied)."""
-    for combo in itertools.product(*choices(family)):
-        yield form_of(family, combo)
+choices, form_of, is_legal, all_forms = coverage.choices, coverage.form_of, coverage.is_legal, coverage.all_forms
 
 
 _LEGAL: dict[tuple[str, str], list[Form]] = {}

@@ -358,8 +358,8 @@ def test_rn_conversions_against_numpy_and_ml_dtypes():
 
 
 def test_fast_paths_match_every_sm90_recording():
-    """Every vector recorded on an H100/H200 for a form with a fast path: sm_90 gives the
-    observed register exactly (a narrow integer in a wider register compared on its own bits).
+    """Every vector recorded on an H100/H200 for a form with a fast path (every destination): sm_90
+    gives the observed register exactly where it pins the result, and a set holding it elsewhere (a narrow integer in a wider register compared on its own bits).
     (The spec profile need not allow them: sm_90 departs from the manual in places, e.g. .ftz
     does not flush the .f32 input of cvt.ftz.f16.f32 -- SM_90.cvt_ftz_flushes_input.)"""
     from ptxspec.conformance.silicon import replay
@@ -373,15 +373,18 @@ def test_fast_paths_match_every_sm90_recording():
         form = as_form(text)
         widths = [register_bits(o.type) for o in form.sources]
         inputs = [np.asarray(col).astype(np.uint64) & np.uint64((1 << w) - 1) for col, w in zip(recorded.inputs, widths)]
-        bits = register_bits(form.destinations[0].type)
-        observed = np.asarray(recorded.outputs[0]).astype(np.uint64) & np.uint64((1 << bits) - 1)
-        pinned = evaluate_batch(form, inputs, "sm_90")
-        assert pinned.any_nan is None, text
-        mismatch = np.flatnonzero(pinned.bits.astype(np.uint64) != observed)
-        assert not mismatch.size, (text, [(*(hex(int(c[i])) for c in inputs), hex(int(observed[i])), hex(int(pinned.bits[i]))) for i in mismatch[:5]])
+        results = batch.evaluate_batch_all(form, inputs, "sm_90")
+        assert len(recorded.outputs) <= len(results), text
+        for k, (pinned, column) in enumerate(zip(results, recorded.outputs)):
+            bits = register_bits(form.destinations[k].type)
+            observed = np.asarray(column).astype(np.uint64) & np.uint64((1 << bits) - 1)
+            # Fixed bits must be the observed ones; where sm_90 leaves a set (an .approx bound),
+            # the observed result must lie in it.
+            mismatch = np.flatnonzero(~pinned.contains(observed.astype(pinned.bits.dtype)))
+            assert not mismatch.size, (text, k, [(*(hex(int(c[i])) for c in inputs), hex(int(observed[i])), hex(int(pinned.bits[i]))) for i in mismatch[:5]])
         checked.append(text)
     in_spaces = set(checked) & set(ALL_FORMS)
-    assert len(checked) >= 150 and len(in_spaces) >= 100, (len(checked), len(in_spaces))
+    assert len(checked) >= 6400 and len(in_spaces) >= 100, (len(checked), len(in_spaces))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -407,7 +410,8 @@ def test_a_shared_source_array_gives_the_same_results_as_a_copy():
 def test_fast_path_table_lookup():
     table = batch.FAST_PATHS
     assert "cvt.rmi.ftz.sat.u16.f32" in table and "max.NaN.xorsign.abs.bf16" in table and "fma.rn.f32" in table
-    assert "cvt.rn.f16.f64" not in table and "add.rn.f32" not in table and "not a form" not in table
+    assert "cvt.rn.f16.f64" in table and "add.rn.f32" in table  # the chapters' paths, found by lookup
+    assert "not a form" not in table and "wgmma.fence.sync.aligned" not in table
     assert "cvt.ftz.rmi.u16.f32" not in table  # only the canonical spelling is a key
     assert len(table) == len(list(table)) >= len(ALL_FORMS)
 

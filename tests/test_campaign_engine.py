@@ -78,3 +78,59 @@ def test_exhaustive_check_on_a_local_cluster_resumes(tmp_path: Path):
     assert len(list(store.glob("*.json"))) == len(chunks)
     resumed = ex.check_forms({text: chunks}, recordings, store=store)[text]
     assert resumed.semantic == on_cluster.semantic
+
+
+# ---------------------------------------------------------------------------------------------
+# vectors --shard-size: shards written by the engine, their concatenation the one file's bytes
+# ---------------------------------------------------------------------------------------------
+
+
+def _ptxspec(*args: str):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "ptxspec", *args], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize(
+    ("forms", "count", "shard", "workers"),
+    [
+        (["fma.rn.f16", "add.cc.u32"], 9000, 2500, "0"),  # shards across the edge vectors and the random ones
+        (["cvt.rn.f16.f32"], 200, 7, "0"),  # every shard inside the edge vectors
+        (["mad.lo.s32", "sin.approx.f32"], 5000, 1200, "2"),  # on a LocalCluster of two processes
+    ],
+)
+def test_vector_shards_join_into_the_one_file(tmp_path: Path, forms, count, shard, workers):
+    done = _ptxspec("vectors", *forms, "--count", str(count), "--seed", "5", "--shard-size", str(shard), "-o", str(tmp_path / "shards"), "--workers", workers)
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((tmp_path / "shards" / "manifest.json").read_text())
+    for form in forms:
+        whole = _ptxspec("vectors", form, "--count", str(count), "--seed", "5")
+        shards = manifest["forms"][form]
+        assert [s["first"] for s in shards] == list(range(0, count, shard)) and sum(s["lines"] for s in shards) == count
+        joined = "".join((tmp_path / "shards" / s["file"]).read_text() for s in shards)
+        assert joined == whole.stdout
+
+
+def test_vector_shards_refuse_what_is_not_one_scalar_form(tmp_path: Path):
+    for args, where in (
+        (["shfl.sync.idx.b32", "--shard-size", "10", "-o", str(tmp_path)], "INSTR 1"),
+        (["add.s32", "--shard-size", "10", "--format", "npz", "-o", str(tmp_path / "x.npz")], "--shard-size"),
+        (["add.s32", "--shard-size", "10"], "--output"),
+    ):
+        done = _ptxspec("vectors", *args, "--workers", "0")
+        assert done.returncode == 2 and where in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_vector_shards_resume_and_rewrite_a_lost_shard(tmp_path: Path):
+    """A resumed sharded run takes the shards it has, writes again one deleted since, and gives
+    the same bytes; an INSTR given twice is refused."""
+    args = ["vectors", "add.rn.f16", "--count", "3000", "--seed", "2", "--shard-size", "1000", "-o", str(tmp_path / "s"), "--workers", "0"]
+    args += ["--resume", str(tmp_path / "store")]
+    assert _ptxspec(*args).returncode == 0
+    first = {p.name: p.read_bytes() for p in (tmp_path / "s").iterdir()}
+    (tmp_path / "s" / "add.rn.f16.000001.jsonl").unlink()
+    assert _ptxspec(*args).returncode == 0
+    assert {p.name: p.read_bytes() for p in (tmp_path / "s").iterdir()} == first
+    twice = _ptxspec("vectors", "add.s32", "add.s32", "--shard-size", "5", "-o", str(tmp_path / "t"), "--workers", "0")
+    assert twice.returncode == 2 and "INSTR 2" in twice.stderr and "given twice" in twice.stderr

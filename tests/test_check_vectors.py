@@ -309,8 +309,8 @@ def test_fast_path_forms_are_checked_in_batches(tmp_path, monkeypatch):
     import ptxspec.semantics.batch as batch
 
     calls = []
-    original = batch.evaluate_batch
-    monkeypatch.setattr(batch, "evaluate_batch", lambda form, sources, profile: calls.append(len(sources[0])) or original(form, sources, profile))
+    original = batch.evaluate_batch_all
+    monkeypatch.setattr(batch, "evaluate_batch_all", lambda form, sources, profile: calls.append(len(sources[0])) or original(form, sources, profile))
     summary = check_file(str(GOOD), "spec")
     # one batch per form that has a fast path, holding all of that form's vectors
     expected: dict[str, int] = {}

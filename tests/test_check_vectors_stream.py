@@ -361,3 +361,41 @@ def test_progress_bar_on_a_terminal_and_nothing_elsewhere(monkeypatch, tmp_path)
     assert result.stdout == plain.stdout and result.exit_code == plain.exit_code == 0
     drawn = screen.getvalue()
     assert f"{path}: " in drawn and "MiB (" in drawn and "[#" in drawn and drawn.endswith("\r")
+
+
+# ---------------------------------------------------------------------------------------------
+# The recording as a campaign on the engine
+# ---------------------------------------------------------------------------------------------
+
+
+def test_recording_campaign_gives_the_summary_of_one_pass_and_reports_a_forged_output(monkeypatch, tmp_path):
+    """check_recording (chunks of recorded forms on the campaign engine) counts what one pass of
+    check_batches counts, finds a flipped output bit with its description and place, and a run
+    resumed from its store recomputes nothing."""
+    import attrs
+
+    from ptxspec.conformance import campaign_engine
+    from ptxspec.conformance.silicon import replay
+
+    whole = replay.load()
+    chosen = ["fma.rn.f32", "div.rn.f64", "add.rn.bf16", "setp.lt.s32", "ex2.approx.f32", "vadd.u32.u32.u32.add", "cvt.rn.f16.f32"]
+    forms = {t: whole.forms[t] for t in chosen if t in whole.forms}
+    assert len(forms) >= 5
+    first = next(iter(forms))
+    outputs = list(forms[first].outputs)
+    outputs[0] = np.array(outputs[0], copy=True)
+    outputs[0][3] ^= 1
+    forms[first] = attrs.evolve(forms[first], outputs=tuple(outputs))
+    monkeypatch.setattr(replay, "load", lambda folder=None: attrs.evolve(whole, forms=forms))
+    monkeypatch.setattr(cv, "RECORDING_CHUNK", 2)
+    engine = {"workers": 0, "scheduler": None, "store": tmp_path / "store"}
+    summary = cv.check_recording("conformance/data/sm_90", "sm_90", keep=5, engine=engine)
+    one_pass = check_batches(cv.recording_batches(replay.load(), root="conformance/data/sm_90"), "sm_90", keep=5)
+    assert summary.to_json() == one_pass.to_json() and summary.mismatched == 1
+    (found,) = summary.mismatches
+    assert cv.describe_mismatch(found) == cv.describe_mismatch(one_pass.mismatches[0])
+    assert f":{first}:4" in cv.describe_mismatch(found)[0]
+    calls = []
+    monkeypatch.setattr(campaign_engine, "call", lambda *a: calls.append(a))
+    again = cv.check_recording("conformance/data/sm_90", "sm_90", keep=5, engine=engine)
+    assert not calls and again.to_json() == summary.to_json()

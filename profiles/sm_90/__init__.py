@@ -177,6 +177,8 @@ SM_90 = Profile(
     # --- video (integer-half-video-warp; tests/test_video.py) ---
     scalar_video=video.scalar_video,
     vmad=video.vmad,
+    scalar_video_batch=video.scalar_video_batch,
+    vmad_batch=video.vmad_batch,
     # tests/test_batch_exhaustive.py proves the numpy paths of semantics/batch.py under this profile.
     batch_paths=True,
     evidence={
@@ -211,6 +213,8 @@ SM_90 = Profile(
         "wgmma_scale_d_false_c": ("sm_90/meta-wgmma-more.json", "sm_90/wgmma-more-0.npz"),
         "scalar_video": video.EVIDENCE,
         "vmad": video.EVIDENCE,
+        "scalar_video_batch": video.EVIDENCE,
+        "vmad_batch": video.EVIDENCE,
     },
 )
 

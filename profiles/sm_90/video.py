@@ -10,6 +10,9 @@ conformance/data/sm_90/meta-integer-half-video-warp.json (``integer-half-video-w
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.video import destination_type, selector, signed_final
 from ptxspec.semantics.video import (
@@ -23,6 +26,9 @@ from ptxspec.semantics.video import (
     saturate_final,
     signed_34,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def scalar_video(form: Form, tmp: int, c: int | None) -> int:
@@ -118,3 +124,91 @@ EVIDENCE = (
 )
 
 __all__ = ["EVIDENCE", "scalar_video", "vmad"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The batched twins (the numpy paths of ptxspec.semantics.batch_video; tests/test_batch_video.py
+# proves them equal to the functions above on every qualifier)
+# ---------------------------------------------------------------------------------------------
+
+
+def scalar_video_batch(form: Form, tmp: np.ndarray, c: np.ndarray | None, key: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """:func:`ptxspec.profiles.sm_90.video.scalar_video`, step by step, from the exact ``tmp``
+    (wrapped modulo 2^64 only for an unsaturated left shift, whose low bits are all that its
+    consumers read except a signed ``.min``/``.max``, which compares ``key(tmp)`` instead)."""
+    import numpy as np
+
+    from ptxspec.semantics import batch_video as bv
+
+    op = form.opcode
+    dsel = selector(form, "dsel")
+    dtype = form["atype"] if op == "vset" else destination_type(form)
+    signed = dtype == "s32"
+    saturated = "sat" in form
+    if saturated:
+        if op in ("vshl", "vshr"):
+            tmp = np.clip(bv.signed_34(tmp), bv.S32_MIN, bv.S32_MAX) if signed else np.clip(bv.signed_34(tmp), 0, 0xFFFF_FFFF)
+        elif dsel is not None:
+            bits = PARTS[dsel][1]
+            unsigned = np.where((tmp >= 0) & (tmp <= bv.WORD), tmp, bv.WORD)
+            tmp = np.minimum(unsigned, (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1)
+        elif signed:
+            tmp = np.clip(tmp, bv.S32_MIN, bv.S32_MAX)
+        else:
+            tmp = np.where(tmp < 0, np.int64(0), tmp & bv.WORD)
+    if c is None:
+        return tmp
+    c = c.astype(np.int64)
+    if dsel is not None:
+        placed = tmp if dsel == "h1" else tmp << np.int64(PARTS[dsel][0])
+        return bv.merge(dsel, tmp, c, placed)
+    secop = form.get("secop")
+    if secop == "add":
+        return tmp + c
+    exact_key = saturated or op != "vshl"
+    if op in ("vadd", "vsub") or (op == "vshl" and saturated):
+        tmp = bv.extract(tmp, 0, 32, True)
+    tc = bv.select(c, dtype, None)
+    if signed:
+        # Signed 64-bit comparison of exact values (an unsaturated left shift: its stand-in key).
+        left = tmp if exact_key else key(tmp)
+        first = left < tc if secop == "min" else left > tc
+    else:
+        # ``v % 2^64``: the uint64 reading of the int64 bits (exact also for a wrapped shift).
+        left, right = tmp.view(np.uint64), tc.view(np.uint64)
+        first = left < right if secop == "min" else left > right
+    # Python's min/max return the first argument on a tie, which is the same value here.
+    return np.where(first, tmp, tc)
+
+
+def vmad_batch(form: Form, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """:func:`ptxspec.profiles.sm_90.video.vmad`: whole words enter as .s32, so |ta * tb| <=
+    2^62 and the 64-bit sum of the profile is plain int64 arithmetic (nothing wraps); the scale
+    is an arithmetic (signed) or logical shift of the 64-bit pattern, then the clamp of the
+    signed 64-bit reading."""
+    import numpy as np
+
+    from ptxspec.semantics import batch_video as bv
+    from ptxspec.spec.video import product_negated
+
+    asel, bsel = selector(form, "asel"), selector(form, "bsel")
+    ta = bv.select(a, form["atype"] if asel else "s32", asel)
+    tb = bv.select(b, form["btype"] if bsel else "s32", bsel)
+    signed = signed_final(form)
+    tmp = ta * tb
+    if "po" in form:
+        lsb = 1
+    elif product_negated(form):
+        tmp, lsb = ~tmp, 1
+    elif "neg_c" in form:
+        c, lsb = c ^ np.uint32(0xFFFF_FFFF), 1
+    else:
+        lsb = 0
+    tmp = tmp + bv.select(c, "s32", None) + np.int64(lsb)
+    scale = form.get("scale")
+    if scale is not None:
+        shift = {"shr7": 7, "shr15": 15}[scale]
+        tmp = tmp >> np.int64(shift) if signed else (tmp.view(np.uint64) >> np.uint64(shift)).view(np.int64)
+    if "sat" in form:
+        tmp = np.clip(tmp, bv.S32_MIN, bv.S32_MAX) if signed else np.clip(tmp, 0, 0xFFFF_FFFF)
+    return tmp
