@@ -1106,11 +1106,11 @@ def _jsonl_chunk(form, profile: str, columns, dests: list[Destination], kind: np
             other.update(zip(rows.tolist(), matrix.view(f"S{matrix.shape[1]}").ravel().tolist()))
         elif k == -2:
             (dest,) = dests
-            for group, pieces in set_groups(dest, start + rows):
+            for group, set_json in set_groups(dest, start + rows):
                 at = rows[group]
                 head = ['{"instr": ' + json.dumps(form.text) + ', "inputs": [']
                 head += _operand_pieces([(c[part][at], register_bits(o.type)) for c, o in zip(columns, form.sources)])
-                matrix = render([*head, '], "outputs": [', *pieces, '], "allowed": [', *pieces, tail], len(at))
+                matrix = render([*head, '], "outputs": [', *set_json, '], "allowed": [', *set_json, tail], len(at))
                 other.update(zip(at.tolist(), matrix.view(f"S{matrix.shape[1]}").ravel().tolist()))
         elif k < 0:
             other.update((i, _single_line(form, profile, columns, dests, start + i, plain[i], prefix, tail)) for i in rows.tolist())
@@ -1408,7 +1408,7 @@ def write_shards(folder: Path, forms: list, count: int, seed: int, profile: str,
             raise OperandError(f"--shard-size is for scalar forms; {form.text} is not one", where=f"<command line>, INSTR {k}")
     if str(folder) == "-":
         raise OperandError("--shard-size writes a folder of shards: give -o DIR", where="<command line>, --output")
-    seen = {}
+    seen: dict[str, int] = {}
     for k, form in enumerate(forms, start=1):
         if seen.setdefault(form.text, k) != k:
             raise OperandError(f"{form.text} is given twice (INSTR {seen[form.text]} and {k}); its shards are written once", where=f"<command line>, INSTR {k}")

@@ -58,6 +58,9 @@ finite results, a :class:`~ptxspec.semantics.results.OneOf` of three words, are 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, cast
+
 import functools
 from fractions import Fraction
 
@@ -214,7 +217,7 @@ def _above(lo: np.ndarray, grid: np.ndarray | float, valid: np.ndarray | bool = 
     return np.where(valid, np.maximum(lo, np.nextafter(grid, np.inf)), lo)
 
 
-def _two_sum(a: np.ndarray, b: float) -> tuple[np.ndarray, np.ndarray]:
+def _two_sum(a: np.ndarray, b: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``a + b`` in binary64 and whether it is exact with fewer than 52 significant bits (the
     grids :func:`_below` takes): Knuth's TwoSum gives the rounding error exactly (0 when exact),
     and two clear low bits bound the length."""
@@ -297,7 +300,7 @@ def _result(
     ftz: bool,
     profile: Profile,
     nan: np.ndarray,
-    fixed: list[tuple[np.ndarray, int | np.ndarray]],
+    fixed: Sequence[tuple[np.ndarray, Any]],
     bound: _Bound,
     given: tuple[np.ndarray, dict[int, Allowed]] | None = None,
 ) -> BatchResult:
@@ -895,7 +898,7 @@ def _tables(opcode: str):
         def fast(a: np.ndarray, *, profile: Profile) -> BatchResult:
             table = half_precision.measured_table(profile, key)
             if table is None:
-                return spec_path(a, profile=profile)
+                return cast(BatchResult, spec_path(a, profile=profile))
             words = a.astype(np.uint32)
             out = np.zeros(len(a), dtype=np.uint32)
             for lane in range(lanes):
@@ -978,7 +981,7 @@ def _lane_table(form: Form, lane: FastPath, profile: Profile) -> _LaneTable:
     from ptxspec.semantics.instructions import evaluate
 
     inputs = np.arange(1 << 16, dtype=np.uint16)
-    r = lane(inputs, profile=profile)
+    r = cast(BatchResult, lane(inputs, profile=profile))
     n = len(inputs)
     undecided = r.undecided if r.undecided is not None else np.zeros(n, dtype=bool)
     listed = undecided.copy()
@@ -988,7 +991,7 @@ def _lane_table(form: Form, lane: FastPath, profile: Profile) -> _LaneTable:
     bits = r.bits.copy()
     for i in np.flatnonzero(undecided).tolist():
         whole = evaluate(form, [(i << 16) | i], profile)[0]
-        results[i] = whole >> 16 if isinstance(whole, int) else whole.lanes[0]  # type: ignore[union-attr]
+        results[i] = whole >> 16 if isinstance(whole, int) else whole.lanes[0]  # type: ignore[union-attr, attr-defined]
         if isinstance(results[i], int):  # bits after all: not listed (a listed lane is a set)
             bits[i], listed[i] = results[i], False
     any_nan = r.any_nan if r.any_nan is not None else np.zeros(n, dtype=bool)

@@ -1093,3 +1093,26 @@ def test_every_scalar_form_has_a_batched_path(profile):
     forms = coverage.scalar_forms(per_family=40)
     missing = [f.text for f in forms if not batch.fast_path(f, profile)]
     assert len(forms) > 1500 and not missing, missing[:20]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_uniform_bit_patterns_across_a_block_boundary(profile):
+    """One form of every scalar family (seeded) on uniformly random bit patterns of each
+    register's full width, more than a block of them: the vectors on both sides of the block
+    boundary and a random sample agree with the readable semantics (the block join and the
+    undecided merge of every chapter, on inputs unlike the generator's)."""
+    from ptxspec.conformance import coverage
+    from ptxspec.spec.types import register_bits
+
+    rng = np.random.default_rng(22)
+    n = batch.BLOCK + 64
+    rows = np.unique(np.concatenate([np.arange(batch.BLOCK - 40, batch.BLOCK + 40), rng.integers(0, n, 60)]))
+    for form in coverage.scalar_forms(per_family=1, seed=3):
+        widths = [register_bits(o.type) for o in form.sources]
+        if max(widths + [register_bits(d.type) for d in form.destinations]) > 64:
+            continue  # mov's .b128 forms: tests/test_batch_data_movement.py
+        sources = [rng.integers(0, 1 << w, n, dtype=np.uint64) for w in widths]
+        results = batch.evaluate_batch_all(form, sources, profile)
+        for i in rows.tolist():
+            want = evaluate(form, [int(s[i]) for s in sources], profile)
+            assert tuple(r.result(i) for r in results) == want, (form.text, [hex(int(s[i])) for s in sources])

@@ -381,20 +381,26 @@ def test_recording_campaign_gives_the_summary_of_one_pass_and_reports_a_forged_o
     chosen = ["fma.rn.f32", "div.rn.f64", "add.rn.bf16", "setp.lt.s32", "ex2.approx.f32", "vadd.u32.u32.u32.add", "cvt.rn.f16.f32"]
     forms = {t: whole.forms[t] for t in chosen if t in whole.forms}
     assert len(forms) >= 5
-    first = next(iter(forms))
-    outputs = list(forms[first].outputs)
-    outputs[0] = np.array(outputs[0], copy=True)
-    outputs[0][3] ^= 1
-    forms[first] = attrs.evolve(forms[first], outputs=tuple(outputs))
+    first, last = next(iter(forms)), list(forms)[-1]
+    for text in (first, last):  # one flipped bit in the first chunk, one in the last
+        outputs = list(forms[text].outputs)
+        outputs[0] = np.array(outputs[0], copy=True)
+        outputs[0][3] ^= 1
+        forms[text] = attrs.evolve(forms[text], outputs=tuple(outputs))
     monkeypatch.setattr(replay, "load", lambda folder=None: attrs.evolve(whole, forms=forms))
     monkeypatch.setattr(cv, "RECORDING_CHUNK", 2)
     engine = {"workers": 0, "scheduler": None, "store": tmp_path / "store"}
     summary = cv.check_recording("conformance/data/sm_90", "sm_90", keep=5, engine=engine)
     one_pass = check_batches(cv.recording_batches(replay.load(), root="conformance/data/sm_90"), "sm_90", keep=5)
-    assert summary.to_json() == one_pass.to_json() and summary.mismatched == 1
-    (found,) = summary.mismatches
-    assert cv.describe_mismatch(found) == cv.describe_mismatch(one_pass.mismatches[0])
-    assert f":{first}:4" in cv.describe_mismatch(found)[0]
+    assert summary.to_json() == one_pass.to_json() and summary.mismatched == 2
+    assert [cv.describe_mismatch(m) for m in summary.mismatches] == [cv.describe_mismatch(m) for m in one_pass.mismatches]
+    assert any(f":{first}:4" in cv.describe_mismatch(m)[0] for m in summary.mismatches)
+    assert any(f":{last}:4" in cv.describe_mismatch(m)[0] for m in summary.mismatches)
+    # keep=1 across chunks: the first in place order, as one pass keeps it
+    kept = cv.check_recording("conformance/data/sm_90", "sm_90", keep=1, engine={**engine, "store": None})
+    one = check_batches(cv.recording_batches(replay.load(), root="conformance/data/sm_90"), "sm_90", keep=1).finish()
+    assert kept.mismatched == 2 and len(kept.mismatches) == 1
+    assert cv.describe_mismatch(kept.mismatches[0]) == cv.describe_mismatch(one.mismatches[0])
     calls = []
     monkeypatch.setattr(campaign_engine, "call", lambda *a: calls.append(a))
     again = cv.check_recording("conformance/data/sm_90", "sm_90", keep=5, engine=engine)
