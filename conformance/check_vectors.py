@@ -1163,8 +1163,16 @@ def _allowed_texts_agree(result, part: slice, texts: np.ndarray) -> np.ndarray:
     in other words, a wrong claim: :func:`check_one` then decides)."""
     from ptxspec.conformance.vectors import Destination, allowed_pieces, render
 
+    shared = None if result.shared is None else attrs.evolve(result.shared, mask=result.shared.mask[part])
     dest = Destination(
-        result.bits[part].astype(np.uint64), None if result.any_nan is None else result.any_nan[part], result.format, result.lanes, result.lane_bits, {}
+        result.bits[part].astype(np.uint64),
+        None if result.any_nan is None else result.any_nan[part],
+        result.format,
+        result.lanes,
+        result.lane_bits,
+        {},
+        None,
+        shared,
     )
     pattern = dest.open_pattern()
     ok = np.zeros(len(pattern), bool)

@@ -95,11 +95,17 @@ from ptxspec.spec.types import FORMATS, INTEGER_TYPES, PACKED_TYPES, FloatFormat
 if TYPE_CHECKING:
     from typing_extensions import Buffer
 
+    from ptxspec.semantics.batch import SharedSet
+
 #: The most edge vectors crossed before the random ones, whatever ``--count`` is.
 EDGE_CAP = 1 << 16
 
 #: How often (in vectors) the per-vector paths report progress.
 PROGRESS_STEP = 1024
+
+#: What a lane of a batched destination holds (:meth:`Destination.lane_kinds`): fixed bits, any
+#: NaN of its format, or the destination's shared set.
+FIXED, OPEN_NAN, SHARED_SET = 0, 1, 2
 
 #: Warp-level forms: the lanes of a warp, and the default membermask and executing lanes.
 WARP_SIZE = 32
@@ -797,7 +803,10 @@ class Destination:
       ``format``" (:class:`~ptxspec.semantics.batch.BatchResult`): shape ``(n,)`` for one lane,
       ``(n, lanes)`` for a packed register, lane 0 the most significant;
     * ``sets``: every other result that is a set, by vector index (the per-vector path gives all
-      of its sets here)."""
+      of its sets here);
+    * ``shared``: None, or the batched semantics' lanes whose result is one set common to them
+      all (:class:`~ptxspec.semantics.batch.SharedSet`, ``fma.oob``'s "+0.0 or the NaN"), written
+      in bulk like the "any NaN" lanes (:meth:`lane_kinds`)."""
 
     bits: np.ndarray
     any_nan: np.ndarray | None
@@ -808,6 +817,7 @@ class Destination:
     #: The batched result's one-lane intervals and member rows (:class:`~ptxspec.semantics.batch.Intervals`,
     #: :class:`~ptxspec.semantics.batch.Members`), written in bulk (:func:`set_groups`).
     batch: object | None = None
+    shared: SharedSet | None = None
 
     def bulk_sets(self) -> np.ndarray:
         """Per vector, whether its result is a set written in bulk: a one-lane interval or a row
@@ -826,32 +836,32 @@ class Destination:
             return self.sets[i]
         if self.batch is not None and self.bulk_sets()[i]:
             return self.batch.result(i)  # type: ignore[attr-defined]
-        from ptxspec.semantics.results import AnyNaN, Lanes
+        from ptxspec.semantics.results import AnyNaN, pack_lanes
 
-        if self.any_nan is None or not self.any_nan[i].any():
+        kinds = self.lane_kinds()[i]
+        if not kinds.any():
             return int(self.bits[i])
-        if self.lanes == 1:
-            return AnyNaN(cast(FloatFormat, self.format))
         mask, bits = (1 << self.lane_bits) - 1, int(self.bits[i])
-        return Lanes(
-            tuple(
-                AnyNaN(cast(FloatFormat, self.format)) if self.any_nan[i, lane] else (bits >> ((self.lanes - 1 - lane) * self.lane_bits)) & mask
-                for lane in range(self.lanes)
-            ),
-            self.lane_bits,
-        )
+        sets = {OPEN_NAN: AnyNaN(cast(FloatFormat, self.format)), SHARED_SET: None if self.shared is None else self.shared.allowed}
+        lanes = [sets[kind] if kind else (bits >> ((self.lanes - 1 - lane) * self.lane_bits)) & mask for lane, kind in enumerate(kinds.tolist())]
+        return pack_lanes(lanes, self.lane_bits)
+
+    def lane_kinds(self) -> np.ndarray:
+        """``(n, lanes)``: what each lane's result is, :data:`FIXED` bits, :data:`OPEN_NAN` (any
+        NaN of ``format``) or :data:`SHARED_SET` (the set of :attr:`shared`); FIXED where the
+        result is in :attr:`sets` or written in bulk as an interval or member row."""
+        kinds = np.zeros((len(self.bits), self.lanes), np.int64)
+        for kind, mask in ((OPEN_NAN, self.any_nan), (SHARED_SET, None if self.shared is None else self.shared.mask)):
+            if mask is not None:
+                kinds[mask.reshape(kinds.shape)] = kind
+        return kinds
 
     def open_pattern(self) -> np.ndarray:
-        """Per vector, which lanes are "any NaN" as an integer (lane 0 the most significant bit);
-        0 where the result is fixed bits (or in :attr:`sets`)."""
-        n = len(self.bits)
-        if self.any_nan is None:
-            return np.zeros(n, np.int64)
-        if self.any_nan.ndim == 1:
-            return self.any_nan.astype(np.int64)
-        code = np.zeros(n, np.int64)
-        for lane in range(self.lanes):
-            code = (code << 1) | self.any_nan[:, lane]
+        """Per vector, its :meth:`lane_kinds` as one integer, two bits a lane (lane 0 the most
+        significant); 0 where the result is fixed bits (or in :attr:`sets`)."""
+        code = np.zeros(len(self.bits), np.int64)
+        for column in self.lane_kinds().T:
+            code = (code << 2) | column
         return code
 
 
@@ -866,8 +876,8 @@ def destinations(form, columns: list[np.ndarray], profile: str, progress=None) -
         results = evaluate_batch_all(form, [c.astype(np.uint64) for c in columns], profile)
         if len(results) == 1 and results[0].lanes == 1:  # its intervals and member rows: written in bulk
             (r,) = results
-            return [Destination(r.bits.astype(np.uint64), r.any_nan, r.format, r.lanes, r.lane_bits, dict(r.sets), r)]
-        return [Destination(r.bits.astype(np.uint64), r.any_nan, r.format, r.lanes, r.lane_bits, _sets(r)) for r in results]
+            return [Destination(r.bits.astype(np.uint64), r.any_nan, r.format, r.lanes, r.lane_bits, dict(r.sets), r, r.shared)]
+        return [Destination(r.bits.astype(np.uint64), r.any_nan, r.format, r.lanes, r.lane_bits, _sets(r), None, r.shared) for r in results]
     n = len(columns[0]) if columns else 0
     lists = [c.tolist() for c in columns]
     outs = [Destination(np.zeros(n, np.uint64), None, None, 1, register_bits(d.type), {}) for d in form.destinations]
@@ -965,24 +975,35 @@ def line_template(form, profile: str, columns: Sequence[np.ndarray], outputs: Se
     return head, '], "profile": ' + json.dumps(profile) + "}\n"
 
 
+def pattern_kinds(pattern: int, lanes: int) -> list[int]:
+    """The lane kinds (:meth:`Destination.lane_kinds`) of an :meth:`~Destination.open_pattern`
+    code, lane 0 first."""
+    return [(pattern >> (2 * (lanes - 1 - lane))) & 3 for lane in range(lanes)]
+
+
 def allowed_pieces(dest: Destination, pattern: int, bits: np.ndarray) -> list:
-    """The ``allowed`` entry of a fast-path destination whose open lanes are ``pattern``
+    """The ``allowed`` entry of a fast-path destination whose lane kinds are ``pattern``
     (:meth:`Destination.open_pattern`): ``json.dumps`` of the set's JSON form, the fixed lanes'
-    hex digits left open (``bits``: the destination bits of the rows)."""
+    hex digits left open (``bits``: the destination bits of the rows). Where a lane holds the
+    shared set, which has no canonical member, ``outputs`` holds this text too
+    (:func:`vector_dict`)."""
     from ptxspec.semantics.results import AnyNaN
 
-    nan = json.dumps(AnyNaN(cast(FloatFormat, dest.format)).to_json())
+    texts = {OPEN_NAN: json.dumps(AnyNaN(cast(FloatFormat, dest.format)).to_json())}
+    if dest.shared is not None:
+        texts[SHARED_SET] = json.dumps(dest.shared.allowed.to_json())
+    kinds = pattern_kinds(pattern, dest.lanes)
     if dest.lanes == 1:
-        return [nan]
+        return [texts[kinds[0]]]
     pieces: list = ['{"kind": "lanes", "lanes": [']
     mask = np.uint64((1 << dest.lane_bits) - 1)
-    for lane in range(dest.lanes):
+    for lane, kind in enumerate(kinds):
         if lane:
             pieces.append(", ")
-        shift = dest.lanes - 1 - lane
-        if pattern >> shift & 1:
-            pieces.append(nan)
+        if kind:
+            pieces.append(texts[kind])
         else:
+            shift = dest.lanes - 1 - lane
             pieces += ['"0x', ((bits >> np.uint64(shift * dest.lane_bits)) & mask, digits_of(dest.lane_bits)), '"']
     pieces.append("]}")
     return pieces
@@ -1100,17 +1121,19 @@ def _jsonl_chunk(form, profile: str, columns, dests: list[Destination], kind: np
         rows = np.flatnonzero(kinds == k)
         if k > 0:
             (dest,) = dests
-            middle = render(['], "allowed": [', *allowed_pieces(dest, k, dest.bits[part][rows])], len(rows))
-            matrix = np.concatenate([plain[rows, :prefix], middle, np.broadcast_to(tail_bytes, (len(rows), len(tail_bytes)))], axis=1)
+            allowed = allowed_pieces(dest, k, dest.bits[part][rows])
+            if SHARED_SET in pattern_kinds(k, dest.lanes):  # no canonical member: outputs holds the set too
+                matrix = render([*_set_line_head(form, columns, part, rows), *allowed, '], "allowed": [', *allowed, tail], len(rows))
+            else:
+                middle = render(['], "allowed": [', *allowed], len(rows))
+                matrix = np.concatenate([plain[rows, :prefix], middle, np.broadcast_to(tail_bytes, (len(rows), len(tail_bytes)))], axis=1)
             # One bytes object per row (no line holds a zero byte, so none is cut short).
             other.update(zip(rows.tolist(), matrix.view(f"S{matrix.shape[1]}").ravel().tolist()))
         elif k == -2:
             (dest,) = dests
             for group, set_json in set_groups(dest, start + rows):
                 at = rows[group]
-                head = ['{"instr": ' + json.dumps(form.text) + ', "inputs": [']
-                head += _operand_pieces([(c[part][at], register_bits(o.type)) for c, o in zip(columns, form.sources)])
-                matrix = render([*head, '], "outputs": [', *set_json, '], "allowed": [', *set_json, tail], len(at))
+                matrix = render([*_set_line_head(form, columns, part, at), *set_json, '], "allowed": [', *set_json, tail], len(at))
                 other.update(zip(at.tolist(), matrix.view(f"S{matrix.shape[1]}").ravel().tolist()))
         elif k < 0:
             other.update((i, _single_line(form, profile, columns, dests, start + i, plain[i], prefix, tail)) for i in rows.tolist())
@@ -1123,6 +1146,14 @@ def _jsonl_chunk(form, profile: str, columns, dests: list[Destination], kind: np
         previous = i + 1
     pieces.append(text[previous * width :])
     return b"".join(pieces)
+
+
+def _set_line_head(form, columns, part: slice, rows: np.ndarray) -> list:
+    """The pieces of the ``rows``' lines up to their ``outputs`` entry, for a set with no
+    canonical member (which ``outputs`` then holds, :func:`vector_dict`)."""
+    head = ['{"instr": ' + json.dumps(form.text) + ', "inputs": [']
+    head += _operand_pieces([(c[part][rows], register_bits(o.type)) for c, o in zip(columns, form.sources)])
+    return [*head, '], "outputs": [']
 
 
 def _single_line(form, profile: str, columns, dests: list[Destination], i: int, plain_row: np.ndarray, prefix: int, tail: str) -> bytes:
@@ -1149,7 +1180,7 @@ def _npz_arrays(form, count: int, seed: int, profile: str) -> Iterator[list[np.n
         for dest in destinations(form, columns, profile):
             rep = dest.bits.copy()
             open_ = dest.open_pattern() != 0
-            bulk = dest.bulk_sets()  # no canonical member: 0, as for the sets below
+            bulk = dest.bulk_sets() | (dest.lane_kinds() == SHARED_SET).any(axis=1)  # no canonical member: 0, as for the sets below
             rep[bulk], open_[bulk] = 0, True
             for i, r in dest.sets.items():
                 open_[i] = True

@@ -34,8 +34,9 @@ forms, since issue 22) would loop the readable semantics.
 
 Where the manual leaves a result open (an f32 NaN is "an unspecified NaN", §9.7.3; an ``.approx``
 result lies within an error bound), the scalar semantics returns a set. A :class:`BatchResult`
-keeps that information beside the bits -- a boolean mask ``any_nan``, :class:`Intervals`, or
-the set itself in ``sets`` -- so that nothing is lost in the batch: :meth:`BatchResult.result`
+keeps that information beside the bits -- a boolean mask ``any_nan``, :class:`Intervals`,
+:class:`Members`, a :class:`SharedSet`, or the set itself in ``sets`` -- so that nothing is
+lost in the batch: :meth:`BatchResult.result`
 rebuilds exactly the scalar result of element ``i``.
 """
 
@@ -138,6 +139,25 @@ class Members:
         return (self.values == observed.astype(self.values.dtype)[:, None]).any(axis=1)
 
 
+@attrs.frozen(eq=False)
+class SharedSet:
+    """The lanes whose result is one and the same allowed set ``allowed`` (``fma.oob``'s "+0.0
+    or the NaN result" for a lane with a NaN operand, :class:`~ptxspec.semantics.half_precision.ZeroOrNaN`
+    or a :class:`~ptxspec.semantics.results.OneOf`): ``mask`` marks them, shape ``(n,)`` for a
+    destination of one element, ``(n, lanes)`` for a packed one (lane 0 the most significant).
+    One set object for all of them, so that no Python object is built per vector."""
+
+    mask: np.ndarray
+    allowed: Allowed
+
+    def contains(self, observed: np.ndarray) -> np.ndarray:
+        """Per element, whether the ``observed`` lane bits are a member of the set: the set's own
+        ``__contains__``, asked once per distinct observed value."""
+        values, where = np.unique(observed, return_inverse=True)
+        member = np.fromiter((int(v) in self.allowed for v in values.tolist()), bool, len(values))
+        return member[where.reshape(observed.shape)]
+
+
 def _sign(fmt: FloatFormat, bits: np.ndarray) -> np.ndarray:
     """Elementwise, whether the sign bit of an encoding of ``fmt`` is set."""
     return ((bits.astype(np.uint64) >> np.uint64(fmt.shift + fmt.field_bits - 1)) & np.uint64(1)) != 0 if fmt.signed else np.zeros(bits.shape, bool)
@@ -157,8 +177,9 @@ class BatchResult:
       index; the scalar semantics produces them (the fallback, and the undecided vectors).
     * ``intervals``: None, or the lanes whose result is an interval of ``format``
       (:class:`Intervals`); ``members``: None, or the vectors whose result is a small finite set
-      (:class:`Members`). ``bits`` then holds one member of the set (for a vector in ``sets``, no
-      particular value).
+      (:class:`Members`); ``shared``: None, or the lanes whose result is one set common to them
+      all (:class:`SharedSet`). ``bits`` then holds one member of the set (for a vector in
+      ``sets``, no particular value).
     * ``undecided``: what a fast path returns, never what :func:`evaluate_batch` returns: None, or
       the vectors the path leaves to the readable semantics (a rare input class where its numpy
       arithmetic is not proven exact); the front door evaluates them one at a time and writes
@@ -176,40 +197,44 @@ class BatchResult:
     undecided: np.ndarray | None = None
     intervals: Intervals | None = None
     members: Members | None = None
+    shared: SharedSet | None = None
 
     def __len__(self) -> int:
         return len(self.bits)
 
-    def _lane_mask(self, i: int) -> list[bool]:
-        if self.any_nan is None:
+    def _lane_flags(self, i: int, field: np.ndarray | None) -> list[bool]:
+        """Vector ``i``'s row of a per-lane mask (``any_nan``, an interval or shared-set mask),
+        one flag per lane; all False where the mask is None."""
+        if field is None:
             return [False] * self.lanes
-        row = self.any_nan[i]
-        return [bool(x) for x in np.atleast_1d(row)]
+        return [bool(x) for x in np.atleast_1d(field[i])]
 
     def result(self, i: int) -> Result:
-        """Element ``i`` as the scalar semantics returns it: bits, AnyNaN, an Interval, or Lanes
-        of those."""
+        """Element ``i`` as the scalar semantics returns it: bits, AnyNaN, an Interval, a shared
+        set, or Lanes of those."""
         if i in self.sets:
             return self.sets[i]
         if self.members is not None and self.members.mask[i]:
             return self.members.allowed(i, self.lanes * self.lane_bits)
-        iv = self.intervals
-        if iv is not None and self.lanes == 1 and iv.mask[i]:
-            assert self.format is not None
-            return iv.allowed(self.format, (i,))
+        iv, shared = self.intervals, self.shared
+        open_ = self._lane_flags(i, self.any_nan)
+        in_interval = self._lane_flags(i, None if iv is None else iv.mask)
+        in_shared = self._lane_flags(i, None if shared is None else shared.mask)
         bits = int(self.bits[i])
-        mask = self._lane_mask(i)
-        in_interval = [False] * self.lanes if iv is None or self.lanes == 1 else [bool(x) for x in iv.mask[i]]
-        if not any(mask) and not any(in_interval):
-            return bits
-        assert self.format is not None
-        if self.lanes == 1:
-            return AnyNaN(self.format)
         lane_mask = (1 << self.lane_bits) - 1
         parts: list[Result] = []
-        for lane, (open_, interval) in enumerate(zip(mask, in_interval)):
-            lane_value = (bits >> ((self.lanes - 1 - lane) * self.lane_bits)) & lane_mask
-            parts.append(iv.allowed(self.format, (i, lane)) if interval and iv is not None else AnyNaN(self.format) if open_ else lane_value)
+        for lane in range(self.lanes):
+            if in_shared[lane]:
+                assert shared is not None
+                parts.append(shared.allowed)
+            elif in_interval[lane]:
+                assert iv is not None and self.format is not None
+                parts.append(iv.allowed(self.format, (i,) if self.lanes == 1 else (i, lane)))
+            elif open_[lane]:
+                assert self.format is not None
+                parts.append(AnyNaN(self.format))
+            else:
+                parts.append((bits >> ((self.lanes - 1 - lane) * self.lane_bits)) & lane_mask)
         return pack_lanes(parts, self.lane_bits)
 
     def results(self) -> list[Result]:
@@ -217,45 +242,62 @@ class BatchResult:
 
     def contains(self, observed: np.ndarray) -> np.ndarray:
         """For each element, whether the ``observed`` bits are an allowed result (a batched
-        :func:`~ptxspec.semantics.instructions.check`)."""
+        :func:`~ptxspec.semantics.instructions.check`): lane by lane, its bits, any NaN, its
+        interval or its shared set; then the member rows and the sets by index."""
         observed = np.asarray(observed)
         if observed.shape != self.bits.shape:
             raise OperandError(f"expected {len(self)} observed results, got shape {observed.shape}")
         observed = _as_bits(observed, self.lanes * self.lane_bits, "observed results")
-        ok = observed == self.bits
-        if self.any_nan is not None:
-            assert self.format is not None
-            if self.lanes == 1:
-                ok |= self.any_nan & _is_nan(self.format, observed)
-            else:
-                lane_ok = np.ones(ok.shape, dtype=bool)
-                for lane in range(self.lanes):
-                    shift = (self.lanes - 1 - lane) * self.lane_bits
-                    mask = (1 << self.lane_bits) - 1
-                    got = (observed >> shift) & mask
-                    want = (self.bits >> shift) & mask
-                    lane_ok &= (got == want) | (self.any_nan[:, lane] & _is_nan(self.format, got))
-                ok = lane_ok
-        if self.intervals is not None:
-            assert self.format is not None
-            iv, fmt = self.intervals, self.format
-            if self.lanes == 1:
-                ok = np.where(iv.mask, iv.contains(fmt, observed), ok)
-            else:  # lane by lane: its set, "any NaN", or its bits
-                ok = np.ones(ok.shape, dtype=bool)
-                lane_mask = (1 << self.lane_bits) - 1
-                for lane in range(self.lanes):
-                    shift = (self.lanes - 1 - lane) * self.lane_bits
-                    got, want = (observed >> shift) & lane_mask, (self.bits >> shift) & lane_mask
-                    fixed = got == want
-                    if self.any_nan is not None:
-                        fixed |= self.any_nan[:, lane] & _is_nan(fmt, got)
-                    ok &= np.where(iv.mask[:, lane], iv.contains(fmt, got, lane), fixed)
+        if self.lanes == 1:
+            ok = self._lane_contains(observed, self.bits, None)
+        else:
+            ok = np.ones(observed.shape, dtype=bool)
+            lane_mask = (1 << self.lane_bits) - 1
+            for lane in range(self.lanes):
+                shift = (self.lanes - 1 - lane) * self.lane_bits
+                ok &= self._lane_contains((observed >> shift) & lane_mask, (self.bits >> shift) & lane_mask, lane)
         if self.members is not None:
             ok = np.where(self.members.mask, self.members.contains(observed), ok)
         for i, allowed in self.sets.items():
             ok[i] = contains(allowed, int(observed[i]))
         return ok
+
+    def _lane_contains(self, got: np.ndarray, want: np.ndarray, lane: int | None) -> np.ndarray:
+        """Per vector, whether the observed bits ``got`` of one lane (``lane`` None: the whole
+        destination of one element) are allowed: its bits ``want``, any NaN where ``any_nan``
+        opens it, its interval, or its shared set."""
+        pick = (lambda x: x) if lane is None else (lambda x: x[:, lane])
+        ok = got == want
+        fmt = self.format
+        if self.any_nan is not None:
+            assert fmt is not None
+            ok |= pick(self.any_nan) & _is_nan(fmt, got)
+        if self.intervals is not None:
+            assert fmt is not None
+            ok = np.where(pick(self.intervals.mask), self.intervals.contains(fmt, got, lane), ok)
+        if self.shared is not None:
+            marked = pick(self.shared.mask)
+            if marked.any():
+                ok = ok.copy()
+                ok[marked] = self.shared.contains(got[marked])
+        return ok
+
+    def open_mask(self) -> np.ndarray:
+        """Per vector, whether its result is a set rather than fixed bits (any lane open to any
+        NaN, an interval, a shared set, a member row, or a set by index)."""
+        lanes = [
+            m
+            for m in (self.any_nan, None if self.intervals is None else self.intervals.mask, None if self.shared is None else self.shared.mask)
+            if m is not None
+        ]
+        open_ = np.zeros(len(self), bool)
+        for m in lanes:
+            open_ |= m if m.ndim == 1 else m.any(axis=1)
+        if self.members is not None:
+            open_ |= self.members.mask
+        if self.sets:
+            open_[np.fromiter(self.sets, np.int64, len(self.sets))] = True
+        return open_
 
 
 def _order(fmt: FloatFormat, bits: np.ndarray) -> np.ndarray:
@@ -957,9 +999,12 @@ def _merge(fast: BatchResult, scalar: BatchResult, index: np.ndarray, undecided:
     members = fast.members
     if members is not None:
         members = attrs.evolve(members, mask=members.mask & ~undecided)
+    shared = fast.shared
+    if shared is not None:
+        shared = attrs.evolve(shared, mask=shared.mask & ~(undecided if shared.mask.ndim == 1 else undecided[:, None]))
     sets = {i: v for i, v in fast.sets.items() if not undecided[i]}
     sets.update({int(index[j]): v for j, v in scalar.sets.items()})
-    return BatchResult(bits, any_nan, fast.format or scalar.format, fast.lanes, fast.lane_bits, sets, None, intervals, members)
+    return BatchResult(bits, any_nan, fast.format or scalar.format, fast.lanes, fast.lane_bits, sets, None, intervals, members, shared)
 
 
 def _join(parts: list[BatchResult]) -> BatchResult:
@@ -989,13 +1034,18 @@ def _join(parts: list[BatchResult]) -> BatchResult:
             for p in parts
         ]
         members = Members(np.concatenate([m.mask for m in widened]), np.concatenate([m.values for m in widened]))
+    shared = None
+    if any(p.shared is not None for p in parts):
+        (allowed,) = {p.shared.allowed for p in parts if p.shared is not None}  # one form, one profile: one set
+        shape = (lambda m: (m,)) if first.lanes == 1 else (lambda m: (m, first.lanes))
+        shared = SharedSet(np.concatenate([p.shared.mask if p.shared is not None else np.zeros(shape(len(p)), bool) for p in parts]), allowed)
     sets: dict[int, Allowed] = {}
     offset = 0
     for p in parts:
         sets.update({offset + i: v for i, v in p.sets.items()})
         offset += len(p)
     fmt = next((p.format for p in parts if p.format is not None), None)
-    return BatchResult(np.concatenate([p.bits for p in parts]), any_nan, fmt, first.lanes, first.lane_bits, sets, None, intervals, members)
+    return BatchResult(np.concatenate([p.bits for p in parts]), any_nan, fmt, first.lanes, first.lane_bits, sets, None, intervals, members, shared)
 
 
 def _block(arrays: list[np.ndarray], start: int) -> list[np.ndarray]:
@@ -1069,6 +1119,7 @@ __all__ = [
     "cvt_rn_satfinite_e4m3x2_f32",
     "Intervals",
     "Members",
+    "SharedSet",
     "batched",
     "evaluate_batch",
     "evaluate_batch_all",

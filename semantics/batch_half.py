@@ -20,10 +20,10 @@ import numpy as np
 
 from ptxspec.profiles import Profile
 from ptxspec.semantics import batch_rounding
-from ptxspec.semantics.batch import BatchResult, FastPath, _covered, _lanes_result, _open_nan, _split, batched
+from ptxspec.semantics.batch import BatchResult, FastPath, SharedSet, _covered, _lanes_result, _open_nan, _split, batched
 from ptxspec.semantics.half_precision import ZeroOrNaN
 from ptxspec.semantics.numerics import Rounding, canonical_nan, zero
-from ptxspec.semantics.results import Allowed, AnyNaN, Lanes, OneOf, Result
+from ptxspec.semantics.results import Allowed, OneOf
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.types import FORMATS, FloatFormat
 
@@ -110,24 +110,6 @@ def _oob_set(form: Form, fmt: FloatFormat, profile: Profile) -> Allowed:
     return ZeroOrNaN(fmt)
 
 
-def _set_lanes(fmt: FloatFormat, parts: list[tuple[np.ndarray, np.ndarray | None]], in_set: list[np.ndarray], member: Allowed) -> dict[int, Allowed]:
-    """The vectors with a lane in the set ``member``, as the scalar semantics gives them: the set
-    itself for a one-lane register, else :class:`~ptxspec.semantics.results.Lanes` of the set and
-    the other lane's result -- its bits, or any NaN where its mask is open (``pack_lanes``). The
-    one loop over elements here runs over those vectors only (a NaN operand: see
-    :func:`half_fma`)."""
-    index = np.flatnonzero(np.logical_or.reduce(in_set))
-    if len(parts) == 1:
-        return dict.fromkeys(index.tolist(), member)
-    any_nan = AnyNaN(fmt)
-    columns = []
-    for marked, (bits, open_) in zip(in_set, parts):
-        lane: list[Result] = bits[index].tolist()
-        is_open = open_[index].tolist() if open_ is not None else [False] * len(index)
-        columns.append([member if m else any_nan if o else b for m, o, b in zip(marked[index].tolist(), is_open, lane)])
-    return {i: Lanes(tuple(column[k] for column in columns), 16) for k, i in enumerate(index.tolist())}
-
-
 @batched("fma.h")
 def half_fma(form: Form) -> FastPath | None:
     """§9.7.4.4 ``fma.rn{.ftz}{.sat}{.relu}{.oob}.{f16,f16x2,bf16,bf16x2}``: "performs a fused
@@ -139,10 +121,11 @@ def half_fma(form: Form) -> FastPath | None:
 
     ``.oob`` (:func:`_oob_element`): where no profile pins the OOB-NaN, a lane with a NaN operand
     has a set result ({+0.0, the NaN}, :func:`_oob_set`) that the any-NaN mask cannot hold; those
-    vectors are written into ``sets`` (:func:`_set_lanes`) rather than left undecided, because a
-    NaN operand is frequent on the generator's inputs (one edge class of each operand, 1/32 of
-    random .f16 encodings, in any of three operands and two lanes: 10-20% of the vectors) and
-    looping the readable semantics over them would cost a factor of ten in rate.
+    lanes are marked in one :class:`~ptxspec.semantics.batch.SharedSet` (the set is the same for
+    every such lane of the form) rather than left undecided or built as a set object per vector,
+    because a NaN operand is frequent on the generator's inputs (one edge class of each operand,
+    1/32 of random .f16 encodings, in any of three operands and two lanes: 10-20% of the
+    vectors).
     """
     if form.get("rnd", "rn") != "rn":
         return None
@@ -163,7 +146,8 @@ def half_fma(form: Form) -> FastPath | None:
         result = _lanes_result(parts, fmt, 16)
         if not in_set:
             return result
-        return attrs.evolve(result, sets=_set_lanes(fmt, parts, in_set, _oob_set(form, fmt, profile)))
+        mask = in_set[0] if lanes == 1 else np.stack(in_set, axis=1)
+        return attrs.evolve(result, shared=SharedSet(mask, _oob_set(form, fmt, profile)))
 
     return fast
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 import functools
 import random
 
+import numpy as np
+
 from ptxspec.conformance import coverage, vectors
 from ptxspec.semantics import batch
 from ptxspec.semantics.instructions import as_form, evaluate
@@ -40,9 +42,27 @@ def assert_agrees(form_text: str, profile: str = "spec", *, count: int = 4000, s
         assert got == want, f"{form.text} ({profile}) on {[hex(v) for v in vector]}: batched {got!r}, scalar {want!r}"
 
 
+def _observed_variants(r: batch.BatchResult) -> list[tuple[str, np.ndarray]]:
+    """Other results to offer :meth:`BatchResult.contains`, lane by lane: the lane's low bit
+    flipped; for a float lane, the lane replaced by a NaN (all exponent and significand bits set)
+    and by +0.0 -- members of "any NaN" and of fma.oob's set, not of fixed bits."""
+    out = []
+    lane_mask = (1 << r.lane_bits) - 1
+    for lane in range(r.lanes):
+        shift = (r.lanes - 1 - lane) * r.lane_bits
+        out.append((f"lane {lane} low bit flipped", r.bits ^ r.bits.dtype.type(1 << shift)))
+        if r.format is not None and r.lane_bits <= 32:
+            keep = r.bits & r.bits.dtype.type(((1 << (r.lanes * r.lane_bits)) - 1) ^ (lane_mask << shift))
+            nan = (((1 << (r.lane_bits - 1)) - 1) if r.format.signed else lane_mask) << shift
+            out.append((f"lane {lane} a NaN", keep | r.bits.dtype.type(nan)))
+            out.append((f"lane {lane} +0.0", keep))
+    return out
+
+
 def contains_agrees(form_text: str, profile: str = "spec", *, count: int = 2000, seed: int = 0) -> None:
-    """:meth:`BatchResult.contains` accepts each vector's canonical result and refuses a flipped
-    low bit wherever the scalar check refuses it."""
+    """:meth:`BatchResult.contains` decides as the scalar check does on each vector's results with
+    one destination changed (:func:`_observed_variants`: a flipped low bit, a NaN, +0.0 in each
+    lane)."""
     from ptxspec.semantics.instructions import check
 
     form = as_form(form_text)
@@ -50,14 +70,14 @@ def contains_agrees(form_text: str, profile: str = "spec", *, count: int = 2000,
     results = batch.evaluate_batch_all(form, sources, profile)
     columns = [s.tolist() for s in sources]
     for k, r in enumerate(results):
-        flipped = r.bits ^ r.bits.dtype.type(1)
-        ok = r.contains(flipped)
-        for i in range(len(r)):
-            vector = [c[i] for c in columns]
-            observed = [int(x.bits[i]) for x in results]
-            observed[k] = int(flipped[i])
-            want = check(form, vector, observed, profile)
-            assert bool(ok[i]) == want, f"{form.text} ({profile}) on {[hex(v) for v in vector]}: contains {bool(ok[i])}, check {want}"
+        for what, changed in _observed_variants(r):
+            ok = r.contains(changed)
+            for i in range(len(r)):
+                vector = [c[i] for c in columns]
+                observed = [int(x.bits[i]) for x in results]
+                observed[k] = int(changed[i])
+                want = check(form, vector, observed, profile)
+                assert bool(ok[i]) == want, f"{form.text} ({profile}) on {[hex(v) for v in vector]}, {what}: contains {bool(ok[i])}, check {want}"
 
 
 @functools.cache

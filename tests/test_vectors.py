@@ -81,6 +81,20 @@ def test_npz_same_bytes_and_same_content_as_jsonl(tmp_path):
         assert data[f"{k}.open0"].tolist() == [v.get("allowed") is not None for v in lines]
 
 
+@pytest.mark.parametrize("instr", ["fma.rn.oob.f16x2", "fma.rn.relu.oob.bf16", "rem.s32", "sin.approx.ftz.f32", "tanh.approx.f16x2"])
+def test_npz_sets_as_in_jsonl(tmp_path, instr):
+    """A set in bulk (a shared set, member rows, intervals) or per line: ``out`` holds its
+    canonical member, 0 where it has none (the JSON line's outputs then hold the set), and
+    ``open`` marks it, as the JSON Lines text of the same vectors says."""
+    path = tmp_path / "v.npz"
+    run_cli([instr, "--count", "3000", "--seed", "5", "--format", "npz", "-o", str(path)])
+    data = np.load(path)
+    lines = [json.loads(line) for line in jsonl_bytes(instr, 3000, 5).splitlines()]
+    assert data["0.out0"].tolist() == [int(v["outputs"][0], 16) if isinstance(v["outputs"][0], str) else 0 for v in lines]
+    assert data["0.open0"].tolist() == [v.get("allowed") is not None for v in lines]
+    assert any(not isinstance(v["outputs"][0], str) for v in lines) or instr == "tanh.approx.f16x2"
+
+
 # ---------------------------------------------------------------------------------------------
 # Schema
 # ---------------------------------------------------------------------------------------------

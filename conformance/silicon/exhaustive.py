@@ -278,11 +278,7 @@ def semantic_results(entry: ExhaustiveForm, start: int, count: int, operands: li
         # §6.5.1: a narrow result is extended to the destination register width by its type.
         top = np.uint64(1 << (entry.bits - 1))
         bits = np.where(bits & top, bits | np.uint64(((1 << entry.width) - 1) ^ ((1 << entry.bits) - 1)), bits)
-    open_rows = set(result.sets)
-    if result.any_nan is not None:
-        mask = result.any_nan if result.any_nan.ndim == 1 else result.any_nan.any(axis=1)
-        open_rows |= set(np.flatnonzero(mask).tolist())
-    return bits, len(open_rows)
+    return bits, int(result.open_mask().sum())
 
 
 def semantic_digest(entry: ExhaustiveForm, chunk: int, chunk_bits: int = CHUNK_BITS) -> tuple[int, int]:
