@@ -13,6 +13,9 @@ shell pattern. For each form it prints one line:
   ``ptxspec vectors`` writes; random bit patterns for mov's .b128 forms, which it does not write), per second of this process's CPU time, best of ``--repeat`` runs
   (numpy's elementwise loops use one thread, so this is the rate of one core, not slowed by other
   jobs on a shared machine). A form without a batched path gets the rate of the loop below.
+* ``check``: results/s of checking observed results, as ``ptxspec check-vectors`` does for bit
+  outputs: the batched evaluation and :meth:`~ptxspec.semantics.batch.BatchResult.contains` of
+  every destination, on each result's canonical bits (CPU time, best of ``--repeat``);
 * ``loop``: results/s of the readable semantics, ``evaluate()`` once per vector in a plain Python
   loop, measured on the first ``--loop-n`` vectors (the baseline, in the same run);
 * ``x``: the ratio of the two;
@@ -20,7 +23,7 @@ shell pattern. For each form it prints one line:
   on ``--loop-n`` more drawn from the whole batch (every destination, open sets included).
 
 Then a summary: how many forms have a batched path, how many reach ``--target`` (default 10^6)
-results/s, and the ten slowest forms. Exit status 1 if any batched result differed.
+results/s in evaluation and in checking, and the ten slowest forms of each. Exit status 1 if any batched result differed.
 """
 
 from __future__ import annotations
@@ -80,11 +83,18 @@ def measure(form, n: int, loop_n: int, profile: str, repeat: int, seed: int) -> 
     fast = batch.has_fast_path(form, profile)
     # Forms that only their operands tell apart (mov's pack and unpack) are named with them.
     label = f"{form.text} {form.family.operand_syntax}" if form.family.operand_syntax else form.text
-    line = {"form": label, "fast": fast, "loop": loop_rate, "rate": loop_rate, "same": None}
+    line = {"form": label, "fast": fast, "loop": loop_rate, "rate": loop_rate, "check": loop_rate, "same": None}
     if fast:
         results = batch.evaluate_batch_all(form, sources, profile)
         line["same"] = all(tuple(r.result(int(i)) for r in results) == want for i, want in zip(rows, scalar))
         line["rate"] = n / cpu_best(lambda: batch.evaluate_batch_all(form, sources, profile), repeat)
+        observed = [r.bits.copy() for r in results]
+
+        def check() -> None:
+            for r, bits in zip(batch.evaluate_batch_all(form, sources, profile), observed):
+                assert r.contains(bits).all()
+
+        line["check"] = n / cpu_best(check, repeat)
     return line
 
 
@@ -105,21 +115,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no scalar form matches {args.forms!r}", file=sys.stderr)
         return 2
     print(f"{len(forms)} forms, {args.n:,} vectors each, profile {args.profile}; rates in results/s of CPU time")
-    print(f"{'form':48} {'rate':>14} {'loop':>10} {'x':>8}  same")
+    print(f"{'form':48} {'rate':>14} {'check':>14} {'loop':>10} {'x':>8}  same")
     lines = []
     for form in forms:
         line = measure(form, args.n, args.loop_n, args.profile, args.repeat, args.seed)
         lines.append(line)
         same = {None: "no batched path", True: "yes", False: "NO"}[line["same"]]
-        print(f"{line['form']:48} {line['rate']:14,.0f} {line['loop']:10,.0f} {line['rate'] / line['loop']:8,.0f}  {same}", flush=True)
+        print(f"{line['form']:48} {line['rate']:14,.0f} {line['check']:14,.0f} {line['loop']:10,.0f} {line['rate'] / line['loop']:8,.0f}  {same}", flush=True)
 
     fast = [x for x in lines if x["fast"]]
-    fast_enough = [x for x in lines if x["rate"] >= args.target]
     print()
-    print(f"forms: {len(lines)}; with a batched path: {len(fast)}; at or above {args.target:,.0f}/s: {len(fast_enough)}")
-    print("the ten slowest:")
-    for x in sorted(lines, key=lambda x: x["rate"])[:10]:
-        print(f"  {x['form']:48} {x['rate']:14,.0f}{'' if x['fast'] else '  (no batched path)'}")
+    print(f"forms: {len(lines)}; with a batched path: {len(fast)}")
+    for key, what in (("rate", "evaluated"), ("check", "checked")):
+        enough = [x for x in lines if x[key] >= args.target]
+        print(f"{what} at or above {args.target:,.0f}/s: {len(enough)}; median {np.median([x[key] for x in lines]):,.0f}/s; the ten slowest:")
+        for x in sorted(lines, key=lambda x: x[key])[:10]:
+            print(f"  {x['form']:48} {x[key]:14,.0f}{'' if x['fast'] else '  (no batched path)'}")
     differ = [x["form"] for x in fast if not x["same"]]
     if differ:
         print(f"batched results differ from the semantics for: {', '.join(differ)}")

@@ -5,8 +5,8 @@ batch.py converts .f32 into .f16/.bf16/.tf32/the integers and the .f32 pairs int
 builder following :mod:`ptxspec.semantics.data_movement` step by step:
 
 * integer to integer (Table 15: sign/zero extension, chop, .sat), :func:`integer_to_integer`;
-* integer to float (every .frnd; 64-bit sources through :func:`sticky_significand`),
-  :func:`integer_to_float`;
+* integer to float (every .frnd; the magnitude shortened to 59 bits and a sticky bit by
+  batch_float's :func:`~ptxspec.semantics.batch_float.narrow`), :func:`integer_to_float`;
 * float to integer from every float source, :func:`float_to_integer`;
 * the same-type integral roundings (``cvt.rni.f32.f32``), :func:`round_to_integral`;
 * float to float from and to .f64/.f32/.f16/.bf16 (and .tf32), :func:`float_to_float`;
@@ -16,10 +16,10 @@ builder following :mod:`ptxspec.semantics.data_movement` step by step:
   :func:`packed_source`), and cvt.pack (:func:`pack`).
 
 Every floating-point element goes through :func:`_convert`, the batched
-:func:`~ptxspec.semantics.data_movement.convert`: :func:`_decode` (batch_rounding.decode, plus the
-sign bit of .f64 and the .ue8m0 format it does not cover), the NaN rule of
+:func:`~ptxspec.semantics.data_movement.convert`: batch_rounding.decode (every format, .f64 and
+the unsigned, subnormal-less .ue8m0 included), the NaN rule of
 :func:`~ptxspec.semantics.data_movement.conversion_nan` (:func:`_nan_rule`), and one rounding by
-:func:`_round` (batch_rounding.round_bits, plus .sat on .f64 results and the .ue8m0 grid).
+batch_rounding.round_bits, the one rounding routine.
 
 The open NaN. Where a profile pins the NaN a conversion writes (``profile.cvt_nan``, a scalar
 function), this module reads it exactly as the scalar semantics does: for sources of at most 16
@@ -41,7 +41,8 @@ import numpy as np
 
 from ptxspec.profiles import Profile
 from ptxspec.semantics import batch_rounding, data_movement
-from ptxspec.semantics.batch import BatchResult, FastPath, _dtype, _lanes_result, _open_nan, batched
+from ptxspec.semantics.batch import BatchResult, FastPath, _dtype, _lanes_result, _open_nan, _split, batched
+from ptxspec.semantics.batch_float import narrow, wide_integer
 from ptxspec.semantics.numerics import NaN, Rounding, canonical_nan, decode
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.data_movement import is_integer
@@ -56,89 +57,6 @@ UE8M0 = FORMATS["ue8m0"]
 #: An element's result: its bits (int64 or uint64), the lanes whose result is any NaN (or None),
 #: and the vectors left to the readable semantics (or None).
 Element = tuple[np.ndarray, "np.ndarray | None", "np.ndarray | None"]
-
-
-# ---------------------------------------------------------------------------------------------
-# Exact helpers
-# ---------------------------------------------------------------------------------------------
-
-
-def sticky_significand(magnitude: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A uint64 magnitude below 2^64 as ``(significand, exponent)`` int64 arrays with the
-    significand below 2^61 (batch_rounding.SIGNIFICAND_LIMIT), rounding exactly as the magnitude.
-
-    Magnitudes of 2^61 and more are shifted right by 3 places and the dropped bits ORed into the
-    last kept bit (a sticky bit). Such a significand keeps at least 59 bits, so for a destination
-    of precision p <= 53 the sticky bit lies at least 5 places below the result's last place,
-    under its rounding bit: every mode decides alike (above, at or below one half; exact or not),
-    and the value is far from tininess and from the .sat bounds' rounding.
-    """
-    big = magnitude >= np.uint64(1 << 61)
-    sticky = (magnitude & np.uint64(7)) != 0
-    shifted = (magnitude >> np.uint64(3)) | sticky.astype(np.uint64)
-    significand = np.where(big, shifted, magnitude).astype(np.int64)
-    return significand, big.astype(np.int64) * 3
-
-
-def _decode(fmt: FloatFormat, bits: np.ndarray, *, ftz: bool = False):
-    """numerics.decode on an array: batch_rounding.decode, and .ue8m0, which it does not cover
-    (2^(e-127), 0xff the NaN: decoded here as the significand 1 and the exponent e - 127)."""
-    if fmt is UE8M0:
-        field = bits.astype(np.int64) & 0xFF
-        false = np.zeros(field.shape, dtype=bool)
-        return false, np.ones(field.shape, dtype=np.int64), field - fmt.bias, field == 0xFF, false
-    return batch_rounding.decode(fmt, bits, ftz=ftz)
-
-
-def _round(
-    sign: np.ndarray,
-    significand: np.ndarray,
-    exponent: np.ndarray,
-    fmt: FloatFormat,
-    mode: Rounding,
-    *,
-    ftz: bool = False,
-    sat: bool = False,
-    satfinite: bool = False,
-    relu: bool = False,
-    infinite: np.ndarray | None = None,
-    nan: np.ndarray | None = None,
-    nan_bits: int | np.ndarray = 0,
-) -> np.ndarray:
-    """numerics.round_value on arrays: batch_rounding.round_bits (an .f64 result's bits as uint64),
-    and .ue8m0, which it does not cover (:func:`_round_ue8m0`)."""
-    if fmt is UE8M0:
-        return _round_ue8m0(significand, exponent, mode, satfinite=satfinite, infinite=infinite, nan=nan)
-    bits = batch_rounding.round_bits(
-        sign, significand, exponent, fmt, mode,
-        ftz=ftz, sat=sat, satfinite=satfinite, relu=relu, infinite=infinite, nan=nan, nan_bits=nan_bits,
-    )  # fmt: skip
-    return bits.view(np.uint64) if fmt.width == 64 else bits
-
-
-def _round_ue8m0(significand, exponent, mode: Rounding, *, satfinite: bool, infinite, nan) -> np.ndarray:
-    """numerics.round_exact into .ue8m0 (precision 1, exponents -127..127, no zero) for
-    non-negative values (cvt converts the magnitude): the last place is
-    ``lsb = max(msb, -127)``, the value rounded there in ``mode`` is ``q * 2^lsb`` with q in
-    {0, 1, 2} (batch_rounding's integer shift), q = 2 carries into the next binade, q = 0 (zero, or
-    below 2^-127 toward zero) gives 0x00 = 2^-127, the smallest value; a field above 254 overflows:
-    to 2^127 (0xfe) toward zero or with .satfinite, else to the NaN 0xff (no infinity). round_value:
-    an infinity gives 0xfe with .satfinite, else 0xff; a NaN the one NaN 0xff
-    (data_movement.conversion_nan)."""
-    fmt = UE8M0
-    msb = exponent + batch_rounding.bit_length(significand) - 1
-    lsb = np.maximum(msb, fmt.min_normal_exponent)
-    q = batch_rounding._shift_right(significand, lsb - exponent, np.zeros(significand.shape, dtype=bool), mode)
-    field = np.where(q == 0, 0, lsb + fmt.bias + (q >> 1))
-    max_field = fmt.max_finite_fields[0]
-    toward_zero = mode in (Rounding.RZ, Rounding.RM)  # numerics._overflow for a positive value
-    over = max_field if satfinite or toward_zero else canonical_nan(fmt)
-    field = np.where(field > max_field, over, field)
-    if infinite is not None:
-        field = np.where(infinite, max_field if satfinite else canonical_nan(fmt), field)
-    if nan is not None:
-        field = np.where(nan, canonical_nan(fmt), field)
-    return field
 
 
 # ---------------------------------------------------------------------------------------------
@@ -169,7 +87,7 @@ def _tabulated_nan(form: Form, src: FloatFormat, dst: FloatFormat, a: np.ndarray
 
 def _nan_rule(form: Form, src: FloatFormat, dst: FloatFormat, a: np.ndarray, nan: np.ndarray, profile: Profile, *, fixed: bool):
     """data_movement.conversion_nan as ``(bits, open mask, undecided mask)``. ``fixed``: .sat,
-    .relu or a destination without NaN, whose NaN result _round gives itself. A destination with
+    .relu or a destination without NaN, whose NaN result round_bits gives itself. A destination with
     one NaN encoding gives it; without a chip's choice the chapter's unspecified NaN (spec: any
     NaN, an open mask); with one, ``profile.cvt_nan`` -- tabulated (sources of at most 16 bits),
     batched by the profile (.f32 into a narrower format), else undecided (an .f64 source, or .f32
@@ -209,7 +127,7 @@ def _convert(
     where the profile says it does), the NaN rule, the magnitude for an unsigned destination, one
     rounding (.ftz on .f32 results, .sat, .satfinite, .relu; .rs with ``random`` = (bits, k))."""
     flush = ftz and src is F32 and data_movement.flushes_input(form, profile)
-    sign, significand, exponent, nan, infinite = _decode(src, a, ftz=flush)
+    sign, significand, exponent, nan, infinite = batch_rounding.decode(src, a, ftz=flush)
     fixed = sat or relu or dst.nan is NanEncoding.NONE
     nan_bits, open_, undecided = _nan_rule(form, src, dst, a, nan, profile, fixed=fixed)
     if not dst.signed:
@@ -217,7 +135,7 @@ def _convert(
     if random is not None:
         significand, exponent = _stochastic(significand, exponent, dst, *random)
         mode = Rounding.RN  # the value is on dst's grid now: nothing is rounded, overflow as .rs
-    bits = _round(
+    bits = batch_rounding.round_bits(
         sign, significand, exponent, dst, mode,
         ftz=ftz and dst is F32, sat=sat, satfinite=satfinite, relu=relu, infinite=infinite, nan=nan, nan_bits=nan_bits,
     )  # fmt: skip
@@ -268,14 +186,6 @@ def _lanes(parts: Sequence[Element], fmt: FloatFormat, lane_bits: int) -> BatchR
     return attrs.evolve(result, undecided=np.logical_or.reduce(masks)) if masks else result
 
 
-def _split(x: np.ndarray, lanes: int, lane_bits: int) -> list[np.ndarray]:
-    """The lanes of packed registers, lane 0 (the most significant) first
-    (results.split_lanes)."""
-    x = x.astype(np.uint64)
-    mask = np.uint64((1 << lane_bits) - 1)
-    return [(x >> np.uint64((lanes - 1 - i) * lane_bits)) & mask for i in range(lanes)]
-
-
 def _modifiers(form: Form) -> dict[str, Any]:
     """The rounding modifiers of :func:`_convert` that the form writes (as keyword arguments)."""
     return {name: name in form for name in ("ftz", "sat", "satfinite", "relu")}
@@ -323,8 +233,9 @@ def integer_to_integer(form: Form) -> FastPath:
 def integer_to_float(form: Form) -> FastPath:
     """§9.7.9.21 ``cvt.frnd{.ftz}{.sat}.ftype.itype`` (data_movement.integer_to_float): the exact
     integer rounded once by .frnd, with .sat and .ftz (.f32 results). The magnitude is exact in
-    uint64 (two's-complement negation modulo 2^64 gives 2^63 for -2^63); 64-bit magnitudes pass
-    through :func:`sticky_significand`."""
+    uint64 (two's-complement negation modulo 2^64 gives 2^63 for -2^63); as a two-limb value
+    (:func:`~ptxspec.semantics.batch_float.wide_integer`) it is shortened to 59 bits and a sticky
+    bit by :func:`~ptxspec.semantics.batch_float.narrow`, which every mode rounds as the whole."""
     src, dst = form["atype"], FORMATS[form["dtype"]]
     mode = Rounding(form["rnd"])
     ftz, sat = "ftz" in form and dst is F32, "sat" in form
@@ -332,8 +243,8 @@ def integer_to_float(form: Form) -> FastPath:
     def fast(a: np.ndarray, *, profile: Profile) -> BatchResult:
         negative, pattern = _integer_source(src, a)
         magnitude = np.where(negative, np.uint64(0) - pattern, pattern)
-        significand, exponent = sticky_significand(magnitude)
-        bits = _round(negative, significand, exponent, dst, mode, ftz=ftz, sat=sat)
+        sign, significand, exponent = narrow(wide_integer(negative, magnitude), dst)
+        bits = batch_rounding.round_bits(sign, significand, exponent, dst, mode, ftz=ftz, sat=sat)
         return _lanes([(bits, None, None)], dst, dst.width)
 
     return fast
@@ -349,7 +260,7 @@ def float_to_integer(form: Form) -> FastPath:
 
     def fast(a: np.ndarray, *, profile: Profile) -> BatchResult:
         flush = "ftz" in form and src is F32 and data_movement.flushes_input(form, profile)
-        sign, significand, exponent, nan, infinite = _decode(src, a, ftz=flush)
+        sign, significand, exponent, nan, infinite = batch_rounding.decode(src, a, ftz=flush)
         magnitude, huge = batch_rounding.round_integer(sign, significand, exponent, mode)
         bits = batch_rounding.saturate_integer(sign, magnitude, huge | infinite, integer.bits, integer.signed)
         nan_value = 0 if profile.cvt_integer_nan is None else data_movement.integer_bits(dtype, profile.cvt_integer_nan(form))
@@ -371,13 +282,15 @@ def round_to_integral(form: Form) -> FastPath:
 
     def fast(a: np.ndarray, *, profile: Profile) -> BatchResult:
         flush = ftz and fmt is F32 and data_movement.flushes_input(form, profile)
-        sign, significand, exponent, nan, infinite = _decode(fmt, a, ftz=flush)
+        sign, significand, exponent, nan, infinite = batch_rounding.decode(fmt, a, ftz=flush)
         nan_bits, open_, undecided = _nan_rule(form, fmt, fmt, a, nan, profile, fixed=sat)
         magnitude, _ = batch_rounding.round_integer(sign, significand, np.minimum(exponent, 0), mode)
         integral = exponent < 0
         significand = np.where(integral, magnitude.astype(np.int64), significand)
         exponent = np.where(integral, 0, exponent)
-        bits = _round(sign, significand, exponent, fmt, Rounding.RN, ftz=ftz and fmt is F32, sat=sat, infinite=infinite, nan=nan, nan_bits=nan_bits)
+        bits = batch_rounding.round_bits(
+            sign, significand, exponent, fmt, Rounding.RN, ftz=ftz and fmt is F32, sat=sat, infinite=infinite, nan=nan, nan_bits=nan_bits
+        )
         return _lanes([(bits, open_, undecided)], fmt, fmt.width)
 
     return fast
@@ -477,7 +390,7 @@ def stochastic(form: Form) -> FastPath:
 def to_ue8m0x2(form: Form) -> FastPath:
     """§9.7.9.21 ``cvt.frnd3{.satfinite}.ue8m0x2.f32 d, a, b`` and ``... .ue8m0x2.bf16x2 d, a``
     (data_movement.cvt_to_ue8m0x2): each magnitude rounded by .rz/.rp onto .ue8m0
-    (:func:`_round_ue8m0`), a (or a's upper half) into the upper byte."""
+    (batch_rounding.round_bits), a (or a's upper half) into the upper byte."""
     dst = UE8M0
     mode = Rounding(form["rnd"])
     satfinite = "satfinite" in form
@@ -555,7 +468,6 @@ __all__ = [
     "pack",
     "packed_source",
     "round_to_integral",
-    "sticky_significand",
     "stochastic",
     "to_ue8m0x2",
 ]

@@ -11,8 +11,8 @@ The exact results need more than 64 bits: a binary64 product has 106 bits, and a
 53-bit addend anywhere along it. They are kept as :class:`Wide` values, ``(-1)^sign * (hi * 2^60
 + lo) * 2^exp`` with two non-negative int64 limbs below 2^60, built by four exact operations:
 
-* :func:`exact_product` -- the schoolbook product of two significands split into 26- and 30-bit
-  halves (every partial product fits int64);
+* :func:`exact_product` -- the 128-bit integer product of two significands
+  (:func:`~ptxspec.semantics.batch_rounding.product_128`), regrouped into limbs;
 * :func:`wide_sum` -- two Wide values added in a frame of :data:`FRAME` bits below the larger
   one's leading bit, the bits of the smaller one below the frame collapsed into one sticky bit;
 * :func:`exact_quotient` -- integer long division, ten quotient bits per int64 step, the
@@ -124,6 +124,14 @@ def _single(sign: np.ndarray, sig: np.ndarray, exp: np.ndarray) -> Wide:
     return Wide(sign, np.zeros_like(sig), sig, exp)
 
 
+def wide_integer(sign: np.ndarray, magnitude: np.ndarray) -> Wide:
+    """``(-1)^sign * magnitude`` for a uint64 magnitude (an integer source of cvt), as a Wide
+    value: its top 4 bits in ``hi``, the low 60 in ``lo``."""
+    magnitude = magnitude.astype(np.uint64)
+    hi = (magnitude >> np.uint64(LIMB)).astype(np.int64)
+    return Wide(sign, hi, (magnitude & np.uint64(_MASK)).astype(np.int64), np.zeros_like(hi))
+
+
 def bit_length2(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     """``int.bit_length`` of ``hi * 2^60 + lo`` (batch_rounding.bit_length of the top limb)."""
     return np.where(hi != 0, batch_rounding.bit_length(hi) + LIMB, batch_rounding.bit_length(lo))
@@ -161,21 +169,12 @@ def shift_right2(hi: np.ndarray, lo: np.ndarray, s: np.ndarray) -> tuple[np.ndar
 
 
 def exact_product(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``x * y`` for non-negative int64 ``x, y < 2^56``, exactly, as two limbs ``(hi, lo)``.
-
-    Each factor is split at bit 26: ``x = x1 * 2^26 + x0`` with ``x0 < 2^26`` and ``x1 < 2^30``.
-    The partial products ``x0 y0 < 2^52``, ``x0 y1 + x1 y0 < 2^57`` and ``x1 y1 < 2^60`` fit int64,
-    and so does every sum below: ``t = x0 y0 + (middle mod 2^26) * 2^26 < 2^53`` and
-    ``u = x1 y1 + middle / 2^26 + t / 2^52 < 2^61``; then ``x y = u * 2^52 + (t mod 2^52)``,
-    which is regrouped into 60-bit limbs.
-    """
-    x0, x1 = x & ((1 << 26) - 1), x >> 26
-    y0, y1 = y & ((1 << 26) - 1), y >> 26
-    middle = x0 * y1 + x1 * y0
-    t = x0 * y0 + ((middle & ((1 << 26) - 1)) << 26)
-    u = x1 * y1 + (middle >> 26) + (t >> 52)
-    low52 = t & ((1 << 52) - 1)
-    return u >> 8, ((u & 0xFF) << 52) | low52
+    """``x * y`` for non-negative int64 ``x, y < 2^56``, exactly, as two limbs ``(hi, lo)``: the
+    128-bit product (:func:`~ptxspec.semantics.batch_rounding.product_128`, two 64-bit words)
+    regrouped into 60-bit limbs. The product is below 2^112, so ``hi`` is below 2^52."""
+    high, low = batch_rounding.product_128(x.astype(np.uint64), y.astype(np.uint64), signed=False)
+    hi = (high << np.uint64(64 - LIMB)) | (low >> np.uint64(LIMB))
+    return hi.astype(np.int64), (low & np.uint64(_MASK)).astype(np.int64)
 
 
 def _compare2(ah: np.ndarray, al: np.ndarray, bh: np.ndarray, bl: np.ndarray) -> np.ndarray:
@@ -722,6 +721,7 @@ __all__ = [
     "Operand",
     "Wide",
     "bit_length2",
+    "wide_integer",
     "decode",
     "exact_product",
     "exact_quotient",

@@ -11,7 +11,7 @@ array of unsigned bit patterns (uint16/uint32/uint64), and
   patterns through the signed dtype of the same width (:func:`_key`), or as int64 where every
   value of the type and every intermediate fits (types of at most 32 bits), or as a sign and a
   uint64 magnitude (:func:`_magnitude`);
-* a 64-bit ``.hi`` product needs the 128-bit product: :func:`product_128` builds it from 32-bit
+* a 64-bit ``.hi`` product needs the 128-bit product: :func:`~ptxspec.semantics.batch_rounding.product_128` builds it from 32-bit
   limbs in uint64.
 
 Where the manual leaves a result open under a profile (div/rem by zero, rem of operands of
@@ -31,7 +31,7 @@ import attrs
 import numpy as np
 
 from ptxspec.profiles import Profile
-from ptxspec.semantics import integer
+from ptxspec.semantics import batch_rounding, integer
 from ptxspec.semantics.batch import BatchResult, FastPath, Members, _dtype, batched
 from ptxspec.semantics.integer import AnyValue, integer_type
 from ptxspec.semantics.results import Allowed
@@ -112,30 +112,6 @@ def _swar_count(x: np.ndarray) -> np.ndarray:
 
 #: The number of one bits of each element of an unsigned array (a small unsigned dtype).
 popcount: Callable[[np.ndarray], np.ndarray] = getattr(np, "bitwise_count", _swar_count)
-
-
-def product_128(a: np.ndarray, b: np.ndarray, *, signed: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The exact 128-bit product of two uint64 arrays of 64-bit patterns, as (high, low) uint64
-    words; two's complement when ``signed``.
-
-    Schoolbook on 32-bit limbs: each limb product is below 2^64, so uint64 holds it exactly; the
-    middle column ``(p00 >> 32) + lo(p01) + lo(p10)`` is below 3 * 2^32, and the high word
-    ``p11 + hi(p01) + hi(p10) + hi(mid)`` is the true high word of the unsigned product, below
-    2^64. For two's complement operands A = a - 2^64 sa (sa the sign bit), A B = a b - 2^64 (sa b
-    + sb a) + 2^128 sa sb, so the signed high word is the unsigned one minus ``b`` where ``a`` is
-    negative and minus ``a`` where ``b`` is, modulo 2^64; the low word is the same.
-    """
-    s = U64(32)
-    with np.errstate(all="ignore"):
-        a0, a1, b0, b1 = a & LOW32, a >> s, b & LOW32, b >> s
-        p00, p01, p10, p11 = a0 * b0, a0 * b1, a1 * b0, a1 * b1
-        mid = (p00 >> s) + (p01 & LOW32) + (p10 & LOW32)
-        high = p11 + (p01 >> s) + (p10 >> s) + (mid >> s)
-        low = (mid << s) | (p00 & LOW32)
-        if signed:
-            zero = U64(0)
-            high = high - np.where((a >> U64(63)) != 0, b, zero) - np.where((b >> U64(63)) != 0, a, zero)
-    return high, low
 
 
 def _result(bits: np.ndarray, *, lanes: int = 1, sets: dict[int, Allowed] | None = None) -> BatchResult:
@@ -250,9 +226,9 @@ def _halves(t: IntegerType, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, n
     """The product's "t<2n-1..n>" and "t<n-1..0>" (:func:`~ptxspec.semantics.integer.product_part`)
     as n-bit patterns. Up to 32 bits the exact product of the values fits in 64 bits (|a b| <=
     2^62 signed, < 2^64 unsigned), so the uint64 product of the extended values is its two's
-    complement; 64-bit operands go through :func:`product_128`."""
+    complement; 64-bit operands go through :func:`~ptxspec.semantics.batch_rounding.product_128`."""
     if t.bits == 64:
-        return product_128(a, b, signed=t.signed)
+        return batch_rounding.product_128(a, b, signed=t.signed)
     with np.errstate(all="ignore"):
         product = _ext(t, a) * _ext(t, b)
     return _bits(t.bits, product >> U64(t.bits)), _bits(t.bits, product)

@@ -55,40 +55,50 @@ def decode(fmt: FloatFormat, bits: np.ndarray, *, ftz: bool = False) -> tuple[np
     reads as a zero of its sign ("flush subnormal inputs ... to sign-preserving zero", §9.7.3).
     For NaN and infinite elements the significand and exponent arrays hold meaningless values;
     the caller looks at the masks first.
+
+    An unsigned format (ue8m0, ue4m3) has no sign bit: every sign is False. A format without
+    subnormals (ue8m0, whose exponent field 0 is the value 2^-127) has the hidden bit in every
+    encoding and each field its own exponent.
     """
-    _supported(fmt)
     mb = fmt.mantissa_bits
     raw = bits.astype(np.int64)
     if fmt.shift:
         raw = raw >> fmt.shift
-    sign_bit = 1 << (fmt.exponent_bits + mb)
+    top_bit = 1 << (fmt.exponent_bits + mb)
     # The sign bit read by shifting: a 64-bit pattern with it set is a negative int64 here.
-    sign = ((raw >> (fmt.exponent_bits + mb)) & 1).astype(bool)
-    magnitude = raw & (sign_bit - 1)
+    sign = ((raw >> (fmt.exponent_bits + mb)) & 1).astype(bool) if fmt.signed else np.zeros(raw.shape, dtype=bool)
+    magnitude = raw & (top_bit - 1)
     mantissa = raw & ((1 << mb) - 1)
     field = magnitude >> mb
+    if not fmt.has_subnormals:
+        return sign, mantissa | (1 << mb), field - (fmt.bias + mb), _nan_mask(fmt, magnitude), _infinite_mask(fmt, magnitude)
     normal = field != 0
     hidden = normal.astype(np.int64) << mb
     significand = (mantissa | hidden) * normal if ftz else mantissa | hidden
     # max(field, 1): a zero field has the smallest normal's exponent (subnormals are 0.m * 2^emin).
     exponent = np.maximum(field, 1) - (fmt.bias + mb)
+    return sign, significand, exponent, _nan_mask(fmt, magnitude), _infinite_mask(fmt, magnitude)
+
+
+def _nan_mask(fmt: FloatFormat, magnitude: np.ndarray) -> np.ndarray:
+    """Which encodings (without the sign bit) are NaN: §5.2.1's IEEE NaNs (exponent field all
+    ones, a non-zero mantissa), the one all-ones encoding of e4m3, ue4m3 and ue8m0, none for the
+    formats without NaN."""
+    mb = fmt.mantissa_bits
     top = fmt.exponent_field_max << mb
     if fmt.nan is NanEncoding.IEEE:
-        nan = magnitude > top
-    elif fmt.nan is NanEncoding.ALL_ONES:
-        nan = magnitude == top | ((1 << mb) - 1)
-    else:
-        nan = np.zeros(raw.shape, dtype=bool)
-    infinite = magnitude == top if fmt.has_infinity else np.zeros(raw.shape, dtype=bool)
-    return sign, significand, exponent, nan, infinite
+        return magnitude > top
+    if fmt.nan is NanEncoding.ALL_ONES:
+        return magnitude == top | ((1 << mb) - 1)
+    return np.zeros(magnitude.shape, dtype=bool)
 
 
-def _supported(fmt: FloatFormat) -> None:
-    """The batched routines cover the signed formats with subnormals: every format of the batched
-    forms (f32, f16, bf16, tf32, e4m3, e5m2, the 6- and 4-bit ones). ue8m0 (no zero, no
-    subnormals) and ue4m3 (no sign) go through the scalar core."""
-    if not (fmt.signed and fmt.has_subnormals):
-        raise PtxSpecError(f"the batched rounding routine does not cover .{fmt.name}")
+def _infinite_mask(fmt: FloatFormat, magnitude: np.ndarray) -> np.ndarray:
+    """Which encodings (without the sign bit) are infinities: exponent field all ones and a zero
+    mantissa, in the formats that have them."""
+    if not fmt.has_infinity:
+        return np.zeros(magnitude.shape, dtype=bool)
+    return magnitude == fmt.exponent_field_max << fmt.mantissa_bits
 
 
 # ---------------------------------------------------------------------------------------------
@@ -110,6 +120,30 @@ def bit_length(x: np.ndarray) -> np.ndarray:
         too_big = (x >> np.maximum(estimate - 1, 0)) == 0
         estimate = estimate - (too_big & (x != 0))
     return estimate
+
+
+def product_128(a: np.ndarray, b: np.ndarray, *, signed: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The exact 128-bit product of two uint64 arrays of 64-bit patterns, as (high, low) uint64
+    words; two's complement when ``signed``.
+
+    Schoolbook on 32-bit limbs: each limb product is below 2^64, so uint64 holds it exactly; the
+    middle column ``(p00 >> 32) + lo(p01) + lo(p10)`` is below 3 * 2^32, and the high word
+    ``p11 + hi(p01) + hi(p10) + hi(mid)`` is the true high word of the unsigned product, below
+    2^64. For two's complement operands A = a - 2^64 sa (sa the sign bit), A B = a b - 2^64 (sa b
+    + sb a) + 2^128 sa sb, so the signed high word is the unsigned one minus ``b`` where ``a`` is
+    negative and minus ``a`` where ``b`` is, modulo 2^64; the low word is the same.
+    """
+    s, low32 = np.uint64(32), np.uint64(0xFFFFFFFF)
+    with np.errstate(all="ignore"):
+        a0, a1, b0, b1 = a & low32, a >> s, b & low32, b >> s
+        p00, p01, p10, p11 = a0 * b0, a0 * b1, a1 * b0, a1 * b1
+        mid = (p00 >> s) + (p01 & low32) + (p10 & low32)
+        high = p11 + (p01 >> s) + (p10 >> s) + (mid >> s)
+        low = (mid << s) | (p00 & low32)
+        if signed:
+            zero, top = np.uint64(0), np.uint64(63)
+            high = high - np.where((a >> top) != 0, b, zero) - np.where((b >> top) != 0, a, zero)
+    return high, low
 
 
 def _shift_right(significand: np.ndarray, shift: np.ndarray, sign: np.ndarray, mode: Rounding) -> np.ndarray:
@@ -249,6 +283,9 @@ def round_bits(
        precision (``q = 2^precision``) gives ``(E + 1) << mantissa_bits``, the next binade; a
        subnormal that rounds up to ``2^mantissa_bits`` gives exponent field 1 -- each exactly
        the case analysis of round_exact. An exact zero (or a value rounded to zero) gives code 0.
+       A format without subnormals (ue8m0: precision 1, field 0 the value 2^emin, no zero) has
+       E = 0 at emin, so a normal q gives its field; one rounded below the grid's first point
+       (q < 2^mantissa_bits), or a zero, gives code 0, the smallest value, as round_exact does.
     4. Overflow: a code above the largest finite value's (or a leading bit above its binade) is
        round_exact's ``_overflow`` for this
        ``mode`` and sign. Its code is the largest finite value's (toward zero, or .satfinite) or
@@ -265,12 +302,19 @@ def round_bits(
        sign, so this is round_value's test of the exact value's sign), and NaN (.sat -> +0.0; a
        format without NaN -> +MAX_NORM; .relu -> the canonical NaN; else ``nan_bits``).
     """
-    _supported(fmt)
+    if not fmt.signed and sign.any():
+        # round_exact holds no negative value in an unsigned format; the callers (cvt to ue8m0)
+        # decide what one becomes and pass the magnitude.
+        raise PtxSpecError(f"a negative value for the unsigned format .{fmt.name}")
     mb, emin = fmt.mantissa_bits, fmt.min_normal_exponent
     msb = exponent + bit_length(significand) - 1
     lsb = np.maximum(msb, emin) - mb
     q = _shift_right(significand, lsb - exponent, sign, mode)
     code = ((lsb + (mb + fmt.bias - 1)) << mb) + q
+    if not fmt.has_subnormals:
+        # No subnormal (ue8m0): a value rounded below 2^emin's grid gives the smallest value, code
+        # 0 (round_exact's min_subnormal); there is no zero either, so an exact zero gives it too.
+        code = np.where(q < (1 << mb), 0, code)
     max_code = (fmt.max_finite_fields[0] << mb) | fmt.max_finite_fields[1]
     # A leading bit above the largest finite value's overflows in every mode; its code (which
     # for .f64 would not fit int64) is the next one up, which step 4 turns into the mode's result.
@@ -281,7 +325,7 @@ def round_bits(
     assert max_code <= min(limit_pos, limit_neg) and max(limit_pos, limit_neg) <= max_code + 1
     code = np.minimum(code, limit_pos if limit_pos == limit_neg else limit_pos + sign * (limit_neg - limit_pos))
 
-    if ftz:
+    if ftz and fmt.has_subnormals:
         # Only the binade just below 2^emin can round up out of tininess (round_exact).
         just_below = msb == emin - 1
         tiny = msb < emin - 1
@@ -293,7 +337,7 @@ def round_bits(
     if infinite is not None and infinite.any():
         inf_pos, inf_neg = (_infinity_code(fmt, s, satfinite) for s in (0, 1))
         code = np.where(infinite, np.where(sign, inf_neg, inf_pos), code)
-    bits = code | (sign.astype(np.int64) << (fmt.exponent_bits + mb))
+    bits = code | (sign.astype(np.int64) << (fmt.exponent_bits + mb)) if fmt.signed else code
     if sat:
         one = fmt.bias << mb
         bits = np.minimum(bits, one) * np.logical_not(sign)

@@ -20,7 +20,7 @@ import pytest
 
 from ptxspec.conformance import vectors
 from ptxspec.semantics import batch
-from ptxspec.semantics.batch_integer import _swar_count, product_128
+from ptxspec.semantics.batch_integer import _swar_count
 from ptxspec.semantics.instructions import as_form
 
 PROFILES = ("spec", "sm_90")
@@ -397,24 +397,6 @@ def test_oracle(form: str) -> None:
         want = want if isinstance(want, tuple) else (want,)
         got = tuple(int(r.bits[i]) for r in results)
         assert got == want, f"{form} on {[hex(v) for v in vector]}: batched {got}, oracle {want}"
-
-
-@pytest.mark.parametrize("signed", [False, True])
-def test_product_128(signed: bool) -> None:
-    """The 128-bit product from 32-bit limbs equals Python's, on extremes and random words."""
-    rng = random.Random(7)
-    edges = [0, 1, 2, (1 << 32) - 1, 1 << 32, (1 << 63) - 1, 1 << 63, (1 << 64) - 1, (1 << 64) - 2]
-    words = edges + [rng.getrandbits(rng.randint(1, 64)) for _ in range(4000)]
-    a = [x for x in words for _ in edges] + words
-    b = [y for _ in words for y in edges] + words[::-1]
-    high, low = product_128(np.array(a, dtype=np.uint64), np.array(b, dtype=np.uint64), signed=signed)
-
-    def value(x: int) -> int:
-        return x - (1 << 64) if signed and x >> 63 else x
-
-    want = [(value(x) * value(y)) % (1 << 128) for x, y in zip(a, b)]
-    got = [(int(h) << 64) | int(lo) for h, lo in zip(high.tolist(), low.tolist())]
-    assert got == want
 
 
 def test_swar_count() -> None:

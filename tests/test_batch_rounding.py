@@ -17,6 +17,7 @@ Oracles:
 from __future__ import annotations
 
 import itertools
+import random
 from fractions import Fraction
 
 import gmpy2
@@ -28,8 +29,10 @@ from ptxspec.semantics.numerics import Exact, Infinity, NaN, Rounding, decode, r
 from ptxspec.spec.errors import PtxSpecError
 from ptxspec.spec.types import FORMATS, FloatFormat, NanEncoding
 
-#: Every format the routine covers (signed, with subnormals).
+#: The signed formats with subnormals (the MPFR oracle's); the routine also covers the unsigned
+#: ones, ue8m0 without subnormals (:data:`UNSIGNED_NAMES`, against the scalar core).
 FORMAT_NAMES = ("f32", "f16", "bf16", "tf32", "e4m3", "e5m2", "e3m2", "e2m3", "e2m1")
+UNSIGNED_NAMES = ("ue8m0", "ue4m3")
 MODES = (Rounding.RN, Rounding.RNA, Rounding.RZ, Rounding.RM, Rounding.RP)
 MPFR_MODES = {Rounding.RN: gmpy2.RoundToNearest, Rounding.RZ: gmpy2.RoundToZero, Rounding.RM: gmpy2.RoundDown, Rounding.RP: gmpy2.RoundUp}
 
@@ -180,14 +183,16 @@ FLAGS = [dict(zip(("ftz", "sat", "satfinite", "relu"), v)) for v in itertools.pr
 
 
 @pytest.mark.parametrize("mode", MODES, ids=lambda m: m.value)
-@pytest.mark.parametrize("name", FORMAT_NAMES)
+@pytest.mark.parametrize("name", FORMAT_NAMES + UNSIGNED_NAMES)
 def test_round_bits_agrees_with_round_value(name, mode):
     """Every flag combination, with infinities and NaNs among the inputs; the NaN rule given as
     round_value's ``nan`` argument (a made-up NaN pattern, so a forgotten override shows)."""
     fmt = FORMATS[name]
-    rng = np.random.default_rng(7 + FORMAT_NAMES.index(name) * 5 + MODES.index(mode))
+    rng = np.random.default_rng(7 + (FORMAT_NAMES + UNSIGNED_NAMES).index(name) * 5 + MODES.index(mode))
     n = 150
     sign, significand, exponent = random_exact(fmt, rng, n)
+    if not fmt.signed:  # magnitudes only (cvt to ue8m0 converts the magnitude)
+        sign[:] = False
     kind = rng.integers(0, 12, n)  # 0: infinity, 1: NaN, else finite
     infinite, nan = kind == 0, kind == 1
     nan_bits = ((1 << (fmt.exponent_bits + fmt.mantissa_bits)) - 2) << fmt.shift if fmt.nan is NanEncoding.IEEE else None
@@ -204,15 +209,48 @@ def test_round_bits_agrees_with_round_value(name, mode):
             assert int(got[i]) == want, (name, mode, flags, value, hex(int(got[i])), hex(want))
 
 
-def test_nan_needs_a_rule_and_unsupported_formats_say_so():
+def test_nan_needs_a_rule_and_bad_input_says_so():
     f16 = FORMATS["f16"]
     one = np.array([1], dtype=np.int64)
     with pytest.raises(PtxSpecError, match="NaN rule"):
         br.round_bits(np.array([False]), one, one, f16, nan=np.array([True]))
-    with pytest.raises(PtxSpecError, match="ue8m0"):
-        br.round_bits(np.array([False]), one, one, FORMATS["ue8m0"])
+    with pytest.raises(PtxSpecError, match="negative value for the unsigned format .ue8m0"):
+        br.round_bits(np.array([True]), one, one, FORMATS["ue8m0"])
     with pytest.raises(PtxSpecError, match="rs"):
         br.round_bits(np.array([False]), one, one, f16, Rounding.RS)
+
+
+@pytest.mark.parametrize("signed", [False, True])
+def test_product_128(signed: bool) -> None:
+    """The 128-bit product from 32-bit limbs equals Python's, on extremes and random words."""
+    rng = random.Random(7)
+    edges = [0, 1, 2, (1 << 32) - 1, 1 << 32, (1 << 63) - 1, 1 << 63, (1 << 64) - 1, (1 << 64) - 2]
+    words = edges + [rng.getrandbits(rng.randint(1, 64)) for _ in range(4000)]
+    a = [x for x in words for _ in edges] + words
+    b = [y for _ in words for y in edges] + words[::-1]
+    high, low = br.product_128(np.array(a, dtype=np.uint64), np.array(b, dtype=np.uint64), signed=signed)
+
+    def value(x: int) -> int:
+        return x - (1 << 64) if signed and x >> 63 else x
+
+    want = [(value(x) * value(y)) % (1 << 128) for x, y in zip(a, b)]
+    got = [(int(h) << 64) | int(lo) for h, lo in zip(high.tolist(), low.tolist())]
+    assert got == want
+
+
+def test_exact_product_limbs() -> None:
+    """batch_float.exact_product: the product of two values below 2^56 in 60-bit limbs, as
+    Python's integers give it (the edges of both factors' ranges and random values)."""
+    from ptxspec.semantics.batch_float import exact_product
+
+    rng = random.Random(9)
+    edges = [0, 1, (1 << 26) - 1, 1 << 26, (1 << 53) - 1, 1 << 53, (1 << 56) - 1]
+    values = edges + [rng.getrandbits(rng.randint(1, 56)) for _ in range(3000)]
+    a = [x for x in values for _ in edges] + values
+    b = [y for _ in values for y in edges] + values[::-1]
+    hi, lo = exact_product(np.array(a, dtype=np.int64), np.array(b, dtype=np.int64))
+    assert [(h << 60) | x for h, x in zip(hi.tolist(), lo.tolist())] == [x * y for x, y in zip(a, b)]
+    assert int(lo.max()) < 1 << 60
 
 
 # ---------------------------------------------------------------------------------------------
@@ -220,7 +258,7 @@ def test_nan_needs_a_rule_and_unsupported_formats_say_so():
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ("f16", "bf16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1", "f32", "tf32"))
+@pytest.mark.parametrize("name", ("f16", "bf16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1", "ue8m0", "ue4m3", "f32", "tf32"))
 @pytest.mark.parametrize("ftz", [False, True])
 def test_decode_agrees_with_scalar_decode(name, ftz):
     """Every pattern of the 16-bit and narrower formats; edge and random patterns of f32/tf32."""
