@@ -1043,7 +1043,9 @@ def check_one(vector: Vector, profile: str) -> Mismatch | None:
 def check_group(vectors: Sequence[Vector], profile: str) -> list[Mismatch]:
     """The mismatches among vectors of one form. Where the form has a batched fast path, the
     vectors whose outputs are plain bits are checked by :class:`~ptxspec.semantics.batch.BatchResult`
-    (the mismatches among them re-checked one by one, for the report); the rest one by one."""
+    (the mismatches among them re-checked one by one, for the report), and the vectors that claim
+    sets are judged against its results element by element (:func:`judge`); the rest, and every
+    vector of a form without a path, one by one."""
     import numpy as np
 
     from ptxspec.semantics.batch import _dtype, evaluate_batch_all
@@ -1071,6 +1073,20 @@ def check_group(vectors: Sequence[Vector], profile: str) -> list[Mismatch]:
             if found is None:  # pragma: no cover - the batch and the readable semantics disagree
                 raise PtxSpecError(f"{form.text}: the batched fast path and the readable semantics disagree", where=batchable[int(i)].where)
             mismatches.append(found)
+    if rest and has_fast_path(form, profile) and not info.warp:
+        # Claimed sets (a golden file's intervals, member sets): judged against the batched
+        # results, element by element; a vector judged wrong is re-checked by check_one, which
+        # evaluates the readable semantics and explains.
+        columns = [np.fromiter((v.sources[k] for v in rest), dtype=_dtype(w), count=len(rest)) for k, w in enumerate(info.source_widths)]
+        results = evaluate_batch_all(form, columns, profile)
+        for i, v in enumerate(rest):
+            if judge(v, tuple(r.result(i) for r in results), profile) is None:
+                continue
+            found = check_one(v, profile)
+            if found is None:  # pragma: no cover - the batch and the readable semantics disagree
+                raise PtxSpecError(f"{form.text}: the batched fast path and the readable semantics disagree", where=v.where)
+            mismatches.append(found)
+        return mismatches
     from ptxspec.semantics.instructions import evaluate
     from ptxspec.semantics.results import contains
 

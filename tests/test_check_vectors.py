@@ -392,3 +392,28 @@ def test_a_shipped_recording_is_found_by_name_from_anywhere(tmp_path, monkeypatc
     assert recording_folder("mine") == Path("mine")
     done = subprocess.run([sys.executable, "-m", "ptxspec", "check-vectors", "--recording", "sm_9"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stderr.startswith("ptxspec: error: <command line>, --recording: 'sm_9'") and "(sm_90" in done.stderr
+
+
+@pytest.mark.parametrize("instr", ["sin.approx.f32", "fma.rn.oob.bf16x2", "rem.s32"])
+def test_golden_file_with_claimed_sets_and_tampered_claims(tmp_path, instr):
+    """A golden file that ``ptxspec vectors`` wrote, whose lines claim sets (intervals, fma.oob's
+    shared set, member sets), checks clean; a claim changed in ``outputs`` or ``allowed`` is a
+    mismatch at its line, whatever the line's neighbours are (the batched judgement)."""
+    from ptxspec.conformance.vectors import jsonl_lines
+
+    lines = [json.loads(line) for line in jsonl_lines(instr, 3000, 4)]
+    claiming = [i for i, v in enumerate(lines) if v.get("allowed")]
+    assert len(claiming) > 20
+    assert check_file(str(write(tmp_path, lines)), "spec").mismatches == []
+    rng = random.Random(instr)
+    tampered = sorted(rng.sample(claiming, 5))
+    for i in tampered:
+        claim = next(a for a in lines[i]["allowed"] if a is not None)
+        changed = (
+            {"kind": "one-of", "members": ["0x" + "0" * (len(json.dumps(lines[i]["inputs"][0])) - 4)]}
+            if claim.get("kind") != "one-of"
+            else dict(claim, members=claim["members"][:1])
+        )
+        lines[i]["allowed"] = [changed if a is not None else None for a in lines[i]["allowed"]]
+    summary = check_file(str(write(tmp_path, lines, "t.jsonl")), "spec")
+    assert sorted(m.vector.where.line for m in summary.mismatches) == [i + 1 for i in tampered]
