@@ -734,12 +734,20 @@ class Block:
     vector_profile: str
     #: A TestFloat file's flags column (:func:`read_testfloat`), judged by :func:`judge_testfloat_flags`.
     flags: np.ndarray | None = None
+    #: Lines whose outputs hold a claimed set (a set without a canonical member, which
+    #: ``ptxspec vectors`` writes in ``outputs`` and ``allowed`` alike): the lines' bytes, ``(n,
+    #: length)``; their ``outputs`` arrays hold zeros. They are judged as text
+    #: (:func:`_golden_lines`), and read by ``json`` where the text differs.
+    text: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.lines)
 
     def vector(self, i: int) -> Vector:
         """Line ``i`` of the block as :func:`read_vectors` reads it."""
+        if self.text is not None:
+            raw = self.text[i].tobytes().decode("utf-8")
+            return _vector(raw, json.loads(raw), self.info, self.source, int(self.lines[i]))
         allowed = None
         if self.allowed is not None:
             allowed = (self.vector_profile, tuple(json.loads(self.allowed[i].tobytes())))
@@ -779,6 +787,8 @@ class _Layout:
     open: np.ndarray
     allowed: tuple[int, int] | None
     vector_profile: str
+    #: Whether some output is a claimed set (written in ``outputs`` as in ``allowed``).
+    set_outputs: bool = False
 
 
 def _layout(text: bytes, forms: dict) -> _Layout | None:
@@ -807,29 +817,46 @@ def _layout(text: bytes, forms: dict) -> _Layout | None:
         return None
     if allowed is not None and not (isinstance(allowed, list) and len(allowed) == len(outputs) and all(a is None or isinstance(a, dict) for a in allowed)):
         return None
+    # An output that is an object is a claimed set, as ptxspec vectors writes one without a
+    # canonical member: the same object in "allowed".
+    set_outputs = [isinstance(o, dict) for o in outputs]
+    if any(set_outputs) and (allowed is None or any(s and o != a for s, o, a in zip(set_outputs, outputs, allowed))):
+        return None
     matches = list(_HEX_STRING.finditer(text))
-    span = None
+    spans = []
     if "allowed" in obj:
         if allowed is None:
             return None
         start = text.index(b'"allowed": ') + len(b'"allowed": ')
-        span = (start, start + len(json.dumps(allowed).encode("utf-8")))
+        spans.append((start, start + len(json.dumps(allowed).encode("utf-8"))))
+    if any(set_outputs):
+        start = text.index(b'"outputs": ') + len(b'"outputs": ')
+        spans.append((start, start + len(json.dumps(outputs).encode("utf-8"))))
     fields = []
-    operands = inputs + outputs
-    for k, width in enumerate(widths):
+    operands = inputs + [o for o, s in zip(outputs, set_outputs) if not s]
+    operand_widths = info.source_widths + tuple(w for w, s in zip(info.destination_widths, set_outputs) if not s)
+    # The hex strings of the claimed sets in outputs come between the operands' (outputs are in
+    # order, a set's strings where it stands): take the operands' in order, skipping those.
+    operand_matches = [m for m in matches if not any(a <= m.start() < b for a, b in spans[1:])]
+    for k, width in enumerate(operand_widths):
         # The k-th lower-case hex string of the line must be operand k itself, of its width.
-        if k >= len(matches) or matches[k].group(0)[1:-1].decode("ascii") != operands[k] or len(matches[k].group(1)) != max(1, (width + 3) // 4):
+        m = operand_matches[k] if k < len(operand_matches) else None
+        if m is None or m.group(0)[1:-1].decode("ascii") != operands[k] or len(m.group(1)) != max(1, (width + 3) // 4):
             return None
-        fields.append((matches[k].start(1), len(matches[k].group(1))))
+        fields.append((m.start(1), len(m.group(1))))
     claim_digits = []
-    for m in matches[len(widths) :]:
-        if span is None or not span[0] <= m.start() < span[1] or len(m.group(1)) > 16:
+    taken = {start for start, _ in fields}
+    for m in matches:
+        if m.start(1) in taken:
+            continue
+        if not any(a <= m.start() < b for a, b in spans) or len(m.group(1)) > 16:
             return None
         claim_digits.append((m.start(1), len(m.group(1))))
     open_ = np.zeros(len(text), bool)
     for start, digits in fields + claim_digits:
         open_[start : start + digits] = True
-    return _Layout(info, np.frombuffer(text, np.uint8), tuple(fields), tuple(claim_digits), open_, span, profile)
+    span = spans[0] if "allowed" in obj else None
+    return _Layout(info, np.frombuffer(text, np.uint8), tuple(fields), tuple(claim_digits), open_, span, profile, any(set_outputs))
 
 
 def canonical_blocks(data: bytes, source: str, forms: dict, first: int = 1) -> tuple[list[Block], np.ndarray]:
@@ -941,7 +968,8 @@ def _block(layout: _Layout, rows: np.ndarray, numbers: np.ndarray, source: str, 
     info = layout.info
     values = []
     keep = np.ones(len(rows), bool)
-    for (start, digits), width in zip(layout.fields, info.source_widths + info.destination_widths):
+    widths = info.source_widths if layout.set_outputs else info.source_widths + info.destination_widths
+    for (start, digits), width in zip(layout.fields, widths):
         value, valid = _hex_columns(rows[:, start : start + digits])
         keep &= valid
         if width < 4 * digits:
@@ -954,9 +982,12 @@ def _block(layout: _Layout, rows: np.ndarray, numbers: np.ndarray, source: str, 
         return None, taken
     k = len(info.source_widths)
     allowed = rows[taken, layout.allowed[0] : layout.allowed[1]] if layout.allowed is not None else None
-    block = Block(
-        info, source, numbers[taken] + first, tuple(v[taken] for v in values[:k]), tuple(v[taken] for v in values[k:]), allowed, layout.vector_profile
-    )
+    sources = tuple(v[taken] for v in values[:k])
+    if layout.set_outputs:  # judged as text (the outputs' bits are not read)
+        zeros = tuple(np.zeros(len(taken), np.uint64) for _ in info.destination_widths)
+        text = rows[taken, : len(layout.line)]
+        return Block(info, source, numbers[taken] + first, sources, zeros, allowed, layout.vector_profile, text=text), taken
+    block = Block(info, source, numbers[taken] + first, sources, tuple(v[taken] for v in values[k:]), allowed, layout.vector_profile)
     return block, taken
 
 
@@ -1134,7 +1165,9 @@ def check_form(info: _FormInfo, blocks: Sequence[Block], vectors: Sequence[Vecto
         return check_group([v for b in blocks for v in b.vectors()] + list(vectors), profile)
     single = [v for v in vectors if _batchable(v)]
     rest = [v for v in vectors if not _batchable(v)]
-    parts: list[Block] = list(blocks)
+    for block in (b for b in blocks if b.text is not None):
+        rest += [block.vector(i) for i in np.flatnonzero(~_golden_lines(block, profile)).tolist()]
+    parts: list[Block] = [b for b in blocks if b.text is None]
     owners: list[list[Vector] | None] = [None] * len(parts)
     if single:
         owners.append(single)
@@ -1171,6 +1204,31 @@ def check_form(info: _FormInfo, blocks: Sequence[Block], vectors: Sequence[Vecto
                     raise PtxSpecError(f"{form.text}: the batched fast path and the readable semantics disagree", where=vector.where)
             offset += len(p)
     return mismatches + check_group(rest, profile)
+
+
+def _golden_lines(block: Block, profile: str) -> np.ndarray:
+    """Per line of a block that claims sets in ``outputs``: whether it is, byte for byte, the line
+    ``ptxspec vectors`` writes for its inputs under ``profile`` (:func:`~ptxspec.conformance.vectors.lines_of`),
+    so that every claim in it is the profile's own set (what :func:`judge` asks). False for every
+    other line, which :func:`check_one` then decides."""
+    from ptxspec.conformance.vectors import lines_of
+
+    assert block.text is not None
+    ok = np.zeros(len(block), bool)
+    if block.vector_profile != profile:
+        return ok
+    expected = np.frombuffer(lines_of(block.info.form, [c.astype(np.uint64) for c in block.sources], profile), np.uint8)
+    ends = np.flatnonzero(expected == 10)
+    starts = np.concatenate([[0], ends[:-1] + 1])
+    length = block.text.shape[1]
+    same_length = np.flatnonzero(ends - starts == length)
+    if len(same_length):
+        from numpy.lib.stride_tricks import as_strided
+
+        # Every line start as a row of `length` bytes (a strided view; only the rows taken are copied).
+        view = as_strided(expected, shape=(len(expected) - length + 1, length), strides=(1, 1), writeable=False)
+        ok[same_length] = (view[starts[same_length]] == block.text[same_length]).all(axis=1)
+    return ok
 
 
 def _allowed_texts_agree(result, part: slice, texts: np.ndarray) -> np.ndarray:

@@ -1085,20 +1085,28 @@ def jsonl_chunks(
     for columns in input_chunks(form, count, seed, rows=rows):
         n = len(columns[0]) if columns else 0
         step = None if progress is None else lambda what, i, total, done=done: progress(what, done + i, count)
-        dests = destinations(form, columns, profile, step)
-        # Per vector: 0 fixed results, p > 0 a fast path's open-lane pattern p, -2 an interval or a
-        # set of members, -1 one vector at a time.
-        kind = dests[0].open_pattern() if len(dests) == 1 else np.zeros(n, np.int64)
-        if len(dests) > 1:  # an open NaN beside another destination: line by line
-            kind[np.logical_or.reduce([d.open_pattern() != 0 for d in dests])] = -1
-        for dest in dests:
-            kind[dest.bulk_sets()] = -2  # an interval or a set of members: in bulk
-            if dest.sets:
-                kind[np.fromiter(dest.sets, np.int64, len(dest.sets))] = -1
-        yield _jsonl_chunk(form, profile, columns, dests, kind, 0, n)
+        yield lines_of(form, columns, profile, step)
         done += n
         if progress is not None:
             progress(form.text, done, count)
+
+
+def lines_of(form, columns: Sequence[np.ndarray], profile: str = "spec", progress=None) -> bytes:
+    """The JSON Lines text of a scalar ``form`` on the input ``columns`` (uint64 arrays, one per
+    source), one line per vector, as :func:`jsonl_chunks` writes it: what ``check-vectors``
+    compares a golden file's lines with."""
+    n = len(columns[0]) if columns else 0
+    dests = destinations(form, list(columns), profile, progress)
+    # Per vector: 0 fixed results, p > 0 a fast path's open-lane pattern p, -2 an interval or a
+    # set of members, -1 one vector at a time.
+    kind = dests[0].open_pattern() if len(dests) == 1 else np.zeros(n, np.int64)
+    if len(dests) > 1:  # an open NaN beside another destination: line by line
+        kind[np.logical_or.reduce([d.open_pattern() != 0 for d in dests])] = -1
+    for dest in dests:
+        kind[dest.bulk_sets()] = -2  # an interval or a set of members: in bulk
+        if dest.sets:
+            kind[np.fromiter(dest.sets, np.int64, len(dest.sets))] = -1
+    return _jsonl_chunk(form, profile, columns, dests, kind, 0, n)
 
 
 def jsonl_bytes(instr: str, count: int, seed: int, profile: str = "spec", *, mask: int = FULL_MASK, active: int = FULL_MASK, progress=None) -> bytes:

@@ -142,6 +142,9 @@ def _between(fmt: FloatFormat, low: np.ndarray, high: np.ndarray, *, ftz: bool) 
         interval &= ~(positive | negative)
         touches = ((low <= largest) & (high >= 1)) | ((low <= -1) & (high >= -largest))
         flushed = interval & touches
+        # bits holds a member of the set: a flushed interval has no subnormal, so where its low
+        # end is one, the zero of that sign (a member: the interval reaches its subnormals).
+        bits = np.where(flushed & (1 <= low) & (low <= largest), 0, np.where(flushed & (-largest <= low) & (low <= -1), fmt.sign_mask, bits))
     return _Sets(bits, interval, flushed, low_bits, high_bits)
 
 
@@ -322,7 +325,7 @@ def _result(
     decided = bounded & bound.decided
     interval = decided & between.interval
     low, high = between.low.astype(dtype), between.high.astype(dtype)
-    bits = np.where(interval, between.low, between.bits)
+    bits = between.bits  # an interval's member (its low end, or the zero a flushed one allows)
     for mask, value in fixed:
         bits = np.where(mask, value, bits)
     nan_bits, open_ = _open_nan(fmt, profile)

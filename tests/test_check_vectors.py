@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from ptxspec.conformance.check_vectors import check_file, check_vectors, check_vectors_command, read_vectors
+from ptxspec.conformance.check_vectors import Block, check_file, check_vectors, check_vectors_command, read_items, read_vectors
 from ptxspec.semantics.instructions import check, evaluate
 
 DATA = Path(__file__).resolve().parent / "data" / "vectors"
@@ -405,9 +405,12 @@ def test_golden_file_with_claimed_sets_and_tampered_claims(tmp_path, instr):
     claiming = [i for i, v in enumerate(lines) if v.get("allowed")]
     assert len(claiming) > 20
     assert check_file(str(write(tmp_path, lines)), "spec").mismatches == []
+    blocks = read_items(str(write(tmp_path, lines)))
+    in_bulk = sum(len(b) for b in blocks if isinstance(b, Block) and b.text is not None)
+    assert in_bulk == sum(1 for v in lines if not isinstance(v["outputs"][0], str)), "lines with a set in outputs are read in bulk"
     rng = random.Random(instr)
-    tampered = sorted(rng.sample(claiming, 5))
-    for i in tampered:
+    tampered = sorted(rng.sample(claiming, 9))
+    for j, i in enumerate(tampered):
         claim = next(a for a in lines[i]["allowed"] if a is not None)
         changed = (
             {"kind": "one-of", "members": ["0x" + "0" * (len(json.dumps(lines[i]["inputs"][0])) - 4)]}
@@ -415,5 +418,19 @@ def test_golden_file_with_claimed_sets_and_tampered_claims(tmp_path, instr):
             else dict(claim, members=claim["members"][:1])
         )
         lines[i]["allowed"] = [changed if a is not None else None for a in lines[i]["allowed"]]
+        if j % 3 == 0:  # the same change in outputs, where they hold the set: the line keeps a bulk layout
+            lines[i]["outputs"] = [changed if isinstance(o, dict) else o for o in lines[i]["outputs"]]
+        elif j % 3 == 1 and isinstance(lines[i]["outputs"][0], dict) and "0x" in json.dumps(claim):  # one digit of the claim changed in both
+            text = json.dumps(claim)
+            k = text.index("0x") + 3
+            both = json.loads(text[:k] + ("0" if text[k] != "0" else "1") + text[k + 1 :])
+            lines[i]["allowed"], lines[i]["outputs"] = [both], [both]
     summary = check_file(str(write(tmp_path, lines, "t.jsonl")), "spec")
     assert sorted(m.vector.where.line for m in summary.mismatches) == [i + 1 for i in tampered]
+    for profile in ("spec", "sm_90"):  # the bulk reading decides as reading every line by json does
+        slow = check_vectors(read_items(str(tmp_path / "t.jsonl"), fast=False), profile)
+        fast = check_file(str(tmp_path / "t.jsonl"), profile)
+        assert sorted(m.vector.where.line for m in fast.mismatches) == sorted(m.vector.where.line for m in slow.mismatches)
+        assert [m.why for m in sorted(fast.mismatches, key=lambda m: m.vector.where.line)] == [
+            m.why for m in sorted(slow.mismatches, key=lambda m: m.vector.where.line)
+        ]
