@@ -1110,8 +1110,8 @@ def check_group(vectors: Sequence[Vector], profile: str) -> list[Mismatch]:
         # evaluates the readable semantics and explains.
         columns = [np.fromiter((v.sources[k] for v in rest), dtype=_dtype(w), count=len(rest)) for k, w in enumerate(info.source_widths)]
         results = evaluate_batch_all(form, columns, profile)
-        for i, v in enumerate(rest):
-            if judge(v, tuple(r.result(i) for r in results), profile) is None:
+        for j, v in enumerate(rest):
+            if judge(v, tuple(r.result(j) for r in results), profile) is None:
                 continue
             found = check_one(v, profile)
             if found is None:  # pragma: no cover - the batch and the readable semantics disagree

@@ -836,13 +836,15 @@ class Destination:
             return self.sets[i]
         if self.batch is not None and self.bulk_sets()[i]:
             return self.batch.result(i)  # type: ignore[attr-defined]
-        from ptxspec.semantics.results import AnyNaN, pack_lanes
+        from ptxspec.semantics.results import AnyNaN, Result, pack_lanes
 
         kinds = self.lane_kinds()[i]
         if not kinds.any():
             return int(self.bits[i])
         mask, bits = (1 << self.lane_bits) - 1, int(self.bits[i])
-        sets = {OPEN_NAN: AnyNaN(cast(FloatFormat, self.format)), SHARED_SET: None if self.shared is None else self.shared.allowed}
+        sets: dict[int, Result] = {OPEN_NAN: AnyNaN(cast(FloatFormat, self.format))}
+        if self.shared is not None:
+            sets[SHARED_SET] = self.shared.allowed
         lanes = [sets[kind] if kind else (bits >> ((self.lanes - 1 - lane) * self.lane_bits)) & mask for lane, kind in enumerate(kinds.tolist())]
         return pack_lanes(lanes, self.lane_bits)
 
