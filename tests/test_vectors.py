@@ -541,3 +541,19 @@ def test_bench_script_runs_and_finds_no_mismatch(capsys):
     # Peak memory beside throughput, and the large-file rows: the command, its wall time and peak.
     assert all(r.split()[-1].replace(",", "").isdigit() for r in rows[1:-3])
     assert rows[-3].startswith("vectors 3 forms x 500") and rows[-2].startswith("check-vectors 1,500-vector file") and "MiB peak" in rows[-2]
+
+
+@pytest.mark.parametrize("instr", ["fma.rn.oob.bf16x2", "fma.rn.relu.oob.f16", "add.rn.f16x2", "sin.approx.ftz.f32", "rem.s32", "tanh.approx.f16x2"])
+@pytest.mark.parametrize("profile", ["spec", "sm_90"])
+def test_destination_result_is_the_readable_result(instr, profile):
+    """Destination.result (shared-set and any-NaN lanes, intervals, member rows, sets by index)
+    rebuilds what evaluate() returns for every vector."""
+    from ptxspec.conformance.vectors import _form, destinations, inputs
+    from ptxspec.semantics.instructions import evaluate
+
+    form = _form(instr)
+    columns = inputs(form, 2000, 1)
+    dests = destinations(form, columns, profile)
+    for i in range(2000):
+        want = evaluate(form, [int(c[i]) for c in columns], profile)
+        assert tuple(d.result(i) for d in dests) == want, (i, [hex(int(c[i])) for c in columns])
