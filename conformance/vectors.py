@@ -900,11 +900,10 @@ def _sets(result) -> dict:
     """A batched result's sets by vector index, its intervals (an .approx bound) and small sets
     of members among them."""
     sets = dict(result.sets)
-    if result.intervals is not None:
-        mask = result.intervals.mask
-        sets.update((int(i), result.result(int(i))) for i in np.flatnonzero(mask if mask.ndim == 1 else mask.any(axis=1)))
-    if result.members is not None:
-        sets.update((int(i), result.result(int(i))) for i in np.flatnonzero(result.members.mask))
+    for field in (result.intervals, result.members):
+        if field is not None:
+            mask = field.mask
+            sets.update((int(i), result.result(int(i))) for i in np.flatnonzero(mask if mask.ndim == 1 else mask.any(axis=1)))
     return sets
 
 

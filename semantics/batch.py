@@ -122,21 +122,24 @@ class Intervals:
 
 @attrs.frozen(eq=False)
 class Members:
-    """The vectors whose result is a small finite set of encodings
+    """The lanes whose result is a small finite set of encodings
     (:class:`~ptxspec.semantics.results.OneOf`: two remainders of a signed ``rem``, the words an
-    ``.approx`` upper-word result may be): ``mask`` (n,) marks them, and row ``i`` of ``values``
-    (n, k) lists the set's members (a member may repeat: the set is the row's distinct values).
-    For a destination of one element."""
+    ``.approx`` upper-word result may be, the 16-bit ``ex2.approx`` sets that reach +0): ``mask``
+    marks them, shape ``(n,)`` for a destination of one element, ``(n, lanes)`` for a packed one
+    (lane 0 the most significant); ``values``, shape ``mask.shape + (k,)``, lists each set's
+    members (a member may repeat: the set is the distinct values)."""
 
     mask: np.ndarray
     values: np.ndarray
 
-    def allowed(self, i: int, width: int) -> Allowed:
-        return OneOf(frozenset(int(v) for v in self.values[i]), width)
+    def allowed(self, index: tuple, width: int) -> Allowed:
+        """The set of one lane (``index``: ``(i,)`` or ``(i, lane)``), of ``width`` bits."""
+        return OneOf(frozenset(int(v) for v in self.values[index]), width)
 
-    def contains(self, observed: np.ndarray) -> np.ndarray:
-        """Per vector, whether ``observed`` is one of its row's members."""
-        return (self.values == observed.astype(self.values.dtype)[:, None]).any(axis=1)
+    def contains(self, observed: np.ndarray, lane: int | None = None) -> np.ndarray:
+        """Per vector, whether the ``observed`` bits of the lane are one of its members."""
+        values = self.values if lane is None else self.values[:, lane]
+        return (values == observed.astype(values.dtype)[:, None]).any(axis=1)
 
 
 @attrs.frozen(eq=False)
@@ -214,22 +217,25 @@ class BatchResult:
         set, or Lanes of those."""
         if i in self.sets:
             return self.sets[i]
-        if self.members is not None and self.members.mask[i]:
-            return self.members.allowed(i, self.lanes * self.lane_bits)
-        iv, shared = self.intervals, self.shared
+        iv, shared, members = self.intervals, self.shared, self.members
         open_ = self._lane_flags(i, self.any_nan)
         in_interval = self._lane_flags(i, None if iv is None else iv.mask)
         in_shared = self._lane_flags(i, None if shared is None else shared.mask)
+        in_members = self._lane_flags(i, None if members is None else members.mask)
         bits = int(self.bits[i])
         lane_mask = (1 << self.lane_bits) - 1
         parts: list[Result] = []
         for lane in range(self.lanes):
-            if in_shared[lane]:
+            index = (i,) if self.lanes == 1 else (i, lane)
+            if in_members[lane]:
+                assert members is not None
+                parts.append(members.allowed(index, self.lane_bits))
+            elif in_shared[lane]:
                 assert shared is not None
                 parts.append(shared.allowed)
             elif in_interval[lane]:
                 assert iv is not None and self.format is not None
-                parts.append(iv.allowed(self.format, (i,) if self.lanes == 1 else (i, lane)))
+                parts.append(iv.allowed(self.format, index))
             elif open_[lane]:
                 assert self.format is not None
                 parts.append(AnyNaN(self.format))
@@ -256,8 +262,6 @@ class BatchResult:
             for lane in range(self.lanes):
                 shift = (self.lanes - 1 - lane) * self.lane_bits
                 ok &= self._lane_contains((observed >> shift) & lane_mask, (self.bits >> shift) & lane_mask, lane)
-        if self.members is not None:
-            ok = np.where(self.members.mask, self.members.contains(observed), ok)
         for i, allowed in self.sets.items():
             ok[i] = contains(allowed, int(observed[i]))
         return ok
@@ -265,7 +269,7 @@ class BatchResult:
     def _lane_contains(self, got: np.ndarray, want: np.ndarray, lane: int | None) -> np.ndarray:
         """Per vector, whether the observed bits ``got`` of one lane (``lane`` None: the whole
         destination of one element) are allowed: its bits ``want``, any NaN where ``any_nan``
-        opens it, its interval, or its shared set."""
+        opens it, its interval, its members, or its shared set."""
         pick = (lambda x: x) if lane is None else (lambda x: x[:, lane])
         ok = got == want
         fmt = self.format
@@ -275,6 +279,8 @@ class BatchResult:
         if self.intervals is not None:
             assert fmt is not None
             ok = np.where(pick(self.intervals.mask), self.intervals.contains(fmt, got, lane), ok)
+        if self.members is not None:
+            ok = np.where(pick(self.members.mask), self.members.contains(got, lane), ok)
         if self.shared is not None:
             marked = pick(self.shared.mask)
             if marked.any():
@@ -285,16 +291,11 @@ class BatchResult:
     def open_mask(self) -> np.ndarray:
         """Per vector, whether its result is a set rather than fixed bits (any lane open to any
         NaN, an interval, a shared set, a member row, or a set by index)."""
-        lanes = [
-            m
-            for m in (self.any_nan, None if self.intervals is None else self.intervals.mask, None if self.shared is None else self.shared.mask)
-            if m is not None
-        ]
+        fields = (self.any_nan, self.intervals, self.members, self.shared)
         open_ = np.zeros(len(self), bool)
-        for m in lanes:
-            open_ |= m if m.ndim == 1 else m.any(axis=1)
-        if self.members is not None:
-            open_ |= self.members.mask
+        for m in (f if isinstance(f, np.ndarray) or f is None else f.mask for f in fields):
+            if m is not None:
+                open_ |= m if m.ndim == 1 else m.any(axis=1)
         if self.sets:
             open_[np.fromiter(self.sets, np.int64, len(self.sets))] = True
         return open_
@@ -998,7 +999,7 @@ def _merge(fast: BatchResult, scalar: BatchResult, index: np.ndarray, undecided:
         intervals = attrs.evolve(intervals, mask=intervals.mask & ~(undecided if intervals.mask.ndim == 1 else undecided[:, None]))
     members = fast.members
     if members is not None:
-        members = attrs.evolve(members, mask=members.mask & ~undecided)
+        members = attrs.evolve(members, mask=members.mask & ~(undecided if members.mask.ndim == 1 else undecided[:, None]))
     shared = fast.shared
     if shared is not None:
         shared = attrs.evolve(shared, mask=shared.mask & ~(undecided if shared.mask.ndim == 1 else undecided[:, None]))
@@ -1026,11 +1027,15 @@ def _join(parts: list[BatchResult]) -> BatchResult:
         intervals = Intervals(mask, low, high, nan, flushed)
     members = None
     if any(p.members is not None for p in parts):
-        k = max(p.members.values.shape[1] for p in parts if p.members is not None)
+        k = max(p.members.values.shape[-1] for p in parts if p.members is not None)
+        shape = (lambda m: (m,)) if first.lanes == 1 else (lambda m: (m, first.lanes))
+
+        def widened_to_k(m: Members) -> Members:  # the last member repeated: the same set
+            pad = [(0, 0)] * (m.values.ndim - 1) + [(0, k - m.values.shape[-1])]
+            return Members(m.mask, np.pad(m.values, pad, mode="edge"))
+
         widened = [
-            Members(p.members.mask, np.pad(p.members.values, ((0, 0), (0, k - p.members.values.shape[1])), mode="edge"))
-            if p.members is not None
-            else Members(np.zeros(len(p), bool), np.zeros((len(p), k), p.bits.dtype))
+            widened_to_k(p.members) if p.members is not None else Members(np.zeros(shape(len(p)), bool), np.zeros((*shape(len(p)), k), p.bits.dtype))
             for p in parts
         ]
         members = Members(np.concatenate([m.mask for m in widened]), np.concatenate([m.values for m in widened]))

@@ -937,10 +937,11 @@ def _two_lanes(form: Form, lane: FastPath, fmt: FloatFormat) -> FastPath:
     """An x2 form (:func:`~ptxspec.semantics.half_precision.per_lane`: the same lane function on
     each half-word, lane 0 the upper one) as two lookups in the table of every lane input
     (:func:`_lane_table`, built once per profile): the lanes' bits are packed and their
-    ``any_nan`` and :class:`Intervals` arrays stacked into ``(n, 2)`` arrays, from which
-    :meth:`BatchResult.result` packs the :class:`~ptxspec.semantics.results.Lanes` the scalar
-    function returns. Where a lane's set is one the arrays cannot hold (ex2's :class:`OneOf`
-    reaching +0) the register's result is the Lanes of both lanes' results, in ``sets``."""
+    ``any_nan``, :class:`Intervals` and :class:`Members` (ex2's :class:`OneOf` sets reaching +0)
+    arrays stacked into ``(n, 2)`` arrays, from which :meth:`BatchResult.result` packs the
+    :class:`~ptxspec.semantics.results.Lanes` the scalar function returns. Where a lane's result is
+    a set those arrays cannot hold (an input the lane path leaves undecided whose set the readable
+    semantics gives), the register's result is the Lanes of both lanes' results, in ``sets``."""
     tables: dict[int, tuple[Profile, _LaneTable]] = {}
 
     def fast(a: np.ndarray, *, profile: Profile) -> BatchResult:
@@ -955,11 +956,15 @@ def _two_lanes(form: Form, lane: FastPath, fmt: FloatFormat) -> FastPath:
         any_nan = t.any_nan[both]
         iv = t.intervals
         intervals = Intervals(iv.mask[both], iv.low[both], iv.high[both], iv.nan[both], None if iv.flushed is None else iv.flushed[both])
+        members = None
+        if t.members is not None:
+            mask = t.members.mask[both]
+            members = Members(mask, t.members.values[both]) if mask.any() else None
         index = np.flatnonzero(t.listed[upper] | t.listed[lower])
         # A listed lane's result is a set (never bits), so pack_lanes would make these Lanes.
         pairs = zip(t.results[upper[index]].tolist(), t.results[lower[index]].tolist())
         sets: dict[int, Allowed] = dict(zip(index.tolist(), [Lanes(pair, 16) for pair in pairs]))
-        return BatchResult(bits, any_nan if any_nan.any() else None, fmt, 2, 16, sets, None, intervals)
+        return BatchResult(bits, any_nan if any_nan.any() else None, fmt, 2, 16, sets, None, intervals, members)
 
     return fast
 
@@ -967,12 +972,14 @@ def _two_lanes(form: Form, lane: FastPath, fmt: FloatFormat) -> FastPath:
 @attrs.frozen(eq=False)
 class _LaneTable:
     """One lane's result for each of the 2^16 inputs, as a :class:`BatchResult` of one lane holds
-    them (``bits``, ``any_nan``, ``intervals``), with ``listed`` marking the inputs whose result
-    is another set and ``results`` (an object array) each input's result itself."""
+    them (``bits``, ``any_nan``, ``intervals``, ``members``: the :class:`OneOf` sets), with
+    ``listed`` marking the inputs whose result is another set and ``results`` (an object array)
+    each input's result itself."""
 
     bits: np.ndarray
     any_nan: np.ndarray
     intervals: Intervals
+    members: Members | None
     listed: np.ndarray
     results: np.ndarray
 
@@ -1000,7 +1007,22 @@ def _lane_table(form: Form, lane: FastPath, profile: Profile) -> _LaneTable:
     any_nan = r.any_nan if r.any_nan is not None else np.zeros(n, dtype=bool)
     assert r.intervals is not None
     intervals = attrs.evolve(r.intervals, mask=r.intervals.mask & ~listed)
-    return _LaneTable(bits, any_nan & ~listed, intervals, listed, results)
+    # The listed OneOf sets (ex2's reaching +0) as member rows; bits hold the least member.
+    one_of = [i for i in np.flatnonzero(listed).tolist() if isinstance(results[i], OneOf)]
+    members = None
+    if one_of:
+        k = max(len(results[i].members) for i in one_of)
+        values = np.repeat(bits.astype(np.uint16)[:, None], k, axis=1)
+        for i in one_of:
+            listed_members = sorted(results[i].members)
+            values[i] = listed_members + listed_members[-1:] * (k - len(listed_members))
+            bits[i] = listed_members[0]
+        mask = np.zeros(n, dtype=bool)
+        mask[one_of] = True
+        listed &= ~mask
+        members = Members(mask, values)
+        any_nan = any_nan & ~mask
+    return _LaneTable(bits, any_nan & ~listed, intervals, members, listed, results)
 
 
 def _half_tanh(fmt: FloatFormat) -> FastPath:
