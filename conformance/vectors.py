@@ -95,7 +95,7 @@ from ptxspec.spec.types import FORMATS, INTEGER_TYPES, PACKED_TYPES, FloatFormat
 if TYPE_CHECKING:
     from typing_extensions import Buffer
 
-    from ptxspec.semantics.batch import SharedSet
+    from ptxspec.semantics.batch import BatchResult, Intervals, Members, SharedSet
 
 #: The most edge vectors crossed before the random ones, whatever ``--count`` is.
 EDGE_CAP = 1 << 16
@@ -104,8 +104,11 @@ EDGE_CAP = 1 << 16
 PROGRESS_STEP = 1024
 
 #: What a lane of a batched destination holds (:meth:`Destination.lane_kinds`): fixed bits, any
-#: NaN of its format, or the destination's shared set.
-FIXED, OPEN_NAN, SHARED_SET = 0, 1, 2
+#: NaN of its format, the destination's shared set; in a packed register also an interval (its
+#: ``nan`` flag and whether it is flushed: INTERVAL + nan + 2 flushed) or a set of c members
+#: (MEMBERS + c - 1, c <= :data:`MOST_MEMBERS`). Four bits a lane in :meth:`Destination.open_pattern`.
+FIXED, OPEN_NAN, SHARED_SET, INTERVAL, MEMBERS = 0, 1, 2, 3, 7
+MOST_MEMBERS = 8
 
 #: Warp-level forms: the lanes of a warp, and the default membermask and executing lanes.
 WARP_SIZE = 32
@@ -820,9 +823,12 @@ class Destination:
     shared: SharedSet | None = None
 
     def bulk_sets(self) -> np.ndarray:
-        """Per vector, whether its result is a set written in bulk: a one-lane interval or a row
-        of members of the batched result."""
+        """Per vector, whether its result is a set written in bulk by :func:`set_groups`: a
+        one-lane interval or a row of members of the batched result (a packed register's are lane
+        kinds, :meth:`lane_kinds`)."""
         bulk = np.zeros(len(self.bits), bool)
+        if self.lanes > 1:
+            return bulk
         iv, members = getattr(self.batch, "intervals", None), getattr(self.batch, "members", None)
         if iv is not None:
             bulk |= iv.mask
@@ -834,7 +840,7 @@ class Destination:
         """Vector ``i``'s result as the readable semantics gives it."""
         if i in self.sets:
             return self.sets[i]
-        if self.batch is not None and self.bulk_sets()[i]:
+        if self.batch is not None:
             return self.batch.result(i)  # type: ignore[attr-defined]
         from ptxspec.semantics.results import AnyNaN, Result, pack_lanes
 
@@ -856,15 +862,33 @@ class Destination:
         for kind, mask in ((OPEN_NAN, self.any_nan), (SHARED_SET, None if self.shared is None else self.shared.mask)):
             if mask is not None:
                 kinds[mask.reshape(kinds.shape)] = kind
+        if self.lanes > 1:
+            iv, members = getattr(self.batch, "intervals", None), getattr(self.batch, "members", None)
+            if iv is not None:
+                flushed = iv.flushed if iv.flushed is not None else np.zeros(iv.mask.shape, bool)
+                kinds = np.where(iv.mask, INTERVAL + iv.nan.astype(np.int64) + 2 * flushed, kinds)
+            if members is not None:
+                kinds = np.where(members.mask, MEMBERS + np.minimum(_distinct(members.values), MOST_MEMBERS + 1) - 1, kinds)
         return kinds
 
+    def bulk_rows(self) -> np.ndarray:
+        """Per vector, whether its line is written from :meth:`open_pattern` (False: a lane with
+        more than :data:`MOST_MEMBERS` members, written one line at a time)."""
+        return (self.lane_kinds() < MEMBERS + MOST_MEMBERS).all(axis=1)
+
     def open_pattern(self) -> np.ndarray:
-        """Per vector, its :meth:`lane_kinds` as one integer, two bits a lane (lane 0 the most
+        """Per vector, its :meth:`lane_kinds` as one integer, four bits a lane (lane 0 the most
         significant); 0 where the result is fixed bits (or in :attr:`sets`)."""
         code = np.zeros(len(self.bits), np.int64)
         for column in self.lane_kinds().T:
-            code = (code << 2) | column
+            code = (code << 4) | np.minimum(column, 15)
         return code
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """How many distinct values each row of the last axis holds."""
+    ordered = np.sort(values, axis=-1)
+    return 1 + (ordered[..., 1:] != ordered[..., :-1]).sum(axis=-1)
 
 
 def destinations(form, columns: list[np.ndarray], profile: str, progress=None) -> list[Destination]:
@@ -876,7 +900,7 @@ def destinations(form, columns: list[np.ndarray], profile: str, progress=None) -
 
     if has_fast_path(form, profile):
         results = evaluate_batch_all(form, [c.astype(np.uint64) for c in columns], profile)
-        if len(results) == 1 and results[0].lanes == 1:  # its intervals and member rows: written in bulk
+        if len(results) == 1:  # its intervals and member rows: written in bulk
             (r,) = results
             return [Destination(r.bits.astype(np.uint64), r.any_nan, r.format, r.lanes, r.lane_bits, dict(r.sets), r, r.shared)]
         return [Destination(r.bits.astype(np.uint64), r.any_nan, r.format, r.lanes, r.lane_bits, _sets(r), None, r.shared) for r in results]
@@ -979,15 +1003,16 @@ def line_template(form, profile: str, columns: Sequence[np.ndarray], outputs: Se
 def pattern_kinds(pattern: int, lanes: int) -> list[int]:
     """The lane kinds (:meth:`Destination.lane_kinds`) of an :meth:`~Destination.open_pattern`
     code, lane 0 first."""
-    return [(pattern >> (2 * (lanes - 1 - lane))) & 3 for lane in range(lanes)]
+    return [(pattern >> (4 * (lanes - 1 - lane))) & 15 for lane in range(lanes)]
 
 
-def allowed_pieces(dest: Destination, pattern: int, bits: np.ndarray) -> list:
+def allowed_pieces(dest: Destination, pattern: int, bits: np.ndarray, rows: np.ndarray | None = None) -> list:
     """The ``allowed`` entry of a fast-path destination whose lane kinds are ``pattern``
     (:meth:`Destination.open_pattern`): ``json.dumps`` of the set's JSON form, the fixed lanes'
-    hex digits left open (``bits``: the destination bits of the rows). Where a lane holds the
-    shared set, which has no canonical member, ``outputs`` holds this text too
-    (:func:`vector_dict`)."""
+    hex digits and the ends and members of the lanes' sets left open (``bits``: the destination
+    bits of the rows; ``rows``: their indices in ``dest``, for an interval or member lane). Where
+    a lane holds a set without a canonical member (the shared set, an interval, members),
+    ``outputs`` holds this text too (:func:`vector_dict`)."""
     from ptxspec.semantics.results import AnyNaN
 
     texts = {OPEN_NAN: json.dumps(AnyNaN(cast(FloatFormat, dest.format)).to_json())}
@@ -1001,13 +1026,39 @@ def allowed_pieces(dest: Destination, pattern: int, bits: np.ndarray) -> list:
     for lane, kind in enumerate(kinds):
         if lane:
             pieces.append(", ")
-        if kind:
+        if kind >= INTERVAL:
+            assert rows is not None
+            pieces += _lane_set_pieces(dest, kind, lane, rows)
+        elif kind:
             pieces.append(texts[kind])
         else:
             shift = dest.lanes - 1 - lane
             pieces += ['"0x', ((bits >> np.uint64(shift * dest.lane_bits)) & mask, digits_of(dest.lane_bits)), '"']
     pieces.append("]}")
     return pieces
+
+
+def _lane_set_pieces(dest: Destination, kind: int, lane: int, rows: np.ndarray) -> list:
+    """The JSON pieces of lane ``lane``'s interval or member set in ``rows`` (all of one
+    :meth:`~Destination.lane_kinds` ``kind``): :meth:`Interval.to_json` (inside
+    :meth:`Flushed.to_json`), :meth:`OneOf.to_json`, with the lane's digits."""
+    digits = digits_of(dest.lane_bits)
+    batch = cast("BatchResult", dest.batch)
+    if kind < MEMBERS:
+        iv = cast("Intervals", batch.intervals)
+        nan, flushed = (kind - INTERVAL) & 1, (kind - INTERVAL) >> 1
+        name = json.dumps(cast(FloatFormat, dest.format).name)
+        inner = ['{"kind": "interval", "format": ' + name + ', "low": "0x', (iv.low[rows, lane].astype(np.uint64), digits), '", "high": "0x']
+        inner += [(iv.high[rows, lane].astype(np.uint64), digits), '", "nan": ' + json.dumps(bool(nan)) + "}"]
+        return ['{"kind": "flushed", "inner": ', *inner, "}"] if flushed else inner
+    count = kind - MEMBERS + 1
+    values = np.sort(cast("Members", batch.members).values[rows, lane].astype(np.uint64), axis=1)
+    distinct = np.concatenate([np.ones((len(rows), 1), bool), values[:, 1:] != values[:, :-1]], axis=1)
+    kept = values[distinct].reshape(len(rows), count)
+    pieces: list = ['{"kind": "one-of", "members": [']
+    for j in range(count):
+        pieces += [", " if j else "", '"0x', (kept[:, j], digits), '"']
+    return [*pieces, "]}"]
 
 
 def set_groups(dest: Destination, rows: np.ndarray) -> Iterator[tuple[np.ndarray, list]]:
@@ -1101,6 +1152,8 @@ def lines_of(form, columns: Sequence[np.ndarray], profile: str = "spec", progres
     # Per vector: 0 fixed results, p > 0 a fast path's open-lane pattern p, -2 an interval or a
     # set of members, -1 one vector at a time.
     kind = dests[0].open_pattern() if len(dests) == 1 else np.zeros(n, np.int64)
+    if len(dests) == 1:
+        kind[~dests[0].bulk_rows()] = -1
     if len(dests) > 1:  # an open NaN beside another destination: line by line
         kind[np.logical_or.reduce([d.open_pattern() != 0 for d in dests])] = -1
     for dest in dests:
@@ -1130,8 +1183,8 @@ def _jsonl_chunk(form, profile: str, columns, dests: list[Destination], kind: np
         rows = np.flatnonzero(kinds == k)
         if k > 0:
             (dest,) = dests
-            allowed = allowed_pieces(dest, k, dest.bits[part][rows])
-            if SHARED_SET in pattern_kinds(k, dest.lanes):  # no canonical member: outputs holds the set too
+            allowed = allowed_pieces(dest, k, dest.bits[part][rows], start + rows)
+            if max(pattern_kinds(k, dest.lanes)) >= SHARED_SET:  # no canonical member: outputs holds the set too
                 matrix = render([*_set_line_head(form, columns, part, rows), *allowed, '], "allowed": [', *allowed, tail], len(rows))
             else:
                 middle = render(['], "allowed": [', *allowed], len(rows))
@@ -1189,7 +1242,7 @@ def _npz_arrays(form, count: int, seed: int, profile: str) -> Iterator[list[np.n
         for dest in destinations(form, columns, profile):
             rep = dest.bits.copy()
             open_ = dest.open_pattern() != 0
-            bulk = dest.bulk_sets() | (dest.lane_kinds() == SHARED_SET).any(axis=1)  # no canonical member: 0, as for the sets below
+            bulk = dest.bulk_sets() | (dest.lane_kinds() >= SHARED_SET).any(axis=1)  # no canonical member: 0, as for the sets below
             rep[bulk], open_[bulk] = 0, True
             for i, r in dest.sets.items():
                 open_[i] = True

@@ -394,7 +394,7 @@ def test_a_shipped_recording_is_found_by_name_from_anywhere(tmp_path, monkeypatc
     assert done.returncode == 2 and done.stderr.startswith("ptxspec: error: <command line>, --recording: 'sm_9'") and "(sm_90" in done.stderr
 
 
-@pytest.mark.parametrize("instr", ["sin.approx.f32", "fma.rn.oob.bf16x2", "rem.s32"])
+@pytest.mark.parametrize("instr", ["sin.approx.f32", "fma.rn.oob.bf16x2", "rem.s32", "ex2.approx.f16x2"])
 def test_golden_file_with_claimed_sets_and_tampered_claims(tmp_path, instr):
     """A golden file that ``ptxspec vectors`` wrote, whose lines claim sets (intervals, fma.oob's
     shared set, member sets), checks clean; a claim changed in ``outputs`` or ``allowed`` is a

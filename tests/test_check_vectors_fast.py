@@ -89,7 +89,16 @@ def outcome(path: Path, profile: str, fast: bool):
     return ("summary", summary.to_json(), [(m.vector.where.line, m.why) for m in summary.mismatches])
 
 
-READER_FORMS = ["fma.rn.f32", "cvt.rn.satfinite.e4m3x2.f32", "add.rn.f16x2", "mad.wide.s32", "sin.approx.f32", "add.cc.u32", "cvt.rn.f16.f32"]
+READER_FORMS = [
+    "fma.rn.f32",
+    "cvt.rn.satfinite.e4m3x2.f32",
+    "add.rn.f16x2",
+    "mad.wide.s32",
+    "sin.approx.f32",
+    "add.cc.u32",
+    "cvt.rn.f16.f32",
+    "ex2.approx.f16x2",
+]
 
 
 @pytest.mark.parametrize("profile", ["spec", "sm_90"])

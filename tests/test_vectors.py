@@ -40,6 +40,8 @@ FORMS = [
     "rcp.approx.ftz.f64",
     "tanh.approx.f16x2",
     "fma.rn.oob.f16x2",
+    "ex2.approx.f16x2",  # per-lane member sets and intervals
+    "ex2.approx.ftz.bf16x2",  # per-lane flushed intervals
 ]
 
 
@@ -81,7 +83,7 @@ def test_npz_same_bytes_and_same_content_as_jsonl(tmp_path):
         assert data[f"{k}.open0"].tolist() == [v.get("allowed") is not None for v in lines]
 
 
-@pytest.mark.parametrize("instr", ["fma.rn.oob.f16x2", "fma.rn.relu.oob.bf16", "rem.s32", "sin.approx.ftz.f32", "tanh.approx.f16x2"])
+@pytest.mark.parametrize("instr", ["fma.rn.oob.f16x2", "fma.rn.relu.oob.bf16", "rem.s32", "sin.approx.ftz.f32", "tanh.approx.f16x2", "ex2.approx.f16x2"])
 def test_npz_sets_as_in_jsonl(tmp_path, instr):
     """A set in bulk (a shared set, member rows, intervals) or per line: ``out`` holds its
     canonical member, 0 where it has none (the JSON line's outputs then hold the set), and
@@ -543,7 +545,9 @@ def test_bench_script_runs_and_finds_no_mismatch(capsys):
     assert rows[-3].startswith("vectors 3 forms x 500") and rows[-2].startswith("check-vectors 1,500-vector file") and "MiB peak" in rows[-2]
 
 
-@pytest.mark.parametrize("instr", ["fma.rn.oob.bf16x2", "fma.rn.relu.oob.f16", "add.rn.f16x2", "sin.approx.ftz.f32", "rem.s32", "tanh.approx.f16x2"])
+@pytest.mark.parametrize(
+    "instr", ["fma.rn.oob.bf16x2", "fma.rn.relu.oob.f16", "add.rn.f16x2", "sin.approx.ftz.f32", "rem.s32", "tanh.approx.f16x2", "ex2.approx.f16x2"]
+)
 @pytest.mark.parametrize("profile", ["spec", "sm_90"])
 def test_destination_result_is_the_readable_result(instr, profile):
     """Destination.result (shared-set and any-NaN lanes, intervals, member rows, sets by index)
