@@ -874,7 +874,7 @@ class Destination:
     def bulk_rows(self) -> np.ndarray:
         """Per vector, whether its line is written from :meth:`open_pattern` (False: a lane with
         more than :data:`MOST_MEMBERS` members, written one line at a time)."""
-        return (self.lane_kinds() < MEMBERS + MOST_MEMBERS).all(axis=1)
+        return np.asarray((self.lane_kinds() < MEMBERS + MOST_MEMBERS).all(axis=1))
 
     def open_pattern(self) -> np.ndarray:
         """Per vector, its :meth:`lane_kinds` as one integer, four bits a lane (lane 0 the most
