@@ -848,7 +848,7 @@ class Destination:
         if not kinds.any():
             return int(self.bits[i])
         mask, bits = (1 << self.lane_bits) - 1, int(self.bits[i])
-        sets: dict[int, Result] = {OPEN_NAN: AnyNaN(cast(FloatFormat, self.format))}
+        sets: dict[int, Result] = {} if self.format is None else {OPEN_NAN: AnyNaN(self.format)}
         if self.shared is not None:
             sets[SHARED_SET] = self.shared.allowed
         lanes = [sets[kind] if kind else (bits >> ((self.lanes - 1 - lane) * self.lane_bits)) & mask for lane, kind in enumerate(kinds.tolist())]
@@ -1015,7 +1015,7 @@ def allowed_pieces(dest: Destination, pattern: int, bits: np.ndarray, rows: np.n
     ``outputs`` holds this text too (:func:`vector_dict`)."""
     from ptxspec.semantics.results import AnyNaN
 
-    texts = {OPEN_NAN: json.dumps(AnyNaN(cast(FloatFormat, dest.format)).to_json())}
+    texts = {} if dest.format is None else {OPEN_NAN: json.dumps(AnyNaN(dest.format).to_json())}
     if dest.shared is not None:
         texts[SHARED_SET] = json.dumps(dest.shared.allowed.to_json())
     kinds = pattern_kinds(pattern, dest.lanes)

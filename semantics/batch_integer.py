@@ -15,8 +15,10 @@ array of unsigned bit patterns (uint16/uint32/uint64), and
   limbs in uint64.
 
 Where the manual leaves a result open under a profile (div/rem by zero, rem of operands of
-opposite signs, fns with base > 31) the result is the same set the scalar function returns, kept
-in :attr:`BatchResult.sets`; nothing is left undecided.
+opposite signs, fns with base > 31) the result is the same set the scalar function returns: the
+set of every n-bit value as one :class:`~ptxspec.semantics.batch.SharedSet` of the vectors it
+holds for, both remainders as :class:`~ptxspec.semantics.batch.Members` rows; nothing is left
+undecided.
 
 ``tests/test_batch_integer.py`` proves every legal form of these families bit-identical to the
 readable semantics under the spec and sm_90 profiles, and checks each family against Python
@@ -32,9 +34,8 @@ import numpy as np
 
 from ptxspec.profiles import Profile
 from ptxspec.semantics import batch_rounding, integer
-from ptxspec.semantics.batch import BatchResult, FastPath, Members, _dtype, batched
+from ptxspec.semantics.batch import BatchResult, FastPath, Members, SharedSet, _dtype, batched
 from ptxspec.semantics.integer import AnyValue, integer_type
-from ptxspec.semantics.results import Allowed
 from ptxspec.spec.catalogue import Form
 from ptxspec.spec.types import INTEGER_TYPES, IntegerType
 
@@ -114,10 +115,10 @@ def _swar_count(x: np.ndarray) -> np.ndarray:
 popcount: Callable[[np.ndarray], np.ndarray] = getattr(np, "bitwise_count", _swar_count)
 
 
-def _result(bits: np.ndarray, *, lanes: int = 1, sets: dict[int, Allowed] | None = None) -> BatchResult:
-    """An integer destination: fixed bits, and the vectors whose result is a set."""
+def _result(bits: np.ndarray, *, lanes: int = 1, shared: SharedSet | None = None) -> BatchResult:
+    """An integer destination: fixed bits, and the vectors whose result is one shared set."""
     width = bits.dtype.itemsize * 8
-    return BatchResult(bits, None, None, lanes, width // lanes, sets or {})
+    return BatchResult(bits, None, None, lanes, width // lanes, shared=shared)
 
 
 def _flag(carry: np.ndarray) -> BatchResult:
@@ -335,16 +336,17 @@ def _magnitude(t: IntegerType, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return negative, np.where(negative, U64(0) - v, v)
 
 
-def _by_zero(t: IntegerType, bits: np.ndarray, zero: np.ndarray, profile: Profile) -> dict[int, Allowed]:
+def _by_zero(t: IntegerType, bits: np.ndarray, zero: np.ndarray, profile: Profile) -> SharedSet | None:
     """Division by zero, as the scalar div and rem decide it: the chip's value
     (``profile.integer_division_by_zero``) written into ``bits``, or (the manual's "unspecified,
-    machine-specific value") the set of every n-bit value for those vectors."""
+    machine-specific value") the set of every n-bit value for those vectors (``bits`` 0, a
+    member)."""
     chosen = profile.integer_division_by_zero
     if chosen is not None:
         bits[zero] = chosen(t)
-        return {}
+        return None
     bits[zero] = 0
-    return dict.fromkeys(np.flatnonzero(zero).tolist(), AnyValue(t.bits))
+    return SharedSet(zero, AnyValue(t.bits)) if zero.any() else None
 
 
 @batched("div.int")
@@ -362,8 +364,7 @@ def div(form: Form) -> FastPath:
         quotient = mag_a // np.where(zero, U64(1), mag_b)
         with np.errstate(all="ignore"):
             bits = _bits(t.bits, np.where(sign_a != sign_b, U64(0) - quotient, quotient))
-        sets = _by_zero(t, bits, zero, profile)
-        return _result(bits, sets=sets)
+        return _result(bits, shared=_by_zero(t, bits, zero, profile))
 
     return fast
 
@@ -388,11 +389,11 @@ def rem(form: Form) -> FastPath:
             toward_minus_infinity = np.where(differ, toward_zero + _ext(t, b), toward_zero)
         rule = profile.integer_remainder_toward_zero
         bits = _bits(t.bits, toward_minus_infinity if rule is False else toward_zero)
-        sets = _by_zero(t, bits, zero, profile)
-        if rule is None and differ.any():  # both remainders (a zero divisor's set stays in sets)
+        shared = _by_zero(t, bits, zero, profile)
+        if rule is None and differ.any():  # both remainders (a zero divisor's set is the shared one)
             pair = np.stack([bits, _bits(t.bits, toward_minus_infinity)], axis=1)
-            return attrs.evolve(_result(bits, sets=sets), members=Members(differ & ~zero, pair))
-        return _result(bits, sets=sets)
+            return attrs.evolve(_result(bits, shared=shared), members=Members(differ & ~zero, pair))
+        return _result(bits, shared=shared)
 
     return fast
 
@@ -473,17 +474,17 @@ def fns(form: Form) -> FastPath:
         at_base = ((m >> b) & U64(1)) != 0
         d = np.where(n == 0, np.where(at_base, b.astype(np.int64), 0xFFFFFFFF), np.where(found, position, 0xFFFFFFFF))
         bits = _bits(32, d)
-        sets: dict[int, Allowed] = {}
+        open_ = np.zeros(len(bits), dtype=bool)
         if profile.fns_base_beyond_31 is not None:
             bits[beyond] = profile.fns_base_beyond_31
         else:
             bits[beyond] = 0
-            sets = dict.fromkeys(np.flatnonzero(beyond).tolist(), AnyValue(32))
+            open_ = beyond
         if profile.fns_most_negative_offset is not None:
             most_negative = n == INTEGER_TYPES["s32"].min
             bits[most_negative] = profile.fns_most_negative_offset
-            sets = {i: v for i, v in sets.items() if not most_negative[i]}
-        return _result(bits, sets=sets)
+            open_ = open_ & ~most_negative
+        return _result(bits, shared=SharedSet(open_, AnyValue(32)) if open_.any() else None)
 
     return fast
 
