@@ -41,13 +41,12 @@ end is irrational (sin, cos: Lindemann; 2^a for non-integer a: Gelfond-Schneider
 2^-16 of the inputs: the undecided vectors are that rare.
 
 The sets are :class:`~ptxspec.semantics.batch.Intervals` lanes, ``flushed`` where ``.ftz`` makes
-one a :class:`~ptxspec.semantics.floating_point_approx.Flushed` interval. Only the
-:class:`~ptxspec.semantics.results.OneOf` sets of ``ex2.approx`` on 16 bits (those reaching +0) go
-to :attr:`BatchResult.sets`, one shared object per distinct set. The x2 16-bit forms under the
-spec look both lanes up in a table of the lane path's result for each of the 2^16 inputs, built
-once per profile (:func:`_two_lanes`); a register with a OneOf lane is the
-:class:`~ptxspec.semantics.results.Lanes` of the two lanes' tabled results. Under sm_90 the 16-bit
-forms are the recorded tables (``profile.approx16_tables``): a lookup per lane.
+one a :class:`~ptxspec.semantics.floating_point_approx.Flushed` interval; the
+:class:`~ptxspec.semantics.results.OneOf` sets of ``ex2.approx`` on 16 bits (those reaching +0)
+are :class:`~ptxspec.semantics.batch.Members` rows. The x2 16-bit forms under the spec look both
+lanes up in a table of the lane path's result for each of the 2^16 inputs, built once per profile
+(:func:`_two_lanes`), and stack the lanes' masks and rows. Under sm_90 the 16-bit forms are the
+recorded tables (``profile.approx16_tables``): a lookup per lane.
 
 The .f64 forms: ``rsqrt.approx.f64`` rounds its ends to .f64 from double-double estimates
 (:func:`_rsqrt_approx_f64`); ``rcp.approx.ftz.f64`` and ``rsqrt.approx.ftz.f64`` compute the
@@ -305,20 +304,19 @@ def _result(
     nan: np.ndarray,
     fixed: Sequence[tuple[np.ndarray, Any]],
     bound: _Bound,
-    given: tuple[np.ndarray, dict[int, Allowed]] | None = None,
+    given: Members | None = None,
 ) -> BatchResult:
     """One destination from the special-value table and the bound: ``nan`` (the profile's
-    unspecified NaN), ``fixed`` (mask, bits) pairs, ``given`` (mask, sets by index) results built
-    already, and every other vector the set of ``bound`` (:func:`_between`) -- bits, or an
-    :class:`Intervals` lane, ``flushed`` where it is a :class:`~ptxspec.semantics.floating_point_approx.Flushed` one -- undecided where its
+    unspecified NaN), ``fixed`` (mask, bits) pairs, ``given`` member rows built already (bits:
+    their least member), and every other vector the set of ``bound`` (:func:`_between`) -- bits,
+    or an :class:`Intervals` lane, ``flushed`` where it is a :class:`~ptxspec.semantics.floating_point_approx.Flushed` one -- undecided where its
     ends are."""
     chosen = nan.copy()
     for mask, _ in fixed:
         chosen |= mask
-    sets: dict[int, Allowed] = {}
     if given is not None:
-        chosen |= given[0]
-        sets.update(given[1])
+        chosen |= given.mask
+        fixed = [*fixed, (given.mask, given.values.min(axis=1))]
     bounded = ~chosen
     between = _between(fmt, bound.low, bound.high, ftz=ftz)
     dtype = np.dtype(f"uint{fmt.width}")
@@ -332,7 +330,8 @@ def _result(
     bits = np.where(nan, nan_bits, bits).astype(dtype)
     intervals = Intervals(interval, low, high, np.zeros(len(bits), dtype=bool), interval & between.flushed if ftz else None)
     undecided = bounded & ~bound.decided
-    return BatchResult(bits, nan.copy() if open_ and nan.any() else None, fmt, 1, fmt.width, sets, undecided if undecided.any() else None, intervals)
+    members = given if given is not None and given.mask.any() else None
+    return BatchResult(bits, nan.copy() if open_ and nan.any() else None, fmt, 1, fmt.width, {}, undecided if undecided.any() else None, intervals, members)
 
 
 def _empty_bound(n: int) -> _Bound:
@@ -1007,8 +1006,9 @@ def _lane_table(form: Form, lane: FastPath, profile: Profile) -> _LaneTable:
     any_nan = r.any_nan if r.any_nan is not None else np.zeros(n, dtype=bool)
     assert r.intervals is not None
     intervals = attrs.evolve(r.intervals, mask=r.intervals.mask & ~listed)
-    # The listed OneOf sets (ex2's reaching +0) as member rows; bits hold the least member.
-    one_of = [i for i in np.flatnonzero(listed).tolist() if isinstance(results[i], OneOf)]
+    # The OneOf sets (ex2's reaching +0; the lane path's member rows, or listed) as member rows
+    # of the table; bits hold the least member.
+    one_of = [i for i, result in enumerate(results.tolist()) if isinstance(result, OneOf)]
     members = None
     if one_of:
         k = max(len(results[i].members) for i in one_of)
@@ -1094,22 +1094,24 @@ def _half_ex2(fmt: FloatFormat, ftz: bool) -> FastPath:
             flushed = reaches_zero & (last < (1 << fmt.mantissa_bits))
             fixed.append((flushed, 0))
             reaches_zero &= ~flushed
-        given = (reaches_zero, _zero_reaching_sets(fmt, last, reaches_zero, ftz))
+        given = _zero_reaching_members(fmt, last, reaches_zero, ftz)
         return _result(fmt, ftz=ftz, profile=profile, nan=x.nan, fixed=fixed, bound=_Bound(first, last, decided), given=given)
 
     return fast
 
 
-def _zero_reaching_sets(fmt: FloatFormat, last: np.ndarray, mask: np.ndarray, ftz: bool) -> dict[int, Allowed]:
+def _zero_reaching_members(fmt: FloatFormat, last: np.ndarray, mask: np.ndarray, ftz: bool) -> Members:
     """faithful_to_bound's :class:`OneOf` sets from +0 to the ordinal ``last`` (each member
-    flushed under .ftz, ``fmt_flush``; the caller keeps those with one member apart). They are
-    few and repeat, so each distinct ``last`` is built once."""
-    index = np.flatnonzero(mask)
-    built: dict[int, Allowed] = {}
-    for top in np.unique(last[index]).tolist():
-        members = frozenset(half_precision.fmt_flush(fmt, n, ftz) for n in range(0, top + 1))
-        built[top] = OneOf(members, fmt.width)
-    return {i: built[top] for i, top in zip(index.tolist(), last[index].tolist())}
+    flushed under .ftz, ``fmt_flush``), as :class:`Members` rows of the vectors in ``mask`` (the
+    last member repeated to the widest row). They are few and repeat, so each distinct ``last`` is
+    listed once."""
+    tops = np.unique(last[mask]).tolist()
+    listed = {top: sorted({half_precision.fmt_flush(fmt, n, ftz) for n in range(0, top + 1)}) for top in tops}
+    k = max((len(v) for v in listed.values()), default=1)
+    values = np.zeros((len(last), k), dtype=np.int64)
+    for top, members in listed.items():
+        values[mask & (last == top)] = members + members[-1:] * (k - len(members))
+    return Members(mask.copy(), values)
 
 
 batched("tanh.approx.half")(_tables("tanh"))
