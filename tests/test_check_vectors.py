@@ -434,3 +434,36 @@ def test_golden_file_with_claimed_sets_and_tampered_claims(tmp_path, instr):
         assert [m.why for m in sorted(fast.mismatches, key=lambda m: m.vector.where.line)] == [
             m.why for m in sorted(slow.mismatches, key=lambda m: m.vector.where.line)
         ]
+
+
+@pytest.mark.parametrize("instr", ["ex2.approx.f16", "ex2.approx.f16x2", "rem.s32", "sin.approx.f32"])
+def test_member_in_outputs_with_a_wrong_allowed_claim(tmp_path, instr):
+    """A line with a member of its set in outputs but "allowed" claiming a fixed result (null, or
+    fixed lanes) is a mismatch, in the bulk reader as in the json one."""
+    from ptxspec.conformance.vectors import jsonl_lines
+
+    lines = [json.loads(line) for line in jsonl_lines(instr, 2000, 4)]
+    changed = 0
+    for v in lines:
+        out = v["outputs"][0]
+        if isinstance(out, dict):
+            member = check_vectors_member(instr, v)
+            v["outputs"] = [member]
+            v["allowed"] = [None]
+            changed += 1
+    assert changed > 10
+    path = write(tmp_path, lines)
+    fast = check_file(str(path), "spec")
+    slow = check_vectors(read_items(str(path), fast=False), "spec")
+    assert len(fast.mismatches) == len(slow.mismatches) == changed
+
+
+def check_vectors_member(instr: str, v: dict) -> str:
+    """One allowed result of the line's vector, as hex bits."""
+    from ptxspec.conformance.vectors import _form
+    from ptxspec.semantics import batch
+
+    form = _form(instr)
+    sources = [np.array([int(x, 16)], dtype=np.uint64) for x in v["inputs"]]
+    r = batch.evaluate_batch_all(form, sources, "spec")[0]
+    return f"0x{int(r.bits[0]):0{len(v['inputs'][0]) - 2 if instr != 'rem.s32' else 8}x}"
